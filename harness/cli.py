@@ -1,0 +1,53 @@
+"""The single entry point: parse, dispatch to harness/commands/<verb>.py, map errors to exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import NoReturn, Sequence
+
+from harness import __version__, commands
+from harness.errors import EXIT_INTERNAL, EXIT_USAGE, HarnessError, UsageError
+from harness.git import GitError
+
+EXIT_CODES = """exit codes: 0 pass · 1 blocked by a finding (see --fail-on) · 2 usage or input error · 3 harness failure"""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # one clear line, exit 2
+        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        raise SystemExit(EXIT_USAGE)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="harness", description="Differential regression and cherry-pick fidelity harness.",
+                     epilog=EXIT_CODES)
+    parser.add_argument("--version", action="version", version=f"harness {__version__}")
+    sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
+    for mod in commands.discover():
+        p = sub.add_parser(mod.NAME, help=mod.HELP, description=mod.HELP, epilog=EXIT_CODES)
+        p.add_argument("--repo", metavar="PATH", default=None,
+                       help="repository to read (default: the current one; bare repositories work)")
+        mod.add_arguments(p)
+        p.set_defaults(_run=mod.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(list(argv) if argv is not None else None)
+    if not getattr(args, "_run", None):
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    args._argv = list(argv) if argv is not None else sys.argv[1:]
+    try:
+        return int(args._run(args))
+    except UsageError as exc:
+        sys.stderr.write(f"harness: {exc}\n")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        sys.stderr.write("harness: interrupted\n")
+        return 130
+    except (HarnessError, GitError) as exc:
+        sys.stderr.write(f"harness: internal error: {exc}\n")
+        return EXIT_INTERNAL

@@ -1,0 +1,63 @@
+"""Options and output shared by the report-producing commands."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+import tempfile
+from pathlib import Path
+
+from harness import gate
+from harness.errors import UsageError
+from harness.report import FORMATS, render
+from harness.report.model import Report
+
+
+def add_report_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", choices=FORMATS, default="term", help="output format (default: term)")
+    p.add_argument("--output", metavar="FILE", help="write the report here instead of stdout")
+    p.add_argument("--fail-on", choices=gate.FAIL_ON, default="p1",
+                   help="exit 1 when a finding at or above this severity exists (default: p1)")
+
+
+def check_output_path(args: argparse.Namespace) -> None:
+    """Fail early (before any work) when --output cannot be written."""
+    out = getattr(args, "output", None)
+    if out:
+        parent = Path(out).resolve().parent
+        if not parent.is_dir():
+            raise UsageError(f"--output {out}: directory {parent} does not exist")
+
+
+def command_line(argv: list[str] | None = None) -> str:
+    return "harness " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
+
+
+def write_atomic(path: str | Path, text: str) -> None:
+    """Write a file so that a killed run never leaves half a report."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=".harness-", dir=str(path.parent))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def emit(args: argparse.Namespace, report: Report) -> int:
+    """Render in the chosen format, write it, and return the gate's exit code."""
+    fmt = getattr(args, "format", "term")
+    if args.output:
+        write_atomic(args.output, render(report, fmt))
+    elif fmt == "term" and sys.stdout.isatty():
+        from rich.console import Console
+
+        from harness.report import terminal
+        terminal.render_to(Console(highlight=False), report)
+    else:
+        sys.stdout.write(render(report, fmt))
+    return gate.exit_code(report.findings, getattr(args, "fail_on", "p1"))

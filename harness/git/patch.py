@@ -1,0 +1,193 @@
+"""Unified diffs from one batched ``git diff-tree --stdin`` process, parsed into file patches."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from harness.git.repo import EMPTY_TREE, GitError, GitRepo
+
+_HEADER = b"\x00@@harness@@ "
+
+
+@dataclass
+class FilePatch:
+    """One file's change: paths, blobs and the ± lines (bytes, prefix stripped)."""
+
+    old_path: str | None
+    new_path: str | None
+    status: str = "M"  # A, D, M, R (rename), C (copy)
+    similarity: int | None = None
+    old_blob: str | None = None
+    new_blob: str | None = None
+    binary: bool = False
+    hunks: list[list[bytes]] = field(default_factory=list)  # raw hunk bodies, prefix char kept
+
+    @property
+    def path(self) -> str:
+        return self.new_path or self.old_path or ""
+
+    @property
+    def added(self) -> list[bytes]:
+        return [ln[1:] for h in self.hunks for ln in h if ln[:1] == b"+"]
+
+    @property
+    def removed(self) -> list[bytes]:
+        return [ln[1:] for h in self.hunks for ln in h if ln[:1] == b"-"]
+
+    @property
+    def body(self) -> list[bytes]:
+        """Every hunk line (context included), hunk headers' line numbers dropped."""
+        return [ln for h in self.hunks for ln in h]
+
+
+@dataclass
+class Patch:
+    """The change one input line asked for: ``commit`` against ``against`` (or its parent)."""
+
+    commit: str
+    against: str | None
+    files: list[FilePatch]
+
+    def file(self, path: str) -> FilePatch | None:
+        return next((f for f in self.files if f.path == path), None)
+
+
+def diff_many(repo: GitRepo, pairs: Sequence[tuple[str, str | None]], *, renames: bool = True,
+              paths: Sequence[str] = ()) -> list[Patch]:
+    """Diff each ``(commit, against)`` in one process; ``against=None`` means the first parent.
+
+    ``against`` may be any tree-ish; root commits diff against the empty tree.
+    """
+    if not pairs:
+        return []
+    lines = []
+    for commit, against in pairs:
+        lines.append(f"{commit} {against}" if against else commit)
+    args = ["diff-tree", "--stdin", "-r", "-p", "--always", "--root", "--full-index", "--no-color",
+            "--no-ext-diff", "--no-textconv", "--format=%x00@@harness@@ %H"]
+    args.append("-M" if renames else "--no-renames")
+    if paths:
+        args += ["--", *paths]
+    proc = repo.popen(args)
+    out, err = proc.communicate("\n".join(lines).encode() + b"\n")
+    if proc.returncode != 0:
+        raise GitError(args, proc.returncode, err.decode("utf-8", "replace"))
+    chunks = out.split(_HEADER)[1:]
+    if len(chunks) != len(pairs):
+        raise GitError(args, 0, f"expected {len(pairs)} diffs, got {len(chunks)}")
+    return [Patch(c, a, parse_files(chunk)) for (c, a), chunk in zip(pairs, chunks)]
+
+
+def diff_trees(repo: GitRepo, old: str, new: str, *, renames: bool = True,
+               paths: Sequence[str] = ()) -> list[FilePatch]:
+    """The change between two tree-ishes (``old`` may be the empty tree)."""
+    args = ["diff-tree", "-r", "-p", "--full-index", "--no-color", "--no-ext-diff", "--no-textconv",
+            "-M" if renames else "--no-renames", old or EMPTY_TREE, new, "--"]
+    return parse_files(repo.run(args + list(paths)))
+
+
+_DIFF_GIT = re.compile(rb"^diff --git (.*)$")
+
+
+def _unquote(raw: bytes) -> str:
+    """Undo git's C-style path quoting."""
+    if raw.startswith(b'"') and raw.endswith(b'"'):
+        raw = raw[1:-1]
+        out = bytearray()
+        i = 0
+        esc = {b"n": b"\n", b"t": b"\t", b'"': b'"', b"\\": b"\\", b"a": b"\a", b"b": b"\b",
+               b"f": b"\f", b"r": b"\r", b"v": b"\v"}
+        while i < len(raw):
+            c = raw[i:i + 1]
+            if c == b"\\":
+                nxt = raw[i + 1:i + 2]
+                if nxt.isdigit():
+                    out.append(int(raw[i + 1:i + 4], 8))
+                    i += 4
+                    continue
+                out += esc.get(nxt, nxt)
+                i += 2
+                continue
+            out += c
+            i += 1
+        raw = bytes(out)
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def _strip_prefix(p: bytes) -> str | None:
+    if p == b"/dev/null":
+        return None
+    path = _unquote(p)
+    return path[2:] if path[:2] in ("a/", "b/") else path
+
+
+def _paths_from_diff_git(rest: bytes) -> tuple[str, str]:
+    if rest.startswith(b'"'):
+        m = re.match(rb'^("(?:[^"\\]|\\.)*"|\S+) ("(?:[^"\\]|\\.)*"|\S+)$', rest)
+        if m:
+            return _strip_prefix(m.group(1)) or "", _strip_prefix(m.group(2)) or ""
+    # Unquoted "a/P b/P": both halves are equal when there is no rename.
+    half = (len(rest) - 1) // 2
+    a, b = rest[:half], rest[half + 1:]
+    if a[2:] == b[2:]:
+        return _strip_prefix(a) or "", _strip_prefix(b) or ""
+    parts = rest.split(b" b/", 1)
+    return _strip_prefix(parts[0]) or "", (_unquote(b"b/" + parts[1])[2:] if len(parts) > 1 else "")
+
+
+def parse_files(raw: bytes) -> list[FilePatch]:
+    """Parse ``diff --git`` sections (anything before the first is ignored)."""
+    files: list[FilePatch] = []
+    cur: FilePatch | None = None
+    in_hunk = False
+    for line in raw.split(b"\n"):
+        m = _DIFF_GIT.match(line)
+        if m:
+            a, b = _paths_from_diff_git(m.group(1))
+            cur = FilePatch(old_path=a, new_path=b)
+            files.append(cur)
+            in_hunk = False
+            continue
+        if cur is None:
+            continue
+        if in_hunk:
+            head = line[:1]
+            if head in (b"+", b"-", b" "):
+                cur.hunks[-1].append(line)
+                continue
+            if head == b"\\":
+                continue  # "\ No newline at end of file"
+            if line == b"":
+                continue
+            in_hunk = False
+        if line.startswith(b"@@"):
+            cur.hunks.append([])
+            in_hunk = True
+        elif line.startswith(b"new file mode"):
+            cur.status, cur.old_path = "A", None
+        elif line.startswith(b"deleted file mode"):
+            cur.status, cur.new_path = "D", None
+        elif line.startswith(b"rename from "):
+            cur.status, cur.old_path = "R", _unquote(line[12:])
+        elif line.startswith(b"rename to "):
+            cur.new_path = _unquote(line[10:])
+        elif line.startswith(b"copy from "):
+            cur.status, cur.old_path = "C", _unquote(line[10:])
+        elif line.startswith(b"copy to "):
+            cur.new_path = _unquote(line[8:])
+        elif line.startswith(b"similarity index "):
+            cur.similarity = int(line[17:].rstrip(b"%") or 0)
+        elif line.startswith(b"index "):
+            blobs = line[6:].split(b" ")[0].split(b"..")
+            if len(blobs) == 2:
+                zero = "0" * 40
+                old, new = (x.decode() for x in blobs)
+                cur.old_blob = None if old.strip("0") == "" and len(old) == len(zero) else old
+                cur.new_blob = None if new.strip("0") == "" and len(new) == len(zero) else new
+        elif line.startswith(b"Binary files ") or line == b"GIT binary patch":
+            cur.binary = True
+        elif line.startswith(b"--- ") or line.startswith(b"+++ "):
+            pass
+    return files

@@ -1,0 +1,213 @@
+"""Read-only access to the user's repository.
+
+Everything that talks to git lives under ``harness/git``. Nothing here changes the
+user's HEAD, index, working tree, refs, stash or config: commands are plumbing, and the
+few that write objects (a trial merge) write them into a temporary object directory.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import git as gitpython
+
+from harness.errors import UsageError
+
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+
+@dataclass(frozen=True)
+class Commit:
+    """Metadata of one commit, as read by a single ``git log`` pass."""
+
+    sha: str
+    parents: tuple[str, ...]
+    tree: str
+    author_name: str
+    author_email: str
+    author_time: int
+    author_tz: str
+    committer_name: str
+    committer_email: str
+    committer_time: int
+    committer_tz: str
+    subject: str
+    body: str
+
+    @property
+    def is_merge(self) -> bool:
+        return len(self.parents) > 1
+
+    @property
+    def message(self) -> str:
+        return self.subject + ("\n\n" + self.body if self.body else "")
+
+
+_LOG_FIELDS = "%H%x1f%P%x1f%T%x1f%an%x1f%ae%x1f%at%x1f%ad%x1f%cn%x1f%ce%x1f%ct%x1f%cd%x1f%s%x1f%b%x1e"
+
+
+class GitRepo:
+    """A user's repository, opened read-only (working or bare)."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        where = Path(path or os.getcwd())
+        if not where.exists():
+            raise UsageError(f"--repo {where}: no such directory")
+        try:
+            self._repo = gitpython.Repo(where, search_parent_directories=path is None)
+        except (gitpython.InvalidGitRepositoryError, gitpython.NoSuchPathError):
+            raise UsageError(f"{where}: not a git repository") from None
+        self.git_dir = Path(self._repo.git_dir)
+        self.bare = self._repo.bare
+        self.work_tree = None if self.bare else Path(self._repo.working_tree_dir or where)
+
+    # -- running git ---------------------------------------------------------------
+    def _env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
+        env = dict(os.environ)
+        # Output must not depend on the user's terminal, pager or locale.
+        env.update({"GIT_PAGER": "cat", "PAGER": "cat", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"})
+        env.pop("GIT_INDEX_FILE", None)
+        if extra:
+            env.update(extra)
+        return env
+
+    def _argv(self, args: Sequence[str]) -> list[str]:
+        # -c options keep user config from changing the shape of what we parse.
+        return [
+            "git", "--git-dir", str(self.git_dir),
+            "-c", "core.quotepath=false", "-c", "diff.noprefix=false", "-c", "diff.mnemonicprefix=false",
+            "-c", "diff.renames=false", "-c", "color.ui=false", "-c", "log.showSignature=false",
+            *args,
+        ]
+
+    def run(self, args: Sequence[str], *, input: bytes | None = None, check: bool = True,
+            env: dict[str, str] | None = None) -> bytes:
+        """Run one git command and return its stdout as bytes."""
+        proc = subprocess.run(self._argv(args), input=input, capture_output=True, env=self._env(env),
+                              cwd=str(self.git_dir))
+        if check and proc.returncode != 0:
+            raise GitError(list(args), proc.returncode, proc.stderr.decode("utf-8", "replace"))
+        return proc.stdout
+
+    def run_text(self, args: Sequence[str], **kw: object) -> str:
+        return self.run(args, **kw).decode("utf-8", "surrogateescape")  # type: ignore[arg-type]
+
+    def popen(self, args: Sequence[str], env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+        """Start a long-lived git process (``--stdin`` batch modes)."""
+        return subprocess.Popen(self._argv(args), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, env=self._env(env), cwd=str(self.git_dir))
+
+    # -- refs ----------------------------------------------------------------------
+    def resolve(self, ref: str, kind: str = "commit") -> str:
+        """Resolve a ref to a full sha; unknown refs and option-looking names are usage errors."""
+        if not ref or "\n" in ref or "\0" in ref:
+            raise UsageError(f"invalid ref {ref!r}")
+        out = self.run(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{{kind}}}"],
+                       check=False).decode().strip()
+        if not out:
+            raise UsageError(f"unknown ref {ref!r} (not a {kind} in {self.git_dir})")
+        return out
+
+    def try_resolve(self, ref: str, kind: str = "commit") -> str | None:
+        try:
+            return self.resolve(ref, kind)
+        except UsageError:
+            return None
+
+    def parse_range(self, spec: str) -> tuple[str, str]:
+        """``A..B`` → (sha A, sha B)."""
+        if ".." not in spec or "..." in spec:
+            raise UsageError(f"expected a range BASE..HEAD, got {spec!r}")
+        base, head = spec.split("..", 1)
+        if not base or not head:
+            raise UsageError(f"expected a range BASE..HEAD, got {spec!r}")
+        return self.resolve(base), self.resolve(head)
+
+    def merge_base(self, a: str, b: str) -> str | None:
+        out = self.run(["merge-base", a, b], check=False).decode().strip()
+        return out or None
+
+    def is_ancestor(self, a: str, b: str) -> bool:
+        proc = subprocess.run(self._argv(["merge-base", "--is-ancestor", a, b]), capture_output=True,
+                              env=self._env(), cwd=str(self.git_dir))
+        return proc.returncode == 0
+
+    # -- history -------------------------------------------------------------------
+    def rev_list(self, include: Iterable[str], exclude: Iterable[str] = (), *, no_merges: bool = False,
+                 reverse: bool = True, first_parent: bool = False) -> list[str]:
+        args = ["rev-list"]
+        if no_merges:
+            args.append("--no-merges")
+        if reverse:
+            args.append("--reverse")
+        if first_parent:
+            args.append("--first-parent")
+        args += [*include, *(f"^{x}" for x in exclude)]
+        return self.run_text(args).split()
+
+    def commits(self, include: Iterable[str], exclude: Iterable[str] = (), *, no_merges: bool = False,
+                reverse: bool = True, no_walk: bool = False) -> list[Commit]:
+        """Metadata of many commits in one ``git log`` process."""
+        include = list(include)
+        if not include:
+            return []
+        args = ["log", f"--format={_LOG_FIELDS}", "--date=raw"]
+        if no_merges:
+            args.append("--no-merges")
+        if reverse and not no_walk:
+            args.append("--reverse")
+        if no_walk:
+            args.append("--no-walk=unsorted")
+            out = self.run_text(args + ["--stdin"], input="\n".join(include).encode())
+        else:
+            args += [*include, *(f"^{x}" for x in exclude), "--"]
+            out = self.run_text(args)
+        result = []
+        for rec in out.split("\x1e"):
+            rec = rec.lstrip("\n")
+            if not rec:
+                continue
+            f = rec.split("\x1f")
+            result.append(Commit(
+                sha=f[0], parents=tuple(f[1].split()), tree=f[2],
+                author_name=f[3], author_email=f[4], author_time=int(f[5]), author_tz=f[6].split()[-1],
+                committer_name=f[7], committer_email=f[8], committer_time=int(f[9]),
+                committer_tz=f[10].split()[-1], subject=f[11], body=f[12].rstrip("\n"),
+            ))
+        return result
+
+    def commit(self, sha: str) -> Commit:
+        return self.commits([sha], no_walk=True)[0]
+
+    # -- objects -------------------------------------------------------------------
+    @cached_property
+    def _odb(self) -> gitpython.Repo:
+        return self._repo
+
+    def blob_at(self, rev: str, path: str) -> bytes | None:
+        """Contents of ``rev:path`` through one long-lived ``cat-file --batch`` (None if absent)."""
+        return self.cat_file(f"{rev}:{path}")
+
+    def cat_file(self, spec: str) -> bytes | None:
+        try:
+            _sha, _type, _size, stream = self._repo.git.get_object_data(spec)
+            return stream
+        except (ValueError, gitpython.GitCommandError, OSError):
+            return None
+
+    def close(self) -> None:
+        self._repo.close()
+
+
+class GitError(Exception):
+    """A git command failed unexpectedly (an internal error, not bad input)."""
+
+    def __init__(self, args: list[str], code: int, stderr: str) -> None:
+        super().__init__(f"git {' '.join(args[:3])} … exited {code}: {stderr.strip().splitlines()[-1:] }")
+        self.code = code
+        self.stderr = stderr

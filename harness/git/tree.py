@@ -1,0 +1,33 @@
+"""Trees at a ref, written out to a directory the harness owns (never the user's work tree)."""
+
+from __future__ import annotations
+
+import io
+import tarfile
+from pathlib import Path
+
+from harness.git.repo import GitRepo
+
+
+def tree_sha(repo: GitRepo, rev: str) -> str:
+    """The tree id of a commit-ish (content identity of a column)."""
+    return repo.resolve(rev, "tree")
+
+
+def export_tree(repo: GitRepo, rev: str, dest: Path) -> str:
+    """Write the files of ``rev`` into ``dest`` (created if needed) with ``git archive``.
+
+    Nothing in the user's repository changes: no index, no worktree registration.
+    Returns the tree sha that was exported.
+    """
+    tree = tree_sha(repo, rev)
+    dest.mkdir(parents=True, exist_ok=True)
+    data = repo.run(["archive", "--format=tar", tree])
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        tar.extractall(dest, filter="tar") if hasattr(tarfile, "data_filter") else tar.extractall(dest)
+    return tree
+
+
+def blob_sha_of_bytes(repo: GitRepo, data: bytes) -> str:
+    """The blob id git would give these bytes (``hash-object --stdin``, nothing written)."""
+    return repo.run(["hash-object", "--stdin"], input=data).decode().strip()

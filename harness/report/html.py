@@ -1,0 +1,77 @@
+"""One self-contained HTML file (inline CSS, no scripts, no external assets)."""
+
+from __future__ import annotations
+
+from html import escape
+
+from harness.report.model import Cell, Code, Report, Sha, Table, open_findings
+
+_CSS = """
+body{font:14px/1.45 -apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em auto;max-width:1200px;color:#1f2328}
+table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #d0d7de;padding:3px 8px;text-align:left;vertical-align:top}
+th{background:#f6f8fa}code{background:#f6f8fa;padding:0 3px;border-radius:3px;font-size:90%}
+.P1{color:#b00;font-weight:bold}.P2{color:#9a6700;font-weight:bold}.info{color:#0969da}
+.legend{color:#57606a;font-size:90%}pre{background:#f6f8fa;padding:8px;overflow:auto}
+"""
+
+
+def _cell(c: Cell) -> str:
+    if c is None:
+        return ""
+    if isinstance(c, Sha):
+        return f'<code title="{escape(c.sha)}">{escape(c.short)}</code>'
+    if isinstance(c, Code):
+        return f"<code>{escape(c.text)}</code>"
+    return escape(str(c))
+
+
+def _table(t: Table) -> str:
+    head = "".join(f"<th>{escape(c)}</th>" for c in t.columns)
+    rows = "".join("<tr>" + "".join(f"<td>{_cell(c)}</td>" for c in r) + "</tr>" for r in t.rows)
+    body = f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+    title = f"<h3>{escape(t.title)}</h3>" if t.title else ""
+    if t.collapsed:
+        body = f"<details><summary>{escape(t.title)} ({len(t.rows)} rows)</summary>{body}</details>"
+    notes = "".join(f'<p class="legend">{escape(x)}</p>' for x in
+                    (t.legend, f"Control: {t.control}" if t.control else "") if x)
+    return title + body + notes
+
+
+def render(report: Report) -> str:
+    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{escape(report.title)}</title>",
+             f"<style>{_CSS}</style></head><body><h1>{escape(report.title)}</h1>"]
+    if report.command or report.generated:
+        parts.append(f'<p class="legend">{escape(report.generated)} <code>{escape(report.command)}</code></p>')
+    live = open_findings(report)
+    verdict = report.verdict or ("No open P1/P2 findings." if not live else f"{len(live)} open finding(s).")
+    parts.append(f"<p><b>Verdict:</b> {escape(verdict)}</p><ul>")
+    parts += [f'<li><span class="{f.severity}">{f.severity}</span> {escape(f.title)} <code>{escape(f.id)}</code></li>'
+              for f in live]
+    parts.append("</ul>")
+    for s in report.sections:
+        parts.append(f"<section><h2>{escape(s.title)}</h2>")
+        if s.summary:
+            parts.append(f"<p>{escape(s.summary)}</p>")
+        parts += [_table(t) for t in s.tables]
+        if s.findings:
+            parts.append("<h4>Findings</h4><ul>")
+            for f in s.findings:
+                extra = f" (waived: {escape(f.waived)})" if f.waived else ""
+                status = f" [{escape(f.status)}]" if f.status else ""
+                parts.append(f'<li><span class="{f.severity}">{f.severity}</span> <code>{escape(f.id)}</code>'
+                             f"{status} {escape(f.title)}{' — ' + escape(f.detail) if f.detail else ''}{extra}</li>")
+            parts.append("</ul>")
+        if s.controls:
+            parts.append("<h4>Controls</h4><ul>")
+            parts += [f"<li>{ {True: '✅', False: '❌', None: 'ℹ️'}[c.ok] } {escape(c.name)}: {escape(c.result)}</li>"
+                      for c in s.controls]
+            parts.append("</ul>")
+        for d in s.details:
+            parts.append(f"<details><summary>{escape(d.summary)}</summary><pre>{escape(d.body)}</pre></details>")
+        if s.not_verified:
+            parts.append(f'<p class="legend">Not verified here: {escape("; ".join(s.not_verified))}</p>')
+        parts.append("</section>")
+    parts.append("<h2>Not verified</h2><ul>")
+    parts += [f"<li>{escape(n)}</li>" for n in report.all_not_verified()]
+    parts.append("</ul></body></html>\n")
+    return "\n".join(parts)

@@ -1,0 +1,122 @@
+"""GitHub-flavoured Markdown, ready to paste into a pull request comment."""
+
+from __future__ import annotations
+
+import re
+
+from harness.report.model import Cell, Code, Details, Report, Section, Sha, Table, open_findings
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>#|~])")
+
+
+def _text(s: str) -> str:
+    """Escape plain text for a table cell or a line of prose."""
+    s = s.replace("&", "&amp;")
+    s = _MD_SPECIAL.sub(lambda m: {"<": "&lt;", ">": "&gt;", "|": "\\|"}.get(m.group(1), "\\" + m.group(1)), s)
+    return s.replace("\r", "").replace("\n", "<br>")
+
+
+def _code(s: str) -> str:
+    """Inline code that survives a table cell: pipes escaped, backticks fenced."""
+    if not s:
+        return "` `" if s == " " else "∅"
+    s = s.replace("|", "\\|").replace("\r", "").replace("\n", "↵")
+    longest = max((len(m) for m in re.findall(r"`+", s)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if s.startswith("`") or s.endswith("`") or (s.startswith(" ") and s.endswith(" ")) else ""
+    return f"{fence}{pad}{s}{pad}{fence}"
+
+
+def cell(c: Cell) -> str:
+    if c is None:
+        return ""
+    if isinstance(c, Sha):
+        return _code(c.short)
+    if isinstance(c, Code):
+        return _code(c.text)
+    return _text(str(c))
+
+
+def _table(t: Table) -> list[str]:
+    out = []
+    if t.title:
+        out.append(f"**{_text(t.title)}**")
+        out.append("")
+    head = ["| " + " | ".join(_text(c) for c in t.columns) + " |",
+            "|" + "|".join("---" for _ in t.columns) + "|"]
+    body = ["| " + " | ".join(cell(c) for c in row) + " |" for row in t.rows]
+    if not t.rows:
+        body = ["| " + " | ".join(["_(no rows)_"] + [""] * (len(t.columns) - 1)) + " |"]
+    lines = head + body
+    if t.collapsed:
+        out += [f"<details><summary>{_text(t.title or 'table')} ({len(t.rows)} rows)</summary>", "", *lines, "",
+                "</details>"]
+    else:
+        out += lines
+    if t.legend:
+        out += ["", f"<sub>{_text(t.legend)}</sub>"]
+    if t.control:
+        out += ["", f"<sub>Control: {_text(t.control)}</sub>"]
+    out.append("")
+    return out
+
+
+def _details(d: Details) -> list[str]:
+    longest = max((len(m) for m in re.findall(r"`{3,}", d.body)), default=2)
+    fence = "`" * (longest + 1)
+    return [f"<details><summary>{_text(d.summary)}</summary>", "", fence, d.body.rstrip("\n"), fence, "",
+            "</details>", ""]
+
+
+def _section(s: Section) -> list[str]:
+    out = [f"## {_text(s.title)}", ""]
+    if s.summary:
+        out += [_text(s.summary), ""]
+    for t in s.tables:
+        out += _table(t)
+    if s.findings:
+        out += ["**Findings**", ""]
+        for f in s.findings:
+            extra = f" _(waived: {_text(f.waived)})_" if f.waived else ""
+            status = f" [{_text(f.status)}]" if f.status else ""
+            detail = f" — {_text(f.detail)}" if f.detail else ""
+            out.append(f"- **{f.severity}** {_code(f.id)}{status} {_text(f.title)}{detail}{extra}")
+        out.append("")
+    if s.controls:
+        out += ["**Controls**", ""]
+        for c in s.controls:
+            mark = {True: "✅", False: "❌", None: "ℹ️"}[c.ok]
+            out.append(f"- {mark} {_text(c.name)}: {_text(c.result)}")
+        out.append("")
+    for d in s.details:
+        out += _details(d)
+    if s.not_verified:
+        out += ["<sub>Not verified here: " + _text("; ".join(s.not_verified)) + "</sub>", ""]
+    return out
+
+
+def render(report: Report) -> str:
+    out = [f"# {_text(report.title)}", ""]
+    meta = f"`{report.command}`" if report.command else ""
+    if report.generated:
+        meta = f"Generated {report.generated} · {meta}"
+    if meta:
+        out += [f"<sub>{meta}</sub>", ""]
+    if report.inputs:
+        out += ["| input | value |", "|---|---|"]
+        out += [f"| {_text(k)} | {_code(v)} |" for k, v in report.inputs.items()]
+        out.append("")
+    live = open_findings(report)
+    verdict = report.verdict or ("No open P1/P2 findings." if not live else f"{len(live)} open finding(s).")
+    out += [f"**Verdict:** {_text(verdict)}", ""]
+    for f in live:
+        out.append(f"- **{f.severity}** {_text(f.title)} ({_code(f.id)})")
+    if live:
+        out.append("")
+    for s in report.sections:
+        out += _section(s)
+    nv = report.all_not_verified()
+    out += ["## Not verified", ""]
+    out += [f"- {_text(n)}" for n in nv] or ["- (nothing listed)"]
+    out.append("")
+    return "\n".join(out)

@@ -1,0 +1,155 @@
+"""The report model: what checks produce and renderers consume.
+
+Checks build these objects; renderers only lay them out. Every value a renderer prints is
+already computed here (including marks such as "same").
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field, fields, is_dataclass
+from typing import Any, Literal, Union
+
+Severity = Literal["P1", "P2", "info"]
+SEVERITY_RANK: dict[str, int] = {"P1": 2, "P2": 1, "info": 0}
+
+
+@dataclass(frozen=True)
+class Code:
+    """A cell shown as code (paths, expressions, lines of source)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Sha:
+    """A commit or blob id; renderers show a fixed-length prefix as code, never mangled."""
+
+    sha: str
+
+    @property
+    def short(self) -> str:
+        return self.sha[:12]
+
+
+Cell = Union[str, int, float, None, Code, Sha]
+
+
+@dataclass
+class Table:
+    """Rows × columns of cells, with its legend and the control that makes it evidence."""
+
+    title: str
+    columns: list[str]
+    rows: list[list[Cell]]
+    legend: str = ""
+    control: str = ""
+    collapsed: bool = False  # long evidence: renderers fold it (<details> in Markdown)
+
+
+@dataclass
+class Finding:
+    """Something a reviewer must act on (P1/P2) or know (info)."""
+
+    kind: str
+    severity: Severity
+    title: str
+    detail: str = ""
+    key: str = ""  # what makes this finding the same one across runs
+    id: str = ""
+    status: str = ""  # ledger: new / still present / resolved / retracted (set by compare)
+    waived: str = ""  # reason, when a policy waiver applies
+
+    def __post_init__(self) -> None:
+        if not self.id:
+            digest = hashlib.sha1(f"{self.kind}\0{self.key or self.title}".encode()).hexdigest()[:10]
+            self.id = f"{self.kind}-{digest}"
+
+
+@dataclass
+class Control:
+    """A control that shows a table or cell was really computed (and what it showed)."""
+
+    name: str
+    result: str
+    ok: bool | None = None  # None: informational
+
+
+@dataclass
+class Details:
+    """Long evidence: folded by renderers."""
+
+    summary: str
+    body: str
+
+
+@dataclass
+class Section:
+    """One check's outcome."""
+
+    id: str
+    title: str
+    summary: str = ""
+    tables: list[Table] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    controls: list[Control] = field(default_factory=list)
+    not_verified: list[str] = field(default_factory=list)
+    details: list[Details] = field(default_factory=list)
+    data: dict[str, Any] = field(default_factory=dict)  # machine-readable payload for JSON
+
+
+@dataclass
+class Report:
+    """The whole report. ``generated`` is the only part allowed to differ between runs."""
+
+    title: str
+    command: str
+    sections: list[Section] = field(default_factory=list)
+    inputs: dict[str, str] = field(default_factory=dict)
+    generated: str = ""
+    not_verified: list[str] = field(default_factory=list)
+    verdict: str = ""
+
+    @property
+    def findings(self) -> list[Finding]:
+        return [f for s in self.sections for f in s.findings]
+
+    def all_not_verified(self) -> list[str]:
+        seen: list[str] = []
+        for item in [*self.not_verified, *(n for s in self.sections for n in s.not_verified)]:
+            if item not in seen:
+                seen.append(item)
+        return seen
+
+
+def cell_text(cell: Cell) -> str:
+    """Plain text of a cell (for comparisons and plain renderers)."""
+    if cell is None:
+        return ""
+    if isinstance(cell, Code):
+        return cell.text
+    if isinstance(cell, Sha):
+        return cell.short
+    return str(cell)
+
+
+def to_jsonable(obj: Any) -> Any:
+    """Dataclasses → dicts, Code/Sha cells → strings (full sha in JSON)."""
+    if isinstance(obj, Sha):
+        return obj.sha
+    if isinstance(obj, Code):
+        return obj.text
+    if is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: to_jsonable(getattr(obj, f.name)) for f in fields(obj)}
+    if isinstance(obj, dict):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_jsonable(v) for v in obj]
+    return obj
+
+
+def open_findings(report: Report) -> list[Finding]:
+    """P1/P2 findings that are not resolved or waived, most severe first (stable order)."""
+    live = [f for f in report.findings
+            if f.severity != "info" and not f.waived and f.status not in ("resolved", "retracted")]
+    return sorted(live, key=lambda f: -SEVERITY_RANK[f.severity])

@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from repo_builder import RepoBuilder  # noqa: E402
+
+
+@pytest.fixture
+def builder(tmp_path: Path) -> RepoBuilder:
+    return RepoBuilder(tmp_path / "repo")
+
+
+@pytest.fixture
+def run_cli(capsys):
+    """Run the real CLI in-process; returns (exit code, stdout, stderr)."""
+    from harness.cli import main
+
+    def _run(*argv: str) -> tuple[int, str, str]:
+        try:
+            code = main(list(argv))
+        except SystemExit as exc:  # argparse errors
+            code = int(exc.code or 0)
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return _run
