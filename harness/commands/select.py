@@ -1,0 +1,71 @@
+"""`harness select`: how many tests each CI lane selects at each ref (one collection pass per ref)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from harness.commands._common import add_report_options, check_output_path, command_line, emit
+from harness.errors import UsageError
+from harness.git.repo import GitRepo
+from harness.report.model import Report
+from harness.selection import Lane, collect_ref, parse_lane, selection_section
+
+NAME = "select"
+HELP = "count the tests each CI lane (a pytest -m expression) selects at each ref, in one collection pass"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--ref", action="append", metavar="REF",
+                   help="ref to collect at (repeatable; default HEAD); two refs add a Δ column")
+    p.add_argument("--lane", action="append", default=[], metavar="NAME=EXPR",
+                   help="a lane: its name and pytest -m expression ('' selects all); repeatable")
+    p.add_argument("--lanes-from-workflows", action="store_true",
+                   help="read lanes from the repository's CI workflows (as `harness lanes` finds them)")
+    p.add_argument("--file", action="append", default=[], metavar="PATH",
+                   help="file or directory of interest: per-lane counts for it (repeatable)")
+    p.add_argument("--python", default=sys.executable, metavar="EXE",
+                   help="interpreter that runs pytest (default: the harness's own)")
+    p.add_argument("--pytest-arg", action="append", default=[], metavar="ARG",
+                   help="extra argument for pytest (e.g. a test path); repeatable")
+    p.add_argument("--timeout", type=float, default=600, help="seconds per collection (default 600)")
+    add_report_options(p)
+
+
+def _workflow_lanes(repo: GitRepo, ref: str) -> list[Lane]:
+    try:
+        from harness.checks import lanes as lanes_mod  # written by another engineer
+    except ImportError:
+        raise UsageError("--lanes-from-workflows: lane discovery (harness lanes) is not available "
+                         "in this build; pass --lane NAME=EXPR") from None
+    found = lanes_mod.find_lanes(repo, ref)  # type: ignore[attr-defined]
+    result = []
+    for item in found:
+        name = getattr(item, "name", None) or item["name"]
+        expr = getattr(item, "marker_expr", None) or getattr(item, "expr", None)
+        if expr is None and isinstance(item, dict):
+            expr = item.get("marker_expr", item.get("expr", ""))
+        result.append(Lane(str(name), str(expr or "")))
+    return result
+
+
+def run(args: argparse.Namespace) -> int:
+    check_output_path(args)
+    repo = GitRepo(args.repo)
+    refs = args.ref or ["HEAD"]
+    for ref in refs:
+        repo.resolve(ref)  # fail before any work
+    lanes = [parse_lane(s) for s in args.lane]
+    if args.lanes_from_workflows:
+        lanes += _workflow_lanes(repo, refs[-1])
+    if not lanes:
+        raise UsageError("no lanes: pass --lane NAME=EXPR (repeatable) or --lanes-from-workflows")
+    names = [lane.name for lane in lanes]
+    if len(set(names)) != len(names):
+        raise UsageError(f"duplicate lane names in {names}")
+    collections = [collect_ref(repo, ref, lanes, args.file, python=args.python, args=args.pytest_arg,
+                               timeout=args.timeout) for ref in refs]
+    section = selection_section(collections, lanes, args.file)
+    report = Report(title="Test selection per CI lane", command=command_line(args._argv),
+                    sections=[section], inputs={c.ref: c.commit for c in collections})
+    return emit(args, report)

@@ -1,0 +1,264 @@
+"""Test counts per CI lane: one pytest collection pass per ref evaluates every lane expression.
+
+The tree of each ref is exported to a temporary directory (never the user's work tree) and
+collected once with ``probes/pytest_lanes_plugin.py``; the project's ``addopts`` and
+``PYTEST_ADDOPTS`` are neutralised so they cannot change the counts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from harness.errors import UsageError
+from harness.git.repo import GitRepo
+from harness.git.tree import export_tree
+from harness.report.model import Code, Control, Finding, Section, Table
+
+PROBES_DIR = Path(__file__).resolve().parent.parent / "probes"
+# Controls evaluated with the lanes: a marker nothing carries selects 0, its negation selects all.
+_SENTINEL = "harness_sentinel_marker_never_set"
+CONTROL_ALL = "(control: all)"
+CONTROL_NONE = "(control: none)"
+
+
+@dataclass(frozen=True)
+class Lane:
+    name: str
+    expr: str  # pytest -m expression; "" selects every collected test
+
+
+def parse_lane(spec: str) -> Lane:
+    """``NAME=EXPR`` → Lane (one clear usage error otherwise)."""
+    name, sep, expr = spec.partition("=")
+    if not sep or not name.strip():
+        raise UsageError(f"--lane {spec!r}: expected NAME=EXPR (a pytest -m expression)")
+    return Lane(name.strip(), expr.strip())
+
+
+@dataclass
+class Collection:
+    """What one collection pass saw at one tree."""
+
+    ref: str
+    commit: str
+    tree: str
+    exit_code: int
+    total: int = 0
+    counts: dict[str, int] = field(default_factory=dict)
+    files: dict[str, dict[str, int]] = field(default_factory=dict)
+    per_file: dict[str, dict[str, int]] = field(default_factory=dict)
+    errors: list[dict[str, str]] = field(default_factory=list)
+    invalid: dict[str, str] = field(default_factory=dict)
+    unknown_used: dict[str, int] = field(default_factory=dict)
+    unknown_in_lanes: dict[str, list[str]] = field(default_factory=dict)
+    complete: bool = False
+    pytest_version: str = ""
+    stderr_tail: str = ""
+    seconds: float = 0.0
+
+
+def pytest_env(extra_paths: Sequence[Path] = ()) -> dict[str, str]:
+    """Environment for a column's pytest: our probes importable, the user's addopts gone."""
+    env = dict(os.environ)
+    env.pop("PYTEST_ADDOPTS", None)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    paths = [str(PROBES_DIR), *map(str, extra_paths)]
+    if env.get("PYTHONPATH"):
+        paths.append(env["PYTHONPATH"])
+    env["PYTHONPATH"] = os.pathsep.join(paths)
+    return env
+
+
+def collect_dir(tree_dir: Path, lanes: Sequence[Lane], files: Sequence[str] = (), *,
+                python: str = sys.executable, args: Sequence[str] = (), timeout: float = 600,
+                ref: str = "", commit: str = "", tree: str = "") -> Collection:
+    """Run ONE ``pytest --collect-only`` in ``tree_dir`` and read every lane's count."""
+    all_lanes = {CONTROL_ALL: f"not {_SENTINEL}", CONTROL_NONE: _SENTINEL,
+                 **{lane.name: lane.expr for lane in lanes}}
+    with tempfile.TemporaryDirectory(prefix="harness-lanes-") as tmp:
+        spec, out = Path(tmp) / "spec.json", Path(tmp) / "out.json"
+        spec.write_text(json.dumps({"lanes": all_lanes, "files": list(files)}), encoding="utf-8")
+        env = pytest_env()
+        env.update({"HARNESS_LANES_SPEC": str(spec), "HARNESS_LANES_OUT": str(out)})
+        argv = [python, "-m", "pytest", "--collect-only", "-q", "-p", "pytest_lanes_plugin",
+                "-p", "no:cacheprovider", "-o", "addopts=", "--continue-on-collection-errors",
+                "--rootdir", str(tree_dir), *args]
+        start = time.monotonic()
+        try:
+            proc = subprocess.run(argv, cwd=str(tree_dir), env=env, capture_output=True,
+                                  timeout=timeout, stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            raise UsageError(f"pytest collection at {ref or tree_dir} ran past {timeout:.0f}s") from None
+        col = Collection(ref=ref, commit=commit, tree=tree, exit_code=proc.returncode,
+                         seconds=time.monotonic() - start)
+        col.stderr_tail = (proc.stdout + proc.stderr).decode("utf-8", "replace")[-2000:]
+        if not out.exists():
+            # pytest never reached the end of collection (bad option, conftest crash): an error row.
+            col.errors.append({"nodeid": ".", "message": _last_line(col.stderr_tail)})
+            return col
+        data = json.loads(out.read_text(encoding="utf-8"))
+    col.total = data["total"]
+    col.counts = data["counts"]
+    col.files = data["files"]
+    col.per_file = data["per_file"]
+    col.errors = data["errors"]
+    col.invalid = data["invalid"]
+    col.unknown_used = data["unknown_markers_used"]
+    col.unknown_in_lanes = {k: v for k, v in data["unknown_markers_in_lanes"].items()
+                            if k not in (CONTROL_ALL, CONTROL_NONE)}
+    col.complete = data["complete"]
+    col.pytest_version = data["pytest"]
+    if col.invalid:
+        name, why = sorted(col.invalid.items())[0]
+        raise UsageError(f"lane {name!r}: invalid marker expression: {why.splitlines()[0]}")
+    return col
+
+
+def _last_line(text: str) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return (lines[-1] if lines else "pytest produced no output")[:300]
+
+
+def collect_ref(repo: GitRepo, ref: str, lanes: Sequence[Lane], files: Sequence[str] = (), *,
+                python: str = sys.executable, args: Sequence[str] = (), timeout: float = 600) -> Collection:
+    """Export ``ref`` into a temporary directory and collect it once."""
+    commit = repo.resolve(ref)
+    with tempfile.TemporaryDirectory(prefix="harness-select-") as tmp:
+        tree = export_tree(repo, commit, Path(tmp) / "tree")
+        return collect_dir(Path(tmp) / "tree", lanes, files, python=python, args=args,
+                           timeout=timeout, ref=ref, commit=commit, tree=tree)
+
+
+# -- report ------------------------------------------------------------------------
+def selection_section(collections: Sequence[Collection], lanes: Sequence[Lane],
+                      files: Sequence[str] = ()) -> Section:
+    """Lane counts per ref, per file of interest, collection errors and unknown markers."""
+    refs = [c.ref for c in collections]
+    delta = len(collections) == 2
+    cols = ["lane", "expression", *refs] + (["Δ"] if delta else [])
+    rows: list[list] = []
+    for lane in lanes:
+        counts = [c.counts.get(lane.name, 0) for c in collections]
+        row: list = [lane.name, Code(lane.expr or "(all)"), *counts]
+        if delta:
+            row.append(_delta(counts[0], counts[1]))
+        rows.append(row)
+    for name, expr in ((CONTROL_ALL, f"not {_SENTINEL}"), (CONTROL_NONE, _SENTINEL)):
+        counts = [c.counts.get(name, 0) for c in collections]
+        rows.append([name, Code(expr), *counts] + ([_delta(counts[0], counts[1])] if delta else []))
+    controls_ok = all(c.counts.get(CONTROL_ALL) == c.total and c.counts.get(CONTROL_NONE) == 0
+                      and c.complete for c in collections)
+    lane_table = Table(
+        "Tests selected per lane (one collection pass per ref)", cols, rows,
+        legend="counts are collected items matching the lane's -m expression after the project's own "
+               "collection hooks; addopts neutralised; Δ = second ref − first",
+        control=f"control rows: 'not {_SENTINEL}' must select every collected item and "
+                f"'{_SENTINEL}' none — " + ("held" if controls_ok else "FAILED"))
+    tables = [lane_table]
+
+    interest = list(files) or _changed_files(collections)
+    if interest:
+        frows: list[list] = []
+        for path in interest:
+            for lane in lanes:
+                counts = [_file_count(c, path, lane.name) for c in collections]
+                frows.append([Code(path), lane.name, *counts] + ([_delta(counts[0], counts[1])] if delta else []))
+        tables.append(Table(
+            "Tests selected per file of interest" + ("" if files else " (files whose collected count changed)"),
+            ["file", "lane", *refs] + (["Δ"] if delta else []), frows,
+            legend="a directory counts every file under it",
+            control="per-file counts come from the same pass as the lane totals"))
+
+    findings: list[Finding] = []
+    err_rows = [[c.ref, Code(e["nodeid"]), e["message"]] for c in collections for e in c.errors]
+    if err_rows:
+        tables.append(Table("Collection errors (counted apart; lane counts above exclude these files)",
+                            ["ref", "node id", "error"], err_rows,
+                            control="pytest exit code per ref: " +
+                                    ", ".join(f"{c.ref}={c.exit_code}" for c in collections)))
+        for c in collections:
+            if c.errors:
+                findings.append(Finding(
+                    "collection-error", "P2",
+                    f"{len(c.errors)} collection error(s) at {c.ref}: lane counts are a lower bound",
+                    "; ".join(e["nodeid"] for e in c.errors), key=f"{c.tree}:{len(c.errors)}"))
+    for lane in lanes:
+        zero = [c.ref for c in collections if c.counts.get(lane.name, 0) == 0 and c.total]
+        if zero:
+            findings.append(Finding("lane-selects-nothing", "P2",
+                                    f"lane {lane.name} ({lane.expr or 'all'}) selects no test at {', '.join(zero)}",
+                                    key=f"{lane.name}:{lane.expr}"))
+    unk_rows: list[list] = []
+    for c in collections:
+        for marker, n in sorted(c.unknown_used.items()):
+            unk_rows.append([c.ref, Code(marker), "on collected tests", n])
+        for lane_name, names in sorted(c.unknown_in_lanes.items()):
+            for marker in names:
+                unk_rows.append([c.ref, Code(marker), f"in lane {lane_name}", c.counts.get(lane_name, 0)])
+    if unk_rows:
+        tables.append(Table("Unknown markers (not registered in the project's configuration)",
+                            ["ref", "marker", "where", "tests"], unk_rows,
+                            legend="'tests': items carrying it, or the lane's count",
+                            control="registered = the project's `markers` ini lines plus pytest's built-ins"))
+        for c in collections:
+            for lane_name, names in sorted(c.unknown_in_lanes.items()):
+                findings.append(Finding("unknown-marker", "P2",
+                                        f"lane {lane_name} names unregistered marker(s) {', '.join(names)} at {c.ref}",
+                                        key=f"{lane_name}:{','.join(names)}"))
+
+    controls = [Control("evaluator control (all / none rows)", "held" if controls_ok else "failed", controls_ok)]
+    controls += [Control(f"collection at {c.ref}", f"tree {c.tree[:12]}, {c.total} items, pytest exit "
+                         f"{c.exit_code}, {len(c.errors)} error(s)", not c.errors) for c in collections]
+    summary = "; ".join(f"{c.ref}: {c.total} tests collected, " +
+                        ", ".join(f"{lane.name}={c.counts.get(lane.name, 0)}" for lane in lanes)
+                        for c in collections)
+    return Section(
+        id="selection", title="Test selection per CI lane", summary=summary, tables=tables,
+        findings=findings, controls=controls,
+        not_verified=[
+            "tests were collected, not run: a selected test may still skip at run time (skipif, fixtures)",
+            "lane options other than -m (-k, paths, --deselect, plugins' own flags) are not applied",
+            "imports resolve with the interpreter given; an installed copy of the project may shadow "
+            "the exported tree's modules",
+        ],
+        data={"lanes": [{"name": ln.name, "expr": ln.expr} for ln in lanes],
+              "refs": [_collection_data(c) for c in collections]})
+
+
+def _delta(a: int, b: int) -> str:
+    return "same" if a == b else f"{b - a:+d}"
+
+
+def _file_count(c: Collection, path: str, lane: str) -> int:
+    if path in c.files:
+        return c.files[path].get(lane, 0)
+    prefix = path.rstrip("/") + "/"
+    return sum(row.get(lane, 0) for f, row in c.per_file.items() if f == path or f.startswith(prefix))
+
+
+def _changed_files(collections: Sequence[Collection], limit: int = 20) -> list[str]:
+    if len(collections) < 2:
+        return []
+    a, b = collections[0].per_file, collections[-1].per_file
+    changed = sorted(f for f in set(a) | set(b)
+                     if a.get(f, {}).get("__all__", 0) != b.get(f, {}).get("__all__", 0))
+    return changed[:limit]
+
+
+def _collection_data(c: Collection) -> dict:
+    return {"ref": c.ref, "commit": c.commit, "tree": c.tree, "exit_code": c.exit_code, "total": c.total,
+            "complete": c.complete, "counts": c.counts, "files": c.files, "errors": c.errors,
+            "unknown_markers_used": c.unknown_used, "unknown_markers_in_lanes": c.unknown_in_lanes,
+            "pytest": c.pytest_version}
+
+
+__all__ = ["Lane", "Collection", "parse_lane", "collect_dir", "collect_ref", "selection_section",
+           "pytest_env", "PROBES_DIR"]
