@@ -1,0 +1,96 @@
+"""`compare`: run every section that applies to BASE → HEAD and assemble one Report.
+
+Each section is a function from resolved inputs to a Section (built by its own check module).
+A section that crashes becomes a section holding a ``harness-error`` finding, so the report is
+still written; the command then exits 3.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from harness import __version__
+from harness.errors import UsageError
+from harness.git import GitRepo
+from harness.report.model import Finding, Report, Section
+
+
+@dataclass
+class CompareInputs:
+    base: str
+    head: str
+    source: str | None = None
+    source_branch: str | None = None
+    scenario_path: str | None = None
+    python: str | None = None
+    jobs: int | None = None
+    title: str = ""
+
+
+@dataclass
+class Plan:
+    """The sections to run, in report order: (id, title, thunk)."""
+
+    steps: list[tuple[str, str, Callable[[], Section | list[Section]]]] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+    def add(self, sid: str, title: str, fn: Callable[[], Section | list[Section]]) -> None:
+        self.steps.append((sid, title, fn))
+
+
+def _progress(msg: str) -> None:
+    sys.stderr.write(f"harness: {msg}\n")
+    sys.stderr.flush()
+
+
+def run_plan(plan: Plan, progress: Callable[[str], None] = _progress) -> tuple[list[Section], bool]:
+    """Run each step; a crash becomes a harness-error section. Returns (sections, crashed)."""
+    sections: list[Section] = []
+    crashed = False
+    for i, (sid, title, fn) in enumerate(plan.steps, start=1):
+        progress(f"[{i}/{len(plan.steps)}] {title} …")
+        try:
+            out = fn()
+        except UsageError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a broken section must not lose the others
+            crashed = True
+            tb = traceback.format_exc(limit=6)
+            out = Section(sid, title, summary="This section failed inside the harness.",
+                          findings=[Finding("harness-error", "P1", f"{title}: the harness failed: {exc}",
+                                            detail=tb.strip().splitlines()[-1], key=sid)],
+                          not_verified=[f"{title}: nothing (the section crashed)"])
+        sections.extend(out if isinstance(out, list) else [out])
+    return sections, crashed
+
+
+def scenario_digest(path: str | None) -> str:
+    if not path:
+        return ""
+    return hashlib.sha1(Path(path).read_bytes()).hexdigest()[:12]
+
+
+def build_report(repo: GitRepo, inputs: CompareInputs, sections: list[Section], skipped: list[str],
+                 command: str, generated: str) -> Report:
+    base_sha, head_sha = repo.resolve(inputs.base), repo.resolve(inputs.head)
+    info: dict[str, Any] = {
+        "base": f"{inputs.base} @ {base_sha[:12]}",
+        "head": f"{inputs.head} @ {head_sha[:12]}",
+        "head tree": repo.resolve(inputs.head, "tree"),
+    }
+    if inputs.source:
+        info["source"] = f"{inputs.source} @ {repo.resolve(inputs.source)[:12]}"
+    if inputs.source_branch:
+        info["source branch"] = f"{inputs.source_branch} @ {repo.resolve(inputs.source_branch)[:12]}"
+    if inputs.scenario_path:
+        info["scenario"] = f"{Path(inputs.scenario_path).name} (sha1 {scenario_digest(inputs.scenario_path)})"
+    info["harness"] = __version__
+    report = Report(title=inputs.title or f"Backport review: {inputs.base} → {inputs.head}", command=command,
+                    sections=sections, inputs=info, generated=generated)
+    report.not_verified = [f"section not run: {s}" for s in skipped]
+    return report

@@ -1,0 +1,78 @@
+"""Gate policy: which finding kinds block, and waivers with a reason and an expiry."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from harness.errors import UsageError
+from harness.report.model import Finding
+
+
+@dataclass
+class Waiver:
+    match: str  # a finding id or a kind
+    reason: str
+    expires: dt.date
+
+
+@dataclass
+class Policy:
+    fail_on: str | None = None
+    block_kinds: list[str] = field(default_factory=list)  # these block whatever their severity
+    waivers: list[Waiver] = field(default_factory=list)
+
+
+def load(path: str) -> Policy:
+    """Read a policy YAML file; errors name the file and key (exit 2)."""
+    try:
+        doc = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    except FileNotFoundError:
+        raise UsageError(f"--policy {path}: no such file") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark else ""
+        raise UsageError(f"{path}{where}: invalid YAML") from None
+    if not isinstance(doc, dict):
+        raise UsageError(f"{path}: a policy must be a mapping")
+    unknown = set(doc) - {"fail_on", "block", "waivers"}
+    if unknown:
+        raise UsageError(f"{path}: unknown key {sorted(unknown)[0]!r} (expected fail_on, block, waivers)")
+    fail_on = doc.get("fail_on")
+    if fail_on is not None and str(fail_on).lower() not in ("p1", "p2", "never"):
+        raise UsageError(f"{path}: fail_on must be p1, p2 or never")
+    block = doc.get("block", []) or []
+    if not isinstance(block, list) or not all(isinstance(b, str) for b in block):
+        raise UsageError(f"{path}: block must be a list of finding kinds")
+    waivers = []
+    for i, w in enumerate(doc.get("waivers", []) or []):
+        if not isinstance(w, dict):
+            raise UsageError(f"{path}: waivers[{i}] must be a mapping")
+        match = w.get("id") or w.get("kind")
+        if not match or not w.get("reason") or not w.get("expires"):
+            raise UsageError(f"{path}: waivers[{i}] needs id (or kind), reason and expires")
+        try:
+            expires = w["expires"] if isinstance(w["expires"], dt.date) else dt.date.fromisoformat(str(w["expires"]))
+        except ValueError:
+            raise UsageError(f"{path}: waivers[{i}].expires must be a date YYYY-MM-DD") from None
+        waivers.append(Waiver(str(match), str(w["reason"]), expires))
+    return Policy(str(fail_on).lower() if fail_on else None, block, waivers)
+
+
+def apply(policy: Policy, findings: list[Finding], today: dt.date) -> list[str]:
+    """Waive matching findings, raise blocking kinds to P1; returns notes (expired waivers)."""
+    notes = []
+    for f in findings:
+        if f.kind in policy.block_kinds and f.severity != "P1":
+            f.detail = (f.detail + " " if f.detail else "") + f"(policy blocks kind {f.kind})"
+            f.severity = "P1"
+        for w in policy.waivers:
+            if w.match in (f.id, f.kind):
+                if w.expires < today:
+                    notes.append(f"waiver for {w.match} expired on {w.expires.isoformat()}: not applied")
+                else:
+                    f.waived = f"{w.reason} (until {w.expires.isoformat()})"
+    return sorted(set(notes))
