@@ -1,0 +1,122 @@
+"""`harness select`: lane counts from one real pytest collection pass per ref."""
+
+from __future__ import annotations
+
+import json
+
+from harness.git.repo import GitRepo
+from harness.selection import CONTROL_ALL, CONTROL_NONE, Lane, collect_ref, selection_section
+
+PYPROJECT = """\
+[tool.pytest.ini_options]
+addopts = "-m 'not slow' -x"
+markers = ["slow: slow tests", "gpu: needs a gpu"]
+"""
+
+TEST_A = """\
+import pytest
+
+@pytest.mark.slow
+def test_slow(): pass
+
+@pytest.mark.gpu
+def test_gpu(): pass
+
+def test_plain(): pass
+
+@pytest.mark.parametrize("x", [1, 2, 3])
+def test_param(x): pass
+"""
+
+# The project's own hook marks tests by name: counts must come from the items after it ran.
+CONFTEST = """\
+import pytest
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if "param" in item.nodeid:
+            item.add_marker(pytest.mark.slow)
+"""
+
+LANES = [Lane("unit", "not slow and not gpu"), Lane("gpu", "gpu"), Lane("slow", "slow"),
+         Lane("nightly", "nightly")]
+
+
+def _base(builder):
+    return builder.commit("suite", {"pyproject.toml": PYPROJECT, "tests/test_a.py": TEST_A,
+                                    "tests/conftest.py": CONFTEST})
+
+
+def test_counts_follow_project_hooks_and_ignore_addopts(builder):
+    _base(builder)
+    before = builder.snapshot()
+    col = collect_ref(GitRepo(builder.path), "HEAD", LANES, ["tests/test_a.py", "tests"])
+    # addopts' "-m 'not slow'" would have dropped 4 items; the conftest hook made test_param slow.
+    assert col.total == 6
+    assert col.counts["unit"] == 1
+    assert col.counts["gpu"] == 1
+    assert col.counts["slow"] == 4
+    assert col.counts["nightly"] == 0
+    assert col.counts[CONTROL_ALL] == 6 and col.counts[CONTROL_NONE] == 0
+    assert col.files["tests/test_a.py"]["slow"] == 4
+    assert col.files["tests"]["__all__"] == 6
+    assert col.errors == []
+    assert builder.snapshot() == before
+    assert not (builder.path / ".pytest_cache").exists()
+
+
+def test_collection_error_is_listed_and_counted_apart(builder):
+    _base(builder)
+    builder.commit("broken file", {"tests/test_broken.py": "import no_such_module_here\n\ndef test_x(): pass\n"})
+    col = collect_ref(GitRepo(builder.path), "HEAD", LANES)
+    assert col.exit_code != 0
+    assert [e["nodeid"] for e in col.errors] == ["tests/test_broken.py"]
+    assert "no_such_module_here" in col.errors[0]["message"]
+    assert col.total == 6  # the other file is still counted
+    section = selection_section([col], LANES)
+    kinds = [f.kind for f in section.findings]
+    assert "collection-error" in kinds
+    assert any(t.title.startswith("Collection errors") for t in section.tables)
+
+
+def test_lane_matching_nothing_and_unknown_markers(builder):
+    _base(builder)
+    builder.commit("odd marker", {"tests/test_b.py": "import pytest\n\n@pytest.mark.weird\ndef test_w(): pass\n"})
+    col = collect_ref(GitRepo(builder.path), "HEAD", LANES)
+    assert col.unknown_used == {"weird": 1}
+    assert col.unknown_in_lanes == {"nightly": ["nightly"]}
+    section = selection_section([col], LANES)
+    titles = [f.title for f in section.findings]
+    assert "lane nightly (nightly) selects no test at HEAD" in titles
+    assert any("unregistered marker(s) nightly" in t for t in titles)
+    assert section.controls[0].ok is True
+
+
+def test_two_refs_give_delta_and_changed_files(builder, run_cli, tmp_path):
+    base = _base(builder)
+    builder.commit("more gpu", {"tests/test_c.py": "import pytest\n\n@pytest.mark.gpu\ndef test_c1(): pass\n\n"
+                                                   "@pytest.mark.gpu\ndef test_c2(): pass\n"})
+    before = builder.snapshot()
+    out = tmp_path / "sel.json"
+    code, _, err = run_cli("select", "--repo", str(builder.path), "--ref", base, "--ref", "HEAD",
+                           "--lane", "gpu=gpu", "--lane", "unit=not slow and not gpu",
+                           "--format", "json", "--output", str(out))
+    assert code == 0, err
+    data = json.loads(out.read_text())
+    section = next(s for s in data["sections"] if s["id"] == "selection")
+    lane_rows = {r[0]: r[2:] for r in section["tables"][0]["rows"]}
+    assert lane_rows["gpu"] == [1, 3, "+2"]
+    assert lane_rows["unit"] == [1, 1, "same"]
+    per_file = section["tables"][1]
+    assert {r[0] for r in per_file["rows"]} == {"tests/test_c.py"}
+    assert builder.snapshot() == before
+
+
+def test_bad_lane_input_is_usage_error(builder, run_cli):
+    _base(builder)
+    code, _, err = run_cli("select", "--repo", str(builder.path), "--lane", "nolane")
+    assert code == 2 and "NAME=EXPR" in err
+    code, _, err = run_cli("select", "--repo", str(builder.path), "--lane", "x=slow and (")
+    assert code == 2 and "invalid marker expression" in err
+    code, _, err = run_cli("select", "--repo", str(builder.path), "--ref", "nope", "--lane", "a=b")
+    assert code == 2 and "unknown ref" in err
