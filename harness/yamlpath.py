@@ -1,0 +1,220 @@
+"""YAML with line numbers: compose nodes, key paths (``a.b["c.d"][0]``), anchors, aliases, merge keys.
+
+Nodes keep where each value was written, so a reported value always comes with its line.
+Mapping keys are compared as written (``on`` stays the string ``on``, not YAML 1.1's ``True``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Iterator, Union
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from harness.errors import UsageError
+
+Segment = Union[str, int]
+
+
+class YamlError(Exception):
+    """The text is not YAML we can read (message includes the line when known)."""
+
+
+def parse_keypath(keypath: str) -> list[Segment]:
+    """``sglang["cuda13.0"].runtime_image_tag`` → ``["sglang", "cuda13.0", "runtime_image_tag"]``.
+
+    Bare segments are split on dots; ``["…"]`` / ``['…']`` hold keys with dots; ``[N]`` indexes a list.
+    """
+    if not keypath or keypath.strip() != keypath:
+        raise UsageError(f"invalid key path {keypath!r}")
+    segs: list[Segment] = []
+    i, n = 0, len(keypath)
+    expect_sep = False
+    while i < n:
+        c = keypath[i]
+        if c == "[":
+            m = re.match(r'\[\s*(?:"((?:[^"\\]|\\.)*)"|\'((?:[^\'\\]|\\.)*)\'|(-?\d+))\s*\]', keypath[i:])
+            if not m:
+                raise UsageError(f"invalid key path {keypath!r}: bad brackets at offset {i}")
+            if m.group(3) is not None:
+                segs.append(int(m.group(3)))
+            else:
+                raw = m.group(1) if m.group(1) is not None else m.group(2)
+                segs.append(re.sub(r"\\(.)", r"\1", raw))
+            i += m.end()
+            expect_sep = True
+        elif c == ".":
+            if not expect_sep or i + 1 >= n:
+                raise UsageError(f"invalid key path {keypath!r}: empty segment at offset {i}")
+            i += 1
+            expect_sep = False
+            if keypath[i] == "[":
+                raise UsageError(f"invalid key path {keypath!r}: '.[' at offset {i - 1}")
+        else:
+            if expect_sep:
+                raise UsageError(f"invalid key path {keypath!r}: expected '.' or '[' at offset {i}")
+            m = re.match(r"[^.\[\]]+", keypath[i:])
+            assert m
+            segs.append(m.group(0))
+            i += m.end()
+            expect_sep = True
+    return segs
+
+
+def format_keypath(segs: list[Segment]) -> str:
+    out = ""
+    for s in segs:
+        if isinstance(s, int):
+            out += f"[{s}]"
+        elif re.fullmatch(r"[^.\[\]\"']+", s):
+            out += ("." if out else "") + s
+        else:
+            out += '["' + s.replace("\\", "\\\\").replace('"', '\\"') + '"]'
+    return out
+
+
+def decode(data: bytes) -> tuple[str, bool]:
+    """Text of a file; bytes that are not UTF-8 become U+FFFD (second value says it happened)."""
+    try:
+        return data.decode("utf-8-sig"), False
+    except UnicodeDecodeError:
+        return data.decode("utf-8", "replace"), True
+
+
+def compose(text: str) -> Node | None:
+    """The first document's node tree (None for an empty document)."""
+    try:
+        return yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.composer.ComposerError as exc:  # several documents
+        if "expected a single document" in str(exc):
+            return next(iter(yaml.compose_all(text, Loader=yaml.SafeLoader)), None)
+        raise YamlError(_yaml_msg(exc)) from None
+    except yaml.YAMLError as exc:
+        raise YamlError(_yaml_msg(exc)) from None
+
+
+def _yaml_msg(exc: yaml.YAMLError) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    return f"{problem} (line {mark.line + 1})" if mark is not None else str(problem)
+
+
+def line_of(node: Node) -> int:
+    """1-based line where the node starts."""
+    return node.start_mark.line + 1
+
+
+def items(node: MappingNode) -> Iterator[tuple[str, Node, Node]]:
+    """``(key text, key node, value node)`` of a mapping, merge keys (``<<``) expanded after own keys."""
+    own: list[tuple[str, Node, Node]] = []
+    merged: list[tuple[str, Node, Node]] = []
+    for k, v in node.value:
+        if isinstance(k, ScalarNode) and k.tag == "tag:yaml.org,2002:merge":
+            sources = v.value if isinstance(v, SequenceNode) else [v]
+            for src in sources:
+                if isinstance(src, MappingNode):
+                    merged.extend(items(src))
+            continue
+        own.append((k.value if isinstance(k, ScalarNode) else str(k.value), k, v))
+    seen = {k for k, _, _ in own}
+    yield from own
+    for k, kn, v in merged:
+        if k not in seen:
+            seen.add(k)
+            yield k, kn, v
+
+
+def get(node: Node | None, key: str) -> Node | None:
+    if not isinstance(node, MappingNode):
+        return None
+    for k, _kn, v in items(node):
+        if k == key:
+            return v
+    return None
+
+
+def get_entry(node: Node | None, key: str) -> tuple[Node, Node] | None:
+    if not isinstance(node, MappingNode):
+        return None
+    for k, kn, v in items(node):
+        if k == key:
+            return kn, v
+    return None
+
+
+def keys(node: Node | None) -> list[str]:
+    return [k for k, _, _ in items(node)] if isinstance(node, MappingNode) else []
+
+
+@dataclass
+class Lookup:
+    """Result of following a key path: the node found, or where and why it stopped."""
+
+    node: Node | None
+    key_node: Node | None = None
+    missing_at: str = ""  # key path prefix that exists where the walk stopped
+    reason: str = ""
+
+
+def lookup(root: Node | None, segs: list[Segment]) -> Lookup:
+    node = root
+    key_node: Node | None = None
+    for i, seg in enumerate(segs):
+        here = format_keypath(segs[:i]) or "(top level)"
+        if isinstance(seg, int):
+            if not isinstance(node, SequenceNode):
+                return Lookup(None, missing_at=here, reason=f"{here} is {kind(node)}, not a list")
+            if not -len(node.value) <= seg < len(node.value):
+                return Lookup(None, missing_at=here, reason=f"{here} has {len(node.value)} items, no [{seg}]")
+            node, key_node = node.value[seg], None
+            continue
+        if not isinstance(node, MappingNode):
+            return Lookup(None, missing_at=here, reason=f"{here} is {kind(node)}, not a mapping")
+        entry = get_entry(node, seg)
+        if entry is None:
+            present = keys(node)
+            shown = ", ".join(present[:8]) + (" …" if len(present) > 8 else "")
+            return Lookup(None, missing_at=here, reason=f"no key {seg!r} under {here} (keys: {shown or 'none'})")
+        key_node, node = entry
+    return Lookup(node, key_node)
+
+
+def kind(node: Node | None) -> str:
+    if node is None:
+        return "empty"
+    if isinstance(node, MappingNode):
+        return "a mapping"
+    if isinstance(node, SequenceNode):
+        return "a list"
+    return "a scalar"
+
+
+def scalar_text(node: Node | None) -> str | None:
+    """A scalar as written (after YAML quoting and folding); None for null or non-scalars."""
+    if not isinstance(node, ScalarNode) or node.tag == "tag:yaml.org,2002:null":
+        return None
+    return str(node.value)
+
+
+def to_python(node: Node) -> object:
+    loader = yaml.SafeLoader("")
+    try:
+        return loader.construct_object(node, deep=True)
+    finally:
+        loader.dispose()
+
+
+def value_text(node: Node | None) -> str | None:
+    """Scalar text, or compact JSON for lists and mappings (None for null)."""
+    if node is None:
+        return None
+    if isinstance(node, ScalarNode):
+        return scalar_text(node)
+    return json.dumps(to_python(node), sort_keys=True, default=str, ensure_ascii=False)
+
+
+__all__ = ["Lookup", "YamlError", "compose", "decode", "format_keypath", "get", "get_entry", "items", "keys",
+           "kind", "line_of", "lookup", "parse_keypath", "scalar_text", "to_python", "value_text"]
