@@ -234,5 +234,11 @@ def changed_paths(repo: GitRepo, old: str, new: str) -> list[tuple[str, str]]:
     return result
 
 
+
+def count_merges(repo: GitRepo, base: str, head: str) -> int:
+    """Number of merge commits in ``base..head``."""
+    return int(repo.run_text(["rev-list", "--count", "--merges", head, f"^{base}", "--"]).strip() or 0)
+
+
 __all__ = ["GitError", "GrepHit", "MergeConflict", "PickaxeCommit", "TreeEntry", "TrialMerge", "changed_paths",
-           "grep_at", "grep_counts", "ls_tree", "name_revs", "pickaxe", "trial_merge"]
+           "count_merges", "grep_at", "grep_counts", "ls_tree", "name_revs", "pickaxe", "trial_merge"]

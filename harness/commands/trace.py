@@ -1,0 +1,35 @@
+"""``harness trace STRING --refs R1 R2 … [--under PATH] [--range A..B]``: a fixed string across refs."""
+
+from __future__ import annotations
+
+import argparse
+
+from harness.checks.trace import trace_section
+from harness.commands._common import add_report_options, check_output_path, command_line, emit
+from harness.git.repo import GitRepo
+from harness.report.model import Report
+
+NAME = "trace"
+HELP = ("fixed-string occurrences at each ref (count and file:line) without checkout; with --range A..B also "
+        "the commits that added or removed it")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("needle", metavar="STRING", help="fixed string to look for (not a regex)")
+    p.add_argument("--refs", nargs="+", required=True, metavar="REF", help="refs to search (one row each)")
+    p.add_argument("--under", metavar="PATH", help="only files under this path")
+    p.add_argument("--range", dest="range_", metavar="A..B", help="also list commits in A..B that change the count")
+    add_report_options(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    check_output_path(args)
+    repo = GitRepo(args.repo)
+    section = trace_section(repo, args.needle, args.refs, args.under, args.range_)
+    inputs = {"string": args.needle, **({"under": args.under} if args.under else {}),
+              **{f"ref {r['ref']}": r["sha"] for r in section.data["rows"]}}
+    if args.range_:
+        inputs["range"] = args.range_
+    report = Report(title=f"Trace of {args.needle!r}", command=command_line(args._argv), sections=[section],
+                    inputs=inputs)
+    return emit(args, report)
