@@ -1,0 +1,30 @@
+"""``harness drift BASE HEAD``: how far BASE moved since HEAD forked, a trial merge, redundant lines."""
+
+from __future__ import annotations
+
+import argparse
+
+from harness.checks.drift import drift_section
+from harness.commands._common import add_report_options, check_output_path, command_line, emit
+from harness.git.repo import GitRepo
+from harness.report.model import Report
+
+NAME = "drift"
+HELP = ("release drift: commits on BASE since the merge base, files both sides changed, a trial merge "
+        "(git merge-tree, nothing written), and HEAD's added lines already on BASE")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("base", metavar="BASE", help="the release branch (or any commit-ish) the change targets")
+    p.add_argument("head", metavar="HEAD", help="the change (PR branch, backport)")
+    add_report_options(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    check_output_path(args)
+    repo = GitRepo(args.repo)
+    section = drift_section(repo, args.base, args.head)
+    report = Report(title=f"Drift: {args.base} vs {args.head}", command=command_line(args._argv),
+                    sections=[section], inputs={"base": section.data["base"], "head": section.data["head"],
+                                                "merge base": section.data["merge_base"]})
+    return emit(args, report)
