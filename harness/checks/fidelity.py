@@ -1,0 +1,267 @@
+"""Cherry-pick fidelity: does each pick of BASE..HEAD carry exactly what its source carried?
+
+``fidelity_section`` is the entry point (the ``fidelity`` and ``compare`` commands call it).
+Source resolution lives in fidelity_source, per-file comparison in fidelity_compare, end state in
+fidelity_endstate and missing PR-branch commits in fidelity_missing; this module builds the Section.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+from harness.checks.fidelity_compare import (EMPTY_SHA1, FileResult, Side, checksum, compare_files,
+                                             is_test_path, pick_status)
+from harness.checks.fidelity_endstate import EndState, end_states, pick_lines
+from harness.checks.fidelity_missing import MissingResult, find_missing, iso
+from harness.checks.fidelity_source import PatchStore, Resolution, SourceFinder, keys_of
+from harness.errors import UsageError
+from harness.git import Commit, GitRepo
+from harness.report.model import Code, Control, Details, Finding, Section, Sha, Table
+
+SECTION_ID = "fidelity"
+_DETAIL_LINES = 20
+_SEVERITY = {"adapted": "P2", "superset": "P2", "no-source": "P2", "whitespace-only": "info"}
+PICK_LEGEND = ("status: identical (± lines equal per file; context may differ) · whitespace-only "
+               "(equal once whitespace is removed) · superset (pick carries all of the source and more) · "
+               "subset (pick carries part of the source) · adapted (both sides have lines the other lacks) · "
+               "no-source. via: map (--map) · trailer (cherry picked from) · pr-number (#N in the subject, "
+               "confirmed by content) · patch-id (same ± lines per file, whitespace ignored) · similarity "
+               "(share of signed lines; confidence 0..1)")
+FILE_LEGEND = ("+/−: added/removed lines; +sha1/−sha1: first 8 hex of sha1 over those lines, each ending "
+               "in \\n, prefix and context stripped. status: identical · context-only (± equal, surrounding "
+               "lines differ: not a mismatch) · whitespace-only · adapted · extra-in-pick · missing-from-pick "
+               "· renamed (paired across paths) · binary (blob ids compared)")
+
+
+@dataclass
+class PickResult:
+    commit: Commit
+    resolution: Resolution
+    files: list[FileResult]
+    status: str
+    end_state: list[EndState] = field(default_factory=list)
+
+
+def _resolve_mapping(repo: GitRepo, mapping: Mapping[str, str | Sequence[str]] | None,
+                     picks: Sequence[Commit]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    known = {p.sha for p in picks}
+    for pick_ref, src in (mapping or {}).items():
+        pick = repo.resolve(pick_ref)
+        if pick not in known:
+            raise UsageError(f"--map {pick_ref}: not a non-merge commit of the range")
+        out[pick] = [repo.resolve(s) for s in ([src] if isinstance(src, str) else src)]
+    return out
+
+
+def _figures(side: Side | None) -> dict[str, object] | None:
+    return side.figures() if side else None
+
+
+def _signed(lines: Sequence[bytes]) -> str:
+    shown = [ln.decode("utf-8", "replace") for ln in lines[:_DETAIL_LINES]]
+    if len(lines) > _DETAIL_LINES:
+        shown.append(f"… {len(lines) - _DETAIL_LINES} more")
+    return "\n".join(shown) or "(none)"
+
+
+def _pick_severity(r: PickResult) -> str | None:
+    if r.status == "subset":
+        # Source lines the pick lacks in non-test code: the partial pick that merges unnoticed.
+        return "P1" if any(f.only_source and not is_test_path(f.path) for f in r.files) else "P2"
+    if r.status in ("adapted", "superset") and any(
+            f.status == "missing-from-pick" and not is_test_path(f.path) for f in r.files):
+        return "P1"
+    return _SEVERITY.get(r.status)
+
+
+def _compare(repo: GitRepo, base: str, head: str, source: str,
+             mapping: Mapping[str, str | Sequence[str]] | None) -> tuple[list[Commit], list[PickResult],
+                                                                        PatchStore, list[Commit]]:
+    in_range = repo.commits([head], [base])
+    picks = [c for c in in_range if not c.is_merge]
+    merges = [c for c in in_range if c.is_merge]
+    fork = repo.merge_base(head, source)
+    history = repo.commits([source], [fork] if fork else [])
+    order = {c.sha: i for i, c in enumerate(history)}
+    store = PatchStore(repo)
+    res = SourceFinder(repo, picks, history, _resolve_mapping(repo, mapping, picks), store).resolve()
+    store.ensure([s for r in res.values() for s in r.sources] + [p.sha for p in picks])
+    results = []
+    for p in picks:
+        r = res.get(p.sha) or Resolution()
+        r.sources = sorted(r.sources, key=lambda s: order.get(s, len(order)))
+        files = compare_files(store.full[p.sha].files, store.files(r.sources))
+        results.append(PickResult(p, r, files, pick_status(files, bool(r.sources))))
+    return merges, results, store, history
+
+
+def fidelity_section(repo: GitRepo, base: str, head: str, source: str, source_branch: str | None = None,
+                     mapping: Mapping[str, str | Sequence[str]] | None = None) -> Section:
+    """Compare every non-merge commit of base..head with its source on ``source``."""
+    base, head, source = repo.resolve(base), repo.resolve(head), repo.resolve(source)
+    branch_tip = repo.resolve(source_branch) if source_branch else None
+    merges, results, store, history = _compare(repo, base, head, source, mapping)
+    ends = end_states(repo, base, head, [(r.commit.sha, r.files, r.resolution.sources) for r in results],
+                      pick_lines({r.commit.sha: store.full[r.commit.sha].files for r in results}))
+    for r in results:
+        r.end_state = ends.get(r.commit.sha, [])
+    missing = None
+    if branch_tip:
+        branch = repo.commits([branch_tip], [source, base], no_merges=True)
+        store.ensure([c.sha for c in branch])
+        missing = find_missing(branch, store.full,
+                               {r.commit.sha: keys_of(store.full[r.commit.sha].files) for r in results})
+    return _section(results, merges, missing, history, store, source_branch)
+
+
+def _pick_row(i: int, r: PickResult) -> list[object]:
+    pa = sum(len(f.pick.added) for f in r.files if f.pick)
+    pr = sum(len(f.pick.removed) for f in r.files if f.pick)
+    sa = sum(len(f.source.added) for f in r.files if f.source)
+    sr = sum(len(f.source.removed) for f in r.files if f.source)
+    src: object = Sha(r.resolution.sources[0]) if len(r.resolution.sources) == 1 else \
+        Code(" + ".join(s[:12] for s in r.resolution.sources)) if r.resolution.sources else "—"
+    conf = f"{r.resolution.confidence:.2f}" if r.resolution.confidence is not None else "—"
+    return [i, Sha(r.commit.sha), r.commit.subject, src, r.resolution.via or "—", conf, r.status,
+            len(r.files), f"+{pa} −{pr}", f"+{sa} −{sr}" if r.resolution.sources else "—"]
+
+
+def _file_table(i: int, r: PickResult) -> Table:
+    rows = []
+    for f in r.files:
+        p = f.pick.figures() if f.pick else None
+        s = f.source.figures() if f.source else None
+        def cells(x: dict[str, object] | None) -> list[object]:
+            return [x["added"], x["removed"], Code(str(x["added_sha1"])), Code(str(x["removed_sha1"]))] \
+                if x else ["—", "—", "—", "—"]
+        rows.append([Code(f.path), f.status, *cells(p), *cells(s), f.note])
+    src = ", ".join(s[:12] for s in r.resolution.sources) or "no source"
+    return Table(f"{i}. {r.commit.sha[:12]} ← {src}: {r.commit.subject} ({r.status})",
+                 ["file", "status", "pick +", "pick −", "pick +sha1", "pick −sha1", "source +", "source −",
+                  "source +sha1", "source −sha1", "note"], rows, legend=FILE_LEGEND,
+                 control=f"checksum of empty input = {EMPTY_SHA1} (sha1 of nothing); a side with no ± "
+                         f"lines shows it", collapsed=r.status == "identical")
+
+
+def _pick_data(r: PickResult) -> dict[str, object]:
+    res = r.resolution
+    return {
+        "pick": r.commit.sha, "source": res.sources[0] if len(res.sources) == 1 else
+        (res.sources[0] if res.sources else None), "sources": res.sources, "source_via": res.via,
+        "confidence": res.confidence, "status": r.status, "subject": r.commit.subject, "note": res.note,
+        "files": [{"path": f.path, "status": f.status, "same": f.same, "note": f.note,
+                   "pick": _figures(f.pick), "source": _figures(f.source),
+                   "source_path": f.source.path if f.source else None,
+                   "only_in_pick": [x.decode("utf-8", "replace") for x in f.only_pick],
+                   "only_in_source": [x.decode("utf-8", "replace") for x in f.only_source]} for f in r.files],
+        "end_state": [e.as_dict() for e in r.end_state],
+    }
+
+
+def _findings(results: Sequence[PickResult], merges: Sequence[Commit], history_shas: set[str],
+              missing: MissingResult | None) -> list[Finding]:
+    out = []
+    for i, r in enumerate(results, 1):
+        sha, subj = r.commit.sha, r.commit.subject
+        sev = _pick_severity(r)
+        if sev:
+            lacking = [f.path for f in r.files if f.only_source or f.status == "missing-from-pick"]
+            detail = {"no-source": "no source found on the source branch" + (f" ({r.resolution.note})"
+                                                                            if r.resolution.note else ""),
+                      "subset": f"source lines missing from the pick in {', '.join(lacking)}",
+                      "superset": "the pick carries changes its source does not",
+                      "adapted": f"files that differ: {', '.join(f.path for f in r.files if not f.same)}",
+                      "whitespace-only": "re-indented relative to its source"}[r.status]
+            out.append(Finding(f"pick-{r.status}", sev, f"pick {i} {sha[:12]} is {r.status}: {subj}", detail,
+                               key=f"{sha}:{r.status}"))
+        for s in r.resolution.sources:
+            if s not in history_shas:
+                out.append(Finding("source-off-branch", "info", f"pick {i} {sha[:12]}: source {s[:12]} is not "
+                                   "on the source branch since the fork point", key=f"{sha}:{s}"))
+        if r.status == "identical":  # otherwise the pick's own difference already explains it
+            intro = [e.path for e in r.end_state if e.status in ("introduced", "binary-differs")]
+            if intro:
+                out.append(Finding("end-state-introduced", "P2", f"pick {i} {sha[:12]}: end state differs from "
+                                   "the source beyond pre-existing differences", ", ".join(intro),
+                                   key=f"{sha}:end"))
+    for m in merges:
+        out.append(Finding("merge-in-range", "info", f"merge commit {m.sha[:12]} inside the range is not "
+                           f"compared: {m.subject}", key=m.sha))
+    if missing:
+        for c in missing.missing:
+            sev = "P2" if c.test_only else "P1"
+            out.append(Finding("missing-commit", sev, f"PR-branch commit {c.sha[:12]} is not in the pick: "
+                               f"{c.subject}", ", ".join(f"{f['path']} +{f['added']} −{f['removed']}"
+                                                         for f in c.files), key=f"{missing.pick}:{c.sha}"))
+    return out
+
+
+def _section(results: list[PickResult], merges: list[Commit], missing: MissingResult | None,
+             history: list[Commit], store: PatchStore, source_branch: str | None) -> Section:
+    counts = Counter(r.status for r in results)
+    summary = f"{len(results)} pick(s): " + (", ".join(f"{counts[s]} {s}" for s in
+                                                        ("identical", "whitespace-only", "superset", "subset",
+                                                         "adapted", "no-source") if counts[s]) or "none")
+    if merges:
+        summary += f"; {len(merges)} merge commit(s) in the range not compared"
+    tables = [Table("Picks", ["#", "pick", "subject", "source", "via", "confidence", "status", "files",
+                              "pick ±", "source ±"], [_pick_row(i, r) for i, r in enumerate(results, 1)],
+                    legend=PICK_LEGEND, control=f"checksum of empty input = {EMPTY_SHA1}; self-comparison "
+                                                "of the first pick is listed under Controls")]
+    tables += [_file_table(i, r) for i, r in enumerate(results, 1) if r.files or r.resolution.sources]
+    end_rows = [[i, Sha(r.commit.sha), Code(e.path), e.status, e.pre_existing, e.other_picks, e.introduced]
+                for i, r in enumerate(results, 1) for e in r.end_state]
+    tables.append(Table("End state: each touched file at HEAD vs right after the source",
+                        ["#", "pick", "file", "end state", "pre-existing", "other picks", "introduced"], end_rows,
+                        legend="differing lines: pre-existing (BASE already differed from the source's parent) · "
+                               "other picks (changed by another pick of the range) · introduced (the rest)",
+                        control="'same' rows: the blob at HEAD has the same object id as after the source",
+                        collapsed=len(end_rows) > 20))
+    details = []
+    for i, r in enumerate(results, 1):
+        for f in r.files:
+            if f.only_pick or f.only_source:
+                details.append(Details(f"pick {i} {r.commit.sha[:12]} {f.path} ({f.status}): lines only in one "
+                                       "side", f"only in pick:\n{_signed(f.only_pick)}\n\nonly in source:\n"
+                                       f"{_signed(f.only_source)}"))
+    data: dict[str, object] = {"picks": [_pick_data(r) for r in results],
+                               "merges": [{"sha": m.sha, "subject": m.subject} for m in merges],
+                               "missing_commits": [], "cut_point": None, "source_branch_pick": None}
+    not_verified = ["whether the picks build or pass tests (content only)",
+                    "file mode changes (only ± lines and blob ids are compared)",
+                    "similarity search reads only source commits that touch the unresolved picks' paths",
+                    "end state compares lines as multisets (moved lines are not seen)"]
+    if merges:
+        not_verified.append("merge commits inside the range (listed, not compared)")
+    if missing is None:
+        not_verified.append("commits added to the source PR after the pick was cut (no --source-branch)")
+    else:
+        data["missing_commits"] = [c.as_dict() for c in missing.missing]
+        data["branch_commits"] = [c.as_dict() for c in missing.commits]
+        data["cut_point"], data["source_branch_pick"] = missing.cut_point, missing.pick
+        tables.append(Table(f"PR branch {source_branch}: commits vs pick "
+                            f"{missing.pick[:12] if missing.pick else '(none matched)'}",
+                            ["commit", "author date", "subject", "files ±", "carried", "state"],
+                            [[Sha(c.sha), iso(c.author_time), c.subject,
+                              ", ".join(f"{f['path']} +{f['added']} −{f['removed']}" for f in c.files),
+                              f"{c.contained:.2f}", c.state + (" (cut point)" if c.sha == missing.cut_point
+                                                               else "")] for c in missing.commits],
+                            legend="carried: share of the commit's signed lines found in the pick; cut point: "
+                                   "the last commit the pick carries (≥ 0.80); later commits are missing",
+                            control="the cut-point row itself is carried (≥ 0.80): it shows the match works"))
+    self_files = next((r for r in results if r.files), None)
+    controls = [Control("empty-input checksum", f"sha1 of no lines → {checksum([])}", checksum([]) == "da39a3ee")]
+    if self_files:
+        own = [f.pick for f in self_files.files if f.pick]
+        # A pick compared with itself must come out identical: the comparator is not blind.
+        st = pick_status([f for f in compare_files(store.full[self_files.commit.sha].files,
+                                                   store.full[self_files.commit.sha].files)], True)
+        controls.append(Control("self-comparison", f"pick {self_files.commit.sha[:12]} ({len(own)} file(s)) "
+                                f"vs itself → {st}", st == "identical"))
+    controls.append(Control("batched git", f"{store.batches} diff-tree process(es) for {len(results)} pick(s) "
+                            f"and {len(history)} source commit(s)", None))
+    return Section(SECTION_ID, "Cherry-pick fidelity", summary, tables, _findings(
+        results, merges, {c.sha for c in history}, missing), controls, not_verified, details, data)

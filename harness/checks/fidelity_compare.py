@@ -1,0 +1,222 @@
+"""Per-file comparison of a pick's change with its source's change (bytes, context stripped)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+from harness.git.patch import FilePatch
+
+EMPTY_SHA1 = hashlib.sha1(b"").hexdigest()[:8]  # "da39a3ee": the control every table states
+_WS = re.compile(rb"\s+")
+_TEST_PATH = re.compile(r"(^|/)(tests?|testing|__tests__|spec|specs)/|(^|/)test_[^/]*$|_test\.[^/.]+$"
+                        r"|\.(test|spec)\.[^/]+$|Tests?\.(java|kt|cs|scala)$|_spec\.rb$")
+
+# Pick statuses, most reassuring first.
+PICK_STATUSES = ("identical", "whitespace-only", "superset", "subset", "adapted", "no-source")
+FILE_STATUSES = ("identical", "context-only", "whitespace-only", "adapted", "extra-in-pick",
+                 "missing-from-pick", "renamed", "binary")
+
+
+def checksum(lines: Iterable[bytes]) -> str:
+    """First 8 hex of sha1 over the lines, each followed by "\\n" (empty input → da39a3ee)."""
+    h = hashlib.sha1()
+    for ln in lines:
+        h.update(ln)
+        h.update(b"\n")
+    return h.hexdigest()[:8]
+
+
+def norm(line: bytes) -> bytes:
+    """A line with all whitespace removed (re-indentation and spacing do not count)."""
+    return _WS.sub(b"", line)
+
+
+def is_test_path(path: str) -> bool:
+    return bool(_TEST_PATH.search(path))
+
+
+def signed_keys(added: Sequence[bytes], removed: Sequence[bytes]) -> Counter[tuple[str, bytes]]:
+    """Multiset of (sign, whitespace-free line); blank lines carry no evidence and are dropped."""
+    c: Counter[tuple[str, bytes]] = Counter()
+    for sign, lines in (("+", added), ("-", removed)):
+        for ln in lines:
+            n = norm(ln)
+            if n:
+                c[(sign, n)] += 1
+    return c
+
+
+@dataclass
+class Side:
+    """One side's change to one file (several source commits on the same file are concatenated)."""
+
+    path: str
+    old_path: str | None
+    status: str
+    added: list[bytes]
+    removed: list[bytes]
+    body: list[bytes]
+    binary: bool
+    new_blob: str | None
+
+    def figures(self) -> dict[str, object]:
+        return {"added": len(self.added), "removed": len(self.removed),
+                "added_sha1": checksum(self.added), "removed_sha1": checksum(self.removed)}
+
+    def tokens(self) -> Counter[tuple[str, bytes]]:
+        if self.binary:
+            return Counter({("bin", (self.new_blob or "deleted").encode()): 1})
+        keys = signed_keys(self.added, self.removed)
+        return keys or Counter({("file", self.status.encode()): 1})
+
+
+def side_of(fps: Sequence[FilePatch]) -> Side:
+    """Merge one or more patches of the same file (in history order) into one side."""
+    first, last = fps[0], fps[-1]
+    return Side(path=last.path, old_path=first.old_path, status=first.status if len(fps) == 1 else "M",
+                added=[ln for f in fps for ln in f.added], removed=[ln for f in fps for ln in f.removed],
+                body=[ln for f in fps for ln in f.body], binary=any(f.binary for f in fps),
+                new_blob=last.new_blob)
+
+
+@dataclass
+class FileResult:
+    """The verdict for one file of a pick."""
+
+    path: str
+    status: str
+    pick: Side | None
+    source: Side | None
+    same: bool  # the ± lines (or blob) agree, whatever the status name
+    note: str = ""
+    only_pick: list[bytes] = field(default_factory=list)  # signed lines, b"+x" / b"-y"
+    only_source: list[bytes] = field(default_factory=list)
+
+    @property
+    def test_only(self) -> bool:
+        return is_test_path(self.path) and (self.source is None or is_test_path(self.source.path))
+
+
+def _group(files: Sequence[FilePatch]) -> dict[str, list[FilePatch]]:
+    out: dict[str, list[FilePatch]] = {}
+    for f in files:
+        out.setdefault(f.path, []).append(f)
+    return out
+
+
+def _only(a: Side, b: Side) -> list[bytes]:
+    """Signed lines of ``a`` that ``b`` lacks (exact bytes, multiset)."""
+    rest = Counter([b"+" + x for x in b.added] + [b"-" + x for x in b.removed])
+    out = []
+    for ln in [b"-" + x for x in a.removed] + [b"+" + x for x in a.added]:
+        if rest[ln] > 0:
+            rest[ln] -= 1
+        else:
+            out.append(ln)
+    return out
+
+
+def compare_pair(p: Side, s: Side, renamed: bool = False) -> FileResult:
+    """Compare one file's change on both sides."""
+    path = p.path
+    if p.binary or s.binary:
+        same = p.binary == s.binary and p.new_blob == s.new_blob
+        return FileResult(path, "binary", p, s, same, "same blob" if same else "blob differs")
+    if p.added == s.added and p.removed == s.removed:
+        status, same, note = ("identical", True, "") if p.body == s.body else \
+            ("context-only", True, "± identical, surrounding lines differ")
+    elif [norm(x) for x in p.added if norm(x)] == [norm(x) for x in s.added if norm(x)] and \
+            [norm(x) for x in p.removed if norm(x)] == [norm(x) for x in s.removed if norm(x)]:
+        status, same, note = "whitespace-only", False, "re-indented or re-spaced"
+    else:
+        status, same, note = "adapted", False, ""
+    res = FileResult(path, status, p, s, same, note)
+    if status in ("adapted", "whitespace-only"):
+        res.only_pick, res.only_source = _only(p, s), _only(s, p)
+    if renamed:
+        res.note = f"source path {s.path}" + (f"; {res.status}" if res.status != "identical" else "")
+        res.status = "renamed"
+    return res
+
+
+def compare_files(pick_files: Sequence[FilePatch], source_files: Sequence[FilePatch]) -> list[FileResult]:
+    """Pair the pick's files with the source's (same path, then rename, then same content)."""
+    picks = {k: side_of(v) for k, v in _group(pick_files).items()}
+    sources = {k: side_of(v) for k, v in _group(source_files).items()}
+    results: list[FileResult] = []
+    for path in sorted(set(picks) & set(sources)):
+        results.append(compare_pair(picks[path], sources[path]))
+    lone_p = [picks[k] for k in sorted(set(picks) - set(sources))]
+    lone_s = {k: sources[k] for k in sorted(set(sources) - set(picks))}
+
+    def _take(p: Side) -> Side | None:
+        for k, s in lone_s.items():
+            if {p.path, p.old_path} & {s.path, s.old_path} - {None}:
+                return lone_s.pop(k)
+        want = p.tokens()
+        for k, s in lone_s.items():
+            if s.tokens() == want:
+                return lone_s.pop(k)
+        return None
+
+    for p in lone_p:
+        s = _take(p)
+        if s is not None:
+            results.append(compare_pair(p, s, renamed=True))
+        else:
+            results.append(FileResult(p.path, "extra-in-pick", p, None, False, "not in the source",
+                                      only_pick=_only(p, Side(p.path, None, "M", [], [], [], False, None))))
+    for s in lone_s.values():
+        results.append(FileResult(s.path, "missing-from-pick", None, s, False, "not in the pick",
+                                  only_source=_only(s, Side(s.path, None, "M", [], [], [], False, None))))
+    results.sort(key=lambda r: r.path)
+    return results
+
+
+def _tokens(results: Sequence[FileResult], side: str) -> Counter[tuple[int, str, bytes]]:
+    out: Counter[tuple[int, str, bytes]] = Counter()
+    for i, r in enumerate(results):
+        s = r.pick if side == "pick" else r.source
+        if s is not None:
+            for (sign, line), n in s.tokens().items():
+                out[(i, sign, line)] += n
+    return out
+
+
+def pick_status(results: Sequence[FileResult], has_source: bool) -> str:
+    """identical / whitespace-only / superset / subset / adapted / no-source."""
+    if not has_source:
+        return "no-source"
+    if all(r.same for r in results):
+        return "identical"
+    if all(r.same or r.status == "whitespace-only" or (r.status == "renamed" and "whitespace-only" in r.note)
+           for r in results):
+        return "whitespace-only"
+    tp, ts = _tokens(results, "pick"), _tokens(results, "source")
+    if all(tp[k] >= n for k, n in ts.items()):
+        return "superset"
+    if all(ts[k] >= n for k, n in tp.items()):
+        return "subset"
+    return "adapted"
+
+
+def overlap(a: Counter[tuple[str, bytes]], b: Counter[tuple[str, bytes]]) -> float:
+    """Shared signed lines over the smaller side (0..1); informative lines (≥ 4 chars) when any."""
+    def informative(c: Counter[tuple[str, bytes]]) -> Counter[tuple[str, bytes]]:
+        inf = Counter({k: n for k, n in c.items() if len(k[1]) >= 4})
+        return inf or c
+    a, b = informative(a), informative(b)
+    small = min(sum(a.values()), sum(b.values()))
+    if not small:
+        return 0.0
+    return sum((a & b).values()) / small
+
+
+def dice(a: Counter[tuple[str, bytes]], b: Counter[tuple[str, bytes]]) -> float:
+    """2·|a∩b| / (|a|+|b|) over multisets (1.0 only when equal)."""
+    total = sum(a.values()) + sum(b.values())
+    return 2 * sum((a & b).values()) / total if total else 0.0

@@ -1,0 +1,238 @@
+"""Find each pick's source on the source branch: map, trailer, PR number, patch-id, similarity.
+
+Metadata of the whole source history comes from one ``git log``; diffs are fetched lazily and in
+batches (one ``diff-tree --stdin`` per phase, a constant number of phases): only candidates named
+by map/trailer/PR number first, and the rest of the history only when some pick is still unresolved.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from harness.checks.fidelity_compare import dice, norm, overlap, signed_keys
+from harness.git import Commit, GitRepo
+from harness.git.patch import FilePatch, Patch, diff_many
+from harness.git.picks import object_ids
+
+CONFIRM_OVERLAP = 0.5  # PR-number candidates must share this fraction of signed lines
+SIMILARITY_MIN = 0.5  # below this a similarity match is not reported as a source
+_COMMON_LINE = 500  # a line carried by more source commits than this is not evidence
+_TRAILER = re.compile(r"\(cherry picked from commit ([0-9a-fA-F]{7,40})\)")
+_PARENS = re.compile(r"\(([^()]*)\)")
+_NUMBER = re.compile(r"#(\d+)\b")
+
+
+def pr_numbers(subject: str) -> list[int]:
+    """Every ``#N`` inside parentheses: "Fix (#3002) (#3100)", "(#3002 and #3040)"."""
+    nums: list[int] = []
+    for group in _PARENS.findall(subject):
+        for n in _NUMBER.findall(group):
+            if int(n) not in nums:
+                nums.append(int(n))
+    return nums
+
+
+def strip_numbers(subject: str) -> str:
+    """The subject without PR-number groups and a leading ``[release/x]`` tag."""
+    s = _PARENS.sub(lambda m: "" if _NUMBER.search(m.group(1)) else m.group(0), subject)
+    s = re.sub(r"^\s*\[[^\]]*\]\s*", "", s)
+    return " ".join(s.split()).lower()
+
+
+def trailer_shas(message: str) -> list[str]:
+    return [m.lower() for m in _TRAILER.findall(message)]
+
+
+@dataclass
+class Resolution:
+    """How a pick's source was found."""
+
+    sources: list[str] = field(default_factory=list)
+    via: str | None = None  # map, trailer, pr-number, patch-id, similarity, or None
+    confidence: float | None = None
+    note: str = ""
+
+
+class PatchStore:
+    """Diffs of commits, fetched in batches and kept (full diffs only)."""
+
+    def __init__(self, repo: GitRepo) -> None:
+        self.repo = repo
+        self.full: dict[str, Patch] = {}
+        self.batches = 0  # diff-tree processes started (the benchmark and tests read this)
+
+    def ensure(self, shas: Sequence[str]) -> None:
+        todo = sorted({s for s in shas if s not in self.full})
+        if todo:
+            self.batches += 1
+            for p in diff_many(self.repo, [(s, None) for s in todo]):
+                self.full[p.commit] = p
+
+    def restricted(self, shas: Sequence[str], paths: Sequence[str]) -> dict[str, Patch]:
+        """Diffs limited to ``paths`` (cheap over long histories); never cached as full."""
+        if not shas or not paths:
+            return {}
+        self.batches += 1
+        return {p.commit: p for p in diff_many(self.repo, [(s, None) for s in shas], paths=sorted(paths))}
+
+    def files(self, shas: Sequence[str]) -> list[FilePatch]:
+        return [f for s in shas for f in self.full[s].files]
+
+
+def keys_of(files: Sequence[FilePatch]) -> Counter[tuple[str, bytes]]:
+    """Signed lines of a change; binary or line-less files count as one token naming the path."""
+    c: Counter[tuple[str, bytes]] = Counter()
+    for f in files:
+        keys = signed_keys(f.added, f.removed)
+        if f.binary or not keys:
+            keys[("bin" if f.binary else "file", f.path.encode("utf-8", "surrogateescape"))] += 1
+        c += keys
+    return c
+
+
+def patch_id(files: Sequence[FilePatch]) -> str:
+    """Whitespace-insensitive id over path and ± lines per file (context and order of files ignored)."""
+    h = hashlib.sha1()
+    for f in sorted(files, key=lambda f: f.path):
+        h.update(f.path.encode("utf-8", "surrogateescape") + b"\0")
+        if f.binary:
+            h.update(b"bin\0" + (f.new_blob or "").encode())
+        for ln in f.removed:
+            h.update(b"-" + norm(ln) + b"\n")
+        for ln in f.added:
+            h.update(b"+" + norm(ln) + b"\n")
+    return h.hexdigest()
+
+
+class SourceFinder:
+    """Resolves the picks of a range against the source history (oldest first)."""
+
+    def __init__(self, repo: GitRepo, picks: Sequence[Commit], history: Sequence[Commit],
+                 mapping: dict[str, list[str]], store: PatchStore) -> None:
+        self.repo, self.picks, self.history, self.mapping, self.store = repo, picks, history, mapping, store
+        self.order = {c.sha: i for i, c in enumerate(history)}
+        self.by_number: dict[int, list[str]] = {}
+        for c in history:
+            for n in pr_numbers(c.subject):
+                self.by_number.setdefault(n, []).append(c.sha)
+        self.subjects = {c.sha: c.subject for c in history}
+        self.rejected: dict[str, str] = {}  # pick -> PR-number candidates its content did not confirm
+
+    def resolve(self) -> dict[str, Resolution]:
+        res: dict[str, Resolution] = {}
+        pr_cands: dict[str, list[str]] = {}
+        trailers = self._trailers()
+        for pick in self.picks:
+            if pick.sha in self.mapping:
+                res[pick.sha] = Resolution(self.mapping[pick.sha], "map", 1.0)
+            elif trailers.get(pick.sha):
+                res[pick.sha] = Resolution(trailers[pick.sha], "trailer", 1.0)
+            else:
+                cands = [s for n in pr_numbers(pick.subject) for s in self.by_number.get(n, [])]
+                pr_cands[pick.sha] = sorted(set(cands), key=lambda s: self.order[s])
+        # Phase A: the picks and every named candidate, in one diff-tree process.
+        self.store.ensure([p.sha for p in self.picks] + [s for r in res.values() for s in r.sources]
+                          + [s for c in pr_cands.values() for s in c])
+        for sha, cands in pr_cands.items():
+            r = self._confirm(sha, cands)
+            if r is not None:
+                res[sha] = r
+        unresolved = [p.sha for p in self.picks if p.sha not in res]
+        res.update(self._search(unresolved))
+        for pick, note in self.rejected.items():
+            r = res.setdefault(pick, Resolution())
+            r.note = "; ".join(x for x in (r.note, note) if x)
+        return res
+
+    def _trailers(self) -> dict[str, list[str]]:
+        """Trailer shas per pick, resolved in one batch; ones on the source history preferred."""
+        named = {p.sha: trailer_shas(p.body) for p in self.picks if p.sha not in self.mapping}
+        specs = sorted({t for ts in named.values() for t in ts})
+        ids = dict(zip(specs, object_ids(self.repo, [f"{t}^{{commit}}" for t in specs])))
+        out: dict[str, list[str]] = {}
+        for pick, ts in named.items():
+            found = [ids[t] for t in ts if ids.get(t)]
+            on_source = [f for f in found if f in self.order]
+            # A pick of a pick carries several trailers: the one on the source branch is the source.
+            chosen = on_source[:1] or found[:1]
+            if chosen:
+                out[pick] = [c for c in chosen if c]
+        return out
+
+    def _confirm(self, pick: str, cands: Sequence[str]) -> Resolution | None:
+        """PR-number candidates confirmed by content (or, for an empty pick, by subject)."""
+        if not cands:
+            return None
+        pick_files = self.store.full[pick].files
+        pk = keys_of(pick_files)
+        if not pk:
+            subject = strip_numbers(next(p.subject for p in self.picks if p.sha == pick))
+            same = [c for c in cands if strip_numbers(self.subjects[c]) == subject]
+            return Resolution(same, "pr-number", 0.0, "empty pick: confirmed by subject only") if same else None
+        scores = {c: overlap(pk, keys_of(self.store.full[c].files)) for c in cands}
+        confirmed = [c for c in cands if scores[c] >= CONFIRM_OVERLAP]
+        note = "" if len(confirmed) == len(cands) else "PR-number candidates rejected by content: " + \
+            ", ".join(f"{c[:12]} ({scores[c]:.2f})" for c in cands if c not in confirmed)
+        if not confirmed:
+            self.rejected[pick] = note
+            return None
+        union = keys_of(self.store.files(confirmed))
+        return Resolution(confirmed, "pr-number", round(overlap(pk, union), 3), note)
+
+    def _search(self, unresolved: Sequence[str]) -> dict[str, Resolution]:
+        """Patch-id, then similarity, over source commits touching the unresolved picks' paths."""
+        todo = [p for p in unresolved if self.store.full[p].files]
+        if not todo:
+            return {}
+        paths = {x for p in todo for f in self.store.full[p].files for x in (f.old_path, f.new_path) if x}
+        candidates = [c.sha for c in self.history if not c.is_merge]
+        part = self.store.restricted(candidates, sorted(paths))
+        ids: dict[str, list[str]] = {}
+        index: dict[tuple[str, bytes], list[str]] = {}
+        size: dict[str, int] = {}
+        for sha in candidates:
+            files = part[sha].files if sha in part else []
+            if not files:
+                continue
+            ids.setdefault(patch_id(files), []).append(sha)
+            keys = keys_of(files)
+            size[sha] = sum(keys.values())
+            for key in keys:
+                index.setdefault(key, []).append(sha)
+        shortlist: dict[str, list[str]] = {}
+        for p in todo:
+            pf = self.store.full[p].files
+            exact = ids.get(patch_id(pf), [])
+            pk = keys_of(pf)
+            hits: Counter[str] = Counter()
+            for key, n in pk.items():
+                posting = index.get(key, [])
+                if len(posting) <= _COMMON_LINE:
+                    for sha in posting:
+                        hits[sha] += n
+            total = sum(pk.values())
+            ranked = sorted(hits, key=lambda s: (-2 * hits[s] / (total + size[s]), self.order[s]))
+            shortlist[p] = list(dict.fromkeys(exact + ranked[:3]))
+        # Phase C: full diffs of the shortlisted commits, one process.
+        self.store.ensure([s for v in shortlist.values() for s in v])
+        out: dict[str, Resolution] = {}
+        for p, cands in shortlist.items():
+            pf = self.store.full[p].files
+            pid = patch_id(pf)
+            exact = [c for c in cands if patch_id(self.store.full[c].files) == pid]
+            if exact:
+                out[p] = Resolution([exact[0]], "patch-id", 1.0)
+                continue
+            pk = keys_of(pf)
+            scored = sorted(((dice(pk, keys_of(self.store.full[c].files)), c) for c in cands),
+                            key=lambda t: (-t[0], self.order[t[1]]))
+            if scored and scored[0][0] >= SIMILARITY_MIN:
+                out[p] = Resolution([scored[0][1]], "similarity", round(scored[0][0], 3))
+            elif scored:
+                out[p] = Resolution([], None, None,
+                                    f"best candidate {scored[0][1][:12]} at similarity {scored[0][0]:.2f}")
+        return out

@@ -1,0 +1,48 @@
+"""`harness fidelity BASE..HEAD --source REF`: does each pick carry exactly what its source carried?"""
+
+from __future__ import annotations
+
+import argparse
+
+from harness.checks.fidelity import fidelity_section
+from harness.commands._common import add_report_options, check_output_path, command_line, emit
+from harness.errors import UsageError
+from harness.git import GitRepo
+from harness.report.model import Report
+
+NAME = "fidelity"
+HELP = "compare each commit of a backport range with its source commit(s), file by file"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("range", metavar="BASE..HEAD", help="the picks: non-merge commits of this range")
+    p.add_argument("--source", required=True, metavar="REF", help="branch the picks were taken from (e.g. main)")
+    p.add_argument("--source-branch", metavar="REF",
+                   help="PR branch squash-merged as the source (e.g. refs/pull/N/head): list commits missing "
+                        "from the pick")
+    p.add_argument("--map", action="append", default=[], metavar="PICK=SOURCE",
+                   help="force a pick's source (repeat; SOURCE may be A+B for a union)")
+    add_report_options(p)
+
+
+def parse_map(items: list[str]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for item in items:
+        pick, sep, src = item.partition("=")
+        if not sep or not pick or not src:
+            raise UsageError(f"--map expects PICK=SOURCE, got {item!r}")
+        out.setdefault(pick, []).extend(s for s in src.split("+") if s)
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    check_output_path(args)
+    mapping = parse_map(args.map)
+    repo = GitRepo(args.repo)
+    base, head = repo.parse_range(args.range)
+    section = fidelity_section(repo, base, head, args.source, args.source_branch, mapping)
+    inputs = {"range": args.range, "base": base, "head": head, "source": args.source}
+    if args.source_branch:
+        inputs["source branch"] = args.source_branch
+    report = Report("Cherry-pick fidelity", command_line(getattr(args, "_argv", None)), [section], inputs)
+    return emit(args, report)
