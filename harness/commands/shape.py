@@ -1,0 +1,33 @@
+"""``harness shape BASE..HEAD [--same-tree A B]``: parents, identities, dates and sign-offs of a push."""
+
+from __future__ import annotations
+
+import argparse
+
+from harness.checks.shape import shape_section
+from harness.commands._common import add_report_options, check_output_path, command_line, emit
+from harness.git.repo import GitRepo
+from harness.report.model import Report
+
+NAME = "shape"
+HELP = ("each commit in BASE..HEAD with its parents, author/committer identity and dates, and Signed-off-by "
+        "against the author; --same-tree A B: do two commits carry identical trees")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("range_", metavar="BASE..HEAD", help="the commits to describe")
+    p.add_argument("--same-tree", nargs=2, metavar=("A", "B"), help="also compare the trees of two commits")
+    add_report_options(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    check_output_path(args)
+    repo = GitRepo(args.repo)
+    repo.parse_range(args.range_)  # validates both ends (unknown or option-like refs → exit 2)
+    base, head = args.range_.split("..", 1)
+    section = shape_section(repo, base, head, tuple(args.same_tree) if args.same_tree else None)
+    report = Report(title=f"Shape of {args.range_}", command=command_line(args._argv), sections=[section],
+                    inputs={"base": section.data["base"], "head": section.data["head"],
+                            **({"same tree A": args.same_tree[0], "same tree B": args.same_tree[1]}
+                               if args.same_tree else {})})
+    return emit(args, report)
