@@ -1,0 +1,81 @@
+"""Results keyed by content: probe definition hash, column tree + edits, interpreter, engine.
+
+Stored as one small JSON file per key under ``HARNESS_CACHE_DIR`` (default
+``$XDG_CACHE_HOME/harness``, else ``~/.cache/harness``). Writes are atomic; a corrupt entry is a miss.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+
+def cache_dir() -> Path:
+    env = os.environ.get("HARNESS_CACHE_DIR")
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg) / "harness"
+
+
+def content_key(*parts: Any) -> str:
+    """A stable sha256 over JSON-able parts."""
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str).encode()).hexdigest()
+
+
+def file_digest(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest() if Path(path).is_file() else "missing"
+
+
+@lru_cache(maxsize=16)
+def interpreter_fingerprint(python: str) -> str:
+    """Realpath, version and prefix of an interpreter (one subprocess per interpreter per run)."""
+    proc = subprocess.run([python, "-c", "import sys,os;print(os.path.realpath(sys.executable));"
+                           "print(sys.version);print(sys.prefix)"], capture_output=True, text=True)
+    if proc.returncode != 0:
+        return f"unusable:{python}"
+    return content_key(proc.stdout)
+
+
+class Cache:
+    """A directory of JSON entries keyed by content (``namespace/ab/cdef….json``)."""
+
+    def __init__(self, root: Path | None = None, namespace: str = "probes", enabled: bool = True) -> None:
+        self.root = (root or cache_dir()) / namespace
+        self.enabled = enabled
+        self.hits = 0
+        self.misses = 0
+
+    def _path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key[2:]}.json"
+
+    def get(self, key: str) -> Any | None:
+        if not self.enabled:
+            return None
+        try:
+            value = json.loads(self._path(key).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            self.misses += 1
+            return None
+        self.hits += 1
+        return value
+
+    def put(self, key: str, value: Any) -> None:
+        if not self.enabled:
+            return
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=str(path.parent))
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(value, fh, sort_keys=True)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise

@@ -1,0 +1,61 @@
+"""Git plumbing for column trees: blob ids, commit diffs, applying patches to a harness-owned dir.
+
+Nothing here touches the user's work tree, index or refs. ``git apply`` runs in a directory the
+harness owns, outside any repository (discovery is fenced off with GIT_CEILING_DIRECTORIES), so
+it behaves like ``patch`` and writes nothing into ``.git``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from functools import lru_cache
+from pathlib import Path
+
+from harness.errors import UsageError
+from harness.git.repo import GitRepo
+
+
+@lru_cache(maxsize=64)
+def _object_format(git_dir: str) -> str:
+    proc = subprocess.run(["git", "--git-dir", git_dir, "rev-parse", "--show-object-format"],
+                          capture_output=True, text=True)
+    return (proc.stdout.strip() or "sha1") if proc.returncode == 0 else "sha1"
+
+
+def blob_sha(repo: GitRepo, data: bytes) -> str:
+    """The blob id git gives ``data`` (same as ``blob_sha_of_bytes``, computed in-process)."""
+    algo = hashlib.sha256 if _object_format(str(repo.git_dir)) == "sha256" else hashlib.sha1
+    return algo(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def commit_diff(repo: GitRepo, rev: str) -> bytes:
+    """The binary-safe diff a commit introduces against its first parent (root: against nothing)."""
+    sha = repo.resolve(rev)
+    return repo.run(["diff-tree", "-p", "--binary", "--full-index", "--root", "--no-color", "--no-ext-diff",
+                     "--no-textconv", "-m", "--first-parent", "--no-renames", sha])
+
+
+def apply_patch(tree_dir: Path, diff: bytes, *, what: str, include: str | None = None) -> None:
+    """Apply a unified diff inside ``tree_dir`` (not a repository); failure is a UsageError.
+
+    ``include`` limits the patch to one path.
+    """
+    if not diff.strip():
+        return
+    env = dict(os.environ)
+    for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY"):
+        env.pop(var, None)
+    env.update({"GIT_CEILING_DIRECTORIES": str(Path(tree_dir).resolve().parent), "LC_ALL": "C"})
+    proc = subprocess.run(["git", "apply", "--whitespace=nowarn", *([f"--include={include}"] if include else []), "-"], input=diff, cwd=str(tree_dir),
+                          capture_output=True, env=env)
+    if proc.returncode != 0:
+        msg = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise UsageError(f"{what}: does not apply: {msg[0] if msg else 'git apply failed'}")
+
+
+def list_tree_files(repo: GitRepo, rev: str) -> list[str]:
+    """Paths of the files in ``rev`` (one ``ls-tree`` process)."""
+    out = repo.run(["ls-tree", "-r", "-z", "--name-only", rev])
+    return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]

@@ -1,0 +1,90 @@
+"""Probe kinds, discovered: adding a kind is adding ``harness/probes/kinds/<kind>.py``.
+
+A kind module defines:
+
+- ``KIND: str`` — the name used as ``kind:`` in a scenario.
+- ``FIELDS: tuple[str, ...]`` — kind-specific keys allowed in the probe mapping (the common keys
+  ``id kind rows timeout description expect`` are handled by the scenario loader).
+- ``validate(probe: ProbeDef, fields: Fields) -> None`` — check the kind-specific keys; raise
+  ``fields.req(key).error("message")`` (→ ``file:line: key: message``, exit 2).
+- ``inputs(probe: ProbeDef) -> list[Path]`` — files outside the column tree whose content belongs in
+  the definition hash (probe files, stubs). Optional.
+- ``run(ctx: KindContext) -> list[CellResult]`` — one result per ``ctx.rows``, same order. Runs the
+  rows in ``ctx.tree.path`` with ``ctx.python``; never raises for a failing probe (a failing probe
+  is a cell with status error/timeout/crash).
+- ``fingerprint(ctx: KindContext) -> str`` — optional extra cache key part (an engine version).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+STATUSES = ("ok", "error", "timeout", "crash")
+
+
+@dataclass
+class CellResult:
+    """One cell: the outcome value (JSON-able), its status, a short detail, and proofs.
+
+    ``proof`` maps a proof name to a value shown in the report, e.g. ``{"module decoder":
+    "decoder.py"}`` (paths relative to the column tree) or ``{"extracted sha": "…"}``.
+    """
+
+    value: Any = None
+    status: str = "ok"
+    detail: str = ""
+    proof: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"value": self.value, "status": self.status, "detail": self.detail, "proof": self.proof}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "CellResult":
+        return cls(d.get("value"), d.get("status", "ok"), d.get("detail", ""), dict(d.get("proof") or {}))
+
+
+@dataclass
+class KindContext:
+    """What a kind receives for one (probe, column): the rows still to run and where to run them."""
+
+    probe: Any  # harness.scenario.ProbeDef
+    rows: list[dict[str, Any]]
+    column: Any  # harness.columns.Column
+    tree: Any  # harness.columns.Materialized (tree.path is the column's tree)
+    python: str  # interpreter for this column
+    repo: Any  # harness.git.GitRepo
+    scratch: Path  # a harness-owned temp dir outside the tree, removed afterwards
+    env: dict[str, str] = field(default_factory=dict)  # extra environment for subprocesses
+
+
+def _modules() -> dict[str, ModuleType]:
+    mods = {}
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
+        if info.name.startswith("_"):
+            continue
+        mod = importlib.import_module(f"{__name__}.{info.name}")
+        if hasattr(mod, "KIND") and hasattr(mod, "run"):
+            mods[mod.KIND] = mod
+    return mods
+
+
+_CACHE: dict[str, ModuleType] = {}
+
+
+def kinds() -> dict[str, ModuleType]:
+    if not _CACHE:
+        _CACHE.update(_modules())
+    return _CACHE
+
+
+def kind_names() -> list[str]:
+    return sorted(kinds())
+
+
+def get_kind(name: str) -> ModuleType:
+    return kinds()[name]
