@@ -1,0 +1,40 @@
+"""`harness sweep`: mutmut 3.x over the functions a change touches, in a throwaway copy."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from harness.commands._common import add_report_options, check_output_path, command_line, emit
+from harness.git.repo import GitRepo
+from harness.report.model import Report
+from harness.sweep import check_mutmut, run_sweep, sweep_section
+
+NAME = "sweep"
+HELP = "mutation-test (mutmut 3.x) only the functions BASE..HEAD changes; its mutants/ never reach your tree"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("range", metavar="BASE..HEAD", help="the change whose functions are swept")
+    p.add_argument("--tests", action="append", default=[], metavar="PATH|NODEID",
+                   help="test selection handed to mutmut's pytest runs (repeatable; default: all)")
+    p.add_argument("-m", "--marker", metavar="EXPR", help="pytest -m expression for mutmut's runs")
+    p.add_argument("--source-path", action="append", default=[], metavar="DIR",
+                   help="mutmut source_paths (default: top folder of each changed file)")
+    p.add_argument("--python", default=sys.executable, metavar="EXE",
+                   help="interpreter with mutmut 3.x and the project's test dependencies")
+    p.add_argument("--max-children", type=int, default=None, help="mutmut worker processes")
+    p.add_argument("--timeout", type=float, default=1800, help="seconds for the whole mutmut run")
+    add_report_options(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    check_output_path(args)
+    repo = GitRepo(args.repo)
+    base, head = repo.parse_range(args.range)
+    check_mutmut(args.python)
+    result = run_sweep(repo, base, head, tests=args.tests, marker=args.marker, python=args.python,
+                       max_children=args.max_children, timeout=args.timeout, source_paths=args.source_path)
+    report = Report(title="Mutation sweep of the changed functions", command=command_line(args._argv),
+                    sections=[sweep_section(result)], inputs={"base": base, "head": head})
+    return emit(args, report)

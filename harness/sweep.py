@@ -1,0 +1,367 @@
+"""A mutmut 3.x sweep restricted to the functions a change touches, in a throwaway copy.
+
+The head's tree is exported to a temporary directory; mutmut's configuration there names only the
+changed files (``only_mutate``) and the mutant names of the changed functions (globs), so its
+``mutants/`` folder and caches live and die in that directory. mutmut's own clean run and
+forced-fail run must pass first, else nothing it reports is evidence.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Sequence
+
+from harness.errors import UsageError
+from harness.git.mutation import changed_lines
+from harness.git.repo import GitRepo
+from harness.git.tree import export_tree
+from harness.report.model import Code, Control, Finding, Section, Table
+
+METHOD_SEP = "ǁ"  # mutmut 3 mangles Class.method as xǁClassǁmethod
+_RUN_MUTMUT = "import sys; from mutmut.__main__ import cli; sys.argv[0] = 'mutmut'; sys.exit(cli())"
+_STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped",
+           36: "timeout", 24: "timeout", -24: "timeout", 152: "timeout", 255: "timeout",
+           37: "caught by type check", -11: "segfault", -9: "segfault"}
+
+
+@dataclass
+class ChangedFunction:
+    path: str
+    qualname: str  # "f" or "Class.method"
+    start: int  # the def line
+    end: int
+    lines: list[int]  # changed lines inside it
+
+    @property
+    def mangled(self) -> str:
+        if "." in self.qualname:
+            cls, meth = self.qualname.split(".", 1)
+            return f"x{METHOD_SEP}{cls}{METHOD_SEP}{meth}"
+        return f"x_{self.qualname}"
+
+
+@dataclass
+class Mutant:
+    name: str
+    path: str
+    function: str
+    status: str
+    line: int | None  # line of the head file the mutant changes (None: could not be placed)
+    diff: str
+    on_changed_line: bool
+
+
+@dataclass
+class SweepResult:
+    base: str
+    head: str
+    tree: str
+    functions: list[ChangedFunction]
+    skipped_files: list[tuple[str, str]] = field(default_factory=list)
+    mutants: list[Mutant] = field(default_factory=list)
+    exit_code: int | None = None
+    clean_ok: bool = False
+    forced_fail_ok: bool = False
+    leaked: bool = False
+    output_tail: str = ""
+    seconds: float = 0.0
+    mutmut_version: str = ""
+    config: dict = field(default_factory=dict)
+
+
+def is_test_path(path: str) -> bool:
+    p = PurePosixPath(path)
+    return (p.name.startswith("test_") or p.name.endswith("_test.py") or p.name == "conftest.py"
+            or any(part in ("tests", "test", "testing") for part in p.parts[:-1]))
+
+
+def functions_touched(path: str, source: str, lines: set[int]) -> list[ChangedFunction]:
+    """Top-level functions and methods of top-level classes (what mutmut mutates) holding a changed line."""
+    tree = ast.parse(source)
+    found: list[ChangedFunction] = []
+
+    def consider(node: ast.AST, qual: str) -> None:
+        assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+        end = node.end_lineno or node.lineno
+        hit = sorted(ln for ln in lines if start <= ln <= end)
+        if hit:
+            found.append(ChangedFunction(path, qual, node.lineno, end, hit))
+
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            consider(node, node.name)
+        elif isinstance(node, ast.ClassDef):
+            for sub in node.body:
+                if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    consider(sub, f"{node.name}.{sub.name}")
+    return found
+
+
+def find_changed_functions(repo: GitRepo, base: str, head: str, tree_dir: Path
+                           ) -> tuple[list[ChangedFunction], list[tuple[str, str]]]:
+    """Changed functions of non-test Python files at ``head``, and the files left out (with why)."""
+    functions: list[ChangedFunction] = []
+    skipped: list[tuple[str, str]] = []
+    for path, lines in sorted(changed_lines(repo, base, head, ["*.py"]).items()):
+        if is_test_path(path):
+            skipped.append((path, "test file"))
+            continue
+        try:
+            source = (tree_dir / path).read_text(encoding="utf-8")
+            touched = functions_touched(path, source, lines)
+        except (OSError, SyntaxError, UnicodeDecodeError) as exc:
+            skipped.append((path, f"unreadable: {exc.__class__.__name__}"))
+            continue
+        if not touched:
+            skipped.append((path, "changes outside any function"))
+        functions += touched
+    return functions, skipped
+
+
+def _mutmut_config(functions: Sequence[ChangedFunction], tests: Sequence[str], marker: str | None,
+                   source_paths: Sequence[str]) -> dict:
+    paths = sorted({f.path for f in functions})
+    roots = list(source_paths) or sorted({PurePosixPath(p).parts[0] for p in paths})
+    cfg: dict = {"source_paths": roots, "only_mutate": paths}
+    if tests:
+        cfg["pytest_add_cli_args_test_selection"] = list(tests)
+    if marker:
+        cfg["pytest_add_cli_args"] = ["-m", marker]
+    return cfg
+
+
+def _toml_value(v: object) -> str:
+    if isinstance(v, list):
+        return "[" + ", ".join(json.dumps(x) for x in v) + "]"
+    return json.dumps(v)
+
+
+def write_mutmut_config(tree_dir: Path, cfg: dict) -> None:
+    """Replace any ``[tool.mutmut]`` table of the copy's pyproject.toml with ours."""
+    pyproject = tree_dir / "pyproject.toml"
+    text = pyproject.read_text(encoding="utf-8") if pyproject.exists() else ""
+    text = re.sub(r"(?ms)^\[tool\.mutmut\]\s*$.*?(?=^\[|\Z)", "", text)
+    table = "\n[tool.mutmut]\n" + "".join(f"{k} = {_toml_value(v)}\n" for k, v in cfg.items())
+    pyproject.write_text(text.rstrip("\n") + "\n" + table, encoding="utf-8")
+
+
+def _mutant_lines(mutants_file: Path) -> dict[str, tuple[int, int]]:
+    tree = ast.parse(mutants_file.read_text(encoding="utf-8"))
+    return {n.name: (n.lineno, n.end_lineno or n.lineno) for n in ast.walk(tree)
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and "__mutmut_" in n.name}
+
+
+def _place(fn: ChangedFunction, head_lines: list[str], mutant_src: list[str], spans: dict[str, tuple[int, int]],
+           local: str) -> tuple[int | None, str]:
+    """The head line a mutant changes and its diff (orig vs mutant body, def lines excluded)."""
+    mangled = local.rsplit("__mutmut_", 1)[0]
+    orig, mut = spans.get(f"{mangled}__mutmut_orig"), spans.get(local)
+    if not orig or not mut:
+        return None, ""
+    a = mutant_src[orig[0]:orig[1]]
+    b = mutant_src[mut[0]:mut[1]]
+    diff = "\n".join(ln for ln in difflib.unified_diff(a, b, lineterm="", n=0) if ln[:1] in "+-"
+                     and not ln.startswith(("+++", "---")))
+    line = None
+    for op, i1, _i2, _j1, _j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if op != "equal":
+            line = fn.start + 1 + i1
+            # Self-check: the original text must sit at that line of the head file.
+            if i1 < len(a) and (line > len(head_lines) or head_lines[line - 1].strip() != a[i1].strip()):
+                line = None
+            break
+    return line, diff
+
+
+def _read_results(tree_dir: Path, functions: Sequence[ChangedFunction]) -> list[Mutant]:
+    by_key = {(f.path, f.mangled): f for f in functions}
+    mutants: list[Mutant] = []
+    for path in sorted({f.path for f in functions}):
+        meta = tree_dir / "mutants" / (path + ".meta")
+        mfile = tree_dir / "mutants" / path
+        if not meta.exists() or not mfile.exists():
+            continue
+        codes = json.loads(meta.read_text(encoding="utf-8")).get("exit_code_by_key", {})
+        spans = _mutant_lines(mfile)
+        mutant_src = mfile.read_text(encoding="utf-8").splitlines()
+        head_lines = (tree_dir / path).read_text(encoding="utf-8").splitlines()
+        for key in sorted(codes, key=_natural):
+            local = key.rsplit(".", 1)[-1]
+            fn = by_key.get((path, local.rsplit("__mutmut_", 1)[0]))
+            if fn is None:
+                continue  # a function of a changed file that the change did not touch
+            code = codes[key]
+            status = "not checked" if code is None else _STATUS.get(code, "suspicious")
+            line, diff = _place(fn, head_lines, mutant_src, spans, local)
+            mutants.append(Mutant(key, path, fn.qualname, status, line, diff,
+                                  line is not None and line in fn.lines))
+    return mutants
+
+
+def _natural(key: str) -> tuple:
+    head, _, n = key.rpartition("__mutmut_")
+    return (head, int(n) if n.isdigit() else 0)
+
+
+def run_sweep(repo: GitRepo, base: str, head: str, *, tests: Sequence[str] = (), marker: str | None = None,
+              python: str = sys.executable, max_children: int | None = None, timeout: float = 1800,
+              source_paths: Sequence[str] = ()) -> SweepResult:
+    """Export ``head``, configure mutmut for the changed functions, run it, read its verdicts."""
+    base_sha, head_sha = repo.resolve(base), repo.resolve(head)
+    user_mutants = repo.work_tree / "mutants" if repo.work_tree else None
+    existed = bool(user_mutants and user_mutants.exists())
+    with tempfile.TemporaryDirectory(prefix="harness-sweep-") as tmp:
+        tree_dir = Path(tmp) / "tree"
+        tree = export_tree(repo, head_sha, tree_dir)
+        functions, skipped = find_changed_functions(repo, base_sha, head_sha, tree_dir)
+        result = SweepResult(base, head, tree, functions, skipped)
+        if not functions:
+            return result
+        result.config = _mutmut_config(functions, tests, marker, source_paths)
+        write_mutmut_config(tree_dir, result.config)
+        globs = sorted({f"*.{f.mangled}__mutmut_*" for f in functions})
+        env = dict(os.environ)
+        env.pop("PYTEST_ADDOPTS", None)
+        env["GIT_CEILING_DIRECTORIES"] = tmp  # mutmut asks git about "its" repo: there is none here
+        argv = [python, "-c", _RUN_MUTMUT, "run"]
+        if max_children:
+            argv += ["--max-children", str(max_children)]
+        start = time.monotonic()
+        try:
+            proc = subprocess.run(argv + globs, cwd=str(tree_dir), env=env, capture_output=True,
+                                  timeout=timeout, stdin=subprocess.DEVNULL)
+            out = (proc.stdout + proc.stderr).decode("utf-8", "replace")
+            result.exit_code = proc.returncode
+        except subprocess.TimeoutExpired as exc:
+            out = ((exc.stdout or b"") + (exc.stderr or b"")).decode("utf-8", "replace")
+            result.exit_code = None
+        result.seconds = time.monotonic() - start
+        out = _strip_spinner(out)
+        result.output_tail = out[-3000:]
+        result.clean_ok = "Failed to run clean test" not in out and "Running clean tests" in out
+        result.forced_fail_ok = ("Unable to force test failures" not in out
+                                 and "Running mutation testing" in out)
+        result.mutmut_version = _mutmut_version(python)
+        if result.exit_code is not None:
+            result.mutants = _read_results(tree_dir, functions)
+    result.leaked = bool(user_mutants and user_mutants.exists() and not existed)
+    if result.exit_code is None:
+        raise UsageError(f"mutmut ran past {timeout:.0f}s (raise --timeout or narrow --tests)")
+    return result
+
+
+def _strip_spinner(text: str) -> str:
+    """mutmut redraws a braille spinner on one line: keep each line's last frame only."""
+    return "\n".join(re.split(r"[\u2801-\u28ff]", ln.replace("\r", ""))[-1].strip() if re.search(
+        r"[\u2801-\u28ff]", ln) else ln for ln in text.splitlines())
+
+
+def _mutmut_version(python: str) -> str:
+    proc = subprocess.run([python, "-c", "import importlib.metadata as m; print(m.version('mutmut'))"],
+                          capture_output=True, text=True)
+    return proc.stdout.strip()
+
+
+def check_mutmut(python: str) -> str:
+    """The mutmut version the interpreter has (3.x), or a usage error saying how to get it."""
+    version = _mutmut_version(python)
+    if not version:
+        raise UsageError(f"mutmut is not installed for {python}: pip install 'mutmut>=3,<4' "
+                         "(or the harness's [mutation] extra)")
+    if not version.startswith("3."):
+        raise UsageError(f"mutmut {version} found for {python}; harness sweep needs mutmut 3.x")
+    return version
+
+
+# -- report ------------------------------------------------------------------------
+def sweep_section(result: SweepResult) -> Section:
+    """Per changed function: killed / survived / no tests, and survivors on changed lines."""
+    evidence = result.clean_ok and result.forced_fail_ok and result.exit_code == 0
+    rows: list[list] = []
+    for fn in result.functions:
+        mine = [m for m in result.mutants if m.path == fn.path and m.function == fn.qualname]
+        count = {s: sum(1 for m in mine if m.status == s) for s in ("killed", "survived", "no tests")}
+        other = len(mine) - sum(count.values())
+        on_changed = sum(1 for m in mine if m.status == "survived" and m.on_changed_line)
+        rows.append([Code(fn.path), Code(fn.qualname), _ranges(fn.lines), len(mine), count["killed"],
+                     count["survived"], count["no tests"], other, on_changed])
+    tables = [Table(
+        "mutmut sweep per changed function", ["file", "function", "changed lines", "mutants", "killed",
+                                              "survived", "no tests", "other", "survivors on changed lines"],
+        rows, legend="other = timeout / suspicious / skipped / not checked; a function with 0 mutants has "
+                     "nothing mutmut can mutate (or is decorated)",
+        control="mutmut's clean run and forced-fail run: " + ("passed" if evidence else "FAILED — not evidence"))]
+    survivors = [m for m in result.mutants if m.status == "survived" and m.on_changed_line]
+    if survivors:
+        tables.append(Table(
+            "Surviving mutants on changed lines", ["mutant", "line", "mutation"],
+            [[Code(m.name), m.line, Code(m.diff)] for m in survivors],
+            legend="'-' original, '+' mutant", control="each line is checked against the head file's text",
+            collapsed=len(survivors) > 10))
+    if result.skipped_files:
+        tables.append(Table("Changed Python files not swept", ["file", "why"],
+                            [[Code(p), why] for p, why in result.skipped_files],
+                            control="from the same diff as the functions above"))
+    findings: list[Finding] = []
+    if result.functions and not evidence:
+        findings.append(Finding("sweep-not-evidence", "P1",
+                                "mutmut's clean or forced-fail run did not pass: the sweep is not evidence",
+                                _last_lines(result.output_tail), key=f"{result.tree}"))
+    for m in survivors:
+        findings.append(Finding("mutant-survives", "P2",
+                                f"a mutant of {m.function} on changed line {m.path}:{m.line} survives the tests",
+                                m.diff, key=f"{m.path}:{m.function}:{m.diff}"))
+    for fn in result.functions:
+        mine = [m for m in result.mutants if m.path == fn.path and m.function == fn.qualname]
+        if mine and all(m.status == "no tests" for m in mine):
+            findings.append(Finding("function-untested", "P2",
+                                    f"no test in this selection runs {fn.path}:{fn.qualname}",
+                                    key=f"{fn.path}:{fn.qualname}"))
+    controls = [
+        Control("mutmut clean test run", "passed" if result.clean_ok else "failed", result.clean_ok),
+        Control("mutmut forced-fail run (liveness)", "passed" if result.forced_fail_ok else "failed",
+                result.forced_fail_ok),
+        Control("mutants/ stayed in the throwaway copy",
+                "user's tree has no new mutants/ folder" if not result.leaked else "LEAKED", not result.leaked),
+    ] if result.functions else [Control("changed functions", "none found: nothing to sweep", None)]
+    total = len(result.mutants)
+    killed = sum(1 for m in result.mutants if m.status == "killed")
+    return Section(
+        id="sweep", title="Mutation sweep (mutmut) of the changed functions",
+        summary=(f"{len(result.functions)} changed function(s), {total} mutants, {killed} killed, "
+                 f"{len(survivors)} surviving on changed lines" + ("" if evidence or not result.functions
+                                                                   else " — NOT EVIDENCE")),
+        tables=tables, findings=findings, controls=controls,
+        not_verified=["functions mutmut does not mutate (decorated, nested, module-level code) are not swept",
+                      "mutants are mutmut's operators only; a survivor off the changed lines is counted, not listed",
+                      "the project's pytest addopts apply inside mutmut's runs"],
+        data={"base": result.base, "head": result.head, "tree": result.tree, "exit_code": result.exit_code,
+              "mutmut": result.mutmut_version, "config": result.config,
+              "functions": [{"path": f.path, "function": f.qualname, "lines": f.lines} for f in result.functions],
+              "mutants": [{"name": m.name, "path": m.path, "function": m.function, "status": m.status,
+                           "line": m.line, "on_changed_line": m.on_changed_line} for m in result.mutants]})
+
+
+def _ranges(lines: Sequence[int]) -> str:
+    groups: list[list[int]] = []
+    for ln in sorted(lines):
+        if groups and groups[-1][1] == ln - 1:
+            groups[-1][1] = ln
+        else:
+            groups.append([ln, ln])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in groups)
+
+
+def _last_lines(text: str, n: int = 5) -> str:
+    return "\n".join([ln for ln in text.splitlines() if ln.strip()][-n:])
