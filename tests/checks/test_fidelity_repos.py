@@ -72,7 +72,6 @@ def build(b: RepoBuilder) -> Scenario:
     sc.src["squash"] = b.commit("Feature (#3020)", {"feature.py": f3})
 
     # release: rename a file first (part of BASE), then the picks.
-    b.checkout("release") if False else None
     b.branch("release", fork)
     b.checkout("release")
     b.move("pkg/old_name.py", "pkg/new_name.py")
@@ -109,3 +108,9 @@ def build(b: RepoBuilder) -> Scenario:
     b.checkout("release")
     sc.merge = b.merge("side", "Merge side into release")
     return sc
+
+
+def test_scenario_has_a_merge_inside_the_range(tmp_path):
+    sc = build(RepoBuilder(tmp_path / "r"))
+    parents = sc.b.repo.commit(sc.merge).parents
+    assert len(parents) == 2 and sc.b.repo.is_ancestor(sc.base, sc.merge)

@@ -1,0 +1,99 @@
+"""`harness fidelity` end to end: formats, exit codes, bare repos, usage errors, read-only."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_fidelity_repos import Scenario, build
+
+from repo_builder import RepoBuilder
+
+
+@pytest.fixture(scope="module")
+def scenario(tmp_path_factory) -> Scenario:
+    return build(RepoBuilder(tmp_path_factory.mktemp("fidcli") / "repo"))
+
+
+def _args(sc: Scenario, *extra: str) -> list[str]:
+    return ["fidelity", f"{sc.base}..release", "--source", "main", "--repo", str(sc.b.path), *extra]
+
+
+def test_json_keys_and_exit_code(scenario, run_cli):
+    code, out, err = run_cli(*_args(scenario, "--format", "json"))
+    assert code == 1, err  # P1: a subset pick lacks non-test lines
+    doc = json.loads(out)
+    assert doc["schema"] == "harness.report/1"
+    picks = doc["sections"][0]["data"]["picks"]
+    assert len(picks) == len(scenario.pick)
+    for p in picks:
+        assert {"pick", "source", "source_via", "status", "files"} <= set(p)
+        for f in p["files"]:
+            assert {"path", "status", "pick", "source"} <= set(f)
+            for side in (f["pick"], f["source"]):
+                assert side is None or set(side) == {"added", "removed", "added_sha1", "removed_sha1"}
+
+
+def test_fail_on_never_and_p2(scenario, run_cli):
+    assert run_cli(*_args(scenario, "--format", "json", "--fail-on", "never"))[0] == 0
+    clean = ["fidelity", f"{scenario.base}..{scenario.pick['latin']}", "--source", "main",
+             "--repo", str(scenario.b.path), "--format", "json"]
+    code, out, _ = run_cli(*clean)
+    assert code == 1  # the subset and the whitespace-only picks are inside this range too
+    only_identical = ["fidelity", f"{scenario.pick['adapted']}..{scenario.pick['latin']}", "--source", "main",
+                      "--repo", str(scenario.b.path), "--format", "json", "--fail-on", "p2"]
+    code, out, _ = run_cli(*only_identical)
+    statuses = [p["status"] for p in json.loads(out)["sections"][0]["data"]["picks"]]
+    assert statuses == ["identical", "identical"] and code == 0
+
+
+def test_markdown_and_terminal(scenario, run_cli):
+    code, md, _ = run_cli(*_args(scenario, "--format", "md"))
+    assert "| file | status |" in md and "da39a3ee" in md and "<details>" in md
+    assert "(\\#3009 and \\#3040)" not in md and "\\#3009 and \\#3010" in md
+    code, term, _ = run_cli(*_args(scenario, "--format", "term"))
+    assert "Cherry-pick fidelity" in term and "no-source" in term
+
+
+def test_same_inputs_same_bytes(scenario, run_cli, tmp_path):
+    out = tmp_path / "a.md"
+    run_cli(*_args(scenario, "--format", "md", "--output", str(out)))
+    first = out.read_bytes()
+    run_cli(*_args(scenario, "--format", "md", "--output", str(out)))
+    assert out.read_bytes() == first and len(first) > 0
+
+
+def test_bare_repository(scenario, run_cli, tmp_path):
+    bare = scenario.b.bare_clone(tmp_path / "bare.git")
+    code, out, err = run_cli("fidelity", f"{scenario.base}..release", "--source", "main", "--repo", str(bare),
+                             "--source-branch", "pr", "--format", "json")
+    assert code == 1, err
+    data = json.loads(out)["sections"][0]["data"]
+    assert data["cut_point"] == scenario.pr[1]
+    assert {p["pick"]: p["status"] for p in data["picks"]}[scenario.pick["ws"]] == "whitespace-only"
+
+
+@pytest.mark.parametrize("bad", [
+    ["--source", "no-such-branch"],
+    ["--source", "main", "--source-branch", "nope"],
+    ["--source", "main", "--map", "garbage"],
+    ["--source", "main", "--map", "main=main"],
+    ["--source", "--upload-pack=evil"],
+])
+def test_usage_errors_exit_2_and_write_nothing(scenario, run_cli, tmp_path, bad):
+    out = tmp_path / "report.md"
+    argv = ["fidelity", f"{scenario.base}..release", "--repo", str(scenario.b.path), *bad, "--output", str(out)]
+    code, stdout, err = run_cli(*argv)
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1 and not out.exists() and stdout == ""
+
+
+def test_unknown_range_exit_2(scenario, run_cli):
+    code, _, err = run_cli("fidelity", "nope..release", "--source", "main", "--repo", str(scenario.b.path))
+    assert code == 2 and "nope" in err
+
+
+def test_repository_is_unchanged(scenario, run_cli, tmp_path):
+    before = scenario.b.snapshot()
+    run_cli(*_args(scenario, "--source-branch", "pr", "--format", "json", "--output", str(tmp_path / "r.json")))
+    assert scenario.b.snapshot() == before
