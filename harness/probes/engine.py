@@ -1,0 +1,151 @@
+"""Run a scenario's probes over rows × columns: cache lookups, one worker per column, in parallel."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.cache import Cache, content_key, file_digest, interpreter_fingerprint
+from harness.columns import Column, ColumnIdentity, identify, materialize, user_blob
+from harness.edits import EditProof
+from harness.errors import UsageError
+from harness.git.repo import GitRepo
+from harness.probes.kinds import CellResult, KindContext, get_kind
+from harness.probes.subproc import PROBES_DIR
+
+ENGINE_VERSION = "1"
+
+
+@dataclass
+class ColumnRun:
+    """A column as it was run: its identity and the proofs of its edits."""
+
+    column: Column
+    ident: ColumnIdentity
+    proofs: list[EditProof] = field(default_factory=list)
+
+
+@dataclass
+class ProbeRun:
+    """Every cell of every selected probe: ``cells[(probe id, column name)]`` is one result per row."""
+
+    columns: list[ColumnRun]
+    cells: dict[tuple[str, str], list[CellResult]]
+    python: str
+    from_cache: int = 0
+    ran: int = 0
+    seconds: float = 0.0
+
+
+def definition_hash(probe: Any) -> str:
+    """Content of the probe definition: kind, keys, timeout, probe files, runner and kind code."""
+    kmod = get_kind(probe.kind)
+    inputs = [file_digest(p) for p in (kmod.inputs(probe) if hasattr(kmod, "inputs") else [])]
+    code = [file_digest(PROBES_DIR / n) for n in ("_runner.py", "extract_runner.py")]
+    code.append(file_digest(Path(kmod.__file__ or "")))
+    return content_key(ENGINE_VERSION, probe.kind, probe.spec, probe.timeout, inputs, code)
+
+
+def _engine_fp(probe: Any, python: str) -> str:
+    kmod = get_kind(probe.kind)
+    return str(kmod.fingerprint(probe, python)) if hasattr(kmod, "fingerprint") else ""
+
+
+def run_probes(repo: GitRepo, scenario: Any, probes: list[Any], *, python: str | None = None,
+               jobs: int | None = None, cache: Cache | None = None, workroot: Path | None = None,
+               progress: Any = None) -> ProbeRun:
+    """Fill every (probe, column, row) cell, from the cache where the content key matches."""
+    started = time.monotonic()
+    python = python or sys.executable
+    if shutil.which(python) is None and not Path(python).is_file():
+        raise UsageError(f"--python {python}: no such interpreter")
+    cache = cache or Cache()
+    scenario.check_refs(repo)
+    columns = [ColumnRun(c, identify(repo, c)) for c in scenario.columns]
+    interp = interpreter_fingerprint(python)
+    defs = {p.id: definition_hash(p) for p in probes}
+    engines = {p.id: _engine_fp(p, python) for p in probes}
+    cells: dict[tuple[str, str], list[CellResult | None]] = {}
+    keys: dict[tuple[str, str], list[str]] = {}
+    todo: dict[str, list[Any]] = {}
+    run = ProbeRun(columns, {}, python)
+    for cr in columns:
+        for p in probes:
+            ks = [content_key(defs[p.id], cr.ident.tree_sha, cr.ident.edits, interp, engines[p.id], row)
+                  for row in p.rows]
+            hits = [cache.get(k) for k in ks]
+            cells[(p.id, cr.column.name)] = [CellResult.from_json(h) if h else None for h in hits]
+            keys[(p.id, cr.column.name)] = ks
+            run.from_cache += sum(h is not None for h in hits)
+            if any(h is None for h in hits):
+                todo.setdefault(cr.column.name, []).append(p)
+        cached_proofs = cache.get(content_key("column-proofs", ENGINE_VERSION, cr.ident.key))
+        if cached_proofs is None:
+            todo.setdefault(cr.column.name, [])
+        else:
+            cr.proofs = [EditProof(**d) for d in cached_proofs]
+            for pr in cr.proofs:
+                pr.blob_user_before = pr.blob_user_after = user_blob(repo, cr.ident.commit_sha, pr.path)
+
+    def work(cr: ColumnRun) -> None:
+        pending = list(todo[cr.column.name])
+        first = True
+        while first or pending:
+            first = False
+            with materialize(repo, cr.column, workroot) as mat:
+                while pending:
+                    p = pending.pop(0)
+                    _run_one(repo, cr, mat, p, python, cells, keys, cache, run)
+                    if mat.changes():
+                        break  # written into: the next probe gets a fresh tree
+            cr.proofs = mat.proofs
+            cache.put(content_key("column-proofs", ENGINE_VERSION, cr.ident.key),
+                      [{**asdict(p), "blob_user_before": None, "blob_user_after": None} for p in mat.proofs])
+
+    needing = [cr for cr in columns if cr.column.name in todo]
+    workers = max(1, min(jobs or len(needing) or 1, len(needing) or 1))
+    if progress:
+        progress(f"{sum(len(v) for v in cells.values())} cells, {run.from_cache} from cache; "
+                 f"{len(needing)} column(s) to run with {workers} worker(s)")
+    if workers == 1:
+        for cr in needing:
+            work(cr)
+    else:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            for f in [pool.submit(work, cr) for cr in needing]:
+                f.result()
+    run.cells = {k: [c or CellResult(None, "error", "not run") for c in v] for k, v in cells.items()}
+    run.seconds = time.monotonic() - started
+    return run
+
+
+def _run_one(repo: GitRepo, cr: ColumnRun, mat: Any, probe: Any, python: str,
+             cells: dict[tuple[str, str], list[CellResult | None]], keys: dict[tuple[str, str], list[str]],
+             cache: Cache, run: ProbeRun) -> None:
+    slot = cells[(probe.id, cr.column.name)]
+    idx = [i for i, c in enumerate(slot) if c is None]
+    if not idx:
+        return
+    scratch = Path(tempfile.mkdtemp(prefix="harness-probe-"))
+    try:
+        ctx = KindContext(probe, [probe.rows[i] for i in idx], cr.column, mat, python, repo, scratch)
+        try:
+            results = get_kind(probe.kind).run(ctx)
+        except UsageError:
+            raise
+        except Exception as exc:  # a broken probe kind fails its cells, not the run
+            results = [CellResult(None, "error", f"probe kind {probe.kind} failed: {type(exc).__name__}: {exc}")
+                       for _ in idx]
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    for i, res in zip(idx, results):
+        slot[i] = res
+        run.ran += 1
+        if res.status in ("ok", "error") and not res.detail.startswith("wrote into the tree"):
+            cache.put(keys[(probe.id, cr.column.name)][i], res.to_json())

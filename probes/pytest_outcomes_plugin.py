@@ -1,0 +1,91 @@
+"""pytest plugin: record every test's outcome and where the code under test was imported from.
+
+Runs inside the column's own pytest (``-p pytest_outcomes_plugin`` with this folder on
+PYTHONPATH); it never imports harness. Environment:
+
+* ``HARNESS_OUTCOMES_OUT``: where to write the result JSON.
+* ``HARNESS_PROOF_PATHS``: JSON list of tree-relative ``.py`` paths whose module origin to prove.
+
+Outcomes per node id: passed, failed, error (setup/teardown/collection), skipped (xfail included).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+_outcomes: dict[str, str] = {}
+_collect_errors: list[dict[str, str]] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    nid = report.nodeid
+    if report.when == "call":
+        if report.passed:
+            _outcomes[nid] = "passed"
+        elif report.skipped:
+            _outcomes[nid] = "skipped"  # skip or xfail
+        else:
+            _outcomes[nid] = "failed"
+    elif report.failed:
+        _outcomes[nid] = "error"  # a failing fixture, in setup or teardown
+    elif report.skipped and report.when == "setup":
+        _outcomes[nid] = "skipped"
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    if report.failed:
+        lines = [ln for ln in str(report.longrepr or "").splitlines() if ln.strip()]
+        _collect_errors.append({"nodeid": report.nodeid or ".",
+                                "message": (lines[-1].strip() if lines else "collection error")[:300]})
+
+
+def _module_names(rel: str) -> list[str]:
+    parts = list(Path(rel).with_suffix("").parts)
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+    return [".".join(parts[i:]) for i in range(len(parts)) if parts[i:]]
+
+
+def _proofs(root: Path, rels: list[str]) -> dict[str, dict[str, Any]]:
+    proofs: dict[str, dict[str, Any]] = {}
+    for rel in rels:
+        want = (root / rel).resolve()
+        entry: dict[str, Any] = {"status": "not imported", "module": None, "file": None}
+        for mod in list(sys.modules.values()):
+            f = getattr(mod, "__file__", None)
+            if f and Path(f).resolve() == want:
+                entry = {"status": "in tree", "module": mod.__name__, "file": rel}
+                break
+        else:
+            for name in _module_names(rel):
+                mod = sys.modules.get(name)
+                f = getattr(mod, "__file__", None) if mod else None
+                if f:
+                    entry = {"status": "shadowed", "module": name, "file": str(Path(f).resolve())}
+                    break
+        proofs[rel] = entry
+    return proofs
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    out = os.environ.get("HARNESS_OUTCOMES_OUT")
+    if not out:
+        return
+    rels = json.loads(os.environ.get("HARNESS_PROOF_PATHS", "[]"))
+    result = {
+        "exit_status": int(exitstatus),
+        "outcomes": dict(sorted(_outcomes.items())),
+        "collection_errors": _collect_errors,
+        "module_proofs": _proofs(Path(str(session.config.rootpath)), rels),
+        "pytest": pytest.__version__,
+    }
+    tmp = out + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(result, fh, sort_keys=True)
+    os.replace(tmp, out)
