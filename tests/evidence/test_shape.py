@@ -1,0 +1,122 @@
+"""harness shape: parents, identities and dates, sign-offs against the author, --same-tree."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness.checks.shape import (EMAIL_ONLY, EXACT, NAME_ONLY, NOREPLY, OTHER, classify_signoff, compare_trees,
+                                  shape_rows, shape_section)
+from harness.git.repo import GitRepo
+
+ANA = "Ana Dev <ana@corp.example>"
+
+
+@pytest.mark.parametrize("name,email,want", [
+    ("Ana Dev", "ana@corp.example", EXACT),
+    ("ana  dev", "ANA@corp.example", EXACT),
+    ("Ana Dev", "123+ana@users.noreply.github.com", NOREPLY),
+    ("Ana Dev", "ana@home.example", NAME_ONLY),
+    ("A. Dev", "ana@corp.example", EMAIL_ONLY),
+    ("Bob", "bob@corp.example", OTHER),
+])
+def test_classify_signoff(name, email, want):
+    assert classify_signoff("Ana Dev", "ana@corp.example", name, email) == want
+
+
+def _repo(builder):
+    builder.commit("base", {"f": "1\n"})
+    builder.branch("release")
+    builder.commit("fix", {"f": "2\n"}, author=ANA)
+    fix = builder.rev("HEAD")
+    builder.checkout("release")
+    builder.branch("pr")
+    builder.checkout("pr")
+    builder.cherry_pick(fix, "-x")
+    builder.commit("ok\n\nSigned-off-by: Ana Dev <ana@corp.example>", {"g": "1\n"}, author=ANA)
+    builder.commit("swap\n\nSigned-off-by: Ana Dev <99+ana@users.noreply.github.com>", {"g": "2\n"}, author=ANA)
+    builder.commit("other\n\nSigned-off-by: Bob <bob@corp.example>\nSigned-off-by: Ana D <ana@home.example>",
+                   {"g": "3\n"}, author=ANA)
+    builder.checkout("main")
+    return fix
+
+
+def test_rows_shape_and_every_signoff_mismatch(builder, run_cli):
+    fix = _repo(builder)
+    snap = builder.snapshot()
+    rows = shape_rows(GitRepo(builder.path), "release", "pr")
+    assert [r.commit.subject for r in rows] == ["fix", "ok", "swap", "other"]
+    assert rows[0].picked_from == fix and rows[0].date_shape.startswith("authored before committed")
+    assert [r.signoff_verdict for r in rows] == ["no Signed-off-by", "author signed off", f"author: {NOREPLY}",
+                                                 "author did not sign off"]
+    code, out, err = run_cli("shape", "--repo", str(builder.path), "release..pr", "--format", "json",
+                             "--fail-on", "p2")
+    assert code == 1, err
+    sec = json.loads(out)["sections"][0]
+    mism = [f for f in sec["findings"] if f["kind"] == "shape-signoff"]
+    assert len(mism) == 3 and any("noreply" in f["title"] for f in mism)
+    assert [s["match"] for s in sec["data"]["rows"][3]["signoffs"]] == [OTHER, OTHER]
+    assert all(c["ok"] is True for c in sec["controls"])
+    assert builder.snapshot() == snap
+
+
+def test_merge_parents_are_named(builder):
+    builder.commit("base", {"f": "1\n"})
+    builder.branch("topic")
+    builder.checkout("topic")
+    builder.commit("topic work", {"t": "1\n"})
+    builder.checkout("main")
+    builder.commit("main work", {"m": "1\n"})
+    start = builder.rev("HEAD~1")
+    builder.merge("topic", "merge topic")
+    rows = shape_rows(GitRepo(builder.path), start, "main")
+    merge = [r for r in rows if r.commit.is_merge][0]
+    assert len(merge.commit.parents) == 2 and set(merge.parent_names.values()) == {"main~1", "topic"}
+    assert merge.signoff_verdict == "merge: not checked"
+    section = shape_section(GitRepo(builder.path), start, "main")
+    cell = next(r[1].text for r in section.tables[0].rows if r[0].sha == merge.commit.sha)
+    assert "topic" in cell and "main~1" in cell
+
+
+def test_same_tree_despite_different_history(builder, run_cli):
+    fix = _repo(builder)
+    picked = builder.rev("pr~3")
+    st = compare_trees(GitRepo(builder.path), fix, picked)
+    assert st.identical  # the pick onto an unmoved release reproduces the same content
+    assert {"commit", "committed", "message"} <= {k for k, _, _ in st.differences}
+    builder.checkout("release")
+    builder.branch("again")
+    builder.checkout("again")
+    builder.cherry_pick(fix)
+    builder.checkout("main")
+    st = compare_trees(GitRepo(builder.path), "pr~3", "again")
+    assert st.identical and "commit" in [k for k, _, _ in st.differences]
+    code, out, _ = run_cli("shape", "--repo", str(builder.path), "release..again", "--same-tree", "pr~3", "again",
+                           "--format", "json")
+    data = json.loads(out)["sections"][0]["data"]["same_tree"]
+    assert data["identical"] is True and data["changed"] == []
+    code, out, _ = run_cli("shape", "--repo", str(builder.path), "release..again", "--same-tree", "pr", "again",
+                           "--format", "json")
+    sec = json.loads(out)["sections"][0]
+    assert sec["data"]["same_tree"]["identical"] is False
+    assert {c["path"] for c in sec["data"]["same_tree"]["changed"]} == {"g"}
+    assert any(f["kind"] == "shape-tree-differs" and f["severity"] == "P2" for f in sec["findings"])
+
+
+def test_bad_ranges_and_option_like_refs(builder, run_cli, tmp_path):
+    _repo(builder)
+    out_file = tmp_path / "r.md"
+    for spec in ("release", "release..nope", "release...pr"):
+        code, _, err = run_cli("shape", "--repo", str(builder.path), spec, "--output", str(out_file))
+        assert code == 2 and len(err.strip().splitlines()) == 1 and not out_file.exists()
+    builder.repo.git.update_ref("refs/heads/--upload-pack=x", "release")
+    code, out, err = run_cli("shape", "--repo", str(builder.path), "--format", "json", "--", "--upload-pack=x..pr")
+    assert code == 0, err
+    assert len(json.loads(out)["sections"][0]["data"]["rows"]) == 4
+
+
+def test_bare_repository(builder, tmp_path):
+    _repo(builder)
+    bare = builder.bare_clone(tmp_path / "bare.git")
+    assert len(shape_rows(GitRepo(bare), "release", "pr")) == 4
