@@ -1,0 +1,361 @@
+"""Mutation controls: does the test selection notice an edit of the code?
+
+Each mutation is a control column (a ref plus edits, see harness/columns.py) materialized in a
+tree the harness owns; the same pytest selection runs in each, with
+``probes/pytest_outcomes_plugin.py`` recording every test's outcome and where the edited modules
+were imported from. The row "none" (no edit) always runs first and is the baseline. A mutation
+declared ``expect: killed`` is the liveness control: if no test fails for it, the suite cannot
+fail for this selection and the whole table is not evidence. Gap pinning applies a commit's diff
+as a mutation of the head and asks whether any test changes outcome.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import yaml
+
+from harness.columns import Column, materialize
+from harness.edits import Edit, EditProof, edit_from_mapping
+from harness.errors import UsageError
+from harness.git.repo import GitRepo
+from harness.report.model import Code, Control, Finding, Section, Sha, Table
+from harness.selection import pytest_env
+
+EXPECTS = ("killed", "survived")
+COUNTED = ("passed", "failed", "error", "skipped")
+
+
+@dataclass
+class Mutation:
+    name: str
+    edits: list[Edit]
+    expect: str | None = None  # "killed": liveness control; "survived": must not change anything
+    gap: str | None = None  # commit sha when this mutation fills a gap (apply-commit)
+
+    def describe(self) -> str:
+        return "; ".join(e.describe() for e in self.edits) or "(no edit)"
+
+
+@dataclass
+class Outcome:
+    """One pytest run of the selection in one tree."""
+
+    outcomes: dict[str, str] = field(default_factory=dict)  # node id → passed/failed/error/skipped
+    collection_errors: list[dict[str, str]] = field(default_factory=list)
+    exit_code: int | None = None
+    module_proofs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    problem: str = ""  # set when pytest could not report (crash, timeout) or the edit did not apply
+    seconds: float = 0.0
+
+    def count(self, kind: str) -> int:
+        n = sum(1 for v in self.outcomes.values() if v == kind)
+        return n + len(self.collection_errors) if kind == "error" else n
+
+    @property
+    def failing(self) -> set[str]:
+        return ({k for k, v in self.outcomes.items() if v in ("failed", "error")}
+                | {e["nodeid"] for e in self.collection_errors})
+
+
+@dataclass
+class Row:
+    mutation: Mutation | None  # None: the baseline row "none"
+    outcome: Outcome
+    tree: str = ""
+    proofs: list[EditProof] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.mutation.name if self.mutation else "none"
+
+
+@dataclass
+class MutationRun:
+    ref: str
+    commit: str
+    tests: list[str]
+    marker: str | None
+    rows: list[Row]
+
+
+# -- input ---------------------------------------------------------------------------
+def load_mutations(path: str) -> list[Mutation]:
+    """Mutations from YAML: a list (or ``{mutations: [...]}``) of ``{name, expect, edits | <edit keys>}``."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = yaml.safe_load(fh)
+    except OSError as exc:
+        raise UsageError(f"--mutation {path}: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise UsageError(f"--mutation {path}: invalid YAML: {str(exc).splitlines()[0]}") from None
+    if isinstance(data, dict) and "mutations" in data:
+        data = data["mutations"]
+    if not isinstance(data, list) or not data:
+        raise UsageError(f"{path}: expected a non-empty list of mutations (or a 'mutations:' key)")
+    return [mutation_from_mapping(item, f"{path}: mutations[{i}]: ") for i, item in enumerate(data)]
+
+
+def mutation_from_mapping(item: Any, where: str = "") -> Mutation:
+    """``{name, expect?, edits: [...]}`` or ``{name, expect?, <one edit's keys>}`` → Mutation."""
+    if not isinstance(item, dict):
+        raise UsageError(f"{where}a mutation must be a mapping")
+    item = dict(item)
+    name = item.pop("name", None)
+    if not isinstance(name, str) or not name.strip() or name == "none":
+        raise UsageError(f"{where}'name' must be a non-empty string other than 'none'")
+    expect = item.pop("expect", None)
+    if expect is not None and expect not in EXPECTS:
+        raise UsageError(f"{where}'expect' must be one of {', '.join(EXPECTS)}, got {expect!r}")
+    if "edits" in item:
+        raw = item.pop("edits")
+        if item:
+            raise UsageError(f"{where}unknown key {sorted(item)[0]!r} next to 'edits'")
+        if not isinstance(raw, list) or not raw:
+            raise UsageError(f"{where}'edits' must be a non-empty list")
+        edits = [edit_from_mapping(e, f"{where}edits[{j}]: ") for j, e in enumerate(raw)]
+    else:
+        edits = [edit_from_mapping(item, where)]
+    return Mutation(name.strip(), edits, expect)
+
+
+def gap_mutations(repo: GitRepo, commits: Sequence[str]) -> list[Mutation]:
+    """One apply-commit mutation per gap commit (resolved, so a bad ref is a usage error up front)."""
+    result = []
+    for ref in commits:
+        sha = repo.resolve(ref)
+        subject = repo.commit(sha).subject
+        result.append(Mutation(f"gap {sha[:10]} {subject[:50]}", [Edit(kind="apply-commit", commit=sha)],
+                               gap=sha))
+    return result
+
+
+# -- running -------------------------------------------------------------------------
+def run_selection(tree_dir: Path, tests: Sequence[str], marker: str | None, *, python: str = sys.executable,
+                  proof_paths: Sequence[str] = (), timeout: float = 900) -> Outcome:
+    """Run the pytest selection once in ``tree_dir``; the tree's own modules shadow installed copies."""
+    extra = [tree_dir] + ([tree_dir / "src"] if (tree_dir / "src").is_dir() else [])
+    env = pytest_env(extra)
+    with tempfile.TemporaryDirectory(prefix="harness-outcomes-") as tmp:
+        out = Path(tmp) / "out.json"
+        env["HARNESS_OUTCOMES_OUT"] = str(out)
+        env["HARNESS_PROOF_PATHS"] = json.dumps(list(proof_paths))
+        argv = [python, "-m", "pytest", "-q", "-p", "pytest_outcomes_plugin", "-p", "no:cacheprovider",
+                "-o", "addopts=", "--rootdir", str(tree_dir), "-o", "console_output_style=classic",
+                *(["-m", marker] if marker else []), "--", *tests]
+        start = time.monotonic()
+        outcome = Outcome()
+        try:
+            proc = subprocess.run(argv, cwd=str(tree_dir), env=env, capture_output=True, timeout=timeout,
+                                  stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            outcome.problem = f"timeout after {timeout:.0f}s"
+            outcome.seconds = time.monotonic() - start
+            return outcome
+        outcome.seconds = time.monotonic() - start
+        outcome.exit_code = proc.returncode
+        if not out.exists():
+            tail = [ln for ln in (proc.stdout + proc.stderr).decode("utf-8", "replace").splitlines() if ln.strip()]
+            outcome.problem = f"pytest exited {proc.returncode} without a report: " + (tail[-1] if tail else "")
+            return outcome
+        data = json.loads(out.read_text(encoding="utf-8"))
+    outcome.outcomes = data["outcomes"]
+    outcome.collection_errors = data["collection_errors"]
+    outcome.module_proofs = data["module_proofs"]
+    if proc.returncode == 4:  # pytest usage error, e.g. a node id that does not exist
+        outcome.problem = "pytest usage error (exit 4): " + proc.stderr.decode("utf-8", "replace").strip()[-200:]
+    return outcome
+
+
+def _edited_paths(mutations: Sequence[Mutation]) -> list[str]:
+    return sorted({e.path for m in mutations for e in m.edits if e.path and e.path.endswith(".py")})
+
+
+def run_mutations(repo: GitRepo, ref: str, mutations: Sequence[Mutation], tests: Sequence[str],
+                  marker: str | None = None, *, python: str = sys.executable, timeout: float = 900,
+                  workroot: Path | None = None) -> MutationRun:
+    """Row "none" first, then each mutation in its own control column."""
+    commit = repo.resolve(ref)
+    names = [m.name for m in mutations]
+    if len(set(names)) != len(names):
+        raise UsageError(f"duplicate mutation names: {sorted({n for n in names if names.count(n) > 1})}")
+    proof_paths = _edited_paths(mutations)
+    rows: list[Row] = []
+    for mutation in [None, *mutations]:
+        column = Column(mutation.name if mutation else "none", commit,
+                        list(mutation.edits) if mutation else [], role="control" if mutation else "ref")
+        try:
+            with materialize(repo, column, workroot) as mat:
+                paths = sorted(set(proof_paths) | {p.path for p in mat.proofs if p.path.endswith(".py")})
+                outcome = run_selection(mat.path, tests, marker, python=python, proof_paths=paths,
+                                        timeout=timeout)
+                row = Row(mutation, outcome, mat.tree_sha, mat.proofs)
+        except UsageError as exc:
+            if mutation is None or mutation.gap is None:
+                raise
+            row = Row(mutation, Outcome(problem=f"does not apply on {ref}: {exc}"))
+        rows.append(row)
+    return MutationRun(ref, commit, list(tests), marker, rows)
+
+
+# -- report --------------------------------------------------------------------------
+def killed_by(row: Row, baseline: Row) -> list[str]:
+    """Tests that pass in the baseline and fail (or error) with the mutation."""
+    return sorted(row.outcome.failing - baseline.outcome.failing)
+
+
+def changed_tests(row: Row, baseline: Row) -> list[str]:
+    """Tests whose outcome differs from the baseline (appearing and vanishing tests included)."""
+    a, b = baseline.outcome.outcomes, row.outcome.outcomes
+    moved = {t for t in set(a) | set(b) if a.get(t) != b.get(t)}
+    ea = {e["nodeid"] for e in baseline.outcome.collection_errors}
+    eb = {e["nodeid"] for e in row.outcome.collection_errors}
+    return sorted(moved | (ea ^ eb))
+
+
+def _proof_cell(row: Row) -> str:
+    proofs = row.outcome.module_proofs
+    if not proofs:
+        return "—"
+    edited = {p.path for p in row.proofs}
+    relevant = {k: v for k, v in proofs.items() if not edited or k in edited} or proofs
+    states = sorted({v["status"] for v in relevant.values()})
+    return ", ".join(states)
+
+
+def mutation_section(run: MutationRun) -> Section:
+    """The mutation table with sha proofs, the liveness control and gap pinning findings."""
+    base = run.rows[0]
+    findings: list[Finding] = []
+    rows: list[list] = []
+    proof_rows: list[list] = []
+    live_rows = [r for r in run.rows[1:] if r.mutation and r.mutation.expect == "killed"]
+    liveness_failed = [r for r in live_rows if not killed_by(r, base)]
+    baseline_total = len(base.outcome.outcomes) + len(base.outcome.collection_errors)
+    shadowed = [r for r in run.rows if any(v["status"] == "shadowed" for v in r.outcome.module_proofs.values())]
+    evidence = bool(live_rows) and not liveness_failed and baseline_total > 0 and not base.outcome.problem \
+        and not shadowed
+
+    for r in run.rows:
+        o = r.outcome
+        kills = killed_by(r, base) if r.mutation else []
+        moved = changed_tests(r, base) if r.mutation else []
+        if r.mutation is None:
+            verdict = "baseline"
+        elif o.problem:
+            verdict = "not run"
+        elif r.mutation.gap:
+            verdict = "pinned" if moved else "NOT PINNED"
+        else:
+            verdict = "killed" if kills else "survived"
+        first = r.proofs[0] if r.proofs else None
+        rows.append([
+            r.name, (r.mutation.expect or "") if r.mutation else "", verdict,
+            *(o.count(k) for k in COUNTED),
+            Code(", ".join(kills[:5]) + (f" (+{len(kills) - 5})" if len(kills) > 5 else "")) if kills else "",
+            Sha(first.blob_before) if first and first.blob_before else None,
+            Sha(first.blob_after) if first and first.blob_after else None,
+            Sha(first.blob_user_after) if first and first.blob_user_after else None,
+            _proof_cell(r),
+            o.problem,
+        ])
+        for p in r.proofs:
+            unchanged = p.blob_user_before == p.blob_user_after
+            proof_rows.append([r.name, Code(p.path), Sha(p.blob_before) if p.blob_before else "(new)",
+                               Sha(p.blob_after) if p.blob_after else "(deleted)",
+                               Sha(p.blob_user_after) if p.blob_user_after else "(absent)",
+                               "unchanged" if unchanged else "CHANGED"])
+            if not unchanged:
+                findings.append(Finding("mutation-leaked", "P1",
+                                        f"the user's copy of {p.path} changed during mutation {r.name}",
+                                        key=f"{r.name}:{p.path}"))
+        if r.mutation and r.mutation.expect == "survived" and kills:
+            findings.append(Finding("mutation-expectation", "P2",
+                                    f"mutation {r.name} was expected to survive but {len(kills)} test(s) failed",
+                                    ", ".join(kills[:10]), key=r.name))
+        if r.mutation and r.mutation.gap and not o.problem and not moved:
+            counts = ", ".join(f"{o.count(k)} {k}" for k in COUNTED)
+            findings.append(Finding(
+                "gap-not-pinned", "P2", f"no test in this selection pins this gap: {r.name}",
+                f"with the gap filled the selection gives {counts} — the same outcome for all "
+                f"{len(o.outcomes)} tests as without it", key=f"{r.mutation.gap}:{run.tests}:{run.marker}"))
+
+    for r in liveness_failed:
+        findings.append(Finding(
+            "liveness-failed", "P1",
+            f"liveness control {r.name} made no test fail: the suite cannot fail for this selection",
+            f"{r.outcome.count('passed')} passed, {r.outcome.count('failed')} failed; the mutation table is "
+            "not evidence", key=f"{r.name}:{run.tests}:{run.marker}"))
+    if baseline_total == 0:
+        findings.append(Finding("selection-empty", "P1", "the test selection ran no test at the baseline",
+                                base.outcome.problem, key=f"{run.tests}:{run.marker}"))
+    if base.outcome.failing:
+        findings.append(Finding("baseline-failing", "P2",
+                                f"{len(base.outcome.failing)} test(s) already fail without any mutation",
+                                ", ".join(sorted(base.outcome.failing)[:10]), key=str(sorted(base.outcome.failing))))
+    for r in shadowed:
+        findings.append(Finding("module-shadowed", "P1",
+                                f"row {r.name}: the edited module was imported from outside the column's tree",
+                                "; ".join(f"{k}: {v['file']}" for k, v in r.outcome.module_proofs.items()
+                                          if v["status"] == "shadowed"), key=f"{r.name}"))
+
+    if not live_rows:
+        liveness = "no liveness mutation (expect: killed) declared — not evidence"
+    elif liveness_failed:
+        liveness = "liveness FAILED (" + ", ".join(r.name for r in liveness_failed) + "): NOT EVIDENCE"
+    else:
+        liveness = "liveness held: " + ", ".join(f"{r.name} killed {len(killed_by(r, base))}" for r in live_rows)
+    selection = " ".join(run.tests) + (f" -m {run.marker!r}" if run.marker else "")
+    table = Table(
+        f"Mutations at {run.ref} — selection: {selection or '(all)'}",
+        ["mutation", "expect", "verdict", *COUNTED, "tests killed", "baseline", "mutated", "restored",
+         "module", "problem"],
+        rows,
+        legend="killed = a test passing in 'none' fails; gap rows: pinned = some test changes outcome; "
+               "baseline/mutated = blob of the edited file in the column, restored = the user's copy afterwards; "
+               "module = where the edited module was imported from",
+        control=liveness)
+    tables = [table]
+    if proof_rows:
+        tables.append(Table("Edit sha proofs per file", ["mutation", "file", "baseline", "mutated", "restored",
+                                                         "user's copy"], proof_rows,
+                            control="restored must equal the user's copy before the run",
+                            collapsed=len(proof_rows) > 8))
+    gaps = [r for r in run.rows if r.mutation and r.mutation.gap]
+    not_pinned = [r for r in gaps if not r.outcome.problem and not changed_tests(r, base)]
+    controls = [
+        Control("row 'none' (baseline)", f"{baseline_total} tests, {len(base.outcome.failing)} failing",
+                baseline_total > 0 and not base.outcome.problem),
+        Control("liveness", liveness, bool(live_rows) and not liveness_failed),
+        Control("module path proof", "edited modules imported from the column's tree" if not shadowed
+                else f"shadowed in {len(shadowed)} row(s)", not shadowed),
+    ]
+    summary = (f"{len(run.rows) - 1} mutation(s) at {run.ref}; " + liveness +
+               (f"; {len(not_pinned)} of {len(gaps)} gap(s) pinned by no test" if gaps else ""))
+    return Section(
+        id="mutation", title="Mutation controls" + (" and gap pinning" if gaps else ""), summary=summary,
+        tables=tables, findings=findings, controls=controls,
+        not_verified=[
+            "only the given selection ran; tests outside it may pin what it does not",
+            "the project's addopts were neutralised; plugins' own options were not applied",
+            "a mutation that changes no outcome may still be caught by a test that is skipped here",
+        ],
+        data={"ref": run.ref, "commit": run.commit, "tests": run.tests, "marker": run.marker,
+              "evidence": evidence,
+              "rows": [{"name": r.name, "expect": r.mutation.expect if r.mutation else None,
+                        "gap": r.mutation.gap if r.mutation else None, "tree": r.tree,
+                        "counts": {k: r.outcome.count(k) for k in COUNTED},
+                        "killed_by": killed_by(r, base) if r.mutation else [],
+                        "changed": changed_tests(r, base) if r.mutation else [],
+                        "outcomes": r.outcome.outcomes, "problem": r.outcome.problem,
+                        "module_proofs": r.outcome.module_proofs,
+                        "proofs": [{"path": p.path, "baseline": p.blob_before, "mutated": p.blob_after,
+                                    "restored": p.blob_user_after, "user_before": p.blob_user_before}
+                                   for p in r.proofs]} for r in run.rows]})
