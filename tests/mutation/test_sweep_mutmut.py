@@ -1,0 +1,104 @@
+"""`harness sweep`: a real mutmut 3 run restricted to the functions a change touches."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from harness.git.mutation import changed_lines
+from harness.git.repo import GitRepo
+from harness.sweep import functions_touched, run_sweep, sweep_section
+
+BASE = """\
+def clamp(x, lo, hi):
+    if x < lo:
+        return lo
+    return x
+
+
+def untouched(a, b):
+    return a + b
+
+
+class Box:
+    def area(self, w, h):
+        return w * h
+"""
+
+HEAD = BASE.replace("    return x\n", "    if x > hi:\n        return hi\n    return x\n").replace(
+    "return w * h", "return w * h + 0") + "\n\ndef scale(x):\n    return x * 2\n"
+
+TESTS = """\
+from pkg.calc import Box, clamp, untouched
+
+try:
+    from pkg.calc import scale
+except ImportError:  # the base has no scale yet
+    scale = None
+
+
+def test_clamp():
+    assert clamp(-1, 0, 10) == 0
+    assert clamp(5, 0, 10) == 5
+
+
+def test_untouched():
+    assert untouched(1, 2) == 3
+
+
+def test_scale():
+    if scale is not None:
+        assert scale(3) == 6
+
+
+def test_area_runs():
+    Box().area(2, 3)
+"""
+
+
+def test_changed_lines_and_functions(builder):
+    base = builder.commit("base", {"pkg/__init__.py": "", "pkg/calc.py": BASE})
+    head = builder.commit("head", {"pkg/calc.py": HEAD, "tests/test_calc.py": TESTS})
+    lines = changed_lines(GitRepo(builder.path), base, head)
+    assert lines["pkg/calc.py"] == {4, 5, 15, 16, 17, 18, 19}
+    assert set(lines) == {"pkg/calc.py", "tests/test_calc.py"}
+    fns = functions_touched("pkg/calc.py", HEAD, lines["pkg/calc.py"])
+    assert [(f.qualname, f.mangled, f.lines) for f in fns] == [
+        ("clamp", "x_clamp", [4, 5]), ("Box.area", "xǁBoxǁarea", [15]), ("scale", "x_scale", [18, 19])]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("mutmut") is None, reason="mutmut 3 not installed")
+def test_sweep_counts_per_changed_function(builder, tmp_path):
+    base = builder.commit("base", {"pkg/__init__.py": "", "pkg/calc.py": BASE, "tests/test_calc.py": TESTS})
+    builder.commit("head", {"pkg/calc.py": HEAD})
+    before = builder.snapshot()
+    result = run_sweep(GitRepo(builder.path), base, "HEAD", tests=["tests"], max_children=2, timeout=600)
+    assert result.clean_ok and result.forced_fail_ok, result.output_tail
+    assert result.exit_code == 0
+    names = ["clamp", "Box.area", "scale"]
+    assert [f.qualname for f in result.functions] == names  # untouched is not swept
+    assert all(m.function in names for m in result.mutants)
+    by_fn = {fn: [m for m in result.mutants if m.function == fn] for fn in names}
+    # test_area_runs asserts nothing: every mutant of Box.area survives, on the changed line 15.
+    assert by_fn["Box.area"] and all(m.status == "survived" for m in by_fn["Box.area"])
+    assert all(m.line == 15 and m.on_changed_line for m in by_fn["Box.area"])
+    # clamp's mutants are equivalent (< vs <=): they survive; only line 4 is a changed line.
+    assert {(m.line, m.on_changed_line) for m in by_fn["clamp"]} == {(2, False), (4, True)}
+    # scale is checked by test_scale: its mutants die.
+    assert by_fn["scale"] and all(m.status == "killed" for m in by_fn["scale"])
+    section = sweep_section(result)
+    assert section.controls[1].ok is True  # forced fail
+    assert any(f.kind == "mutant-survives" and "Box.area" in f.title for f in section.findings)
+    assert not (builder.path / "mutants").exists()
+    assert builder.snapshot() == before
+
+
+def test_no_changed_function_is_reported_not_run(builder):
+    base = builder.commit("base", {"pkg/__init__.py": "", "pkg/calc.py": BASE})
+    builder.commit("constant", {"pkg/calc.py": "LIMIT = 3\n" + BASE})
+    result = run_sweep(GitRepo(builder.path), base, "HEAD")
+    assert result.functions == [] and result.exit_code is None
+    assert result.skipped_files == [("pkg/calc.py", "changes outside any function")]
+    section = sweep_section(result)
+    assert "0 changed function(s)" in section.summary
