@@ -8,12 +8,13 @@ import time
 from dataclasses import dataclass, field
 
 from harness.errors import UsageError
-from harness.git.evidence import TrialMerge, trial_merge
+from harness.git.evidence import TrialMerge, read_blobs, trial_merge
 from harness.git.patch import FilePatch, diff_trees
 from harness.git.repo import Commit, GitRepo
 from harness.report.model import Code, Control, Finding, Section, Sha, Table
 
 _ALNUM = re.compile(rb"[A-Za-z0-9]")
+_MAX_COMMIT_ROWS = 100  # keeps the section small enough for a pull-request comment
 
 
 def significant(line: bytes) -> bool:
@@ -67,9 +68,8 @@ def _lines(blob: bytes | None) -> set[bytes]:
     return {ln.strip() for ln in (blob or b"").split(b"\n")}
 
 
-def _presence(repo: GitRepo, fp: FilePatch, at: str, head_blob: bytes | None) -> Presence:
+def _presence(fp: FilePatch, blob: bytes | None, head_blob: bytes | None) -> Presence:
     added = [ln.strip() for ln in fp.added if significant(ln)]
-    blob = repo.blob_at(at, fp.path)
     there = _lines(blob)
     return Presence(fp.path, len(added), sum(ln in there for ln in added),
                     blob is not None and head_blob is not None and blob == head_blob)
@@ -88,12 +88,12 @@ def drift(repo: GitRepo, base: str, head: str) -> Drift:
     overlap = [FileDrift(fp.path, len(fp.added), len(fp.removed), len(base_files[fp.path].added),
                          len(base_files[fp.path].removed)) for fp in head_files if fp.path in base_files]
     presence, self_present, self_added = [], 0, 0
-    for fp in head_files:
-        if fp.status == "D" or fp.binary:
-            continue
-        head_blob = repo.blob_at(h, fp.path)
-        presence.append(_presence(repo, fp, b, head_blob))
-        own = _presence(repo, fp, h, head_blob)
+    kept = [fp for fp in head_files if fp.status != "D" and not fp.binary]
+    blobs = read_blobs(repo, [f"{rev}:{fp.path}" for fp in kept for rev in (h, b)])
+    for k, fp in enumerate(kept):
+        head_blob, base_blob = blobs[2 * k], blobs[2 * k + 1]
+        presence.append(_presence(fp, base_blob, head_blob))
+        own = _presence(fp, head_blob, head_blob)
         self_present, self_added = self_present + own.present, self_added + own.added
     return Drift(
         base=b, head=h, merge_base=mb, base_commits=base_commits, head_commits=head_count, overlap=overlap,
@@ -113,9 +113,12 @@ def drift_section(repo: GitRepo, base: str, head: str) -> Section:
     conflicts = {c.path: c for c in d.merge.conflicts}
     tables = [
         Table(f"commits on {base} since the merge base", ["commit", "date", "author", "subject"],
-              [[Sha(c.sha), _date(c.committer_time), c.author_name, c.subject] for c in d.base_commits],
+              [[Sha(c.sha), _date(c.committer_time), c.author_name, c.subject]
+               for c in d.base_commits[-_MAX_COMMIT_ROWS:]],
               legend=f"merge base {d.merge_base[:12]}; {base} is {len(d.base_commits)} commit(s) ahead of it, "
-                     f"{head} is {d.head_commits}",
+                     f"{head} is {d.head_commits}"
+                     + (f"; the newest {_MAX_COMMIT_ROWS} are listed (all in the JSON data)"
+                        if len(d.base_commits) > _MAX_COMMIT_ROWS else ""),
               control="the merge base is named with both commit counts, so an empty table is a measured zero",
               collapsed=len(d.base_commits) > 15),
         Table(f"files {head} changes that {base} also changed since the merge base",

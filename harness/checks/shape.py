@@ -166,10 +166,12 @@ def shape_section(repo: GitRepo, base: str, head: str, same_tree: tuple[str, str
                                "corporate address: same name, one address is a noreply one",
                         control="the classifier is run on synthetic identities built from a real author first"))
     findings: list[Finding] = []
-    uses_sob = any(r.signoffs for r in rows)
-    for r in rows:
-        if r.commit.is_merge:
-            continue
+    plain = [r for r in rows if not r.commit.is_merge]
+    signed = sum(bool(r.signoffs) for r in plain)
+    # A project "uses" sign-offs when at least half its commits in the range carry one; elsewhere a
+    # bot's trailer alone should not turn every unsigned commit into a finding.
+    uses_sob = bool(plain) and signed * 2 >= len(plain)
+    for r in plain:
         v = r.signoff_verdict
         if v == "author signed off" or (v == "no Signed-off-by" and not uses_sob):
             continue
@@ -181,7 +183,8 @@ def shape_section(repo: GitRepo, base: str, head: str, same_tree: tuple[str, str
             title = f"{r.commit.sha[:12]}: no Signed-off-by, while other commits in the range carry one"
         else:
             title = f"{r.commit.sha[:12]}: sign-off does not match the author ({v})"
-        findings.append(Finding("shape-signoff", "P2", title, detail, key=f"{r.commit.sha}\0signoff"))
+        findings.append(Finding("shape-signoff", "P2" if uses_sob else "info", title, detail,
+                                key=f"{r.commit.sha}\0signoff"))
     odd = [r for r in rows if r.commit.author_time > r.commit.committer_time]
     for r in odd:
         findings.append(Finding("shape-dates", "info", f"{r.commit.sha[:12]}: authored after committed",
@@ -194,6 +197,9 @@ def shape_section(repo: GitRepo, base: str, head: str, same_tree: tuple[str, str
                 if self_check.identical and not self_check.differences else "MISMATCH",
                 self_check.identical and not self_check.differences),
         _classifier_control(rows),
+        Control("sign-off usage in the range", f"{signed} of {len(plain)} non-merge commit(s) carry Signed-off-by: "
+                + ("treated as required (mismatches are P2)" if uses_sob else "not treated as required (info)"),
+                None),
     ]
     data: dict[str, object] = {
         "base": repo.resolve(base), "head": head_sha,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from harness.git.evidence import GrepHit, count_merges, grep_at, grep_counts, ls_tree, pickaxe
+from harness.git.evidence import GrepHit, count_merges, grep_at, grep_counts, ls_tree, pickaxe, read_blobs
 from harness.git.repo import GitRepo
 from harness.report.model import Code, Control, Finding, Section, Sha, Table
 
@@ -80,18 +80,15 @@ def trace_range(repo: GitRepo, needle: str, range_: str, under: str | None = Non
 def _readback(repo: GitRepo, needle: str, rows: list[TraceRow]) -> Control:
     """Count matching lines per file with Python over the blob, independently of git grep."""
     pattern = needle.encode("utf-8", "surrogateescape")
-    checked = agree = 0
+    per_file: dict[tuple[str, str], int] = {}
     for row in rows:
-        per_file: dict[str, int] = {}
         for h in row.hits:
-            per_file[h.path] = per_file.get(h.path, 0) + 1
-        for path, n in per_file.items():
-            if checked >= _READBACK_FILES:
-                break
-            blob = repo.blob_at(row.sha, path)
-            checked += 1
-            if blob is not None and sum(pattern in ln for ln in blob.split(b"\n")) == n:
-                agree += 1
+            per_file[(row.sha, h.path)] = per_file.get((row.sha, h.path), 0) + 1
+    wanted = list(per_file.items())[:_READBACK_FILES]
+    blobs = read_blobs(repo, [f"{sha}:{path}" for (sha, path), _ in wanted])
+    checked = len(wanted)
+    agree = sum(blob is not None and sum(pattern in ln for ln in blob.split(b"\n")) == n
+                for (_, n), blob in zip(wanted, blobs))
     if not checked:
         return Control("hits read back from the blobs", "no hits to read back", None)
     return Control("hits read back from the blobs",
@@ -101,10 +98,9 @@ def _readback(repo: GitRepo, needle: str, rows: list[TraceRow]) -> Control:
 
 def _probe_string(repo: GitRepo, sha: str, under: str | None) -> str | None:
     """A line that exists at ``sha`` under the path: grep must find it (positive control)."""
-    for entry in ls_tree(repo, sha, under)[:40]:
-        if entry.type != "blob":
-            continue
-        blob = repo.blob_at(sha, entry.path) or b""
+    entries = [e for e in ls_tree(repo, sha, under) if e.type == "blob"][:40]
+    for blob in read_blobs(repo, [e.sha for e in entries]):
+        blob = blob or b""
         if b"\0" in blob[:8000]:
             continue
         for line in blob.split(b"\n"):
