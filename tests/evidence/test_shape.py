@@ -57,8 +57,21 @@ def test_rows_shape_and_every_signoff_mismatch(builder, run_cli):
     mism = [f for f in sec["findings"] if f["kind"] == "shape-signoff"]
     assert len(mism) == 3 and any("noreply" in f["title"] for f in mism)
     assert [s["match"] for s in sec["data"]["rows"][3]["signoffs"]] == [OTHER, OTHER]
-    assert all(c["ok"] is True for c in sec["controls"])
+    assert [c["ok"] for c in sec["controls"]] == [True, True, None]
+    assert "3 of 4" in sec["controls"][2]["result"]
     assert builder.snapshot() == snap
+
+
+def test_unsigned_project_gets_no_p2_for_missing_signoffs(builder):
+    builder.commit("base", {"f": "1\n"})
+    start = builder.rev("HEAD")
+    for i in range(3):
+        builder.commit(f"work {i}", {"f": f"{i}\n"}, author=ANA)
+    builder.commit("bump\n\nSigned-off-by: bot <support@github.com>", {"f": "x\n"},
+                   author="bot <1+bot@users.noreply.github.com>")
+    section = shape_section(GitRepo(builder.path), start, "main")
+    assert [(f.kind, f.severity) for f in section.findings] == [("shape-signoff", "info")]
+    assert "not treated as required" in section.controls[2].result
 
 
 def test_merge_parents_are_named(builder):
