@@ -15,6 +15,7 @@ import hashlib
 import itertools
 import json
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -122,6 +123,7 @@ def diff_listing(before: dict[str, list[int]], after: dict[str, list[int]]) -> l
 
 # -- the harness-owned root --------------------------------------------------------------------
 
+_OWNED = re.compile(r"^[0-9a-f]{24}(\.tmp-\d+-\d+|-p\d+-\d+|\.lock|\.json)?$")
 _cleaned: set[str] = set()
 _lock = threading.Lock()
 _counter = itertools.count()
@@ -165,6 +167,8 @@ def clean_stale(root: Path, *, now: float | None = None) -> list[str]:
     now = now if now is not None else time.time()
     for entry in sorted(root.iterdir()):
         name = entry.name
+        if not _OWNED.match(name):
+            continue  # never touch what the harness did not create
         if name.endswith(".lock"):
             pid = _read_pid(entry)
             if pid is None or not _alive(pid):
@@ -178,6 +182,9 @@ def clean_stale(root: Path, *, now: float | None = None) -> list[str]:
             if pid is None or not _alive(pid):
                 shutil.rmtree(entry, ignore_errors=True)
                 removed.append(name)
+        elif entry.is_dir() and not (root / f"{name}.lock").exists() and not (root / f"{name}.json").exists():
+            shutil.rmtree(entry, ignore_errors=True)  # orphan: its record went missing
+            removed.append(name)
         elif name.endswith(".json") and not (root / (name[:-5] + ".lock")).exists():
             if now - entry.stat().st_mtime > STALE_SECONDS:
                 shutil.rmtree(root / name[:-5], ignore_errors=True)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from typing import Any, Callable
 
 from harness.cache import Cache
@@ -149,14 +148,15 @@ def probe_section(scenario: Scenario, probe: Any, run: ProbeRun) -> Section:
         controls.append(Control(f"expectation: {title}", "holds" if holds else f"violated: {detail}", holds))
         if not holds:
             findings.append(Finding("probe-expectation", e.severity, title, f"{what} fails at {detail}",  # type: ignore[arg-type]
-                                    key=f"{probe.id}:{e.where.rsplit(':', 1)[-1]}:{what}"))
+                                    key=f"{probe.id}:{what}"))
     not_verified = [f"behaviour outside the declared rows ({len(probe.rows)} rows)",
                     "interpreters other than the one used for the columns"]
     if probe.kind == "extract":
         not_verified.append("code outside the extracted functions (declared stubs stand in for it)")
     if probe.kind in ("command", "pytest"):
         not_verified.append(f"which files a {probe.kind} probe loaded (no module path proof for this kind)")
-    summary = f"{len(probe.rows)} rows × {len(names)} columns; {control_text}."
+    summary = (f"{len(probe.rows)} rows × {len(names)} columns ({', '.join(names)}); "
+               f"{len(probe.rows) - len(unmoved)} row(s) differ between columns.")
     data = {"probe": probe.id, "kind": probe.kind, "rows": probe.rows,
             "columns": [{"name": c.column.name, "role": c.column.role, "ref": c.column.ref,
                          "commit": c.ident.commit_sha, "tree": c.ident.tree_sha,

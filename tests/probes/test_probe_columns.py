@@ -49,10 +49,11 @@ def test_stale_trees_of_killed_runs_are_cleaned(builder, tmp_path):
     with materialize(repo, Column("a", "main"), tmp_path) as m:
         key = m.key
     (tmp_path / f"{key}.lock").write_text(str(dead.pid))  # as if a killed run still held it
-    (tmp_path / f"abc.tmp-{dead.pid}-0").mkdir()
+    (tmp_path / f"{key}.tmp-{dead.pid}-0").mkdir()
+    (tmp_path / "mine").mkdir()  # not the harness's: kept
     removed = clean_stale(tmp_path)
-    assert key in removed and f"abc.tmp-{dead.pid}-0" in removed
-    assert not (tmp_path / key).exists() and not (tmp_path / f"abc.tmp-{dead.pid}-0").exists()
+    assert key in removed and f"{key}.tmp-{dead.pid}-0" in removed and (tmp_path / "mine").is_dir()
+    assert not (tmp_path / key).exists() and not (tmp_path / f"{key}.tmp-{dead.pid}-0").exists()
 
 
 def test_bare_repository(builder, tmp_path):
