@@ -20,7 +20,7 @@ from harness import yamlpath
 from harness.errors import UsageError
 from harness.git.evidence import ls_tree, read_blobs
 from harness.git.repo import GitRepo
-from harness.report.model import Code, Control, Finding, Section, Sha, Table
+from harness.report.model import Code, Control, Finding, Section, Table
 
 WORKFLOW_DIR = ".github/workflows"
 _MARKER_NAME = re.compile(r"marker|pytest_mark", re.I)
@@ -242,7 +242,8 @@ def lanes_section(repo: GitRepo, ref: str = "HEAD", workflows: Sequence[str] | N
     findings: list[Finding] = []
     for lane in scan.lanes:
         where = f"{lane.path}:{lane.line}" if lane.path and lane.line else (lane.path or "(given by hand)")
-        rows.append([Code(lane.job), Code(lane.input), Code(lane.expression) if lane.expression else "(empty: all tests)",
+        expr_cell = Code(lane.expression) if lane.expression else "(empty: all tests)"
+        rows.append([Code(lane.job), Code(lane.input), expr_cell,
                      Code(where), lane.source + (f" → {lane.uses}" if lane.uses else "")])
         err = expression_error(lane.expression)
         if err:
@@ -263,7 +264,8 @@ def lanes_section(repo: GitRepo, ref: str = "HEAD", workflows: Sequence[str] | N
         Control("text scan for marker-named keys",
                 f"{scan.mentions} line(s) in {len(scan.files)} workflow file(s) name a marker key; "
                 f"{len(scan.unaccounted)} not read as a lane"
-                + ("" if not scan.unaccounted else ": " + ", ".join(f"{p}:{n} ({k})" for p, n, k in scan.unaccounted[:10])),
+                + ("" if not scan.unaccounted
+                   else ": " + ", ".join(f"{p}:{n} ({k})" for p, n, k in scan.unaccounted[:10])),
                 True if not scan.unaccounted else None),
     ]
     if scan.unaccounted:

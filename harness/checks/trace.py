@@ -196,7 +196,8 @@ def trace_section(repo: GitRepo, needle: str, refs: Sequence[str], under: str | 
 
 
 def _range_table(needle: str, spec: str, rng: RangeTrace) -> Table:
-    rows: list[list[object]] = [[Sha(c.sha), c.subject, c.before, c.after, c.change + (" (merge)" if c.is_merge else "")]
+    rows: list[list[object]] = [[Sha(c.sha), c.subject, c.before, c.after,
+                                 c.change + (" (merge)" if c.is_merge else "")]
                                 for c in rng.changes]
     return Table(
         title=f"commits in {spec} that add or remove {needle!r}",

@@ -123,7 +123,8 @@ def grep_at(repo: GitRepo, needle: str, revs: Sequence[str], under: str | None =
     result: dict[str, list[GrepHit]] = {r: [] for r in uniq}
     if not uniq:
         return result
-    args = ["grep", "-z", "-n", "-I", "-F", "--no-color", "--no-textconv", "-e", pattern.decode("utf-8", "surrogateescape"),
+    args = ["grep", "-z", "-n", "-I", "-F", "--no-color", "--no-textconv",
+            "-e", pattern.decode("utf-8", "surrogateescape"),
             *uniq, *_pathspec(under)]
     out = repo.run(args, check=False)
     pos = 0
