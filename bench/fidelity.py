@@ -1,0 +1,250 @@
+"""Benchmark: `harness fidelity` against a plain-git baseline, measured in the same run.
+
+    python bench/fidelity.py            # 20k source commits, 300 picks (a mix of statuses)
+    python bench/fidelity.py --small    # 2k source commits, 30 picks: a quick smoke run
+    python bench/fidelity.py --repo PATH --range BASE..HEAD --source REF   # a real repository
+
+The generated repository is written with one `git fast-import` process. The baseline is what a
+reviewer's script does per pick: find the source by subject (one `git log` of subjects, then a
+dictionary), then `git show | git patch-id --stable` for both sides. Not part of the pytest run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+FILES, PRIMARY, SECONDARY = 200, 100, 20  # files × line slots; each main commit owns its own slot
+KINDS = (["identical"] * 12 + ["whitespace-only"] * 2 + ["adapted"] * 2 + ["subset"] * 2
+         + ["superset", "no-source"])
+
+
+def _base_line(f: int, line: int) -> str:
+    return f"v_{f}_{line} = compute({f}, {line})  # base"
+
+
+def _new_line(f: int, line: int, i: int, kind: str = "identical") -> str:
+    if kind == "whitespace-only":
+        return f"v_{f}_{line}  =  compute({f},  {line} + {i})  # change {i}"
+    if kind == "adapted":
+        return f"v_{f}_{line} = compute({f}, {line} + {i} + 1)  # change {i}, adapted"
+    return f"v_{f}_{line} = compute({f}, {line} + {i})  # change {i}"
+
+
+def _slots(i: int) -> list[tuple[int, int]]:
+    """The (file, line) slots main commit i changes: one primary, and a second on every 10th."""
+    out = [(i % FILES, (i // FILES) % PRIMARY)]
+    if i % 10 == 0:
+        j = i // 10
+        out.append(((j + 7) % FILES, PRIMARY + (j // FILES) % SECONDARY))
+    return out
+
+
+def _path(f: int) -> str:
+    return f"src/mod_{f:03d}.py"
+
+
+class Stream:
+    """Writes a fast-import stream."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        self.proc, self.mark, self.t = proc, 0, 1_700_000_000
+
+    def _w(self, s: str | bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(s.encode() if isinstance(s, str) else s)
+
+    def _data(self, text: str) -> None:
+        b = text.encode()
+        self._w(f"data {len(b)}\n")
+        self._w(b + b"\n")
+
+    def commit(self, ref: str, msg: str, files: dict[str, str], parent: int | None) -> int:
+        self.mark += 1
+        self.t += 60
+        self._w(f"commit {ref}\nmark :{self.mark}\n")
+        self._w(f"author Bench <bench@example.com> {self.t} +0000\n")
+        self._w(f"committer Bench <bench@example.com> {self.t} +0000\n")
+        self._data(msg)
+        if parent is not None:
+            self._w(f"from :{parent}\n")
+        for path, content in files.items():
+            self._w(f"M 100644 inline {path}\n")
+            self._data(content)
+        return self.mark
+
+
+def _fast_import(dest: Path, marks: Path, importing: bool) -> tuple[subprocess.Popen[bytes], "Stream"]:
+    args = ["git", "--git-dir", str(dest), "fast-import", "--quiet", f"--export-marks={marks}"]
+    if importing:
+        args.append(f"--import-marks={marks}")
+    proc = subprocess.Popen(args, stdin=subprocess.PIPE)
+    return proc, Stream(proc)
+
+
+def _finish(proc: subprocess.Popen[bytes]) -> None:
+    assert proc.stdin is not None
+    proc.stdin.close()
+    if proc.wait() != 0:
+        raise SystemExit("fast-import failed")
+
+
+def generate(dest: Path, n_source: int, n_picks: int) -> tuple[str, dict[str, int]]:
+    """Create the repository (two fast-import processes: main, then release); returns (range, expected)."""
+    subprocess.run(["git", "init", "-q", "--bare", str(dest)], check=True)
+    marks = dest / "bench-marks"
+    proc, st = _fast_import(dest, marks, False)
+    main = {f: [_base_line(f, ln) for ln in range(PRIMARY + SECONDARY)] for f in range(FILES)}
+    files = {_path(f): "\n".join(main[f]) + "\n" for f in range(FILES)}
+    files["release_only.txt"] = "".join(f"release line {k}\n" for k in range(n_picks))
+    root = st.commit("refs/heads/main", "initial", files, None)
+    release = {f: list(lines) for f, lines in main.items()}
+    rel_only = [f"release line {k}" for k in range(n_picks)]
+    step = max(10, (n_source // n_picks) // 10 * 10)
+    chosen: dict[int, tuple[int, str]] = {}
+    for k in range(n_picks):
+        kind = KINDS[k % len(KINDS)]
+        chosen[k * step + (0 if kind == "subset" else 3)] = (k, kind)
+    sources: dict[int, int] = {}
+    prev = root
+    for i in range(n_source):
+        changed = {}
+        for f, ln in _slots(i):
+            main[f][ln] = _new_line(f, ln, i)
+            changed[_path(f)] = "\n".join(main[f]) + "\n"
+        prev = st.commit("refs/heads/main", f"Change {i} in mod_{i % FILES} (#{10000 + i})", changed, prev)
+        sources[i] = prev
+    st._w(f"reset refs/heads/base\nfrom :{root}\n\n")
+    _finish(proc)
+    sha_of = dict(line.split(" ") for line in marks.read_text().split("\n") if line)
+    proc, st = _fast_import(dest, marks, True)
+    st.mark = max(int(m[1:]) for m in sha_of)
+    prev = root
+    expected: Counter[str] = Counter()
+    for i in sorted(chosen):
+        k, kind = chosen[i]
+        expected[kind] += 1
+        slots = _slots(i)
+        subject = f"[release] Change {i} in mod_{i % FILES} (#{10000 + i}) (#{90000 + k})"
+        if kind == "identical" and k % 20 == 0:  # trailer only
+            subject = f"Change {i} backported\n\n(cherry picked from commit {sha_of[f':{sources[i]}']})"
+        elif kind == "identical" and k % 20 == 1:  # neither number nor trailer: patch-id
+            subject = f"Backport change {i}"
+        if kind == "subset":
+            slots = slots[:1]
+        if kind == "no-source":
+            slots = []
+        changed = {}
+        for f, ln in slots:
+            release[f][ln] = _new_line(f, ln, i, kind if kind in ("whitespace-only", "adapted") else "identical")
+            changed[_path(f)] = "\n".join(release[f]) + "\n"
+        if kind in ("superset", "no-source"):
+            rel_only[k] = f"release line {k} changed on release only"
+            changed["release_only.txt"] = "\n".join(rel_only) + "\n"
+            if kind == "no-source":
+                subject = f"Release chore {k}"
+        prev = st.commit("refs/heads/release", subject, changed, prev)
+    _finish(proc)
+    marks.unlink()
+    return "base..release", dict(expected)
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "--git-dir", str(repo), *args], check=True, capture_output=True,
+                          text=True).stdout
+
+
+def _patch_id(repo: Path, sha: str) -> str:
+    show = subprocess.Popen(["git", "--git-dir", str(repo), "show", sha], stdout=subprocess.PIPE)
+    out = subprocess.run(["git", "--git-dir", str(repo), "patch-id", "--stable"], stdin=show.stdout,
+                         capture_output=True, text=True).stdout
+    assert show.stdout is not None
+    show.stdout.close()
+    show.wait()
+    return out.split(" ")[0]
+
+
+def baseline(repo: Path, rng: str, source: str) -> Counter[str]:
+    """Per pick: source by subject, then `git show | git patch-id --stable` on both sides."""
+    base, head = rng.split("..")
+    fork = _git(repo, "merge-base", head, source).strip()
+    by_subject = {}
+    for line in _git(repo, "log", "--format=%H%x00%s", f"{fork}..{source}").splitlines():
+        sha, subj = line.split("\0", 1)
+        by_subject.setdefault(subj, sha)
+    verdict: Counter[str] = Counter()
+    for line in _git(repo, "log", "--no-merges", "--format=%H%x00%s", rng).splitlines():
+        sha, subj = line.split("\0", 1)
+        key = re.sub(r"^\[[^\]]*\]\s*", "", subj)
+        key = re.sub(r"\s*\(#\d+\)$", "", key) if key not in by_subject else key
+        src = by_subject.get(key)
+        if src is None:
+            verdict["no source"] += 1
+        else:
+            verdict["same patch-id" if _patch_id(repo, sha) == _patch_id(repo, src) else "differs"] += 1
+    return verdict
+
+
+def harness_run(repo: Path, rng: str, source: str, out: Path) -> dict[str, object]:
+    cmd = [sys.executable, "-m", "harness", "fidelity", rng, "--source", source, "--repo", str(repo),
+           "--format", "json", "--output", str(out), "--fail-on", "never"]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"harness failed ({proc.returncode}): {proc.stderr.strip()}")
+    return json.loads(out.read_text())
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--small", action="store_true", help="2k source commits and 30 picks")
+    ap.add_argument("--repo", help="time an existing repository instead of a generated one")
+    ap.add_argument("--range", dest="rng", help="BASE..HEAD (with --repo)")
+    ap.add_argument("--source", default="main", help="source ref (with --repo)")
+    ap.add_argument("--repeat", type=int, default=1, help="runs of each side; the best time counts")
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="harness-bench-") as tmp:
+        expected: dict[str, int] = {}
+        if a.repo:
+            if not a.rng:
+                ap.error("--repo needs --range")
+            repo, rng, source = Path(a.repo), a.rng, a.source
+        else:
+            n_source, n_picks = (2000, 30) if a.small else (20000, 300)
+            repo, source = Path(tmp) / "bench.git", "main"
+            t0 = time.perf_counter()
+            rng, expected = generate(repo, n_source, n_picks)
+            print(f"generated {n_source} source commits and {n_picks} picks in {time.perf_counter() - t0:.1f}s "
+                  f"(fast-import)")
+        h_times, b_times = [], []
+        doc: dict[str, object] = {}
+        verdict: Counter[str] = Counter()
+        for _ in range(max(1, a.repeat)):
+            t0 = time.perf_counter()
+            doc = harness_run(repo, rng, source, Path(tmp) / "report.json")
+            h_times.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            verdict = baseline(repo, rng, source)
+            b_times.append(time.perf_counter() - t0)
+        picks = doc["sections"][0]["data"]["picks"]  # type: ignore[index]
+        got = Counter(p["status"] for p in picks)
+        via = Counter(str(p["source_via"]) for p in picks)
+        h, b = min(h_times), min(b_times)
+        print(f"picks: {len(picks)}; harness statuses: {dict(sorted(got.items()))}; via: {dict(sorted(via.items()))}")
+        if expected:
+            print(f"generated as: {dict(sorted(expected.items()))}")
+        print(f"baseline verdicts (one bit per pick): {dict(sorted(verdict.items()))}")
+        print(f"harness fidelity (full tables): {h:.2f}s")
+        print(f"plain-git baseline:             {b:.2f}s")
+        print(f"ratio harness/baseline:         {h / b:.2f}x (target <= 0.5x generated, <= 1.5x real)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
