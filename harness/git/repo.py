@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import subprocess
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -65,6 +64,7 @@ class GitRepo:
         self.git_dir = Path(self._repo.git_dir)
         self.bare = self._repo.bare
         self.work_tree = None if self.bare else Path(self._repo.working_tree_dir or where)
+        self._batch: subprocess.Popen[bytes] | None = None
 
     # -- running git ---------------------------------------------------------------
     def _env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -185,22 +185,32 @@ class GitRepo:
         return self.commits([sha], no_walk=True)[0]
 
     # -- objects -------------------------------------------------------------------
-    @cached_property
-    def _odb(self) -> gitpython.Repo:
-        return self._repo
-
     def blob_at(self, rev: str, path: str) -> bytes | None:
         """Contents of ``rev:path`` through one long-lived ``cat-file --batch`` (None if absent)."""
         return self.cat_file(f"{rev}:{path}")
 
     def cat_file(self, spec: str) -> bytes | None:
-        try:
-            _sha, _type, _size, stream = self._repo.git.get_object_data(spec)
-            return stream
-        except (ValueError, gitpython.GitCommandError, OSError):
+        """One object's contents (None when missing). The process runs with ``--git-dir`` so a
+        repository owned by another user works too (no safe.directory discovery)."""
+        if "\n" in spec or "\0" in spec:
             return None
+        proc = self._batch
+        if proc is None or proc.poll() is not None:
+            proc = self._batch = self.popen(["cat-file", "--batch"])
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(spec.encode("utf-8", "surrogateescape") + b"\n")
+        proc.stdin.flush()
+        header = proc.stdout.readline().split()
+        if len(header) != 3 or not header[2].isdigit():
+            return None
+        data = proc.stdout.read(int(header[2]) + 1)[:-1]
+        return data
 
     def close(self) -> None:
+        if self._batch is not None and self._batch.poll() is None:
+            self._batch.stdin.close()  # type: ignore[union-attr]
+            self._batch.wait()
+        self._batch = None
         self._repo.close()
 
 

@@ -1,0 +1,103 @@
+"""`harness compare BASE HEAD`: every section that applies, written as md/json/html, gated."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import re
+import sys
+from pathlib import Path
+
+from harness import gate, ledger, policy
+from harness.commands._common import command_line, write_atomic
+from harness.compare import CompareInputs, build_report, run_plan
+from harness.errors import EXIT_INTERNAL, UsageError
+from harness.git import GitRepo
+from harness.plan import plan_for
+from harness.report import render
+from harness.report.model import Report
+
+NAME = "compare"
+HELP = "run every section that applies to BASE → HEAD and write the review report"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("base", help="the release branch (or any ref) the change lands on")
+    p.add_argument("head", help="the backport branch or commit under review")
+    p.add_argument("--source", metavar="REF", help="branch the picks came from (enables fidelity)")
+    p.add_argument("--source-branch", metavar="REF", help="the PR branch squash-merged as the source")
+    p.add_argument("--scenario", metavar="FILE", help="scenario YAML: traces, pins, probes, mutations, lanes")
+    p.add_argument("--output", metavar="DIR", help="report folder (default: reports/<base>..<head>)")
+    p.add_argument("--format", choices=("term", "md", "json", "html", "none"), default="term",
+                   help="what to print on stdout besides writing the files (default: term)")
+    p.add_argument("--fail-on", choices=gate.FAIL_ON, default=None,
+                   help="exit 1 on an open finding at or above this severity (default: policy's, else p1)")
+    p.add_argument("--policy", metavar="FILE", help="gate policy YAML (blocking kinds, waivers)")
+    p.add_argument("--previous", metavar="REPORT.json", help="an earlier round's report.json (ledger)")
+    p.add_argument("--python", metavar="EXE", help="interpreter for probe columns (default: this one)")
+    p.add_argument("--jobs", type=int, default=None, help="columns run in parallel (default: CPU count)")
+    p.add_argument("--today", metavar="YYYY-MM-DD", help=argparse.SUPPRESS)
+
+
+def _slug(ref: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", ref).strip("_") or "ref"
+
+
+def default_output(base: str, head: str) -> Path:
+    return Path("reports") / f"{_slug(base)}..{_slug(head)}"
+
+
+def run_compare(repo: GitRepo, inputs: CompareInputs, *, output: Path, fmt: str = "term",
+                fail_on: str | None = None, policy_path: str | None = None, previous: str | None = None,
+                command: str = "", today: dt.date | None = None) -> int:
+    """The whole job: validate, run sections, apply policy and ledger, write the files, gate."""
+    repo.resolve(inputs.base)
+    repo.resolve(inputs.head)
+    pol = policy.load(policy_path) if policy_path else policy.Policy()
+    prev = ledger.load_previous(previous) if previous else None
+    if output.exists() and not output.is_dir():
+        raise UsageError(f"--output {output}: exists and is not a directory")
+    plan = plan_for(repo, inputs)  # validates the scenario: bad input fails here, before any work
+    sections, crashed = run_plan(plan)
+    now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    report = build_report(repo, inputs, sections, plan.skipped, command, now.strftime("%Y-%m-%d %H:%M:%SZ"))
+    notes = policy.apply(pol, report.findings, today or now.date())
+    report.not_verified += notes
+    if prev is not None:
+        report.sections.append(ledger.apply(report, prev, repo.resolve(inputs.head, "tree")))
+    threshold = fail_on or pol.fail_on or "p1"
+    blocking = gate.blocking(report.findings, threshold)
+    report.verdict = _verdict(report, blocking, threshold, crashed)
+    output.mkdir(parents=True, exist_ok=True)
+    for ext, fmt_name in (("md", "md"), ("json", "json"), ("html", "html")):
+        write_atomic(output / f"report.{ext}", render(report, fmt_name))
+    if fmt == "term" and sys.stdout.isatty():
+        from rich.console import Console
+
+        from harness.report import terminal
+        terminal.render_to(Console(highlight=False), report)
+    elif fmt != "none":
+        sys.stdout.write(render(report, fmt))
+    sys.stderr.write(f"harness: wrote {output}/report.md, report.json, report.html\n")
+    if crashed:
+        return EXIT_INTERNAL
+    return 1 if blocking else 0
+
+
+def _verdict(report: Report, blocking: list, threshold: str, crashed: bool) -> str:
+    if crashed:
+        return "HARNESS ERROR: a section crashed (exit 3); the rest of the report stands."
+    if blocking:
+        return (f"BLOCKED: {len(blocking)} open finding(s) at or above {threshold.upper()} "
+                f"({', '.join(sorted({f.kind for f in blocking}))}).")
+    return f"PASS at --fail-on {threshold}: no open finding at or above the threshold."
+
+
+def run(args: argparse.Namespace) -> int:
+    repo = GitRepo(args.repo)
+    inputs = CompareInputs(base=args.base, head=args.head, source=args.source, source_branch=args.source_branch,
+                           scenario_path=args.scenario, python=args.python, jobs=args.jobs)
+    today = dt.date.fromisoformat(args.today) if args.today else None
+    return run_compare(repo, inputs, output=Path(args.output) if args.output else default_output(args.base, args.head),
+                       fmt=args.format, fail_on=args.fail_on, policy_path=args.policy, previous=args.previous,
+                       command=command_line(args._argv), today=today)

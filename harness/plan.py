@@ -1,0 +1,241 @@
+"""Which sections `compare` runs, from the command line and the scenario's extra keys.
+
+Everything is validated here, before any section runs, so bad input exits 2 with nothing written.
+
+Scenario keys read here (besides the probe keys of harness/scenario.py)::
+
+    source: main                      # default for --source
+    source_branch: pr/42              # default for --source-branch
+    traces:   [{string: "Engine ready", refs: [base, head, source], under: serving, range: base..head}]
+    pins:     [{file: deploy/engine.yaml, key: 'sglang["cuda13.0"].runtime_image_tag', refs: [...]}]
+    lanes:    {ref: head, workflows: [...], extra: [{name: smoke, expression: "pre_merge"}]}
+    selection: {refs: [base, head], files: [tests/test_x.py]}
+    mutations: {ref: head, tests: [tests], marker: EXPR, gaps: missing | [commit, ...],
+                edits: [{name: liveness, expect: killed, replace: OLD, new: NEW, path: f.py}, ...]}
+    sweep:    {tests: [tests], marker: EXPR}
+
+Ref names may be scenario column names or base/head/source/source_branch.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from harness.checks.drift import drift_section
+from harness.checks.fidelity import fidelity_section
+from harness.checks.lanes import find_lanes, lanes_section
+from harness.checks.pins import pin_section
+from harness.checks.shape import shape_section
+from harness.checks.trace import trace_section
+from harness.compare import CompareInputs, Plan
+from harness.errors import UsageError
+from harness.git import GitRepo
+from harness.report.model import Section
+from harness.scenario import Scenario, Value, load_scenario
+
+_EXTRA_FIELDS = {
+    "traces": ("string", "refs", "under", "range"),
+    "pins": ("file", "key", "refs"),
+    "lanes": ("ref", "workflows", "extra"),
+    "selection": ("refs", "files", "args"),
+    "mutations": ("ref", "tests", "marker", "gaps", "edits"),
+    "sweep": ("tests", "marker"),
+}
+
+
+class _Refs:
+    """Ref aliases: base/head/source/source_branch and the scenario's column names."""
+
+    def __init__(self, repo: GitRepo, inputs: CompareInputs, scenario: Scenario | None) -> None:
+        self.repo = repo
+        self.alias: dict[str, str] = {"base": inputs.base, "head": inputs.head}
+        if inputs.source:
+            self.alias["source"] = inputs.source
+        if inputs.source_branch:
+            self.alias["source_branch"] = inputs.source_branch
+        if scenario:
+            for c in scenario.columns:
+                if c.role == "ref":
+                    self.alias.setdefault(c.name, c.ref)
+
+    def ref(self, name: str, where: Value | None = None) -> str:
+        ref = self.alias.get(name, name)
+        if self.repo.try_resolve(ref) is None:
+            msg = f"unknown ref {ref!r}"
+            raise where.error(msg) if where is not None else UsageError(msg)
+        return ref
+
+    def defaults(self) -> list[str]:
+        return [self.alias[k] for k in ("base", "head", "source") if k in self.alias]
+
+
+def _retarget(scenario: Scenario, inputs: CompareInputs) -> None:
+    """Columns named base/head follow the command line, and so do controls built on them."""
+    old = {c.name: c.ref for c in scenario.columns if c.role == "ref"}
+    new = {"base": inputs.base, "head": inputs.head}
+    moved = {old[n]: new[n] for n in ("base", "head") if n in old and old[n] != new[n]}
+    for c in scenario.columns:
+        if c.ref in moved:
+            c.ref = moved[c.ref]
+
+
+def _extra(scenario: Scenario | None, key: str) -> Value | None:
+    return scenario.extra.get(key) if scenario else None
+
+
+def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
+    """Validate inputs and the scenario, and list the sections to run."""
+    scenario = load_scenario(inputs.scenario_path, require_probes=False) if inputs.scenario_path else None
+    if scenario:
+        for key in ("source", "source_branch"):
+            v = _extra(scenario, key)
+            if v is not None and not getattr(inputs, key):
+                setattr(inputs, key, v.str())
+        if not inputs.title and "title" in scenario.extra:
+            inputs.title = scenario.title
+        _retarget(scenario, inputs)
+    refs = _Refs(repo, inputs, scenario)
+    for name in ("base", "head", "source", "source_branch"):
+        if name in refs.alias:
+            refs.ref(name)
+    if scenario:
+        for c in scenario.columns:
+            refs.ref(c.ref, scenario.where.get(c.name) if hasattr(scenario, "where") else None)
+
+    plan = Plan()
+    state: dict[str, Any] = {}
+    base, head = inputs.base, inputs.head
+    if inputs.source:
+        def _fidelity() -> Section:
+            s = fidelity_section(repo, base, head, inputs.source, inputs.source_branch)  # type: ignore[arg-type]
+            state["fidelity"] = s
+            return s
+        plan.add("fidelity", "cherry-pick fidelity", _fidelity)
+    else:
+        plan.skipped.append("fidelity (no --source)")
+    plan.add("drift", "release drift", lambda: drift_section(repo, base, head))
+    plan.add("shape", "push shape", lambda: shape_section(repo, base, head))
+
+    for v in (_extra(scenario, "traces").list() if _extra(scenario, "traces") else []):
+        f = v.map(_EXTRA_FIELDS["traces"], required=("string",))
+        needle = f.req("string").str()
+        trefs = [refs.ref(x.str(), x) for x in f.req("refs").list()] if "refs" in f else refs.defaults()
+        under = f.req("under").str() if "under" in f else None
+        rng = None
+        if "range" in f:
+            a, sep, b = f.req("range").str().partition("..")
+            if not sep:
+                raise f.req("range").error("expected A..B")
+            rng = f"{refs.ref(a, f.req('range'))}..{refs.ref(b, f.req('range'))}"
+        plan.add("trace", f"trace {needle!r}",
+                 lambda n=needle, r=trefs, u=under, g=rng: trace_section(repo, n, r, u, g))
+    for v in (_extra(scenario, "pins").list() if _extra(scenario, "pins") else []):
+        f = v.map(_EXTRA_FIELDS["pins"], required=("file", "key"))
+        prefs = [refs.ref(x.str(), x) for x in f.req("refs").list()] if "refs" in f else refs.defaults()
+        path, key = f.req("file").str(), f.req("key").str()
+        plan.add("pin", f"pin {key}", lambda p=path, k=key, r=prefs: pin_section(repo, p, k, r))
+
+    lanes_v = _extra(scenario, "lanes")
+    lane_ref, workflows, extra_lanes = head, None, None
+    if lanes_v is not None:
+        f = lanes_v.map(_EXTRA_FIELDS["lanes"])
+        lane_ref = refs.ref(f.req("ref").str(), f.req("ref")) if "ref" in f else head
+        workflows = f.req("workflows").str_list() if "workflows" in f else None
+        if "extra" in f:
+            extra_lanes = []
+            for x in f.req("extra").list():
+                xf = x.map(("name", "expression"), required=("name", "expression"))
+                extra_lanes.append({"name": xf.req("name").str(), "expression": xf.req("expression").str(nonempty=False)})
+    plan.add("lanes", "CI lanes", lambda: lanes_section(repo, lane_ref, workflows, extra_lanes))
+
+    sel_v = _extra(scenario, "selection")
+    if sel_v is not None:
+        plan.add("selection", "tests per CI lane",
+                 _selection_step(repo, refs, sel_v, lane_ref, workflows, extra_lanes, inputs.python))
+    else:
+        plan.skipped.append("test counts per lane (scenario has no 'selection')")
+
+    if scenario and scenario.probes:
+        plan.add("probes", "differential probes", _probe_step(repo, scenario, inputs))
+    elif not scenario:
+        plan.skipped.append("probes, traces, pins, mutations (no --scenario)")
+
+    mut_v = _extra(scenario, "mutations")
+    if mut_v is not None:
+        plan.add("mutations", "mutation controls", _mutation_step(repo, refs, mut_v, state, inputs.python))
+    sweep_v = _extra(scenario, "sweep")
+    if sweep_v is not None:
+        plan.add("sweep", "mutmut sweep", _sweep_step(repo, base, head, sweep_v, inputs.python))
+    return plan
+
+
+def _selection_step(repo: GitRepo, refs: _Refs, v: Value, lane_ref: str, workflows: list[str] | None,
+                    extra_lanes: list[dict] | None, python: str | None) -> Callable[[], Section]:
+    from harness.selection import Lane, collect_ref, selection_section
+
+    f = v.map(_EXTRA_FIELDS["selection"])
+    srefs = [refs.ref(x.str(), x) for x in f.req("refs").list()] if "refs" in f else \
+        [refs.alias["base"], refs.alias["head"]]
+    files = f.req("files").str_list() if "files" in f else []
+    args = f.req("args").str_list() if "args" in f else []
+
+    def step() -> Section:
+        import sys
+        found = find_lanes(repo, lane_ref, workflows, extra_lanes)
+        lanes = [Lane(f"{ln.job}.{ln.input}" if getattr(ln, "input", "") else ln.job, ln.expression)
+                 for ln in found]
+        cols = [collect_ref(repo, r, lanes, files, python=python or sys.executable, args=args) for r in srefs]
+        return selection_section(cols, lanes, files)
+    return step
+
+
+def _probe_step(repo: GitRepo, scenario: Scenario, inputs: CompareInputs) -> Callable[[], list[Section]]:
+    from harness.checks.probe_table import probe_sections
+
+    def step() -> list[Section]:
+        return probe_sections(repo, scenario, None, inputs.python, inputs.jobs)
+    return step
+
+
+def _mutation_step(repo: GitRepo, refs: _Refs, v: Value, state: dict[str, Any],
+                   python: str | None) -> Callable[[], Section]:
+    from harness.mutation import gap_mutations, mutation_from_mapping, mutation_section, run_mutations
+
+    f = v.map(_EXTRA_FIELDS["mutations"], required=("tests",))
+    ref = refs.ref(f.req("ref").str(), f.req("ref")) if "ref" in f else refs.alias["head"]
+    tests = f.req("tests").str_list()
+    marker = f.req("marker").str() if "marker" in f else None
+    mutations = [mutation_from_mapping(x.plain(), x.where) for x in f.req("edits").list()] if "edits" in f else []
+    gaps_missing = False
+    gap_refs: list[str] = []
+    if "gaps" in f:
+        g = f.req("gaps")
+        if not g.is_list():
+            g.str(("missing",))
+            gaps_missing = True
+        else:
+            gap_refs = [refs.ref(x.str(), x) for x in g.list()]
+
+    def step() -> Section:
+        import sys
+        gaps = list(gap_refs)
+        if gaps_missing and "fidelity" in state:
+            gaps += [c["sha"] for c in state["fidelity"].data.get("missing_commits", [])]
+        run = run_mutations(repo, ref, [*mutations, *gap_mutations(repo, gaps)], tests, marker,
+                            python=python or sys.executable)
+        return mutation_section(run)
+    return step
+
+
+def _sweep_step(repo: GitRepo, base: str, head: str, v: Value, python: str | None) -> Callable[[], Section]:
+    from harness.sweep import run_sweep, sweep_section
+
+    f = v.map(_EXTRA_FIELDS["sweep"])
+    tests = f.req("tests").str_list() if "tests" in f else []
+    marker = f.req("marker").str() if "marker" in f else None
+
+    def step() -> Section:
+        import sys
+        return sweep_section(run_sweep(repo, base, head, tests=tests, marker=marker,
+                                       python=python or sys.executable))
+    return step
