@@ -15,9 +15,11 @@ from harness.checks.fidelity_compare import (EMPTY_SHA1, FileResult, Side, check
                                              is_test_path, pick_status)
 from harness.checks.fidelity_endstate import EndState, end_states, pick_lines
 from harness.checks.fidelity_missing import MissingResult, find_missing, iso
-from harness.checks.fidelity_source import PatchStore, Resolution, SourceFinder, keys_of
+from harness.checks.fidelity_source import PatchStore, Resolution, SourceFinder, keys_of, needs_content_search
 from harness.errors import UsageError
 from harness.git import Commit, GitRepo
+from harness.git.picks import LogEntry
+from harness.git.picks import history as read_history
 from harness.report.model import Code, Control, Details, Finding, Section, Sha, Table
 
 SECTION_ID = "fidelity"
@@ -79,15 +81,17 @@ def _pick_severity(r: PickResult) -> str | None:
 
 def _compare(repo: GitRepo, base: str, head: str, source: str,
              mapping: Mapping[str, str | Sequence[str]] | None) -> tuple[list[Commit], list[PickResult],
-                                                                        PatchStore, list[Commit]]:
+                                                                        PatchStore, list[LogEntry]]:
     in_range = repo.commits([head], [base])
     picks = [c for c in in_range if not c.is_merge]
     merges = [c for c in in_range if c.is_merge]
-    fork = repo.merge_base(head, source)
-    history = repo.commits([source], [fork] if fork else [])
+    forced = _resolve_mapping(repo, mapping, picks)
+    # The source history since the fork point: what SOURCE has and HEAD does not. Changed paths come
+    # in the same git log when some pick can only be found by content (patch-id, similarity).
+    history = read_history(repo, [source], [head], paths=needs_content_search(picks, forced))
     order = {c.sha: i for i, c in enumerate(history)}
     store = PatchStore(repo)
-    res = SourceFinder(repo, picks, history, _resolve_mapping(repo, mapping, picks), store).resolve()
+    res = SourceFinder(repo, picks, history, forced, store).resolve()
     store.ensure([s for r in res.values() for s in r.sources] + [p.sha for p in picks])
     results = []
     for p in picks:
@@ -200,7 +204,7 @@ def _findings(results: Sequence[PickResult], merges: Sequence[Commit], history_s
 
 
 def _section(results: list[PickResult], merges: list[Commit], missing: MissingResult | None,
-             history: list[Commit], store: PatchStore, source_branch: str | None) -> Section:
+             history: list[LogEntry], store: PatchStore, source_branch: str | None) -> Section:
     counts = Counter(r.status for r in results)
     summary = f"{len(results)} pick(s): " + (", ".join(f"{counts[s]} {s}" for s in
                                                         ("identical", "whitespace-only", "superset", "subset",

@@ -16,7 +16,7 @@ from typing import Sequence
 from harness.checks.fidelity_compare import dice, norm, overlap, signed_keys
 from harness.git import Commit, GitRepo
 from harness.git.patch import FilePatch, Patch, diff_many
-from harness.git.picks import object_ids
+from harness.git.picks import LogEntry, changed_paths, object_ids
 
 CONFIRM_OVERLAP = 0.5  # PR-number candidates must share this fraction of signed lines
 SIMILARITY_MIN = 0.5  # below this a similarity match is not reported as a source
@@ -47,6 +47,11 @@ def trailer_shas(message: str) -> list[str]:
     return [m.lower() for m in _TRAILER.findall(message)]
 
 
+def needs_content_search(picks: Sequence[Commit], mapping: dict[str, list[str]]) -> bool:
+    """Whether some pick names its source neither by --map, trailer nor PR number."""
+    return any(p.sha not in mapping and not trailer_shas(p.body) and not pr_numbers(p.subject) for p in picks)
+
+
 @dataclass
 class Resolution:
     """How a pick's source was found."""
@@ -63,7 +68,7 @@ class PatchStore:
     def __init__(self, repo: GitRepo) -> None:
         self.repo = repo
         self.full: dict[str, Patch] = {}
-        self.batches = 0  # diff-tree processes started (the benchmark and tests read this)
+        self.batches = 0  # diff-tree processes started (a control reports it; tests read it)
 
     def ensure(self, shas: Sequence[str]) -> None:
         todo = sorted({s for s in shas if s not in self.full})
@@ -71,13 +76,6 @@ class PatchStore:
             self.batches += 1
             for p in diff_many(self.repo, [(s, None) for s in todo]):
                 self.full[p.commit] = p
-
-    def restricted(self, shas: Sequence[str], paths: Sequence[str]) -> dict[str, Patch]:
-        """Diffs limited to ``paths`` (cheap over long histories); never cached as full."""
-        if not shas or not paths:
-            return {}
-        self.batches += 1
-        return {p.commit: p for p in diff_many(self.repo, [(s, None) for s in shas], paths=sorted(paths))}
 
     def files(self, shas: Sequence[str]) -> list[FilePatch]:
         return [f for s in shas for f in self.full[s].files]
@@ -111,7 +109,7 @@ def patch_id(files: Sequence[FilePatch]) -> str:
 class SourceFinder:
     """Resolves the picks of a range against the source history (oldest first)."""
 
-    def __init__(self, repo: GitRepo, picks: Sequence[Commit], history: Sequence[Commit],
+    def __init__(self, repo: GitRepo, picks: Sequence[Commit], history: Sequence[LogEntry],
                  mapping: dict[str, list[str]], store: PatchStore) -> None:
         self.repo, self.picks, self.history, self.mapping, self.store = repo, picks, history, mapping, store
         self.order = {c.sha: i for i, c in enumerate(history)}
@@ -126,6 +124,7 @@ class SourceFinder:
         res: dict[str, Resolution] = {}
         pr_cands: dict[str, list[str]] = {}
         trailers = self._trailers()
+
         for pick in self.picks:
             if pick.sha in self.mapping:
                 res[pick.sha] = Resolution(self.mapping[pick.sha], "map", 1.0)
@@ -189,46 +188,42 @@ class SourceFinder:
         if not todo:
             return {}
         paths = {x for p in todo for f in self.store.full[p].files for x in (f.old_path, f.new_path) if x}
-        candidates = [c.sha for c in self.history if not c.is_merge]
-        part = self.store.restricted(candidates, sorted(paths))
+        history = [c.sha for c in self.history if not c.is_merge]
+        if all(c.paths is not None for c in self.history):
+            touched: dict[str, Sequence[str]] = {c.sha: c.paths or () for c in self.history}
+        else:
+            touched = dict(changed_paths(self.repo, history))
+            self.store.batches += 1
+        candidates = [s for s in history if not paths.isdisjoint(touched.get(s, ()))]
+        # Phase B: full diffs of the commits that touch those paths, one process.
+        self.store.ensure(candidates)
         ids: dict[str, list[str]] = {}
         index: dict[tuple[str, bytes], list[str]] = {}
         size: dict[str, int] = {}
         for sha in candidates:
-            files = part[sha].files if sha in part else []
-            if not files:
-                continue
+            files = self.store.full[sha].files
             ids.setdefault(patch_id(files), []).append(sha)
             keys = keys_of(files)
             size[sha] = sum(keys.values())
             for key in keys:
                 index.setdefault(key, []).append(sha)
-        shortlist: dict[str, list[str]] = {}
+        out: dict[str, Resolution] = {}
         for p in todo:
             pf = self.store.full[p].files
             exact = ids.get(patch_id(pf), [])
+            if exact:
+                out[p] = Resolution([exact[0]], "patch-id", 1.0)
+                continue
             pk = keys_of(pf)
             hits: Counter[str] = Counter()
             for key, n in pk.items():
                 posting = index.get(key, [])
                 if len(posting) <= _COMMON_LINE:
-                    for sha in posting:
-                        hits[sha] += n
+                    for sha in set(posting):
+                        hits[sha] += 1
             total = sum(pk.values())
-            ranked = sorted(hits, key=lambda s: (-2 * hits[s] / (total + size[s]), self.order[s]))
-            shortlist[p] = list(dict.fromkeys(exact + ranked[:3]))
-        # Phase C: full diffs of the shortlisted commits, one process.
-        self.store.ensure([s for v in shortlist.values() for s in v])
-        out: dict[str, Resolution] = {}
-        for p, cands in shortlist.items():
-            pf = self.store.full[p].files
-            pid = patch_id(pf)
-            exact = [c for c in cands if patch_id(self.store.full[c].files) == pid]
-            if exact:
-                out[p] = Resolution([exact[0]], "patch-id", 1.0)
-                continue
-            pk = keys_of(pf)
-            scored = sorted(((dice(pk, keys_of(self.store.full[c].files)), c) for c in cands),
+            ranked = sorted(hits, key=lambda s: (-2 * hits[s] / (total + size[s]), self.order[s]))[:3]
+            scored = sorted(((dice(pk, keys_of(self.store.full[c].files)), c) for c in ranked),
                             key=lambda t: (-t[0], self.order[t[1]]))
             if scored and scored[0][0] >= SIMILARITY_MIN:
                 out[p] = Resolution([scored[0][1]], "similarity", round(scored[0][0], 3))

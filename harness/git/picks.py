@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from harness.git.repo import GitError, GitRepo
@@ -50,4 +51,61 @@ def read_blobs(repo: GitRepo, ids: Iterable[str]) -> dict[str, bytes]:
         size = int(header[2])
         result[oid] = out[pos:pos + size]
         pos += size + 1  # content is followed by a newline
+    return result
+
+
+def changed_paths(repo: GitRepo, shas: Sequence[str]) -> dict[str, list[str]]:
+    """Paths each commit changes against its first parent, in one ``diff-tree --stdin --name-only``.
+
+    Far cheaper than patches (and than a pathspec, which git matches per tree entry): callers use
+    it to pick the few commits whose patches they need.
+    """
+    if not shas:
+        return {}
+    args = ["diff-tree", "--stdin", "-r", "-z", "--name-only", "--no-renames", "--always", "--root",
+            "--format=%x01%H"]
+    proc = repo.popen(args)
+    out, err = proc.communicate("".join(s + "\n" for s in shas).encode())
+    if proc.returncode != 0:
+        raise GitError(args, proc.returncode, err.decode("utf-8", "replace"))
+    result: dict[str, list[str]] = {}
+    for chunk in out.split(b"\x01")[1:]:
+        sha, _, rest = chunk.partition(b"\0")
+        rest = rest[1:] if rest.startswith(b"\n") else rest
+        result[sha.decode()] = [p.decode("utf-8", "surrogateescape") for p in rest.split(b"\0") if p]
+    return result
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    """The little a source-history scan needs of a commit (no body: cheaper to read and parse)."""
+
+    sha: str
+    parents: tuple[str, ...]
+    author_time: int
+    subject: str
+    paths: tuple[str, ...] | None = None  # changed paths (vs first parent) when asked for
+
+    @property
+    def is_merge(self) -> bool:
+        return len(self.parents) > 1
+
+
+def history(repo: GitRepo, include: Sequence[str], exclude: Sequence[str] = (), *,
+            paths: bool = False) -> list[LogEntry]:
+    """Commits of ``include ^exclude``, oldest first, in one ``git log`` (with ``--name-only`` if ``paths``)."""
+    args = ["log", "--reverse", "-z", "--format=%x01%H %P%x1f%at%x1f%s"]
+    if paths:
+        args += ["--name-only", "--no-renames"]
+    out = repo.run([*args, *include, *(f"^{x}" for x in exclude), "--"])
+    result = []
+    for chunk in out.split(b"\x01")[1:]:
+        head, _, rest = chunk.partition(b"\0")
+        ids, at, subject = head.decode("utf-8", "surrogateescape").split("\x1f", 2)
+        sha, *parents = ids.split()
+        names = None
+        if paths:
+            rest = rest[1:] if rest.startswith(b"\n") else rest
+            names = tuple(p.decode("utf-8", "surrogateescape") for p in rest.split(b"\0") if p)
+        result.append(LogEntry(sha, tuple(parents), int(at), subject, names))
     return result

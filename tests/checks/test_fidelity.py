@@ -179,7 +179,8 @@ def test_map_overrides_every_other_way(scenario):
 def test_git_work_is_batched(scenario, result):
     section, _ = result
     batched = next(c for c in section.controls if c.name == "batched git")
-    assert batched.result.startswith("4 diff-tree")  # picks+candidates, restricted search, shortlist, PR branch
+    # picks + named candidates, content-search candidates, PR branch: one process each, whatever the count
+    assert batched.result.startswith("3 diff-tree")
     assert all(c.ok is not False for c in section.controls)
 
 
