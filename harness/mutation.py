@@ -142,7 +142,7 @@ def run_selection(tree_dir: Path, tests: Sequence[str], marker: str | None, *, p
                   proof_paths: Sequence[str] = (), timeout: float = 900) -> Outcome:
     """Run the pytest selection once in ``tree_dir``; the tree's own modules shadow installed copies."""
     extra = [tree_dir] + ([tree_dir / "src"] if (tree_dir / "src").is_dir() else [])
-    env = pytest_env(extra)
+    env = pytest_env(extra, bytecode=True)  # trees are ours and reused
     with tempfile.TemporaryDirectory(prefix="harness-outcomes-") as tmp:
         out = Path(tmp) / "out.json"
         env["HARNESS_OUTCOMES_OUT"] = str(out)

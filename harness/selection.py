@@ -65,11 +65,18 @@ class Collection:
     seconds: float = 0.0
 
 
-def pytest_env(extra_paths: Sequence[Path] = ()) -> dict[str, str]:
-    """Environment for a column's pytest: our probes importable, the user's addopts gone."""
+def pytest_env(extra_paths: Sequence[Path] = (), *, bytecode: bool = False) -> dict[str, str]:
+    """Environment for a column's pytest: our probes importable, the user's addopts gone.
+
+    ``bytecode``: let Python and pytest cache compiled modules in the tree (trees the harness
+    owns and reuses, where the cache speeds up every later run).
+    """
     env = dict(os.environ)
     env.pop("PYTEST_ADDOPTS", None)
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    if bytecode:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    else:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
     paths = [str(PROBES_DIR), *map(str, extra_paths)]
     if env.get("PYTHONPATH"):
         paths.append(env["PYTHONPATH"])
