@@ -91,14 +91,15 @@ def end_states(repo: GitRepo, base: str, head: str,
             continue
         head_l, after_l = Counter(_lines(hb)), Counter(_lines(ab))
         base_l, parent_l = Counter(_lines(bb)), Counter(_lines(pb))
-        others = totals.get(path, Counter()) - lines_by_pick.get(pick, {}).get(path, Counter())
-        for sign, mine, theirs, pre in (("+", head_l - after_l, None, base_l - parent_l),
-                                        ("-", after_l - head_l, None, parent_l - base_l)):
+        total, own = totals.get(path, Counter()), lines_by_pick.get(pick, {}).get(path, Counter())
+        for sign, mine, had, lacked in ((b"+", head_l - after_l, base_l, parent_l),
+                                        (b"-", after_l - head_l, parent_l, base_l)):
             for line, n in mine.items():
-                k = min(n, pre[line])
+                k = min(n, max(0, had[line] - lacked[line]))  # BASE vs the source's parent already differed
                 st.pre_existing += k
                 n -= k
-                k = min(n, others[sign.encode() + line])
+                key = sign + line
+                k = min(n, max(0, total[key] - own[key]))
                 st.other_picks += k
                 st.introduced += n - k
         st.status = "introduced" if st.introduced else "other-picks" if st.other_picks else "pre-existing"

@@ -29,6 +29,8 @@ _NUMBER = re.compile(r"#(\d+)\b")
 def pr_numbers(subject: str) -> list[int]:
     """Every ``#N`` inside parentheses: "Fix (#3002) (#3100)", "(#3002 and #3040)"."""
     nums: list[int] = []
+    if "#" not in subject:
+        return nums
     for group in _PARENS.findall(subject):
         for n in _NUMBER.findall(group):
             if int(n) not in nums:
