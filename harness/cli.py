@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import NoReturn, Sequence
 
@@ -50,4 +51,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except (HarnessError, GitError) as exc:
         sys.stderr.write(f"harness: internal error: {exc}\n")
+        return EXIT_INTERNAL
+    except Exception as exc:  # noqa: BLE001 - a harness bug is exit 3, not a traceback for the user
+        if os.environ.get("HARNESS_DEBUG"):
+            raise
+        sys.stderr.write(f"harness: internal error: {exc.__class__.__name__}: {exc} (HARNESS_DEBUG=1 for the traceback)\n")
         return EXIT_INTERNAL

@@ -23,7 +23,7 @@ SEVERITIES = ("P1", "P2", "info")
 EXTRA_KEYS = ("traces", "pins", "lanes", "selection", "mutations", "sweep", "engine", "source",
               "source_branch", "base", "head", "title")
 PROBE_KEYS = ("refs", "controls", "probes", "rows", "expectations")
-PROBE_COMMON = ("id", "kind", "rows", "timeout", "description", "expect")
+PROBE_COMMON = ("id", "kind", "rows", "timeout", "description", "expect", "columns")
 EXPECT_KEYS = ("probe", "column", "row", "rows", "equals", "same_as", "differs_from", "status", "severity",
                "title")
 EXPECT_CHECKS = ("equals", "same_as", "differs_from", "status")
@@ -230,6 +230,7 @@ class ProbeDef:
     fields: Fields | None = field(default=None, repr=False)
     base_dir: Path = field(default_factory=Path)
     where: str = ""
+    columns: list[str] | None = None  # the columns this probe runs in (default: all)
 
 
 @dataclass
@@ -378,13 +379,21 @@ def load_scenario(path: str | Path, *, require_probes: bool = True) -> Scenario:
         probe = ProbeDef(pid, kind, rows, pf.get("timeout").number(0.1) if "timeout" in pf else 60.0,
                          pf.get("description").str() if "description" in pf else "", spec, pf, base_dir,
                          pv.where.rstrip(": "))
+        if "columns" in pf:
+            probe.columns = [x.str(names) for x in pf.req("columns").list()]
         kmod.validate(probe, pf)
         probes.append(probe)
         if "expect" in pf:
             pending += [(x, pid) for x in pf.req("expect").list()]
     ids = [p.id for p in probes]
+    by_id = {p.id: p for p in probes}
     for x, pid in pending:
-        expectations.append(_expectation(x, pid, names, ids))
+        e = _expectation(x, pid, names, ids)
+        allowed = by_id[pid].columns
+        used = [c for c in (e.column, e.same_as, e.differs_from) if c]
+        if allowed is not None and any(c not in allowed for c in used):
+            raise x.error(f"names a column outside probe {pid!r}'s columns ({', '.join(allowed)})")
+        expectations.append(e)
     if "expectations" in top:
         for x in top.req("expectations").list():
             e = _expectation(x, None, names, ids)

@@ -79,7 +79,7 @@ def _expectation(e: Expectation, probe: Any, grid: dict[str, list[CellResult]]) 
 
 def probe_section(scenario: Scenario, probe: Any, run: ProbeRun) -> Section:
     """The section of one probe: its table, proofs, controls and findings."""
-    cols = run.columns
+    cols = [c for c in run.columns if probe.columns is None or c.column.name in probe.columns]
     names = [c.column.name for c in cols]
     grid = {n: run.cells[(probe.id, n)] for n in names}
     rows: list[list[Cell]] = []

@@ -42,6 +42,7 @@ def write_repo(path: Path, commits: list[CommitSpec], branches: dict[str, str], 
     ``branches`` maps extra branch names to marks; ``checkout`` is the branch whose files are
     written to the work tree.
     """
+    path = path.resolve()
     if path.exists():
         if not (path / MARKER).exists():
             raise UsageError(f"{path} exists and was not created by harness; choose another --dir")

@@ -77,6 +77,8 @@ def run_probes(repo: GitRepo, scenario: Any, probes: list[Any], *, python: str |
     run = ProbeRun(columns, {}, python)
     for cr in columns:
         for p in probes:
+            if p.columns is not None and cr.column.name not in p.columns:
+                continue
             ks = [content_key(defs[p.id], cr.ident.tree_sha, cr.ident.edits, interp, engines[p.id], row)
                   for row in p.rows]
             hits = [cache.get(k) for k in ks]
