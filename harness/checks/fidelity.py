@@ -8,8 +8,8 @@ fidelity_endstate and missing PR-branch commits in fidelity_missing; this module
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from dataclasses import dataclass, field, fields, is_dataclass, replace
+from typing import Mapping, Sequence, TypeVar
 
 from harness.checks.fidelity_compare import (EMPTY_SHA1, FileResult, Side, checksum, compare_files,
                                              is_test_path, pick_status)
@@ -22,6 +22,7 @@ from harness.git.picks import LogEntry
 from harness.git.picks import history as read_history
 from harness.report.model import Code, Control, Details, Finding, Section, Sha, Table
 
+T = TypeVar("T")
 SECTION_ID = "fidelity"
 _DETAIL_LINES = 20
 _SEVERITY = {"adapted": "P2", "superset": "P2", "no-source": "P2", "whitespace-only": "info"}
@@ -267,5 +268,24 @@ def _section(results: list[PickResult], merges: list[Commit], missing: MissingRe
                                 f"vs itself → {st}", st == "identical"))
     controls.append(Control("batched git", f"{store.batches} diff-tree process(es) for {len(results)} pick(s) "
                             f"and {len(history)} source commit(s)", None))
-    return Section(SECTION_ID, "Cherry-pick fidelity", summary, tables, _findings(
+    section = Section(SECTION_ID, "Cherry-pick fidelity", summary, tables, _findings(
         results, merges, {c.sha for c in history}, missing), controls, not_verified, details, data)
+    return _printable(section)
+
+
+def _printable(obj: T) -> T:
+    """Paths and subjects that are not UTF-8 reach us with surrogate escapes: show them with U+FFFD."""
+    if isinstance(obj, str):
+        try:
+            obj.encode("utf-8")
+            return obj
+        except UnicodeEncodeError:
+            return obj.encode("utf-8", "surrogateescape").decode("utf-8", "replace")  # type: ignore[return-value]
+    if isinstance(obj, list):
+        return [_printable(x) for x in obj]  # type: ignore[return-value]
+    if isinstance(obj, dict):
+        return {k: _printable(v) for k, v in obj.items()}  # type: ignore[return-value]
+    if is_dataclass(obj) and not isinstance(obj, type):
+        return replace(obj, **{f.name: _printable(getattr(obj, f.name)) for f in fields(obj)
+                               if f.init})  # type: ignore[return-value]
+    return obj

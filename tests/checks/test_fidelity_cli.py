@@ -50,7 +50,7 @@ def test_fail_on_never_and_p2(scenario, run_cli):
 def test_markdown_and_terminal(scenario, run_cli):
     code, md, _ = run_cli(*_args(scenario, "--format", "md"))
     assert "| file | status |" in md and "da39a3ee" in md and "<details>" in md
-    assert "(\\#3009 and \\#3040)" not in md and "\\#3009 and \\#3010" in md
+    assert "(\\#3009 and \\#3010)" in md
     code, term, _ = run_cli(*_args(scenario, "--format", "term"))
     assert "Cherry-pick fidelity" in term and "no-source" in term
 
@@ -97,3 +97,19 @@ def test_repository_is_unchanged(scenario, run_cli, tmp_path):
     before = scenario.b.snapshot()
     run_cli(*_args(scenario, "--source-branch", "pr", "--format", "json", "--output", str(tmp_path / "r.json")))
     assert scenario.b.snapshot() == before
+
+
+def test_non_utf8_file_name_and_subject(builder, run_cli, tmp_path):
+    name = b"caf\xe9.txt".decode("utf-8", "surrogateescape")
+    builder.commit("base", {"a.txt": "a\n"})
+    builder.branch("release")
+    src = builder.commit("add a latin-1 name (#7)", {name: b"bytes \xff\n"})
+    builder.checkout("release")
+    base = builder.rev("HEAD")
+    builder.cherry_pick(src, "-x")
+    out = tmp_path / "r.json"
+    code, _, err = run_cli("fidelity", f"{base}..release", "--source", "main", "--repo", str(builder.path),
+                           "--format", "json", "--output", str(out))
+    assert code == 0, err
+    pick = json.loads(out.read_text(encoding="utf-8"))["sections"][0]["data"]["picks"][0]
+    assert pick["status"] == "identical" and pick["files"][0]["path"] == "caf\ufffd.txt"
