@@ -93,7 +93,7 @@ def collect_dir(tree_dir: Path, lanes: Sequence[Lane], files: Sequence[str] = ()
     with tempfile.TemporaryDirectory(prefix="harness-lanes-") as tmp:
         spec, out = Path(tmp) / "spec.json", Path(tmp) / "out.json"
         spec.write_text(json.dumps({"lanes": all_lanes, "files": list(files)}), encoding="utf-8")
-        env = pytest_env()
+        env = pytest_env([tree_dir] + ([tree_dir / "src"] if (tree_dir / "src").is_dir() else []))
         env.update({"HARNESS_LANES_SPEC": str(spec), "HARNESS_LANES_OUT": str(out)})
         argv = [python, "-m", "pytest", "--collect-only", "-q", "-p", "pytest_lanes_plugin",
                 "-p", "no:cacheprovider", "-o", "addopts=", "--continue-on-collection-errors",
@@ -233,8 +233,8 @@ def selection_section(collections: Sequence[Collection], lanes: Sequence[Lane],
         not_verified=[
             "tests were collected, not run: a selected test may still skip at run time (skipif, fixtures)",
             "lane options other than -m (-k, paths, --deselect, plugins' own flags) are not applied",
-            "imports resolve with the interpreter given; an installed copy of the project may shadow "
-            "the exported tree's modules",
+            "imports resolve with the interpreter given (the tree and its src/ first on PYTHONPATH); "
+            "a project needing a build step (generated version file, extensions) may fail to import",
         ],
         data={"lanes": [{"name": ln.name, "expr": ln.expr} for ln in lanes],
               "refs": [_collection_data(c) for c in collections]})

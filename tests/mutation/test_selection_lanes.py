@@ -120,3 +120,32 @@ def test_bad_lane_input_is_usage_error(builder, run_cli):
     assert code == 2 and "invalid marker expression" in err
     code, _, err = run_cli("select", "--repo", str(builder.path), "--ref", "nope", "--lane", "a=b")
     assert code == 2 and "unknown ref" in err
+
+
+WORKFLOW = """\
+name: ci
+on: [push]
+jobs:
+  fast:
+    uses: ./.github/workflows/tests.yml
+    with:
+      markers: "not slow and not gpu"
+  gpu:
+    uses: ./.github/workflows/tests.yml
+    with:
+      markers: "gpu"
+"""
+
+
+def test_lanes_from_workflows(builder, run_cli, tmp_path):
+    _base(builder)
+    builder.commit("ci", {".github/workflows/ci.yml": WORKFLOW})
+    out = tmp_path / "sel.json"
+    code, _, err = run_cli("select", "--repo", str(builder.path), "--lanes-from-workflows",
+                           "--format", "json", "--output", str(out))
+    assert code == 0, err
+    section = json.loads(out.read_text())["sections"][0]
+    lanes = {lane["expr"]: lane["name"] for lane in section["data"]["lanes"]}
+    assert set(lanes) == {"not slow and not gpu", "gpu"}
+    counts = section["data"]["refs"][0]["counts"]
+    assert counts[lanes["not slow and not gpu"]] == 1 and counts[lanes["gpu"]] == 1
