@@ -319,7 +319,8 @@ def mutation_section(run: MutationRun) -> Section:
          "module", "problem"],
         rows,
         legend="killed = a test passing in 'none' fails; gap rows: pinned = some test changes outcome; "
-               "baseline/mutated = blob of the edited file in the column, restored = the user's copy afterwards; "
+               "baseline/mutated = blob of the edited file in the column, restored = the user's copy afterwards "
+               "(equal to baseline when --ref is the checked-out, clean commit); "
                "module = where the edited module was imported from",
         control=liveness)
     tables = [table]
