@@ -91,7 +91,7 @@ def _compare(repo: GitRepo, base: str, head: str, source: str,
     # in the same git log when some pick can only be found by content (patch-id, similarity).
     history = read_history(repo, [source], [head], paths=needs_content_search(picks, forced))
     order = {c.sha: i for i, c in enumerate(history)}
-    store = PatchStore(repo)
+    store = PatchStore(repo, {c.sha: c.parents[0] for c in history if c.is_merge})
     res = SourceFinder(repo, picks, history, forced, store).resolve()
     store.ensure([s for r in res.values() for s in r.sources] + [p.sha for p in picks])
     results = []

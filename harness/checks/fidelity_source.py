@@ -24,17 +24,20 @@ _COMMON_LINE = 500  # a line carried by more source commits than this is not evi
 _TRAILER = re.compile(r"\(cherry picked from commit ([0-9a-fA-F]{7,40})\)")
 _PARENS = re.compile(r"\(([^()]*)\)")
 _NUMBER = re.compile(r"#(\d+)\b")
+# Bot and GitHub conventions outside parentheses: "Backport PR #N: …", "Merge pull request #N from …".
+_NAMED_PR = re.compile(r"\b(?:PR|pull request)\s*#(\d+)\b", re.IGNORECASE)
 
 
 def pr_numbers(subject: str) -> list[int]:
-    """Every ``#N`` inside parentheses: "Fix (#3002) (#3100)", "(#3002 and #3040)"."""
+    """Every ``#N`` inside parentheses ("Fix (#3002) (#3100)", "(#3002 and #3040)"), and the ones
+    named as a PR ("Backport PR #N: …", "Merge pull request #N from …")."""
     nums: list[int] = []
     if "#" not in subject:
         return nums
-    for group in _PARENS.findall(subject):
-        for n in _NUMBER.findall(group):
-            if int(n) not in nums:
-                nums.append(int(n))
+    found = [n for group in _PARENS.findall(subject) for n in _NUMBER.findall(group)]
+    for n in found + _NAMED_PR.findall(subject):
+        if int(n) not in nums:
+            nums.append(int(n))
     return nums
 
 
@@ -67,8 +70,9 @@ class Resolution:
 class PatchStore:
     """Diffs of commits, fetched in batches and kept (full diffs only)."""
 
-    def __init__(self, repo: GitRepo) -> None:
+    def __init__(self, repo: GitRepo, merge_parents: dict[str, str] | None = None) -> None:
         self.repo = repo
+        self.merge_parents = merge_parents or {}  # a merge's change is its diff against the first parent
         self.full: dict[str, Patch] = {}
         self.batches = 0  # diff-tree processes started (a control reports it; tests read it)
 
@@ -76,7 +80,7 @@ class PatchStore:
         todo = sorted({s for s in shas if s not in self.full})
         if todo:
             self.batches += 1
-            for p in diff_many(self.repo, [(s, None) for s in todo]):
+            for p in diff_many(self.repo, [(s, self.merge_parents.get(s)) for s in todo]):
                 self.full[p.commit] = p
 
     def files(self, shas: Sequence[str]) -> list[FilePatch]:

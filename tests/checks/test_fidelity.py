@@ -37,6 +37,8 @@ def test_pr_numbers_in_parentheses_only():
     assert pr_numbers("[release/1.2] Fix x (#3100)") == [3100]
     assert pr_numbers("Fix a and b (#3002 and #3040)") == [3002, 3040]
     assert pr_numbers("Fix issue #12 in parser") == []
+    assert pr_numbers("Backport PR #14913: Update changelog (#15000)") == [15000, 14913]
+    assert pr_numbers("Merge pull request #14913 from someone/branch") == [14913]
 
 
 def test_empty_input_checksum_is_the_sha1_of_nothing():
