@@ -15,7 +15,7 @@ from harness.checks.fidelity_compare import (EMPTY_SHA1, FileResult, Side, check
                                              is_test_path, pick_status)
 from harness.checks.fidelity_endstate import EndState, end_states, pick_lines
 from harness.checks.fidelity_missing import MissingResult, find_missing, iso
-from harness.checks.fidelity_source import PatchStore, Resolution, SourceFinder, keys_of, needs_content_search
+from harness.checks.fidelity_source import PatchStore, Resolution, SourceFinder, needs_content_search
 from harness.errors import UsageError
 from harness.git import Commit, GitRepo
 from harness.git.picks import LogEntry
@@ -118,7 +118,7 @@ def fidelity_section(repo: GitRepo, base: str, head: str, source: str, source_br
         branch = repo.commits([branch_tip], [source, base], no_merges=True)
         store.ensure([c.sha for c in branch])
         missing = find_missing(branch, store.full,
-                               {r.commit.sha: keys_of(store.full[r.commit.sha].files) for r in results})
+                               {r.commit.sha: store.keys(r.commit.sha) for r in results})
     return _section(results, merges, missing, history, store, source_branch)
 
 

@@ -11,7 +11,6 @@ from typing import Iterable, Sequence
 from harness.git.patch import FilePatch
 
 EMPTY_SHA1 = hashlib.sha1(b"").hexdigest()[:8]  # "da39a3ee": the control every table states
-_WS = re.compile(rb"\s+")
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing|__tests__|spec|specs)/|(^|/)test_[^/]*$|_test\.[^/.]+$"
                         r"|\.(test|spec)\.[^/]+$|Tests?\.(java|kt|cs|scala)$|_spec\.rb$")
 
@@ -32,7 +31,7 @@ def checksum(lines: Iterable[bytes]) -> str:
 
 def norm(line: bytes) -> bytes:
     """A line with all whitespace removed (re-indentation and spacing do not count)."""
-    return _WS.sub(b"", line)
+    return b"".join(line.split())  # bytes.split(): ASCII whitespace, as \s in a bytes regex
 
 
 def is_test_path(path: str) -> bool:
@@ -43,10 +42,7 @@ def signed_keys(added: Sequence[bytes], removed: Sequence[bytes]) -> Counter[tup
     """Multiset of (sign, whitespace-free line); blank lines carry no evidence and are dropped."""
     c: Counter[tuple[str, bytes]] = Counter()
     for sign, lines in (("+", added), ("-", removed)):
-        for ln in lines:
-            n = norm(ln)
-            if n:
-                c[(sign, n)] += 1
+        c.update((sign, n) for n in (b"".join(ln.split()) for ln in lines) if n)
     return c
 
 

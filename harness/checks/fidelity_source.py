@@ -74,6 +74,7 @@ class PatchStore:
         self.repo = repo
         self.merge_parents = merge_parents or {}  # a merge's change is its diff against the first parent
         self.full: dict[str, Patch] = {}
+        self._keys: dict[str, Counter[tuple[str, bytes]]] = {}
         self.batches = 0  # diff-tree processes started (a control reports it; tests read it)
 
     def ensure(self, shas: Sequence[str]) -> None:
@@ -82,6 +83,12 @@ class PatchStore:
             self.batches += 1
             for p in diff_many(self.repo, [(s, self.merge_parents.get(s)) for s in todo]):
                 self.full[p.commit] = p
+
+    def keys(self, sha: str) -> Counter[tuple[str, bytes]]:
+        """Signed lines of one commit's change (computed once)."""
+        if sha not in self._keys:
+            self._keys[sha] = keys_of(self.full[sha].files)
+        return self._keys[sha]
 
     def files(self, shas: Sequence[str]) -> list[FilePatch]:
         return [f for s in shas for f in self.full[s].files]
@@ -94,7 +101,7 @@ def keys_of(files: Sequence[FilePatch]) -> Counter[tuple[str, bytes]]:
         keys = signed_keys(f.added, f.removed)
         if f.binary or not keys:
             keys[("bin" if f.binary else "file", f.path.encode("utf-8", "surrogateescape"))] += 1
-        c += keys
+        c.update(keys)
     return c
 
 
@@ -172,13 +179,12 @@ class SourceFinder:
         """PR-number candidates confirmed by content (or, for an empty pick, by subject)."""
         if not cands:
             return None
-        pick_files = self.store.full[pick].files
-        pk = keys_of(pick_files)
+        pk = self.store.keys(pick)
         if not pk:
             subject = strip_numbers(next(p.subject for p in self.picks if p.sha == pick))
             same = [c for c in cands if strip_numbers(self.subjects[c]) == subject]
             return Resolution(same, "pr-number", 0.0, "empty pick: confirmed by subject only") if same else None
-        scores = {c: overlap(pk, keys_of(self.store.full[c].files)) for c in cands}
+        scores = {c: overlap(pk, self.store.keys(c)) for c in cands}
         confirmed = [c for c in cands if scores[c] >= CONFIRM_OVERLAP]
         note = "" if len(confirmed) == len(cands) else "PR-number candidates rejected by content: " + \
             ", ".join(f"{c[:12]} ({scores[c]:.2f})" for c in cands if c not in confirmed)
@@ -209,7 +215,7 @@ class SourceFinder:
         for sha in candidates:
             files = self.store.full[sha].files
             ids.setdefault(patch_id(files), []).append(sha)
-            keys = keys_of(files)
+            keys = self.store.keys(sha)
             size[sha] = sum(keys.values())
             for key in keys:
                 index.setdefault(key, []).append(sha)
@@ -220,7 +226,7 @@ class SourceFinder:
             if exact:
                 out[p] = Resolution([exact[0]], "patch-id", 1.0)
                 continue
-            pk = keys_of(pf)
+            pk = self.store.keys(p)
             hits: Counter[str] = Counter()
             for key, n in pk.items():
                 posting = index.get(key, [])
@@ -229,7 +235,7 @@ class SourceFinder:
                         hits[sha] += 1
             total = sum(pk.values())
             ranked = sorted(hits, key=lambda s: (-2 * hits[s] / (total + size[s]), self.order[s]))[:3]
-            scored = sorted(((dice(pk, keys_of(self.store.full[c].files)), c) for c in ranked),
+            scored = sorted(((dice(pk, self.store.keys(c)), c) for c in ranked),
                             key=lambda t: (-t[0], self.order[t[1]]))
             if scored and scored[0][0] >= SIMILARITY_MIN:
                 out[p] = Resolution([scored[0][1]], "similarity", round(scored[0][0], 3))
