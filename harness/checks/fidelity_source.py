@@ -19,7 +19,10 @@ from harness.git.patch import FilePatch, Patch, diff_many
 from harness.git.picks import LogEntry, changed_paths, object_ids
 
 CONFIRM_OVERLAP = 0.5  # PR-number candidates must share this fraction of signed lines
-SIMILARITY_MIN = 0.5  # below this a similarity match is not reported as a source
+# Below this a similarity match is not reported as a source: on real release branches, version bumps
+# ("back to dev") share ~2/3 of their lines with unrelated bumps on main; a wrong source is worse than none.
+SIMILARITY_MIN = 0.7
+_MENTION = 0.2  # a rejected best candidate at least this similar is named in the note
 _COMMON_LINE = 500  # a line carried by more source commits than this is not evidence
 _TRAILER = re.compile(r"\(cherry picked from commit ([0-9a-fA-F]{7,40})\)")
 _PARENS = re.compile(r"\(([^()]*)\)")
@@ -239,7 +242,7 @@ class SourceFinder:
                             key=lambda t: (-t[0], self.order[t[1]]))
             if scored and scored[0][0] >= SIMILARITY_MIN:
                 out[p] = Resolution([scored[0][1]], "similarity", round(scored[0][0], 3))
-            elif scored:
+            elif scored and scored[0][0] >= _MENTION:
                 out[p] = Resolution([], None, None,
                                     f"best candidate {scored[0][1][:12]} at similarity {scored[0][0]:.2f}")
         return out
