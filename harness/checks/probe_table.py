@@ -52,15 +52,22 @@ def _rows_in(e: Expectation, rows: list[dict[str, Any]]) -> list[int]:
     return [i for i, r in enumerate(rows) if any(all(r.get(k) == v for k, v in want.items()) for want in e.rows)]
 
 
-def _expectation(e: Expectation, probe: Any, grid: dict[str, list[CellResult]]) -> tuple[bool, str, str]:
-    """(holds, what was checked, the rows where it failed with their cells)."""
+def _expectation(e: Expectation, probe: Any, grid: dict[str, list[CellResult]]) -> tuple[bool | None, str, str]:
+    """(holds — None when it cannot be evaluated, what was checked, the rows where it failed)."""
     scope = _rows_in(e, probe.rows)
     mine = grid[e.column]
     bad: list[str] = []
     if e.same_as or e.differs_from:
         other = e.same_as or e.differs_from
         what = f"{e.column} {'same as' if e.same_as else 'differs from'} {other}"
+        failed_other = [i for i in scope if grid[other][i].status != "ok"]  # type: ignore[index]
+        if failed_other and len(failed_other) == len(scope):
+            # The reference column has no values (e.g. a control that no longer applies): nothing
+            # to compare; the failed cells are reported by their own finding.
+            return None, what, f"{other} has no value in any of these rows"
         for i in scope:
+            if i in failed_other:
+                continue
             equal = outcome(mine[i]) == outcome(grid[other][i])  # type: ignore[index]
             if equal != bool(e.same_as):
                 bad.append(f"{row_label(probe.rows[i])} ({e.column} {_short(mine[i])} vs {other} "
@@ -145,8 +152,9 @@ def probe_section(scenario: Scenario, probe: Any, run: ProbeRun) -> Section:
             continue
         holds, what, detail = _expectation(e, probe, grid)
         title = e.title or f"{probe.id}: {what}"
-        controls.append(Control(f"expectation: {title}", "holds" if holds else f"violated: {detail}", holds))
-        if not holds:
+        result = "holds" if holds else f"not evaluated: {detail}" if holds is None else f"violated: {detail}"
+        controls.append(Control(f"expectation: {title}", result, holds))
+        if holds is False:
             findings.append(Finding("probe-expectation", e.severity, title, f"{what} fails at {detail}",  # type: ignore[arg-type]
                                     key=f"{probe.id}:{what}"))
     not_verified = [f"behaviour outside the declared rows ({len(probe.rows)} rows)",

@@ -100,12 +100,24 @@ def run_probes(repo: GitRepo, scenario: Any, probes: list[Any], *, python: str |
         first = True
         while first or pending:
             first = False
-            with materialize(repo, cr.column, workroot) as mat:
-                while pending:
-                    p = pending.pop(0)
-                    _run_one(repo, cr, mat, p, python, cells, keys, cache, run)
-                    if mat.changes():
-                        break  # written into: the next probe gets a fresh tree
+            try:
+                with materialize(repo, cr.column, workroot) as mat:
+                    while pending:
+                        p = pending.pop(0)
+                        _run_one(repo, cr, mat, p, python, cells, keys, cache, run)
+                        if mat.changes():
+                            break  # written into: the next probe gets a fresh tree
+            except UsageError as exc:
+                if cr.column.role != "control":
+                    raise
+                # A control whose edit no longer applies (e.g. the head already carries the fix) is
+                # the outcome of its cells, not a failed run; it is not cached.
+                for p in [*todo[cr.column.name]]:
+                    slot = cells.get((p.id, cr.column.name), [])
+                    for i, c in enumerate(slot):
+                        if c is None:
+                            slot[i] = CellResult(None, "error", f"control does not apply: {exc}")
+                return
             cr.proofs = mat.proofs
             cache.put(content_key("column-proofs", ENGINE_VERSION, cr.ident.key),
                       [{**asdict(p), "blob_user_before": None, "blob_user_after": None} for p in mat.proofs])
