@@ -102,16 +102,16 @@ def render(report: Report) -> str:
         meta = f"Generated {report.generated} · {meta}"
     if meta:
         out += [f"<sub>{meta}</sub>", ""]
-    if report.inputs:
-        out += ["| input | value |", "|---|---|"]
-        out += [f"| {_text(k)} | {_code(v)} |" for k, v in report.inputs.items()]
-        out.append("")
     live = open_findings(report)
     verdict = report.verdict or ("No open P1/P2 findings." if not live else f"{len(live)} open finding(s).")
     out += [f"**Verdict:** {_text(verdict)}", ""]
     for f in live:
         out.append(f"- **{f.severity}** {_text(f.title)} ({_code(f.id)})")
     if live:
+        out.append("")
+    if report.inputs:
+        out += ["| input | value |", "|---|---|"]
+        out += [f"| {_text(k)} | {_code(v)} |" for k, v in report.inputs.items()]
         out.append("")
     for s in report.sections:
         out += _section(s)
