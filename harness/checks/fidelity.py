@@ -8,6 +8,7 @@ fidelity_endstate and missing PR-branch commits in fidelity_missing; this module
 from __future__ import annotations
 
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Mapping, Sequence, TypeVar
 
@@ -23,6 +24,7 @@ from harness.git.picks import history as read_history
 from harness.report.model import Code, Control, Details, Finding, Section, Sha, Table
 
 T = TypeVar("T")
+_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="harness-fidelity")
 SECTION_ID = "fidelity"
 _DETAIL_LINES = 20
 _SEVERITY = {"adapted": "P2", "superset": "P2", "no-source": "P2", "whitespace-only": "info"}
@@ -87,12 +89,15 @@ def _compare(repo: GitRepo, base: str, head: str, source: str,
     picks = [c for c in in_range if not c.is_merge]
     merges = [c for c in in_range if c.is_merge]
     forced = _resolve_mapping(repo, mapping, picks)
-    # The source history since the fork point: what SOURCE has and HEAD does not. Changed paths come
-    # in the same git log when some pick can only be found by content (patch-id, similarity).
-    history = read_history(repo, [source], [head], paths=needs_content_search(picks, forced))
+    # The source history since the fork point: what SOURCE has and HEAD does not. When some pick can
+    # only be found by content, the history's changed paths are listed by a second git log that runs
+    # in a thread while the named candidates are diffed and confirmed.
+    touched = _POOL.submit(read_history, repo, [source], [head], paths=True) \
+        if needs_content_search(picks, forced) else None
+    history = read_history(repo, [source], [head])
     order = {c.sha: i for i, c in enumerate(history)}
     store = PatchStore(repo, {c.sha: c.parents[0] for c in history if c.is_merge})
-    res = SourceFinder(repo, picks, history, forced, store).resolve()
+    res = SourceFinder(repo, picks, history, forced, store, touched).resolve()
     store.ensure([s for r in res.values() for s in r.sources] + [p.sha for p in picks])
     results = []
     for p in picks:

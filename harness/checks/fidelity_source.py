@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from concurrent.futures import Future
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Sequence
@@ -126,7 +127,9 @@ class SourceFinder:
     """Resolves the picks of a range against the source history (oldest first)."""
 
     def __init__(self, repo: GitRepo, picks: Sequence[Commit], history: Sequence[LogEntry],
-                 mapping: dict[str, list[str]], store: PatchStore) -> None:
+                 mapping: dict[str, list[str]], store: PatchStore,
+                 touched: Future[list[LogEntry]] | None = None) -> None:
+        self.touched = touched  # the history again, with changed paths (started early, in a thread)
         self.repo, self.picks, self.history, self.mapping, self.store = repo, picks, history, mapping, store
         self.order = {c.sha: i for i, c in enumerate(history)}
         self.by_number: dict[int, list[str]] = {}
@@ -204,8 +207,8 @@ class SourceFinder:
             return {}
         paths = {x for p in todo for f in self.store.full[p].files for x in (f.old_path, f.new_path) if x}
         history = [c.sha for c in self.history if not c.is_merge]
-        if all(c.paths is not None for c in self.history):
-            touched: dict[str, Sequence[str]] = {c.sha: c.paths or () for c in self.history}
+        if self.touched is not None:
+            touched: dict[str, Sequence[str]] = {c.sha: c.paths or () for c in self.touched.result()}
         else:
             touched = dict(changed_paths(self.repo, history))
             self.store.batches += 1

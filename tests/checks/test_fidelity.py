@@ -192,3 +192,18 @@ def test_controls_and_not_verified(result):
     assert section.not_verified
     names = {c.name: c for c in section.controls}
     assert names["self-comparison"].ok and names["empty-input checksum"].ok
+
+
+def test_rejected_pr_number_falls_back_to_content(builder):
+    """Every pick carries a number, but the only candidate is unrelated: patch-id still finds the source."""
+    builder.commit("base", {"a.py": "x = 1\ny = 2\n", "b.py": "b = 1\n"})
+    builder.branch("release")
+    builder.commit("unrelated (#1)", {"b.py": "b = 2  # unrelated change\n"})
+    real = builder.commit("Real fix", {"a.py": "x = 10\ny = 2\n"})
+    builder.checkout("release")
+    base = builder.rev("HEAD")
+    pick = builder.commit("Real fix (#1)", {"a.py": "x = 10\ny = 2\n"})
+    s = fidelity_section(GitRepo(builder.path), base, "release", "main")
+    (p,) = s.data["picks"]
+    assert (p["pick"], p["source"], p["source_via"], p["status"]) == (pick, real, "patch-id", "identical")
+    assert "rejected by content" in p["note"]
