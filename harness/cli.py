@@ -20,12 +20,12 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = _Parser(prog="harness", description="Differential regression and cherry-pick fidelity harness.",
                      epilog=EXIT_CODES)
     parser.add_argument("--version", action="version", version=f"harness {__version__}")
     sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
-    for mod in commands.discover():
+    for mod in commands.discover(only):
         p = sub.add_parser(mod.NAME, help=mod.HELP, description=mod.HELP, epilog=EXIT_CODES)
         p.add_argument("--repo", metavar="PATH", default=None,
                        help="repository to read (default: the current one; bare repositories work)")
@@ -35,12 +35,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(list(argv) if argv is not None else None)
+    argv = list(argv) if argv is not None else sys.argv[1:]
+    verb = next((a for a in argv if not a.startswith("-")), None)
+    parser = build_parser(verb if verb in commands.names() else None)
+    args = parser.parse_args(argv)
     if not getattr(args, "_run", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE
-    args._argv = list(argv) if argv is not None else sys.argv[1:]
+    args._argv = argv
     try:
         return int(args._run(args))
     except UsageError as exc:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.report import html, json, markdown, terminal
+from harness.report import html, json, markdown
 from harness.report.model import Code, Control, Details, Finding, Report, Section, Sha, Table
 
 FORMATS = ("term", "md", "json", "html")
@@ -10,7 +10,11 @@ FORMATS = ("term", "md", "json", "html")
 
 def render(report: Report, fmt: str) -> str:
     """Render a report in one of FORMATS."""
-    return {"term": terminal.render, "md": markdown.render, "json": json.render, "html": html.render}[fmt](report)
+    if fmt == "term":
+        from harness.report import terminal  # rich is imported only when a terminal view is asked for
+
+        return terminal.render(report)
+    return {"md": markdown.render, "json": json.render, "html": html.render}[fmt](report)
 
 
 __all__ = ["FORMATS", "Code", "Control", "Details", "Finding", "Report", "Section", "Sha", "Table", "render"]

@@ -39,7 +39,7 @@ def cell(c: Cell) -> str:
 
 def _table(t: Table) -> list[str]:
     out = []
-    if t.title:
+    if t.title and not t.collapsed:  # a folded table names itself in its <summary>
         out.append(f"**{_text(t.title)}**")
         out.append("")
     head = ["| " + " | ".join(_text(c) for c in t.columns) + " |",
