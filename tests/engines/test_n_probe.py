@@ -58,3 +58,21 @@ def test_n_choices_on_gpu(engine_store):
                     "install (pip install sglang==VERSION) and a manifest; not automated yet")
     raw = run_n_probe(VERSION, runtime="gpu", store=engine_store, log=lambda m: None)
     assert raw["scenarios"]["ids"]["distinct"]
+
+
+@pytest.mark.engine
+@pytest.mark.slow
+def test_sglang_n_kind_in_a_scenario(builder, run_cli, tmp_path, monkeypatch, engine_store):
+    if engine_store.get(EnvKey("sglang", VERSION, "cpu")) is None:
+        pytest.skip(f"cpu engine env sglang=={VERSION} not built in {engine_store.root}")
+    monkeypatch.setenv("HARNESS_ENGINE_DIR", str(engine_store.root))
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    builder.commit("init", {"docker/Dockerfile": f"FROM lmsysorg/sglang:v{VERSION}-cu130\n"})
+    sc = tmp_path / "n.yaml"
+    sc.write_text("refs: {base: main}\nprobes:\n  - id: n\n    kind: sglang_n\n"
+                  "    engine_pin: {file: docker/Dockerfile}\n"
+                  "    rows: {question: [distinct_ids, abort_choices]}\n")
+    code, out, err = run_cli("probe", str(sc), "--repo", str(builder.path), "--format", "json")
+    assert code == 0, err
+    assert "distinct ids; caller rid is not a choice id" in out
+    assert "choices end abort/abort" in out and f"sglang=={VERSION} (docker/Dockerfile, cpu)" in out
