@@ -102,7 +102,8 @@ def probe_section(scenario: Scenario, probe: Any, run: ProbeRun) -> Section:
     controls_cols = [c for c in cols if c.column.role == "control"]
     ctl_names = ", ".join(f"{c.column.name} ({c.column.description or 'ref + edits'})" for c in controls_cols)
     control_text = (f"control column: {ctl_names}" if controls_cols else "no control column in this scenario")
-    control_text += f" · rows that did not move: {', '.join(unmoved) if unmoved else 'none'}"
+    still = "; ".join(unmoved) if unmoved else "none"
+    control_text += f" · rows that did not move: {still}"
     table = Table(f"{probe.id} ({probe.kind})", ["row", *names], rows, LEGEND, control_text)
 
     proof_rows: list[list[Cell]] = []

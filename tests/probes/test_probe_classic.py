@@ -36,7 +36,7 @@ def test_classic_boundary_moves_by_one_row(builder, tmp_path):
         assert table.rows[r][2:] == [SAME, SAME]
     assert table.rows[2][2] == Code(repr("hi delta epsilon zeta")) and table.rows[2][3] == Code("'hi'")
     assert "control column: control" in table.control
-    assert "rows that did not move: min_tokens=0, min_tokens=1, min_tokens=3" in table.control
+    assert "rows that did not move: min_tokens=0; min_tokens=1; min_tokens=3" in table.control
     # the expectation "head same as control" fails exactly at min_tokens=2
     (finding,) = [f for f in leak.findings if f.kind == "probe-expectation"]
     assert finding.severity == "P1" and "min_tokens=2" in finding.detail and "min_tokens=3" not in finding.detail
