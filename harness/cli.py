@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 from typing import NoReturn, Sequence
 
 from harness import __version__, commands
@@ -34,7 +36,14 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _terminate(signum: int, _frame: object) -> NoReturn:
+    """SIGTERM unwinds like Ctrl-C, so temp trees, object dirs and child processes are cleaned."""
+    raise SystemExit(128 + signum)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminate)
     argv = list(argv) if argv is not None else sys.argv[1:]
     verb = next((a for a in argv if not a.startswith("-")), None)
     parser = build_parser(verb if verb in commands.names() else None)

@@ -244,7 +244,12 @@ def materialize(repo: GitRepo, column: Column, workroot: Path | None = None) -> 
                     {"commit": mat.commit_sha, "tree": mat.tree_sha, "listing": mat.listing,
                      "proofs": [asdict(p) for p in mat.proofs]}, sort_keys=True))
         else:  # another column or run holds this tree: a private copy, always removed
-            mat = _build(repo, column, ident, root / f"{ident.key}-p{os.getpid()}-{next(_counter)}")
+            private = root / f"{ident.key}-p{os.getpid()}-{next(_counter)}"
+            try:
+                mat = _build(repo, column, ident, private)
+            except BaseException:
+                shutil.rmtree(private, ignore_errors=True)
+                raise
         yield mat
     finally:
         if mat is not None:

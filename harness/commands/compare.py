@@ -35,8 +35,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--policy", metavar="FILE", help="gate policy YAML (blocking kinds, waivers)")
     p.add_argument("--previous", metavar="REPORT.json", help="an earlier round's report.json (ledger)")
     p.add_argument("--python", metavar="EXE", help="interpreter for probe columns (default: this one)")
-    p.add_argument("--jobs", type=int, default=None, help="columns run in parallel (default: CPU count)")
-    p.add_argument("--today", metavar="YYYY-MM-DD", help=argparse.SUPPRESS)
+    p.add_argument("--jobs", type=int, default=None, help="probe columns run in parallel (default: one worker per column)")
+    p.add_argument("--today", metavar="YYYY-MM-DD", type=_date, help=argparse.SUPPRESS)
+
+
+def _date(text: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a date YYYY-MM-DD: {text!r}") from None
 
 
 def _slug(ref: str) -> str:
@@ -97,7 +104,6 @@ def run(args: argparse.Namespace) -> int:
     repo = GitRepo(args.repo)
     inputs = CompareInputs(base=args.base, head=args.head, source=args.source, source_branch=args.source_branch,
                            scenario_path=args.scenario, python=args.python, jobs=args.jobs)
-    today = dt.date.fromisoformat(args.today) if args.today else None
     return run_compare(repo, inputs, output=Path(args.output) if args.output else default_output(args.base, args.head),
                        fmt=args.format, fail_on=args.fail_on, policy_path=args.policy, previous=args.previous,
-                       command=command_line(args._argv), today=today)
+                       command=command_line(args._argv), today=args.today)

@@ -48,7 +48,7 @@ def write_repo(path: Path, commits: list[CommitSpec], branches: dict[str, str], 
             raise UsageError(f"{path} exists and was not created by harness; choose another --dir")
         shutil.rmtree(path)
     path.mkdir(parents=True)
-    env_git = ["git", "-c", "init.defaultBranch=main", "-c", "core.autocrlf=false"]
+    env_git = ["git", "-c", "init.defaultBranch=main", "-c", "core.autocrlf=false", "-c", "core.hooksPath=/dev/null"]
     subprocess.run([*env_git, "init", "-q", str(path)], check=True)
     marks: dict[str, int] = {}
     stream = bytearray()

@@ -17,7 +17,7 @@ from harness.edits import EditProof
 from harness.errors import UsageError
 from harness.git.repo import GitRepo
 from harness.probes.kinds import CellResult, KindContext, get_kind
-from harness.probes.subproc import PROBES_DIR
+from harness.probes.subproc import PROBES_DIR, STOP
 
 ENGINE_VERSION = "1"
 
@@ -123,6 +123,8 @@ def run_probes(repo: GitRepo, scenario: Any, probes: list[Any], *, python: str |
                       [{**asdict(p), "blob_user_before": None, "blob_user_after": None} for p in mat.proofs])
 
     needing = [cr for cr in columns if cr.column.name in todo]
+    if jobs is not None and jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, got {jobs}")
     workers = max(1, min(jobs or len(needing) or 1, len(needing) or 1))
     if progress:
         progress(f"{sum(len(v) for v in cells.values())} cells, {run.from_cache} from cache; "
@@ -131,9 +133,16 @@ def run_probes(repo: GitRepo, scenario: Any, probes: list[Any], *, python: str |
         for cr in needing:
             work(cr)
     else:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
+        pool = ThreadPoolExecutor(max_workers=workers)
+        try:
             for f in [pool.submit(work, cr) for cr in needing]:
                 f.result()
+        except BaseException:
+            STOP.set()  # running columns kill their probe processes and clean their trees
+            pool.shutdown(wait=True, cancel_futures=True)  # queued columns never start
+            STOP.clear()
+            raise
+        pool.shutdown(wait=True)
     run.cells = {k: [c or CellResult(None, "error", "not run") for c in v] for k, v in cells.items()}
     run.seconds = time.monotonic() - started
     return run

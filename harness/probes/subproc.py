@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,18 @@ def _tail(path: Path, n: int = 300) -> str:
         return fh.read().decode("utf-8", "replace").strip()
 
 
+STOP = threading.Event()  # set when the run is interrupted: every poll loop kills its child and stops
+
+
+class Stopped(BaseException):
+    """Raised in a worker's poll loop once STOP is set (a BaseException: never a cached cell)."""
+
+
+def _check_stop() -> None:
+    if STOP.is_set():
+        raise Stopped("interrupted")
+
+
 def run_once(argv: list[str], cwd: Path, scratch: Path, timeout: float, env: dict[str, str],
              flood: int = FLOOD_BYTES) -> tuple[str, int | None, bytes, str]:
     """Run one process; returns (status ok|timeout|flood, exit code, output head, detail)."""
@@ -57,15 +70,20 @@ def run_once(argv: list[str], cwd: Path, scratch: Path, timeout: float, env: dic
                                 env=env, start_new_session=True)
         deadline = time.monotonic() + timeout
         status = "ok"
-        while proc.poll() is None:
-            if time.monotonic() > deadline:
-                status = "timeout"
-            elif _size(out) > flood:
-                status = "flood"
-            if status != "ok":
-                _kill(proc)
-                break
-            time.sleep(POLL)
+        try:
+            while proc.poll() is None:
+                if time.monotonic() > deadline:
+                    status = "timeout"
+                elif _size(out) > flood:
+                    status = "flood"
+                if status != "ok":
+                    _kill(proc)
+                    break
+                _check_stop()
+                time.sleep(POLL)
+        except BaseException:  # interrupted or terminated: never leave the child behind
+            _kill(proc)
+            raise
     data = out.read_bytes()[:flood]
     out.unlink(missing_ok=True)
     detail = {"timeout": f"timed out after {timeout:g}s", "flood": f"output flood (> {flood} bytes)"}.get(status, "")
@@ -90,30 +108,35 @@ def run_rows(python: str, spec: dict[str, Any], rows: list[dict[str, Any]], tree
                                     stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
                                     start_new_session=True)
             done, last_progress, failure = start, time.monotonic(), None
-            while True:
-                recs = _read_results(res_path)
-                for rec in recs[done - start:]:
-                    results[rec["i"]] = _cell(rec, tree)
-                if len(recs) > done - start:
-                    done, last_progress = start + len(recs), time.monotonic()
-                if done >= len(rows):
-                    break
-                code = proc.poll()
-                if code is not None:
+            try:
+                while True:
                     recs = _read_results(res_path)
-                    if start + len(recs) > done:
-                        continue
-                    why = f"signal {-code}" if code < 0 else f"exit code {code}"
-                    failure = CellResult(None, "crash", f"process died ({why}): {_tail(out_path)}"[:400])
-                    break
-                if time.monotonic() - last_progress > timeout:
-                    failure = CellResult(None, "timeout", f"timed out after {timeout:g}s")
-                elif _size(out_path) > flood:
-                    failure = CellResult(None, "error", f"output flood (> {flood} bytes)")
-                if failure:
-                    _kill(proc)
-                    break
-                time.sleep(POLL)
+                    for rec in recs[done - start:]:
+                        results[rec["i"]] = _cell(rec, tree)
+                    if len(recs) > done - start:
+                        done, last_progress = start + len(recs), time.monotonic()
+                    if done >= len(rows):
+                        break
+                    code = proc.poll()
+                    if code is not None:
+                        recs = _read_results(res_path)
+                        if start + len(recs) > done:
+                            continue
+                        why = f"signal {-code}" if code < 0 else f"exit code {code}"
+                        failure = CellResult(None, "crash", f"process died ({why}): {_tail(out_path)}"[:400])
+                        break
+                    if time.monotonic() - last_progress > timeout:
+                        failure = CellResult(None, "timeout", f"timed out after {timeout:g}s")
+                    elif _size(out_path) > flood:
+                        failure = CellResult(None, "error", f"output flood (> {flood} bytes)")
+                    if failure:
+                        _kill(proc)
+                        break
+                    _check_stop()
+                    time.sleep(POLL)
+            except BaseException:  # interrupted or terminated: never leave the child behind
+                _kill(proc)
+                raise
             if proc.poll() is None:
                 try:
                     proc.wait(timeout=5)
