@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from harness.errors import EXIT_BLOCKED, EXIT_OK, UsageError
-from harness.report.model import SEVERITY_RANK, Finding
+from harness.errors import UsageError
+from harness.report.model import SEVERITY_RANK, Finding, Report
 
 FAIL_ON = ("p1", "p2", "never")
 
@@ -21,5 +21,14 @@ def blocking(findings: Iterable[Finding], fail_on: str) -> list[Finding]:
             and not f.waived and f.status not in ("resolved", "retracted")]
 
 
-def exit_code(findings: Iterable[Finding], fail_on: str) -> int:
-    return EXIT_BLOCKED if blocking(findings, fail_on) else EXIT_OK
+def verdict(report: Report, fail_on: str, crashed: bool = False) -> tuple[str, list[Finding]]:
+    """The report's opening line and the findings that block it (computed once, for every renderer)."""
+    blocked = blocking(report.findings, fail_on)
+    if crashed:
+        return "HARNESS ERROR: a section crashed (exit 3); the rest of the report stands.", blocked
+    if blocked:
+        kinds = ", ".join(sorted({f.kind for f in blocked}))
+        return f"BLOCKED: {len(blocked)} open finding(s) at or above {fail_on.upper()} ({kinds}).", blocked
+    if fail_on == "never":
+        return "NOT GATED (--fail-on never): open findings are listed below.", blocked
+    return f"PASS at --fail-on {fail_on}: no open finding at or above the threshold.", blocked

@@ -54,6 +54,7 @@ def write_atomic(path: str | Path, text: str) -> None:
 def emit(args: argparse.Namespace, report: Report) -> int:
     """Render in the chosen format, write it, and return the gate's exit code."""
     fmt = getattr(args, "format", "term")
+    report.verdict, blocked = gate.verdict(report, getattr(args, "fail_on", "p1"))
     if args.output:
         write_atomic(args.output, render(report, fmt))
     elif fmt == "term" and sys.stdout.isatty():
@@ -63,4 +64,4 @@ def emit(args: argparse.Namespace, report: Report) -> int:
         terminal.render_to(Console(highlight=False), report)
     else:
         sys.stdout.write(render(report, fmt))
-    return gate.exit_code(report.findings, getattr(args, "fail_on", "p1"))
+    return 1 if blocked else 0

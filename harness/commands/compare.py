@@ -15,7 +15,6 @@ from harness.errors import EXIT_INTERNAL, UsageError
 from harness.git import GitRepo
 from harness.plan import plan_for
 from harness.report import render
-from harness.report.model import Report
 
 NAME = "compare"
 HELP = "run every section that applies to BASE → HEAD and write the review report"
@@ -73,8 +72,7 @@ def run_compare(repo: GitRepo, inputs: CompareInputs, *, output: Path, fmt: str 
     if prev is not None:
         report.sections.append(ledger.apply(report, prev, repo.resolve(inputs.head, "tree")))
     threshold = fail_on or pol.fail_on or "p1"
-    blocking = gate.blocking(report.findings, threshold)
-    report.verdict = _verdict(report, blocking, threshold, crashed)
+    report.verdict, blocking = gate.verdict(report, threshold, crashed)
     output.mkdir(parents=True, exist_ok=True)
     for ext, fmt_name in (("md", "md"), ("json", "json"), ("html", "html")):
         write_atomic(output / f"report.{ext}", render(report, fmt_name))
@@ -89,15 +87,6 @@ def run_compare(repo: GitRepo, inputs: CompareInputs, *, output: Path, fmt: str 
     if crashed:
         return EXIT_INTERNAL
     return 1 if blocking else 0
-
-
-def _verdict(report: Report, blocking: list, threshold: str, crashed: bool) -> str:
-    if crashed:
-        return "HARNESS ERROR: a section crashed (exit 3); the rest of the report stands."
-    if blocking:
-        return (f"BLOCKED: {len(blocking)} open finding(s) at or above {threshold.upper()} "
-                f"({', '.join(sorted({f.kind for f in blocking}))}).")
-    return f"PASS at --fail-on {threshold}: no open finding at or above the threshold."
 
 
 def run(args: argparse.Namespace) -> int:

@@ -53,9 +53,3 @@ def apply_patch(tree_dir: Path, diff: bytes, *, what: str, include: str | None =
     if proc.returncode != 0:
         msg = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         raise UsageError(f"{what}: does not apply: {msg[0] if msg else 'git apply failed'}")
-
-
-def list_tree_files(repo: GitRepo, rev: str) -> list[str]:
-    """Paths of the files in ``rev`` (one ``ls-tree`` process)."""
-    out = repo.run(["ls-tree", "-r", "-z", "--name-only", rev])
-    return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]

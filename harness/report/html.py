@@ -43,7 +43,7 @@ def render(report: Report) -> str:
     if report.command or report.generated:
         parts.append(f'<p class="legend">{escape(report.generated)} <code>{escape(report.command)}</code></p>')
     live = open_findings(report)
-    verdict = report.verdict or ("No open P1/P2 findings." if not live else f"{len(live)} open finding(s).")
+    verdict = report.verdict or "not gated"
     parts.append(f"<p><b>Verdict:</b> {escape(verdict)}</p><ul>")
     parts += [f'<li><span class="{f.severity}">{f.severity}</span> {escape(f.title)} <code>{escape(f.id)}</code></li>'
               for f in live]

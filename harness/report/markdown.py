@@ -103,7 +103,7 @@ def render(report: Report) -> str:
     if meta:
         out += [f"<sub>{meta}</sub>", ""]
     live = open_findings(report)
-    verdict = report.verdict or ("No open P1/P2 findings." if not live else f"{len(live)} open finding(s).")
+    verdict = report.verdict or "not gated"
     out += [f"**Verdict:** {_text(verdict)}", ""]
     for f in live:
         out.append(f"- **{f.severity}** {_text(f.title)} ({_code(f.id)})")

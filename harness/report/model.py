@@ -122,17 +122,6 @@ class Report:
         return seen
 
 
-def cell_text(cell: Cell) -> str:
-    """Plain text of a cell (for comparisons and plain renderers)."""
-    if cell is None:
-        return ""
-    if isinstance(cell, Code):
-        return cell.text
-    if isinstance(cell, Sha):
-        return cell.short
-    return str(cell)
-
-
 def to_jsonable(obj: Any) -> Any:
     """Dataclasses → dicts, Code/Sha cells → strings (full sha in JSON)."""
     if isinstance(obj, Sha):

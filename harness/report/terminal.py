@@ -38,9 +38,9 @@ def render_to(console: Console, report: Report) -> None:
     console.rule(f"[bold]{escape(report.title)}")
     if report.command:
         console.print(f"[dim]{escape(report.command)}[/]")
-    live = open_findings(report)
-    verdict = report.verdict or ("No open P1/P2 findings." if not live else f"{len(live)} open finding(s).")
-    console.print(f"[bold]Verdict:[/] {escape(verdict)}")
+    console.print(f"[bold]Verdict:[/] {escape(report.verdict or 'not gated')}")
+    for f in open_findings(report):
+        console.print(f"  [{_SEV_STYLE[f.severity]}]{f.severity}[/] {escape(f.title)} ({escape(f.id)})")
     for s in report.sections:
         console.print()
         console.rule(escape(s.title), align="left")
