@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, field
 
 from harness.errors import UsageError
-from harness.git.evidence import TrialMerge, read_blobs, trial_merge
+from harness.git.evidence import TrialMerge, trial_merge
 from harness.git.patch import FilePatch, diff_trees
 from harness.git.repo import Commit, GitRepo
 from harness.report.model import Code, Control, Finding, Section, Sha, Table
@@ -89,7 +89,7 @@ def drift(repo: GitRepo, base: str, head: str) -> Drift:
                          len(base_files[fp.path].removed)) for fp in head_files if fp.path in base_files]
     presence, self_present, self_added = [], 0, 0
     kept = [fp for fp in head_files if fp.status != "D" and not fp.binary]
-    blobs = read_blobs(repo, [f"{rev}:{fp.path}" for fp in kept for rev in (h, b)])
+    blobs = repo.read_blobs([f"{rev}:{fp.path}" for fp in kept for rev in (h, b)])
     for k, fp in enumerate(kept):
         head_blob, base_blob = blobs[2 * k], blobs[2 * k + 1]
         presence.append(_presence(fp, base_blob, head_blob))

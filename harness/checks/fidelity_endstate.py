@@ -13,7 +13,7 @@ from typing import Sequence
 
 from harness.checks.fidelity_compare import FileResult
 from harness.git import GitRepo
-from harness.git.picks import object_ids, read_blobs
+from harness.git.picks import object_ids
 
 
 @dataclass
@@ -74,7 +74,7 @@ def end_states(repo: GitRepo, base: str, head: str,
     ids = object_ids(repo, [s for _, _, specs in plan for s in specs])
     quads = [ids[i * 4:i * 4 + 4] for i in range(len(plan))]
     need = [x for q in quads if q[0] != q[1] for x in q if x]
-    blobs = read_blobs(repo, need)
+    blobs = {oid: data for oid, data in zip(need, repo.read_blobs(need)) if data is not None}
     totals: dict[str, Counter[bytes]] = {}
     for per in lines_by_pick.values():
         for path, c in per.items():

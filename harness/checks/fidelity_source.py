@@ -17,7 +17,7 @@ from typing import Sequence
 from harness.checks.fidelity_compare import dice, norm, overlap, signed_keys
 from harness.git import Commit, GitRepo
 from harness.git.patch import FilePatch, Patch, diff_many
-from harness.git.picks import LogEntry, changed_paths, object_ids
+from harness.git.picks import LogEntry, paths_per_commit, object_ids
 
 CONFIRM_OVERLAP = 0.5  # PR-number candidates must share this fraction of signed lines
 # Below this a similarity match is not reported as a source: on real release branches, version bumps
@@ -210,7 +210,7 @@ class SourceFinder:
         if self.touched is not None:
             touched: dict[str, Sequence[str]] = {c.sha: c.paths or () for c in self.touched.result()}
         else:
-            touched = dict(changed_paths(self.repo, history))
+            touched = dict(paths_per_commit(self.repo, history))
             self.store.batches += 1
         candidates = [s for s in history if not paths.isdisjoint(touched.get(s, ()))]
         # Phase B: full diffs of the commits that touch those paths, one process.

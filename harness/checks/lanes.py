@@ -18,7 +18,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from harness import yamlpath
 from harness.errors import UsageError
-from harness.git.evidence import ls_tree, read_blobs
+from harness.git.evidence import ls_tree
 from harness.git.repo import GitRepo
 from harness.report.model import Code, Control, Finding, Section, Table
 
@@ -172,7 +172,7 @@ def scan_lanes(repo: GitRepo, ref: str = "HEAD", workflows: Sequence[str] | None
     sha = repo.resolve(ref)
     scan = LaneScan(ref, sha)
     paths = list(workflows) if workflows else workflow_paths(repo, sha)
-    for path, blob in zip(paths, read_blobs(repo, [f"{sha}:{p}" for p in paths])):
+    for path, blob in zip(paths, repo.read_blobs([f"{sha}:{p}" for p in paths])):
         if blob is None:
             if workflows:
                 raise UsageError(f"--workflow {path}: no such file at {ref}")

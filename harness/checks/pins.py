@@ -9,7 +9,6 @@ from pathlib import PurePosixPath
 from typing import Sequence
 
 from harness import yamlpath
-from harness.git.evidence import read_blobs
 from harness.git.repo import GitRepo
 from harness.report.model import Code, Control, Finding, Section, Sha, Table
 
@@ -174,7 +173,7 @@ def read_pins(repo: GitRepo, path: str, keypath: str, refs: Sequence[str]) -> li
     """The value of ``keypath`` in ``path`` at each ref (refs resolved first: unknown → UsageError)."""
     yamlpath.parse_keypath(keypath)  # reject a malformed key path before any work
     shas = [(r, repo.resolve(r)) for r in refs]
-    blobs = read_blobs(repo, [f"{s}:{path}" for _, s in shas])
+    blobs = repo.read_blobs([f"{s}:{path}" for _, s in shas])
     return [_read_one(r, s, path, keypath, blob) for (r, s), blob in zip(shas, blobs)]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from harness.git.evidence import GrepHit, count_merges, grep_at, grep_counts, ls_tree, pickaxe, read_blobs
+from harness.git.evidence import GrepHit, count_merges, grep_at, grep_counts, ls_tree, pickaxe
 from harness.git.repo import GitRepo
 from harness.report.model import Code, Control, Finding, Section, Sha, Table
 
@@ -85,7 +85,7 @@ def _readback(repo: GitRepo, needle: str, rows: list[TraceRow]) -> Control:
         for h in row.hits:
             per_file[(row.sha, h.path)] = per_file.get((row.sha, h.path), 0) + 1
     wanted = list(per_file.items())[:_READBACK_FILES]
-    blobs = read_blobs(repo, [f"{sha}:{path}" for (sha, path), _ in wanted])
+    blobs = repo.read_blobs([f"{sha}:{path}" for (sha, path), _ in wanted])
     checked = len(wanted)
     agree = sum(blob is not None and sum(pattern in ln for ln in blob.split(b"\n")) == n
                 for (_, n), blob in zip(wanted, blobs))
@@ -99,7 +99,7 @@ def _readback(repo: GitRepo, needle: str, rows: list[TraceRow]) -> Control:
 def _probe_string(repo: GitRepo, sha: str, under: str | None) -> str | None:
     """A line that exists at ``sha`` under the path: grep must find it (positive control)."""
     entries = [e for e in ls_tree(repo, sha, under) if e.type == "blob"][:40]
-    for blob in read_blobs(repo, [e.sha for e in entries]):
+    for blob in repo.read_blobs([e.sha for e in entries]):
         blob = blob or b""
         if b"\0" in blob[:8000]:
             continue

@@ -242,34 +242,5 @@ def count_merges(repo: GitRepo, base: str, head: str) -> int:
 
 
 # -- blobs ---------------------------------------------------------------------------
-def read_blobs(repo: GitRepo, specs: Sequence[str]) -> list[bytes | None]:
-    """Contents of many ``rev:path`` specs in ONE ``cat-file --batch`` (None: absent or not a blob).
-
-    Runs with ``--git-dir`` like every other call, so it also works on repositories owned by
-    another user (where discovery-based readers hit git's safe.directory check).
-    """
-    if not specs:
-        return []
-    result: list[bytes | None] = [None] * len(specs)
-    ask = [(i, s) for i, s in enumerate(specs) if "\n" not in s and "\0" not in s]
-    if not ask:
-        return result
-    proc = repo.popen(["cat-file", "--batch"])
-    out, err = proc.communicate(b"".join(s.encode("utf-8", "surrogateescape") + b"\n" for _, s in ask))
-    if proc.returncode != 0:
-        raise GitError(["cat-file", "--batch"], proc.returncode, err.decode("utf-8", "replace"))
-    pos = 0
-    for i, _spec in ask:
-        nl = out.index(b"\n", pos)
-        header = out[pos:nl].split()
-        pos = nl + 1
-        if len(header) == 3 and header[2].isdigit():
-            size = int(header[2])
-            if header[1] == b"blob":
-                result[i] = out[pos:pos + size]
-            pos += size + 1
-    return result
-
-
 __all__ = ["GitError", "GrepHit", "MergeConflict", "PickaxeCommit", "TreeEntry", "TrialMerge", "changed_paths",
-           "count_merges", "grep_at", "grep_counts", "ls_tree", "name_revs", "pickaxe", "read_blobs", "trial_merge"]
+           "count_merges", "grep_at", "grep_counts", "ls_tree", "name_revs", "pickaxe", "trial_merge"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Sequence
 
 from harness.git.repo import GitError, GitRepo
 
@@ -31,30 +31,7 @@ def object_ids(repo: GitRepo, specs: Sequence[str]) -> list[str | None]:
     return [found.get(s) for s in specs]
 
 
-def read_blobs(repo: GitRepo, ids: Iterable[str]) -> dict[str, bytes]:
-    """Contents of many objects in one ``cat-file --batch`` process (bytes, exactly as stored)."""
-    wanted = sorted({i for i in ids if i})
-    if not wanted:
-        return {}
-    proc = repo.popen(["cat-file", "--batch"])
-    out, err = proc.communicate("".join(i + "\n" for i in wanted).encode())
-    if proc.returncode != 0:
-        raise GitError(["cat-file", "--batch"], proc.returncode, err.decode("utf-8", "replace"))
-    result: dict[str, bytes] = {}
-    pos = 0
-    for oid in wanted:
-        nl = out.index(b"\n", pos)
-        header = out[pos:nl].split(b" ")
-        pos = nl + 1
-        if len(header) != 3:  # "<id> missing"
-            continue
-        size = int(header[2])
-        result[oid] = out[pos:pos + size]
-        pos += size + 1  # content is followed by a newline
-    return result
-
-
-def changed_paths(repo: GitRepo, shas: Sequence[str]) -> dict[str, list[str]]:
+def paths_per_commit(repo: GitRepo, shas: Sequence[str]) -> dict[str, list[str]]:
     """Paths each commit changes against its first parent, in one ``diff-tree --stdin --name-only``.
 
     Far cheaper than patches (and than a pathspec, which git matches per tree entry): callers use

@@ -189,6 +189,28 @@ class GitRepo:
         """Contents of ``rev:path`` through one long-lived ``cat-file --batch`` (None if absent)."""
         return self.cat_file(f"{rev}:{path}")
 
+    def read_blobs(self, specs: Sequence[str]) -> list[bytes | None]:
+        """Contents of many objects (``rev:path`` or ids) in ONE ``cat-file --batch``; None when absent."""
+        result: list[bytes | None] = [None] * len(specs)
+        ask = [(i, s) for i, s in enumerate(specs) if s and "\n" not in s and "\0" not in s]
+        if not ask:
+            return result
+        proc = self.popen(["cat-file", "--batch"])
+        out, err = proc.communicate(b"".join(s.encode("utf-8", "surrogateescape") + b"\n" for _, s in ask))
+        if proc.returncode != 0:
+            raise GitError(["cat-file", "--batch"], proc.returncode, err.decode("utf-8", "replace"))
+        pos = 0
+        for i, _spec in ask:
+            nl = out.index(b"\n", pos)
+            header = out[pos:nl].split()
+            pos = nl + 1
+            if len(header) == 3 and header[2].isdigit():
+                size = int(header[2])
+                if header[1] == b"blob":
+                    result[i] = out[pos:pos + size]
+                pos += size + 1  # content is followed by a newline
+        return result
+
     def cat_file(self, spec: str) -> bytes | None:
         """One object's contents (None when missing). The process runs with ``--git-dir`` so a
         repository owned by another user works too (no safe.directory discovery)."""
