@@ -199,3 +199,13 @@ def test_demo_command_writes_the_reports(tmp_path: Path, run_cli, monkeypatch: p
         assert (tmp_path / "d" / name).is_file()
     code, _, err = run_cli("demo", "--dir", str(tmp_path / "d"), "--format", "none", "--gate")
     assert code == 1
+
+
+def test_every_table_carries_its_control_and_every_section_its_limits(first_round: dict) -> None:
+    sections = first_round["doc"]["sections"]
+    assert len(sections) >= 10
+    for s in sections:
+        assert s["not_verified"], f"section {s['id']} does not say what it did not verify"
+        for t in s["tables"]:
+            assert t["control"].strip(), f"table {t['title']!r} of section {s['id']} has no control"
+    assert first_round["doc"]["not_verified"]  # and the report ends with the whole list
