@@ -10,8 +10,9 @@ import signal
 import subprocess
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from harness.probes.kinds import CellResult
 
@@ -56,6 +57,16 @@ class Stopped(BaseException):
     """Raised in a worker's poll loop once STOP is set (a BaseException: never a cached cell)."""
 
 
+@contextmanager
+def _reaped(proc: subprocess.Popen) -> Iterator[None]:
+    """Interrupted or terminated while watching ``proc``: never leave the child behind."""
+    try:
+        yield
+    except BaseException:
+        _kill(proc)
+        raise
+
+
 def _check_stop() -> None:
     if STOP.is_set():
         raise Stopped("interrupted")
@@ -70,7 +81,7 @@ def run_once(argv: list[str], cwd: Path, scratch: Path, timeout: float, env: dic
                                 env=env, start_new_session=True)
         deadline = time.monotonic() + timeout
         status = "ok"
-        try:
+        with _reaped(proc):
             while proc.poll() is None:
                 if time.monotonic() > deadline:
                     status = "timeout"
@@ -81,9 +92,6 @@ def run_once(argv: list[str], cwd: Path, scratch: Path, timeout: float, env: dic
                     break
                 _check_stop()
                 time.sleep(POLL)
-        except BaseException:  # interrupted or terminated: never leave the child behind
-            _kill(proc)
-            raise
     data = out.read_bytes()[:flood]
     out.unlink(missing_ok=True)
     detail = {"timeout": f"timed out after {timeout:g}s", "flood": f"output flood (> {flood} bytes)"}.get(status, "")
@@ -108,7 +116,7 @@ def run_rows(python: str, spec: dict[str, Any], rows: list[dict[str, Any]], tree
                                     stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
                                     start_new_session=True)
             done, last_progress, failure = start, time.monotonic(), None
-            try:
+            with _reaped(proc):
                 while True:
                     recs = _read_results(res_path)
                     for rec in recs[done - start:]:
@@ -134,9 +142,6 @@ def run_rows(python: str, spec: dict[str, Any], rows: list[dict[str, Any]], tree
                         break
                     _check_stop()
                     time.sleep(POLL)
-            except BaseException:  # interrupted or terminated: never leave the child behind
-                _kill(proc)
-                raise
             if proc.poll() is None:
                 try:
                     proc.wait(timeout=5)
