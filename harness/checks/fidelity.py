@@ -197,6 +197,15 @@ def _findings(results: Sequence[PickResult], merges: Sequence[Commit], history_s
                 out.append(Finding("end-state-introduced", "P2", f"pick {i} {sha[:12]}: end state differs from "
                                    "the source beyond pre-existing differences", ", ".join(intro),
                                    key=f"{sha}:end"))
+    by_source: dict[tuple[str, ...], list[int]] = {}
+    for i, r in enumerate(results, 1):
+        if r.resolution.sources:
+            by_source.setdefault(tuple(r.resolution.sources), []).append(i)
+    for sources, picks in by_source.items():
+        if len(picks) > 1:  # e.g. two version bumps with equal ± lines: the pairing is content-true but suspect
+            out.append(Finding("shared-source", "info", f"picks {', '.join(map(str, picks))} resolve to the same "
+                               f"source {', '.join(x[:12] for x in sources)}",
+                               "check that each pick really backports that commit", key=":".join(sources)))
     for m in merges:
         out.append(Finding("merge-in-range", "info", f"merge commit {m.sha[:12]} inside the range is not "
                            f"compared: {m.subject}", key=m.sha))

@@ -113,3 +113,21 @@ def test_non_utf8_file_name_and_subject(builder, run_cli, tmp_path):
     assert code == 0, err
     pick = json.loads(out.read_text(encoding="utf-8"))["sections"][0]["data"]["picks"][0]
     assert pick["status"] == "identical" and pick["files"][0]["path"] == "caf\ufffd.txt"
+
+
+def test_two_picks_resolving_to_one_source_are_flagged(builder, run_cli):
+    builder.commit("init", {"v.py": "VERSION = '1.0.dev'\n", "a.py": "x = 1\n"})
+    builder.branch("release")
+    builder.commit("Release 1.1 (#5)", {"v.py": "VERSION = '1.1'\n"})
+    builder.checkout("release")
+    builder.commit("release 1.0.1", {"v.py": "VERSION = '1.1'\n"})
+    builder.commit("back to dev", {"v.py": "VERSION = '1.0.dev'\n"})
+    builder.commit("release 1.0.2", {"v.py": "VERSION = '1.1'\n"})
+    code, out, err = run_cli("fidelity", "release~3..release", "--source", "main", "--repo", str(builder.path),
+                             "--format", "json", "--fail-on", "never")
+    assert code == 0, err
+    import json as _json
+    doc = _json.loads(out)
+    section = doc["sections"][0]
+    shared = [f for f in section["findings"] if f["kind"] == "shared-source"]
+    assert len(shared) == 1 and shared[0]["title"].startswith("picks 1, 3 resolve to the same source")
