@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import os
 import re
 import sys
 from pathlib import Path
@@ -49,8 +50,15 @@ def _slug(ref: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", ref).strip("_") or "ref"
 
 
-def default_output(base: str, head: str) -> Path:
-    return Path("reports") / f"{_slug(base)}..{_slug(head)}"
+def default_output(repo: GitRepo, base: str, head: str) -> Path:
+    """``reports/<base>..<head>``, unless that lies inside the user's work tree (never written to):
+    then the user cache (``$XDG_CACHE_HOME/harness/reports/<repo>/…``)."""
+    out = Path("reports") / f"{_slug(base)}..{_slug(head)}"
+    tree = repo.work_tree.resolve() if repo.work_tree else None
+    if tree is not None and (out.resolve() == tree or tree in out.resolve().parents):
+        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        out = cache / "harness" / "reports" / _slug(tree.name) / out.name
+    return out
 
 
 def run_compare(repo: GitRepo, inputs: CompareInputs, *, output: Path, fmt: str = "term",
@@ -91,8 +99,9 @@ def run_compare(repo: GitRepo, inputs: CompareInputs, *, output: Path, fmt: str 
 
 def run(args: argparse.Namespace) -> int:
     repo = GitRepo(args.repo)
+    output = Path(args.output) if args.output else default_output(repo, args.base, args.head)
     inputs = CompareInputs(base=args.base, head=args.head, source=args.source, source_branch=args.source_branch,
                            scenario_path=args.scenario, python=args.python, jobs=args.jobs)
-    return run_compare(repo, inputs, output=Path(args.output) if args.output else default_output(args.base, args.head),
+    return run_compare(repo, inputs, output=output,
                        fmt=args.format, fail_on=args.fail_on, policy_path=args.policy, previous=args.previous,
                        command=command_line(args._argv), today=args.today)

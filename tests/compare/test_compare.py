@@ -209,3 +209,17 @@ def test_every_table_carries_its_control_and_every_section_its_limits(first_roun
         for t in s["tables"]:
             assert t["control"].strip(), f"table {t['title']!r} of section {s['id']} has no control"
     assert first_round["doc"]["not_verified"]  # and the report ends with the whole list
+
+
+def test_default_output_never_lands_in_the_users_work_tree(demo_env: dict, monkeypatch: pytest.MonkeyPatch,
+                                                          tmp_path: Path) -> None:
+    from harness.commands.compare import default_output
+    from harness.git import GitRepo
+
+    repo = GitRepo(demo_env["repo"])
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.chdir(demo_env["repo"])
+    inside = default_output(repo, "release/1.0", "backport/42")
+    assert inside == tmp_path / "cache" / "harness" / "reports" / "repo" / "release_1.0..backport_42"
+    monkeypatch.chdir(tmp_path)
+    assert default_output(repo, "release/1.0", "backport/42") == Path("reports/release_1.0..backport_42")
