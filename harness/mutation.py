@@ -27,7 +27,7 @@ from harness.edits import Edit, EditProof, edit_from_mapping
 from harness.errors import UsageError
 from harness.git.repo import GitRepo
 from harness.report.model import Code, Control, Finding, Section, Sha, Table
-from harness.selection import pytest_env
+from harness.selection import pytest_env, run_setup
 
 EXPECTS = ("killed", "survived")
 COUNTED = ("passed", "failed", "error", "skipped")
@@ -139,7 +139,7 @@ def gap_mutations(repo: GitRepo, commits: Sequence[str]) -> list[Mutation]:
 
 # -- running -------------------------------------------------------------------------
 def run_selection(tree_dir: Path, tests: Sequence[str], marker: str | None, *, python: str = sys.executable,
-                  proof_paths: Sequence[str] = (), timeout: float = 900) -> Outcome:
+                  proof_paths: Sequence[str] = (), timeout: float = 900, setup: Sequence[str] = ()) -> Outcome:
     """Run the pytest selection once in ``tree_dir``; the tree's own modules shadow installed copies."""
     extra = [tree_dir] + ([tree_dir / "src"] if (tree_dir / "src").is_dir() else [])
     env = pytest_env(extra, bytecode=True)  # trees are ours and reused
@@ -152,6 +152,9 @@ def run_selection(tree_dir: Path, tests: Sequence[str], marker: str | None, *, p
                 *(["-m", marker] if marker else []), "--", *tests]
         start = time.monotonic()
         outcome = Outcome()
+        outcome.problem = run_setup(tree_dir, setup, env, timeout)
+        if outcome.problem:
+            return outcome
         try:
             proc = subprocess.run(argv, cwd=str(tree_dir), env=env, capture_output=True, timeout=timeout,
                                   stdin=subprocess.DEVNULL)
@@ -180,7 +183,7 @@ def _edited_paths(mutations: Sequence[Mutation]) -> list[str]:
 
 def run_mutations(repo: GitRepo, ref: str, mutations: Sequence[Mutation], tests: Sequence[str],
                   marker: str | None = None, *, python: str = sys.executable, timeout: float = 900,
-                  workroot: Path | None = None) -> MutationRun:
+                  workroot: Path | None = None, setup: Sequence[str] = ()) -> MutationRun:
     """Row "none" first, then each mutation in its own control column."""
     commit = repo.resolve(ref)
     names = [m.name for m in mutations]
@@ -195,7 +198,7 @@ def run_mutations(repo: GitRepo, ref: str, mutations: Sequence[Mutation], tests:
             with materialize(repo, column, workroot) as mat:
                 paths = sorted(set(proof_paths) | {p.path for p in mat.proofs if p.path.endswith(".py")})
                 outcome = run_selection(mat.path, tests, marker, python=python, proof_paths=paths,
-                                        timeout=timeout)
+                                        timeout=timeout, setup=setup)
                 row = Row(mutation, outcome, mat.tree_sha, mat.proofs)
         except UsageError as exc:
             if mutation is None or mutation.gap is None:

@@ -9,8 +9,8 @@ Scenario keys read here (besides the probe keys of harness/scenario.py)::
     traces:   [{string: "Engine ready", refs: [base, head, source], under: serving, range: base..head}]
     pins:     [{file: deploy/engine.yaml, key: 'sglang["cuda13.0"].runtime_image_tag', refs: [...]}]
     lanes:    {ref: head, workflows: [...], extra: [{name: smoke, expression: "pre_merge"}]}
-    selection: {refs: [base, head], files: [tests/test_x.py]}
-    mutations: {ref: head, tests: [tests], marker: EXPR, gaps: missing | [commit, ...],
+    selection: {refs: [base, head], files: [tests/test_x.py], setup: ["cmd run in the tree first"]}
+    mutations: {ref: head, tests: [tests], marker: EXPR, gaps: missing | [commit, ...], setup: [...],
                 edits: [{name: liveness, expect: killed, replace: OLD, new: NEW, path: f.py}, ...]}
     sweep:    {tests: [tests], marker: EXPR}
 
@@ -37,8 +37,8 @@ _EXTRA_FIELDS = {
     "traces": ("string", "refs", "under", "range"),
     "pins": ("file", "key", "refs"),
     "lanes": ("ref", "workflows", "extra"),
-    "selection": ("refs", "files", "args"),
-    "mutations": ("ref", "tests", "marker", "gaps", "edits"),
+    "selection": ("refs", "files", "args", "setup"),
+    "mutations": ("ref", "tests", "marker", "gaps", "edits", "setup"),
     "sweep": ("tests", "marker"),
 }
 
@@ -178,13 +178,15 @@ def _selection_step(repo: GitRepo, refs: _Refs, v: Value, lane_ref: str, workflo
         [refs.alias["base"], refs.alias["head"]]
     files = f.req("files").str_list() if "files" in f else []
     args = f.req("args").str_list() if "args" in f else []
+    setup = f.req("setup").str_list() if "setup" in f else []
 
     def step() -> Section:
         import sys
         found = find_lanes(repo, lane_ref, workflows, extra_lanes)
         lanes = [Lane(f"{ln.job}.{ln.input}" if getattr(ln, "input", "") else ln.job, ln.expression)
                  for ln in found]
-        cols = [collect_ref(repo, r, lanes, files, python=python or sys.executable, args=args) for r in srefs]
+        cols = [collect_ref(repo, r, lanes, files, python=python or sys.executable, args=args, setup=setup)
+                for r in srefs]
         return selection_section(cols, lanes, files)
     return step
 
@@ -205,6 +207,7 @@ def _mutation_step(repo: GitRepo, refs: _Refs, v: Value, state: dict[str, Any],
     ref = refs.ref(f.req("ref").str(), f.req("ref")) if "ref" in f else refs.alias["head"]
     tests = f.req("tests").str_list()
     marker = f.req("marker").str() if "marker" in f else None
+    setup = f.req("setup").str_list() if "setup" in f else []
     mutations = [mutation_from_mapping(x.plain(), x.where) for x in f.req("edits").list()] if "edits" in f else []
     gaps_missing = False
     gap_refs: list[str] = []
@@ -222,7 +225,7 @@ def _mutation_step(repo: GitRepo, refs: _Refs, v: Value, state: dict[str, Any],
         if gaps_missing and "fidelity" in state:
             gaps += [c["sha"] for c in state["fidelity"].data.get("missing_commits", [])]
         run = run_mutations(repo, ref, [*mutations, *gap_mutations(repo, gaps)], tests, marker,
-                            python=python or sys.executable)
+                            python=python or sys.executable, setup=setup)
         return mutation_section(run)
     return step
 

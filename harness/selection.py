@@ -84,9 +84,24 @@ def pytest_env(extra_paths: Sequence[Path] = (), *, bytecode: bool = False) -> d
     return env
 
 
+def run_setup(tree_dir: Path, setup: Sequence[str], env: dict[str, str], timeout: float = 600) -> str:
+    """Run the project's own setup commands in a harness-owned tree (e.g. write the version file a
+    build step would generate); returns "" or the first failure, in one line."""
+    for cmd in setup:
+        try:
+            proc = subprocess.run(cmd, shell=True, cwd=str(tree_dir), env=env, capture_output=True,
+                                  timeout=timeout, stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            return f"setup {cmd!r} ran past {timeout:.0f}s"
+        if proc.returncode != 0:
+            said = (proc.stdout + proc.stderr).decode("utf-8", "replace")
+            return f"setup {cmd!r} exited {proc.returncode}: " + (_last_line(said) if said.strip() else "no output")
+    return ""
+
+
 def collect_dir(tree_dir: Path, lanes: Sequence[Lane], files: Sequence[str] = (), *,
                 python: str = sys.executable, args: Sequence[str] = (), timeout: float = 600,
-                ref: str = "", commit: str = "", tree: str = "") -> Collection:
+                ref: str = "", commit: str = "", tree: str = "", setup: Sequence[str] = ()) -> Collection:
     """Run ONE ``pytest --collect-only`` in ``tree_dir`` and read every lane's count."""
     all_lanes = {CONTROL_ALL: f"not {_SENTINEL}", CONTROL_NONE: _SENTINEL,
                  **{lane.name: lane.expr for lane in lanes}}
@@ -99,6 +114,11 @@ def collect_dir(tree_dir: Path, lanes: Sequence[Lane], files: Sequence[str] = ()
                 "-p", "no:cacheprovider", "-o", "addopts=", "--continue-on-collection-errors",
                 "--rootdir", str(tree_dir), *args]
         start = time.monotonic()
+        problem = run_setup(tree_dir, setup, env, timeout)
+        if problem:
+            col = Collection(ref=ref, commit=commit, tree=tree, exit_code=-1)
+            col.errors.append({"nodeid": "(setup)", "message": problem})
+            return col
         try:
             proc = subprocess.run(argv, cwd=str(tree_dir), env=env, capture_output=True,
                                   timeout=timeout, stdin=subprocess.DEVNULL)
@@ -135,13 +155,14 @@ def _last_line(text: str) -> str:
 
 
 def collect_ref(repo: GitRepo, ref: str, lanes: Sequence[Lane], files: Sequence[str] = (), *,
-                python: str = sys.executable, args: Sequence[str] = (), timeout: float = 600) -> Collection:
+                python: str = sys.executable, args: Sequence[str] = (), timeout: float = 600,
+                setup: Sequence[str] = ()) -> Collection:
     """Export ``ref`` into a temporary directory and collect it once."""
     commit = repo.resolve(ref)
     with tempfile.TemporaryDirectory(prefix="harness-select-") as tmp:
         tree = export_tree(repo, commit, Path(tmp) / "tree")
         return collect_dir(Path(tmp) / "tree", lanes, files, python=python, args=args,
-                           timeout=timeout, ref=ref, commit=commit, tree=tree)
+                           timeout=timeout, ref=ref, commit=commit, tree=tree, setup=setup)
 
 
 # -- report ------------------------------------------------------------------------

@@ -33,6 +33,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="apply this commit's diff to the ref and report whether any test changes outcome")
     p.add_argument("--python", default=sys.executable, metavar="EXE", help="interpreter that runs pytest")
     p.add_argument("--timeout", type=float, default=900, help="seconds per pytest run (default 900)")
+    p.add_argument("--setup", action="append", default=[], metavar="CMD",
+                   help="shell command run in the harness's copy of the tree before pytest, e.g. to write the "
+                        "version file a build step generates (repeatable)")
     add_report_options(p)
 
 
@@ -59,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     if not mutations:
         raise UsageError("no mutations: pass --mutation FILE.yaml, --liveness/--replace PATH OLD NEW or --gap COMMIT")
     result = run_mutations(repo, args.ref, mutations, args.tests, args.marker, python=args.python,
-                           timeout=args.timeout)
+                           timeout=args.timeout, setup=args.setup)
     report = Report(title="Mutation controls", command=command_line(args._argv),
                     sections=[mutation_section(result)], inputs={args.ref: result.commit})
     return emit(args, report)

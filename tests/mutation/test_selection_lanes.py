@@ -149,3 +149,23 @@ def test_lanes_from_workflows(builder, run_cli, tmp_path):
     assert set(lanes) == {"not slow and not gpu", "gpu"}
     counts = section["data"]["refs"][0]["counts"]
     assert counts[lanes["not slow and not gpu"]] == 1 and counts[lanes["gpu"]] == 1
+
+
+def test_setup_commands_generate_what_a_build_step_would(builder, run_cli):
+    """A package whose version module is generated at build time imports only after --setup."""
+    builder.commit("pkg", {"src/pkg/__init__.py": "from pkg.version import __version__\n",
+                           "tests/test_v.py": "import pkg\n\ndef test_v():\n    assert pkg.__version__ == '0'\n"})
+    repo = GitRepo(builder.path)
+    before = builder.snapshot()
+    broken = collect_ref(repo, "HEAD", [Lane("all", "")])
+    assert broken.total == 0 and broken.errors  # the generated module is missing from the tree
+    gen = "printf '__version__ = \"0\"\\n' > src/pkg/version.py"
+    fixed = collect_ref(repo, "HEAD", [Lane("all", "")], setup=[gen])
+    assert fixed.total == 1 and not fixed.errors
+    failing = collect_ref(repo, "HEAD", [Lane("all", "")], setup=["exit 3"])
+    assert failing.errors == [{"nodeid": "(setup)", "message": "setup 'exit 3' exited 3: no output"}]
+    code, out, _ = run_cli("mutate", "--repo", str(builder.path), "--tests", "tests", "--setup", gen,
+                           "--liveness", "tests/test_v.py", "== '0'", "== '1'", "--format", "json")
+    assert code == 0, out
+    assert "liveness held" in json.dumps(json.loads(out))
+    assert builder.snapshot() == before
