@@ -26,7 +26,7 @@ class CompareInputs:
     head: str
     source: str | None = None
     source_branch: str | None = None
-    scenario_path: str | None = None
+    scenario_paths: list[str] = field(default_factory=list)
     python: str | None = None
     jobs: int | None = None
     title: str = ""
@@ -87,8 +87,8 @@ def build_report(repo: GitRepo, inputs: CompareInputs, sections: list[Section], 
         info["source"] = f"{inputs.source} @ {repo.resolve(inputs.source)[:12]}"
     if inputs.source_branch:
         info["source branch"] = f"{inputs.source_branch} @ {repo.resolve(inputs.source_branch)[:12]}"
-    if inputs.scenario_path:
-        info["scenario"] = f"{Path(inputs.scenario_path).name} (sha1 {scenario_digest(inputs.scenario_path)})"
+    for i, path in enumerate(inputs.scenario_paths):
+        info["scenario" if i == 0 else f"scenario {i + 1}"] = f"{Path(path).name} (sha1 {scenario_digest(path)})"
     info["harness"] = __version__
     report = Report(title=inputs.title or f"Backport review: {inputs.base} → {inputs.head}", command=command,
                     sections=sections, inputs=info, generated=generated)

@@ -44,16 +44,16 @@ _EXTRA_FIELDS = {
 
 
 class _Refs:
-    """Ref aliases: base/head/source/source_branch and the scenario's column names."""
+    """Ref aliases: base/head/source/source_branch and the scenarios' column names."""
 
-    def __init__(self, repo: GitRepo, inputs: CompareInputs, scenario: Scenario | None) -> None:
+    def __init__(self, repo: GitRepo, inputs: CompareInputs, scenarios: list[Scenario]) -> None:
         self.repo = repo
         self.alias: dict[str, str] = {"base": inputs.base, "head": inputs.head}
         if inputs.source:
             self.alias["source"] = inputs.source
         if inputs.source_branch:
             self.alias["source_branch"] = inputs.source_branch
-        if scenario:
+        for scenario in scenarios:
             for c in scenario.columns:
                 if c.role == "ref":
                     self.alias.setdefault(c.name, c.ref)
@@ -79,28 +79,37 @@ def _retarget(scenario: Scenario, inputs: CompareInputs) -> None:
             c.ref = moved[c.ref]
 
 
-def _extra(scenario: Scenario | None, key: str) -> Value | None:
-    return scenario.extra.get(key) if scenario else None
+def _first(scenarios: list[Scenario], key: str) -> Value | None:
+    return next((s.extra[key] for s in scenarios if key in s.extra), None)
+
+
+def _all(scenarios: list[Scenario], key: str) -> list[Value]:
+    return [s.extra[key] for s in scenarios if key in s.extra]
 
 
 def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
-    """Validate inputs and the scenario, and list the sections to run."""
-    scenario = load_scenario(inputs.scenario_path, require_probes=False) if inputs.scenario_path else None
-    if scenario:
-        for key in ("source", "source_branch"):
-            v = _extra(scenario, key)
-            if v is not None and not getattr(inputs, key):
-                setattr(inputs, key, v.str())
-        if not inputs.title and "title" in scenario.extra:
-            inputs.title = scenario.title
+    """Validate inputs and the scenarios, and list the sections to run.
+
+    With several scenarios, each adds its traces, pins, probes, selection, mutations and sweep;
+    source, source_branch, title and lanes come from the first scenario that sets them.
+    """
+    scenarios = [load_scenario(p, require_probes=False) for p in inputs.scenario_paths]
+    for key in ("source", "source_branch"):
+        v = _first(scenarios, key)
+        if v is not None and not getattr(inputs, key):
+            setattr(inputs, key, v.str())
+    titled = next((s for s in scenarios if "title" in s.extra), None)
+    if not inputs.title and titled is not None:
+        inputs.title = titled.title
+    for scenario in scenarios:
         _retarget(scenario, inputs)
-    refs = _Refs(repo, inputs, scenario)
+    refs = _Refs(repo, inputs, scenarios)
     for name in ("base", "head", "source", "source_branch"):
         if name in refs.alias:
             refs.ref(name)
-    if scenario:
+    for scenario in scenarios:
         for c in scenario.columns:
-            refs.ref(c.ref, scenario.where.get(c.name) if hasattr(scenario, "where") else None)
+            refs.ref(c.ref, scenario.column_where.get(c.name))
 
     plan = Plan()
     state: dict[str, Any] = {}
@@ -116,7 +125,7 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
     plan.add("drift", "release drift", lambda: drift_section(repo, base, head))
     plan.add("shape", "push shape", lambda: shape_section(repo, base, head))
 
-    for v in (_extra(scenario, "traces").list() if _extra(scenario, "traces") else []):
+    for v in [x for group in _all(scenarios, "traces") for x in group.list()]:
         f = v.map(_EXTRA_FIELDS["traces"], required=("string",))
         needle = f.req("string").str()
         trefs = [refs.ref(x.str(), x) for x in f.req("refs").list()] if "refs" in f else refs.defaults()
@@ -129,13 +138,13 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
             rng = f"{refs.ref(a, f.req('range'))}..{refs.ref(b, f.req('range'))}"
         plan.add("trace", f"trace {needle!r}",
                  lambda n=needle, r=trefs, u=under, g=rng: trace_section(repo, n, r, u, g))
-    for v in (_extra(scenario, "pins").list() if _extra(scenario, "pins") else []):
+    for v in [x for group in _all(scenarios, "pins") for x in group.list()]:
         f = v.map(_EXTRA_FIELDS["pins"], required=("file", "key"))
         prefs = [refs.ref(x.str(), x) for x in f.req("refs").list()] if "refs" in f else refs.defaults()
         path, key = f.req("file").str(), f.req("key").str()
         plan.add("pin", f"pin {key}", lambda p=path, k=key, r=prefs: pin_section(repo, p, k, r))
 
-    lanes_v = _extra(scenario, "lanes")
+    lanes_v = _first(scenarios, "lanes")
     lane_ref, workflows, extra_lanes = head, None, None
     if lanes_v is not None:
         f = lanes_v.map(_EXTRA_FIELDS["lanes"])
@@ -148,23 +157,19 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
                 extra_lanes.append({"name": xf.req("name").str(), "expression": xf.req("expression").str(nonempty=False)})
     plan.add("lanes", "CI lanes", lambda: lanes_section(repo, lane_ref, workflows, extra_lanes))
 
-    sel_v = _extra(scenario, "selection")
-    if sel_v is not None:
+    for sel_v in _all(scenarios, "selection"):
         plan.add("selection", "tests per CI lane",
                  _selection_step(repo, refs, sel_v, lane_ref, workflows, extra_lanes, inputs.python))
-    else:
-        plan.skipped.append("test counts per lane (scenario has no 'selection')")
-
-    if scenario and scenario.probes:
-        plan.add("probes", "differential probes", _probe_step(repo, scenario, inputs))
-    elif not scenario:
+    if not _all(scenarios, "selection"):
+        plan.skipped.append("test counts per lane (no scenario with 'selection')")
+    for scenario in scenarios:
+        if scenario.probes:
+            plan.add("probes", f"differential probes ({scenario.path.name})", _probe_step(repo, scenario, inputs))
+    if not scenarios:
         plan.skipped.append("probes, traces, pins, mutations (no --scenario)")
-
-    mut_v = _extra(scenario, "mutations")
-    if mut_v is not None:
+    for mut_v in _all(scenarios, "mutations"):
         plan.add("mutations", "mutation controls", _mutation_step(repo, refs, mut_v, state, inputs.python))
-    sweep_v = _extra(scenario, "sweep")
-    if sweep_v is not None:
+    for sweep_v in _all(scenarios, "sweep"):
         plan.add("sweep", "mutmut sweep", _sweep_step(repo, base, head, sweep_v, inputs.python))
     return plan
 

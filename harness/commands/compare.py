@@ -26,7 +26,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("head", help="the backport branch or commit under review")
     p.add_argument("--source", metavar="REF", help="branch the picks came from (enables fidelity)")
     p.add_argument("--source-branch", metavar="REF", help="the PR branch squash-merged as the source")
-    p.add_argument("--scenario", metavar="FILE", help="scenario YAML: traces, pins, probes, mutations, lanes")
+    p.add_argument("--scenario", metavar="FILE", action="append", default=[],
+                   help="scenario YAML: traces, pins, probes, mutations, lanes (repeatable)")
     p.add_argument("--output", metavar="DIR", help="report folder (default: reports/<base>..<head>)")
     p.add_argument("--format", choices=("term", "md", "json", "html", "none"), default="term",
                    help="what to print on stdout besides writing the files (default: term)")
@@ -101,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
     repo = GitRepo(args.repo)
     output = Path(args.output) if args.output else default_output(repo, args.base, args.head)
     inputs = CompareInputs(base=args.base, head=args.head, source=args.source, source_branch=args.source_branch,
-                           scenario_path=args.scenario, python=args.python, jobs=args.jobs)
+                           scenario_paths=args.scenario, python=args.python, jobs=args.jobs)
     return run_compare(repo, inputs, output=output,
                        fmt=args.format, fail_on=args.fail_on, policy_path=args.policy, previous=args.previous,
                        command=command_line(args._argv), today=args.today)

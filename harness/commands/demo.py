@@ -18,9 +18,9 @@ NAME = "demo"
 HELP = "build a small repository with a partial backport and run compare on it (no network needed)"
 
 
-def scenario_path() -> Path:
-    """scenarios/demo.yaml beside the package (editable install or source checkout)."""
-    path = Path(harness.__file__).resolve().parent.parent / "scenarios" / "demo.yaml"
+def scenario_path(name: str = "demo.yaml") -> Path:
+    """A scenario beside the package (editable install or source checkout)."""
+    path = Path(harness.__file__).resolve().parent.parent / "scenarios" / name
     if not path.is_file():
         raise UsageError(f"{path}: the demo scenario is missing (install harness from its source tree)")
     return path
@@ -33,17 +33,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="what to print besides writing the files (default: term)")
     p.add_argument("--gate", action="store_true", help="exit with compare's gate code (the demo is blocked by design)")
     p.add_argument("--python", metavar="EXE", help="interpreter for probe columns (default: this one)")
+    p.add_argument("--engine", action="store_true",
+                   help="also judge each tree's sampling params with the real sglang it pins "
+                        "(scenarios/demo-engine.yaml; builds engine environments: network on first use)")
 
 
 def run(args: argparse.Namespace) -> int:
     root = Path(args.dir)
-    scenario = scenario_path()
+    scenarios = [str(scenario_path())] + ([str(scenario_path("demo-engine.yaml"))] if args.engine else [])
     repo_dir = root / "repo"
     sys.stderr.write(f"harness: building the demo repository in {repo_dir}\n")
     demo.build(repo_dir)
     refs = demo.REFS
     inputs = CompareInputs(base=refs["base"], head=refs["head"], source=refs["source"],
-                           source_branch=refs["source_branch"], scenario_path=str(scenario), python=args.python)
+                           source_branch=refs["source_branch"], scenario_paths=scenarios, python=args.python)
     code = run_compare(GitRepo(repo_dir), inputs, output=root, fmt=args.format, command=command_line(args._argv))
     if args.gate or code not in (EXIT_OK, EXIT_BLOCKED):
         return code

@@ -223,3 +223,19 @@ def test_default_output_never_lands_in_the_users_work_tree(demo_env: dict, monke
     assert inside == tmp_path / "cache" / "harness" / "reports" / "repo" / "release_1.0..backport_42"
     monkeypatch.chdir(tmp_path)
     assert default_output(repo, "release/1.0", "backport/42") == Path("reports/release_1.0..backport_42")
+
+
+def test_several_scenarios_add_their_sections(demo_env: dict, tmp_path: Path) -> None:
+    from harness.cli import main
+
+    extra = tmp_path / "extra.yaml"
+    extra.write_text("traces:\n  - string: min_new_tokens\n    refs: [base, head]\n"
+                     "pins:\n  - file: pytest.ini\n    key: nosuch\n")
+    out = tmp_path / "two"
+    code = main(["compare", *REFS, "--repo", str(demo_env["repo"]), *SOURCE, "--scenario", str(SCENARIO),
+                 "--scenario", str(extra), "--output", str(out), "--format", "none"])
+    doc = json.loads((out / "report.json").read_text())
+    traces = [s for s in doc["sections"] if s["id"] == "trace"]
+    assert code == 1 and len(traces) == 2
+    assert [r["count"] for r in traces[1]["data"]["rows"]] == [0, 1]  # only head's handler passes min_new_tokens
+    assert "scenario 2" in doc["inputs"]
