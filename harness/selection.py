@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
+from harness.columns import default_workroot
 from harness.errors import UsageError
 from harness.git.repo import GitRepo
 from harness.git.tree import export_tree
@@ -75,6 +76,9 @@ def pytest_env(extra_paths: Sequence[Path] = (), *, bytecode: bool = False) -> d
     env.pop("PYTEST_ADDOPTS", None)
     if bytecode:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
+        # Compiled files (pytest's rewritten plugins too) go to a harness-owned folder, never
+        # next to the sources of probes/ or of anything else on the path.
+        env.setdefault("PYTHONPYCACHEPREFIX", str(default_workroot().parent / "pycache"))
     else:
         env["PYTHONDONTWRITEBYTECODE"] = "1"
     paths = [str(PROBES_DIR), *map(str, extra_paths)]

@@ -10,6 +10,19 @@ sys.path.insert(0, str(Path(__file__).parent))
 from repo_builder import RepoBuilder  # noqa: E402
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _harness_dirs(tmp_path_factory: pytest.TempPathFactory):
+    """Probe cache and column trees of the whole run live in its tmp dir, never in ~/.cache or the
+    shared $TMPDIR/harness-<uid> (tests that need cold caches set their own per test)."""
+    root = tmp_path_factory.mktemp("harness-dirs")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("HARNESS_CACHE_DIR", str(root / "cache"))
+    mp.setenv("HARNESS_WORK_DIR", str(root / "trees"))
+    mp.setenv("PYTHONPYCACHEPREFIX", str(root / "pycache"))  # no bytecode next to sources (probes/)
+    yield root
+    mp.undo()
+
+
 @pytest.fixture
 def builder(tmp_path: Path) -> RepoBuilder:
     return RepoBuilder(tmp_path / "repo")

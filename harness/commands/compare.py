@@ -72,6 +72,9 @@ def run_compare(repo: GitRepo, inputs: CompareInputs, *, output: Path, fmt: str 
     prev = ledger.load_previous(previous) if previous else None
     if output.exists() and not output.is_dir():
         raise UsageError(f"--output {output}: exists and is not a directory")
+    existing = next((p for p in [output, *output.parents] if p.exists()), None)
+    if existing is not None and not existing.is_dir():
+        raise UsageError(f"--output {output}: {existing} is not a directory")
     plan = plan_for(repo, inputs)  # validates the scenario: bad input fails here, before any work
     sections, crashed = run_plan(plan)
     now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)

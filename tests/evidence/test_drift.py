@@ -7,6 +7,8 @@ import os
 import tempfile
 from pathlib import Path
 
+import pytest
+
 from harness.checks.drift import drift, drift_section
 from harness.git.repo import GitRepo
 
@@ -42,6 +44,13 @@ def test_conflicting_trial_merge_is_p1_and_nothing_is_written(builder, run_cli):
     assert all(c["ok"] is not False for c in sec["controls"])
     assert builder.snapshot() == snap and _objects(builder.path / ".git") == objs
     assert _merge_dirs() <= merge_dirs  # the temporary object directory is removed
+
+
+@pytest.fixture(autouse=True)
+def _private_tmp(tmp_path, monkeypatch):
+    """Temp dirs of this test only, so another harness run on the machine cannot disturb the count."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
 
 
 def _merge_dirs() -> set[str]:

@@ -38,19 +38,21 @@ class Sampler:
 '''
 
 
-def _run(builder, tmp_path, probes_yaml, rows="{mode: [ok]}", extra=""):
+def _run(builder, tmp_path, probes_yaml, rows="{mode: [ok]}", extra="", snaps=None):
     builder.commit("one", {"m.py": MOD, "heavy.py": HEAVY, "test_t.py": "def test_a():\n    assert 1\n\n"
                            "def test_b():\n    import os\n    assert os.environ.get('WANT') == '1'\n"})
+    if snaps is not None:
+        snaps.append(builder.snapshot())  # the repository as the run finds it
     sc = tmp_path / "s.yaml"
     sc.write_text(f"refs: {{head: main}}\nrows: {rows}\nprobes:\n{probes_yaml}\n{extra}")
     return probe_sections(GitRepo(builder.path), load_scenario(sc), cache=Cache())
 
 
 def test_python_failures_are_cells(builder, tmp_path):
-    snap = None
-    secs = _run(builder, tmp_path, "  - {id: p, kind: python, function: 'm:behave', timeout: 2}",
-                rows="{mode: [ok, raise, sleep, after, crash, flood, write, last]}")
-    snap = builder.snapshot()
+    snaps: list = []
+    # timeout 8: generous for interpreter start-up on a loaded machine, far below the 30 s sleep row
+    secs = _run(builder, tmp_path, "  - {id: p, kind: python, function: 'm:behave', timeout: 8}",
+                rows="{mode: [ok, raise, sleep, after, crash, flood, write, last]}", snaps=snaps)
     cells = secs[0].data["cells"]["head"]
     got = [(c["status"], c["value"]) for c in cells]
     assert got[0] == ("ok", {"v": 1})
@@ -63,7 +65,7 @@ def test_python_failures_are_cells(builder, tmp_path):
     assert got[7] == ("ok", "last")
     assert cells[0]["proof"] == {"module m": "m.py"}
     assert any(f.kind == "probe-cell-failed" for f in secs[0].findings)
-    assert builder.snapshot() == snap and not (builder.path / "written.txt").exists()
+    assert builder.snapshot() == snaps[0] and not (builder.path / "written.txt").exists()
 
 
 def test_module_loaded_outside_the_tree_fails_the_cell(builder, tmp_path):

@@ -1,0 +1,138 @@
+"""How a run ends: a crashing section (exit 3), SIGTERM (cleaned up), and the ledger's "new"."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from harness.compare import Plan, run_plan
+from harness.errors import EXIT_INTERNAL
+from harness.report.model import Report, Section
+
+from harness import gate
+
+
+def _boom() -> Section:
+    raise RuntimeError("section exploded")
+
+
+def test_a_crashing_section_becomes_a_harness_error_section_and_the_others_stand() -> None:
+    plan = Plan()
+    plan.add("ok", "fine", lambda: Section("ok", "fine", not_verified=["x"]))
+    plan.add("bad", "broken", _boom)
+    plan.add("after", "later", lambda: Section("after", "later", not_verified=["y"]))
+    said: list[str] = []
+    sections, crashed = run_plan(plan, progress=said.append)
+    assert crashed and [s.id for s in sections] == ["ok", "bad", "after"]
+    finding = sections[1].findings[0]
+    assert finding.kind == "harness-error" and finding.severity == "P1" and "section exploded" in finding.title
+    assert said == ["[1/3] fine …", "[2/3] broken …", "[3/3] later …"]
+    verdict, _ = gate.verdict(Report("t", "c", sections), "never", crashed=True)
+    assert verdict.startswith("HARNESS ERROR") and EXIT_INTERNAL == 3
+
+
+def test_output_under_a_file_is_a_usage_error(builder, run_cli, tmp_path: Path) -> None:
+    builder.commit("one", {"a": "1\n"})
+    (tmp_path / "file").write_text("x")
+    code, _, err = run_cli("compare", "HEAD", "HEAD", "--repo", str(builder.path), "--output",
+                           str(tmp_path / "file" / "out"))
+    assert code == 2 and err.count("\n") == 1 and "is not a directory" in err
+
+
+SLOW = '''refs: {{base: main, head: main}}
+controls:
+  ctl:
+    ref: main
+    edits: [{{replace: "x = 1", new: "x = 2", path: m.py}}]
+probes:
+  - id: slow
+    kind: python
+    file: {probe}
+    function: run
+    timeout: 120
+    rows: {{n: [1, 2]}}
+'''
+
+PROBE = '''import os, time
+UNDER_TEST = ["m"]
+def run(n):
+    import m
+    with open(os.environ["PIDS"], "a") as fh:
+        fh.write(f"{os.getpid()}\\n")
+    time.sleep(60)
+    return n
+'''
+
+
+def test_sigterm_kills_probe_processes_and_leaves_no_lock_or_scratch(builder, tmp_path: Path) -> None:
+    builder.commit("one", {"m.py": "x = 1\n"})
+    (tmp_path / "p.py").write_text(PROBE)
+    scen = tmp_path / "s.yaml"
+    scen.write_text(SLOW.format(probe=tmp_path / "p.py"))
+    pids = tmp_path / "pids"
+    work, scratch = tmp_path / "work", tmp_path / "tmp"
+    scratch.mkdir()
+    env = {**os.environ, "PIDS": str(pids), "HARNESS_WORK_DIR": str(work), "TMPDIR": str(scratch),
+           "HARNESS_CACHE_DIR": str(tmp_path / "cache")}
+    proc = subprocess.Popen([sys.executable, "-m", "harness", "probe", str(scen), "--repo", str(builder.path)],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (not pids.exists() or len(pids.read_text().split()) < 3):
+        time.sleep(0.2)
+    assert pids.exists() and len(pids.read_text().split()) == 3, "all three columns should be running"
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+    time.sleep(0.5)
+    for pid in map(int, pids.read_text().split()):
+        try:
+            os.kill(pid, 0)
+            alive = Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+        except ProcessLookupError:
+            alive = False
+        assert not alive, f"probe process {pid} survived SIGTERM"
+    assert not list(work.glob("*.lock")) and not list(work.glob("*.tmp-*")) and not list(work.glob("*-p*"))
+    assert not [p for p in scratch.iterdir() if p.name.startswith("harness-probe-")]
+
+
+def test_ledger_marks_findings_new_against_a_round_that_lacked_them(builder, run_cli, tmp_path: Path) -> None:
+    builder.commit("base", {"a.py": "x = 1\n"})
+    builder.branch("release")
+    builder.commit("fix on main", {"a.py": "x = 1\nvalidate_inputs()\n"})
+    builder.checkout("release")
+    builder.commit("the same fix again", {"a.py": "x = 1\nvalidate_inputs()\n"})  # redundant: P2
+    first = tmp_path / "r1"
+    code, _, _ = run_cli("compare", "main", "release~1", "--repo", str(builder.path), "--output", str(first),
+                         "--format", "none", "--fail-on", "never")
+    assert code == 0
+    second = tmp_path / "r2"
+    code, _, _ = run_cli("compare", "main", "release", "--repo", str(builder.path), "--output", str(second),
+                         "--format", "none", "--fail-on", "never", "--previous", str(first / "report.json"))
+    doc = json.loads((second / "report.json").read_text())
+    statuses = {f["status"] for s in doc["sections"] if s["id"] != "ledger" for f in s["findings"]}
+    ledger = next(s for s in doc["sections"] if s["id"] == "ledger")
+    assert ledger["data"]["counts"]["new"] >= 1 and "new" in statuses
+
+
+def test_a_control_that_no_longer_applies_is_its_cells_outcome(builder, run_cli, tmp_path: Path) -> None:
+    """The head already carries the fix the control would make: the run goes on and says why."""
+    builder.commit("one", {"m.py": "x = 2\n"})
+    (tmp_path / "p.py").write_text("UNDER_TEST = ['m']\ndef run(n):\n    import m\n    return m.x * n\n")
+    scen = tmp_path / "s.yaml"
+    scen.write_text(f"""refs: {{head: main}}
+controls:
+  ctl: {{ref: head, edits: [{{replace: "x = 1", new: "x = 2", path: m.py}}]}}
+probes:
+  - {{id: p, kind: python, file: {tmp_path / 'p.py'}, function: run, rows: {{n: [1, 2]}}}}
+""")
+    code, out, err = run_cli("probe", str(scen), "--repo", str(builder.path), "--format", "json", "--fail-on", "p2")
+    doc = json.loads(out)
+    cells = doc["sections"][0]["data"]["cells"]
+    assert [c["value"] for c in cells["head"]] == [2, 4]
+    assert all(c["status"] == "error" and "control does not apply" in c["detail"] and "found 0" in c["detail"]
+               for c in cells["ctl"]), cells["ctl"]
+    assert code == 1 and any(f["kind"] == "probe-cell-failed" for f in doc["sections"][0]["findings"])
