@@ -22,8 +22,8 @@ from harness.errors import UsageError
 from harness.git.repo import GitRepo
 from harness.git.tree import export_tree
 from harness.report.model import Code, Control, Finding, Section, Table
+from harness.resources import PROBES_DIR
 
-PROBES_DIR = Path(__file__).resolve().parent.parent / "probes"
 # Controls evaluated with the lanes: a marker nothing carries selects 0, its negation selects all.
 _SENTINEL = "harness_sentinel_marker_never_set"
 CONTROL_ALL = "(control: all)"

@@ -6,13 +6,13 @@ import argparse
 import sys
 from pathlib import Path
 
-import harness
 from harness import demo
 from harness.commands._common import command_line
 from harness.commands.compare import run_compare
 from harness.compare import CompareInputs
 from harness.errors import EXIT_BLOCKED, EXIT_OK, UsageError
 from harness.git import GitRepo
+from harness.resources import data_dir
 
 NAME = "demo"
 HELP = "build a small repository with a partial backport and run compare on it (no network needed)"
@@ -20,7 +20,7 @@ HELP = "build a small repository with a partial backport and run compare on it (
 
 def scenario_path(name: str = "demo.yaml") -> Path:
     """A scenario beside the package (editable install or source checkout)."""
-    path = Path(harness.__file__).resolve().parent.parent / "scenarios" / name
+    path = data_dir("scenarios") / name
     if not path.is_file():
         raise UsageError(f"{path}: the demo scenario is missing (install harness from its source tree)")
     return path

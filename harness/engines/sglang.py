@@ -21,6 +21,7 @@ from typing import Any, Callable
 from harness.engines.store import EngineEnv, EngineStore, EnvKey
 from harness.engines.versions import version_key
 from harness.errors import HarnessError
+from harness.resources import PROBES_DIR
 
 ENGINE = "sglang"
 RUNTIMES = ("params", "cpu")
@@ -39,7 +40,7 @@ def _stderr(msg: str) -> None:
 
 def probe_script(name: str) -> Path:
     """A script under the repository's ``probes/`` folder (they run inside engine envs)."""
-    path = Path(__file__).resolve().parents[2] / "probes" / name
+    path = PROBES_DIR / name
     if not path.is_file():
         raise HarnessError(f"probe script {path} is missing")
     return path

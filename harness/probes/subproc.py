@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from harness.probes.kinds import CellResult
+from harness.resources import PROBES_DIR
 
 FLOOD_BYTES = 4 * 1024 * 1024
-PROBES_DIR = Path(__file__).resolve().parents[2] / "probes"
 RUNNER = PROBES_DIR / "_runner.py"
 POLL = 0.02
 
