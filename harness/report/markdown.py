@@ -19,7 +19,7 @@ def _text(s: str) -> str:
 def _code(s: str) -> str:
     """Inline code that survives a table cell: pipes escaped, backticks fenced."""
     if not s:
-        return "` `" if s == " " else "∅"
+        return "∅"
     s = s.replace("|", "\\|").replace("\r", "").replace("\n", "↵")
     longest = max((len(m) for m in re.findall(r"`+", s)), default=0)
     fence = "`" * (longest + 1)
@@ -97,7 +97,7 @@ def _section(s: Section) -> list[str]:
 
 def render(report: Report) -> str:
     out = [f"# {_text(report.title)}", ""]
-    meta = f"`{report.command}`" if report.command else ""
+    meta = _code(report.command) if report.command else ""
     if report.generated:
         meta = f"Generated {report.generated} · {meta}"
     if meta:
