@@ -99,3 +99,11 @@ class RepoBuilder:
             index.read_bytes() if index.exists() else b"",
             sorted(os.listdir(self.path / ".git")),
         )
+
+
+def bare_snapshot(git_dir: Path) -> tuple:
+    """Everything a run must not change in a bare repository: refs, HEAD, config, and every file's
+    name and size under the git dir (objects, packs, hooks, worktrees)."""
+    files = sorted((str(p.relative_to(git_dir)), p.stat().st_size) for p in Path(git_dir).rglob("*") if p.is_file())
+    repo = git.Repo(git_dir)
+    return repo.git.for_each_ref(), (Path(git_dir) / "HEAD").read_bytes(), (Path(git_dir) / "config").read_bytes(), files

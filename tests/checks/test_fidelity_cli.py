@@ -64,10 +64,14 @@ def test_same_inputs_same_bytes(scenario, run_cli, tmp_path):
 
 
 def test_bare_repository(scenario, run_cli, tmp_path):
+    from repo_builder import bare_snapshot
+
     bare = scenario.b.bare_clone(tmp_path / "bare.git")
+    before = bare_snapshot(bare)
     code, out, err = run_cli("fidelity", f"{scenario.base}..release", "--source", "main", "--repo", str(bare),
                              "--source-branch", "pr", "--format", "json")
     assert code == 1, err
+    assert bare_snapshot(bare) == before
     data = json.loads(out)["sections"][0]["data"]
     assert data["cut_point"] == scenario.pr[1]
     assert {p["pick"]: p["status"] for p in data["picks"]}[scenario.pick["ws"]] == "whitespace-only"

@@ -136,3 +136,21 @@ probes:
     assert all(c["status"] == "error" and "control does not apply" in c["detail"] and "found 0" in c["detail"]
                for c in cells["ctl"]), cells["ctl"]
     assert code == 1 and any(f["kind"] == "probe-cell-failed" for f in doc["sections"][0]["findings"])
+
+
+def test_compare_on_a_bare_repository_changes_nothing(builder, run_cli, tmp_path: Path) -> None:
+    from repo_builder import bare_snapshot
+
+    builder.commit("base", {"a.py": "x = 1\n"})
+    builder.branch("release")
+    builder.commit("fix (#7)", {"a.py": "x = 2\n"})
+    builder.checkout("release")
+    builder.commit("[release] fix (#7) (#8)", {"a.py": "x = 2\n"})
+    bare = builder.bare_clone(tmp_path / "bare.git")
+    before = bare_snapshot(bare)
+    code, _, err = run_cli("compare", "main~1", "release", "--source", "main", "--repo", str(bare),
+                           "--output", str(tmp_path / "out"), "--format", "none")
+    doc = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert code == 0, err  # an identical pick found by PR number; the trial merge ran in a temp object dir
+    assert doc["sections"][0]["data"]["picks"][0]["status"] == "identical"
+    assert bare_snapshot(bare) == before
