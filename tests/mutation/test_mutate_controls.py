@@ -134,13 +134,12 @@ def test_gap_pinned_and_not_pinned(suite):
 
 
 def test_bad_input_is_usage_error(suite, run_cli, tmp_path):
-    code, _, err = run_cli("mutate", "--repo", str(suite.path), "--tests", "tests")
-    assert code == 2 and "no mutations" in err
     bad = tmp_path / "bad.yaml"
     bad.write_text("- name: x\n  expect: maybe\n  replace: a\n  with: b\n  path: pkg/calc.py\n")
-    code, _, err = run_cli("mutate", "--repo", str(suite.path), "--mutation", str(bad))
-    assert code == 2 and "expect" in err
-    code, _, err = run_cli("mutate", "--repo", str(suite.path), "--replace", "pkg/calc.py", "nope", "x")
-    assert code == 2 and "exactly once" in err
-    code, _, err = run_cli("mutate", "--repo", str(suite.path), "--gap", "no-such-ref")
-    assert code == 2 and "unknown ref" in err
+    out = tmp_path / "never.md"
+    cases = [(["--tests", "tests"], "no mutations"), (["--mutation", str(bad)], "expect"),
+             (["--replace", "pkg/calc.py", "nope", "x"], "exactly once"), (["--gap", "no-such-ref"], "unknown ref")]
+    for extra, said in cases:
+        code, stdout, err = run_cli("mutate", "--repo", str(suite.path), *extra, "--output", str(out))
+        assert code == 2 and said in err, (extra, err)
+        assert err.count("\n") == 1 and stdout == "" and not out.exists(), extra
