@@ -222,6 +222,12 @@ jobs:
     uses: ./.github/workflows/_pytest.yml
     with:
       pytest_marks: nightly
+  smoke:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - name: smoke
+        run: python -m pytest -q -m "not nightly" tests/
 '''
 
 

@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 from harness.checks.drift import drift_section
 from harness.checks.fidelity import fidelity_section
-from harness.checks.lanes import find_lanes, lanes_section
+from harness.checks.lanes import lanes_section
 from harness.checks.pins import pin_section
 from harness.checks.shape import shape_section
 from harness.checks.trace import trace_section
@@ -176,7 +176,7 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
 
 def _selection_step(repo: GitRepo, refs: _Refs, v: Value, lane_ref: str, workflows: list[str] | None,
                     extra_lanes: list[dict] | None, python: str | None) -> Callable[[], Section]:
-    from harness.selection import Lane, collect_ref, selection_section
+    from harness.selection import collect_ref, lanes_from_workflows, selection_section
 
     f = v.map(_EXTRA_FIELDS["selection"])
     srefs = [refs.ref(x.str(), x) for x in f.req("refs").list()] if "refs" in f else \
@@ -187,12 +187,13 @@ def _selection_step(repo: GitRepo, refs: _Refs, v: Value, lane_ref: str, workflo
 
     def step() -> Section:
         import sys
-        found = find_lanes(repo, lane_ref, workflows, extra_lanes)
-        lanes = [Lane(f"{ln.job}.{ln.input}" if getattr(ln, "input", "") else ln.job, ln.expression)
-                 for ln in found]
+        lanes, skipped = lanes_from_workflows(repo, lane_ref, workflows, extra_lanes)
         cols = [collect_ref(repo, r, lanes, files, python=python or sys.executable, args=args, setup=setup)
                 for r in srefs]
-        return selection_section(cols, lanes, files)
+        section = selection_section(cols, lanes, files)
+        section.not_verified += [f"workflow lane not evaluated (its expression is filled in by CI): {x}"
+                                 for x in skipped]
+        return section
     return step
 
 

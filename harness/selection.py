@@ -66,6 +66,25 @@ class Collection:
     seconds: float = 0.0
 
 
+def lanes_from_workflows(repo: GitRepo, ref: str, workflows: Sequence[str] | None = None,
+                         extra_lanes: Sequence[dict] | None = None) -> tuple[list[Lane], list[str]]:
+    """Lanes found in the CI workflows at ``ref`` (plus hand-given ones), named ``job · input``
+    (numbered when repeated), and those skipped because CI fills their expression in at run time."""
+    from harness.checks.lanes import find_lanes
+
+    lanes: list[Lane] = []
+    skipped: list[str] = []
+    seen: dict[str, int] = {}
+    for found in find_lanes(repo, ref, workflows, extra_lanes):
+        if "${{" in found.expression:
+            skipped.append(f"{found.name}: {found.expression}")
+            continue
+        seen[found.name] = seen.get(found.name, 0) + 1
+        lanes.append(Lane(found.name if seen[found.name] == 1 else f"{found.name} #{seen[found.name]}",
+                          found.expression))
+    return lanes, skipped
+
+
 def pytest_env(extra_paths: Sequence[Path] = (), *, bytecode: bool = False) -> dict[str, str]:
     """Environment for a column's pytest: our probes importable, the user's addopts gone.
 

@@ -3,13 +3,15 @@
 A lane is an input whose name mentions markers (``markers``, ``pytest_markers``, ``pytest_marks`` …)
 under ``jobs.<id>.with`` (plain, quoted or block strings; reusable-workflow calls included), a
 ``strategy.matrix`` value of such a name (expanded when ``with`` refers to ``${{ matrix.X }}``), the
-default of such a ``workflow_call``/``workflow_dispatch`` input, or a lane given by hand (scenario).
+default of such a ``workflow_call``/``workflow_dispatch`` input, a ``pytest … -m EXPR`` command in a
+step's ``run:`` script, or a lane given by hand (scenario).
 Workflows are read from git objects at the ref: no checkout.
 """
 
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any, Iterable, Mapping, Sequence
@@ -110,11 +112,57 @@ def _job_lanes(path: str, job_id: str, job: Node) -> list[Lane]:
                                yamlpath.line_of(kn)) for mv, line in values]
             else:
                 lanes.append(Lane(job_id, inp, expr, path, yamlpath.line_of(v), "with", uses, yamlpath.line_of(kn)))
+    lanes += _run_lanes(path, job_id, job, uses)
     matrix = yamlpath.get(strategy, "matrix")
     for key in yamlpath.keys(matrix):
         if _MARKER_NAME.search(key) and key not in used_matrix:
             lanes += [Lane(f"{job_id}[{key}={mv}]", key, mv, path, line, "matrix", uses)
                       for mv, line in _matrix_values(strategy, key)]
+    return lanes
+
+
+def _pytest_marker(command: str) -> str | None:
+    """The ``-m`` expression of a pytest command line (``pytest``, ``python -m pytest``), if any."""
+    try:
+        words = shlex.split(command, comments=True)
+    except ValueError:  # unbalanced quotes (e.g. a ${{ }} expression split oddly): not parsed
+        return None
+    at = next((i for i, w in enumerate(words) if w == "pytest" or w.endswith("/pytest")
+               or (w == "-m" and i + 1 < len(words) and words[i + 1] == "pytest")), None)
+    if at is None:
+        return None
+    rest = words[at + (2 if words[at] == "-m" else 1):]
+    for i, w in enumerate(rest):
+        if w == "-m" and i + 1 < len(rest):
+            return rest[i + 1]
+        if w.startswith("-m") and len(w) > 2 and not w.startswith("--"):
+            return w[2:].lstrip("=")
+    return None
+
+
+def _run_lanes(path: str, job_id: str, job: Node, uses: str | None) -> list[Lane]:
+    """Lanes written as ``pytest -m EXPR`` in the job's ``run:`` scripts (continuation lines joined)."""
+    lanes: list[Lane] = []
+    steps = yamlpath.get(job, "steps")
+    for i, step in enumerate(steps.value if isinstance(steps, SequenceNode) else []):
+        run = yamlpath.get(step, "run")
+        script = _scalar(run)
+        if not script or "pytest" not in script:
+            continue
+        first = yamlpath.line_of(run) + (1 if getattr(run, "style", None) in ("|", ">") else 0)
+        raw = str(run.value).split("\n")  # type: ignore[union-attr]
+        j = 0
+        while j < len(raw):
+            start, command = j, raw[j]
+            while command.rstrip().endswith("\\") and j + 1 < len(raw):
+                j += 1
+                command = command.rstrip()[:-1] + " " + raw[j]
+            expr = _pytest_marker(command)
+            if expr is not None:
+                name = _scalar(yamlpath.get(step, "name")) or f"step {i + 1}"
+                at = next((k for k in range(start, j + 1) if expr in raw[k]), start)  # the expression's own line
+                lanes.append(Lane(job_id, f"run: {name}", expr, path, first + at, "run", uses))
+            j += 1
     return lanes
 
 
@@ -277,7 +325,7 @@ def lanes_section(repo: GitRepo, ref: str = "HEAD", workflows: Sequence[str] | N
         columns=["lane (job)", "input", "marker expression", "file:line", "source"],
         rows=rows,
         legend="matrix lanes are named job[key=value]; '(… default)' lanes are defaults of reusable or manual "
-               "workflow inputs; 'scenario' lanes were given by hand",
+               "workflow inputs; 'run' lanes are pytest -m in a step's script; 'scenario' lanes were given by hand",
         control="each expression read back from the raw text at its line; a plain text scan for marker-named "
                 "keys counts the lines the YAML walk did not turn into lanes",
     )
@@ -285,7 +333,8 @@ def lanes_section(repo: GitRepo, ref: str = "HEAD", workflows: Sequence[str] | N
         id="lanes", title=f"CI lanes at {ref}",
         summary=f"{len(scan.lanes)} lane(s) in {len(scan.files)} workflow file(s) at {ref} ({scan.sha[:12]})",
         tables=[table], findings=findings, controls=controls,
-        not_verified=["markers passed on a `run:` command line (pytest -m …) are not parsed",
+        not_verified=["`run:` scripts: only `pytest … -m EXPR` on the step's own lines (shell variables, "
+                      "scripts it calls and tox/nox sessions are not followed)",
                       "whether a lane's job actually runs (if:, paths filters, schedules) is not evaluated",
                       "expressions with ${{ … }} other than a matrix value are shown unexpanded"],
         data={"ref": ref, "sha": scan.sha, "files": scan.files, "rows": [ln.row() for ln in scan.lanes]},

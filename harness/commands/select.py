@@ -9,7 +9,7 @@ from harness.commands._common import add_report_options, check_output_path, comm
 from harness.errors import UsageError
 from harness.git.repo import GitRepo
 from harness.report.model import Report
-from harness.selection import Lane, collect_ref, parse_lane, selection_section
+from harness.selection import collect_ref, lanes_from_workflows, parse_lane, selection_section
 
 NAME = "select"
 HELP = "count the tests each CI lane (a pytest -m expression) selects at each ref, in one collection pass"
@@ -35,23 +35,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_report_options(p)
 
 
-def _workflow_lanes(repo: GitRepo, ref: str) -> tuple[list[Lane], list[str]]:
-    """Lanes found in the CI workflows at ``ref``, and those skipped (expressions CI fills in at run time)."""
-    from harness.checks.lanes import find_lanes
-
-    lanes: list[Lane] = []
-    skipped: list[str] = []
-    seen: dict[str, int] = {}
-    for found in find_lanes(repo, ref):
-        if "${{" in found.expression:
-            skipped.append(f"{found.name}: {found.expression}")
-            continue
-        name = found.name
-        seen[name] = seen.get(name, 0) + 1
-        lanes.append(Lane(name if seen[name] == 1 else f"{name} #{seen[name]}", found.expression))
-    return lanes, skipped
-
-
 def run(args: argparse.Namespace) -> int:
     check_output_path(args)
     repo = GitRepo(args.repo)
@@ -61,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     lanes = [parse_lane(s) for s in args.lane]
     skipped: list[str] = []
     if args.lanes_from_workflows:
-        found, skipped = _workflow_lanes(repo, refs[-1])
+        found, skipped = lanes_from_workflows(repo, refs[-1])
         lanes += found
     if not lanes:
         raise UsageError("no lanes: pass --lane NAME=EXPR (repeatable) or --lanes-from-workflows")

@@ -145,3 +145,32 @@ def test_unknown_and_option_like_refs(builder, run_cli, tmp_path):
                              "--fail-on", "never")
     assert code == 0, err
     assert json.loads(out)["sections"][0]["data"]["rows"]
+
+
+RUN_WF = """\
+jobs:
+  unit:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - name: Unit tests
+        run: |
+          pip install -e .
+          python -m pytest \\\\
+            -m "pre_merge and not gpu" tests/
+          echo -m not-a-lane
+      - run: pytest -q tests/smoke  # no marker: not a lane
+      - run: pytest -m nightly --durations=5
+"""
+
+
+def test_pytest_marker_expressions_in_run_scripts(builder):
+    builder.commit("wf", {".github/workflows/run.yml": RUN_WF})
+    lanes = [ln for ln in find_lanes(GitRepo(builder.path), "HEAD") if ln.source == "run"]
+    assert [(ln.job, ln.input, ln.expression, ln.line) for ln in lanes] == [
+        ("unit", "run: Unit tests", "pre_merge and not gpu", 10),  # the continuation line that holds it
+        ("unit", "run: step 4", "nightly", 13),
+    ]
+    section = lanes_section(GitRepo(builder.path), "HEAD")
+    readback = next(c for c in section.controls if c.name == "expression read back from the raw line")
+    assert readback.ok is True and readback.result.startswith("2 of 2")
