@@ -52,13 +52,15 @@ def _slug(ref: str) -> str:
 
 
 def default_output(repo: GitRepo, base: str, head: str) -> Path:
-    """``reports/<base>..<head>``, unless that lies inside the user's work tree (never written to):
-    then the user cache (``$XDG_CACHE_HOME/harness/reports/<repo>/…``)."""
+    """``reports/<base>..<head>``, unless that lies inside the user's repository (work tree or git
+    dir, never written to): then the user cache (``$XDG_CACHE_HOME/harness/reports/<repo>/…``)."""
     out = Path("reports") / f"{_slug(base)}..{_slug(head)}"
-    tree = repo.work_tree.resolve() if repo.work_tree else None
-    if tree is not None and (out.resolve() == tree or tree in out.resolve().parents):
+    owned = [p.resolve() for p in (repo.work_tree, repo.git_dir) if p is not None]
+    where = out.resolve()
+    if any(where == p or p in where.parents for p in owned):
         cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-        out = cache / "harness" / "reports" / _slug(tree.name) / out.name
+        name = owned[0].name if owned[0].name != ".git" else owned[0].parent.name
+        out = cache / "harness" / "reports" / _slug(name) / out.name
     return out
 
 

@@ -223,6 +223,10 @@ def test_default_output_never_lands_in_the_users_work_tree(demo_env: dict, monke
     assert inside == tmp_path / "cache" / "harness" / "reports" / "repo" / "release_1.0..backport_42"
     monkeypatch.chdir(tmp_path)
     assert default_output(repo, "release/1.0", "backport/42") == Path("reports/release_1.0..backport_42")
+    subprocess.run(["git", "clone", "-q", "--bare", str(demo_env["repo"]), str(tmp_path / "b.git")], check=True)
+    bare = GitRepo(tmp_path / "b.git")
+    monkeypatch.chdir(tmp_path / "b.git")
+    assert default_output(bare, "a", "b") == tmp_path / "cache" / "harness" / "reports" / "b.git" / "a..b"
 
 
 def test_several_scenarios_add_their_sections(demo_env: dict, tmp_path: Path) -> None:
