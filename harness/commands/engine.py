@@ -23,7 +23,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add = sub.add_parser("add", help="build (or reuse) the environment for ENGINE==VERSION")
     add.add_argument("spec", help="e.g. sglang==0.5.18 or sglang==v0.5.18-cu130-runtime")
     add.add_argument("--runtime", choices=sglang.RUNTIMES, default="params",
-                     help="params: the sampling module only; cpu: the real engine on the CPU")
+                     help="params: the sampling module only; cpu: the real engine on the CPU (sgl_kernel "
+                          "stand-in); gpu: the full distribution, for machines with a GPU")
     add.add_argument("--rebuild", action="store_true", help="build again even when it exists")
     lst = sub.add_parser("list", help="list built environments with their fingerprints")
     lst.add_argument("--format", choices=("term", "json"), default="term")

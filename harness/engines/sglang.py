@@ -5,6 +5,8 @@ Runtimes:
   ``sglang/srt/sampling/sampling_params.py`` imports: msgspec, and torch from 0.5.22 on (its
   ``watermarking.core`` imports torch). Enough to run ``SamplingParams`` without the server.
 - ``cpu``: the real engine on the CPU (see ``cpu_runtime.py``).
+- ``gpu``: the full distribution with its own dependencies (CUDA torch, the real ``sgl_kernel``), for
+  machines with a GPU; not built or run on machines without one.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from harness.errors import HarnessError
 from harness.resources import PROBES_DIR
 
 ENGINE = "sglang"
-RUNTIMES = ("params", "cpu")
+RUNTIMES = ("params", "cpu", "gpu")
 # The CPU build of torch 2.13.0 lies on this project's machines (pip's find-links); override to
 # point elsewhere (e.g. "torch==2.13.0+cpu --extra-index-url ...") on other machines.
 TORCH_SPEC = os.environ.get("HARNESS_TORCH_SPEC", "torch==2.13.0")
@@ -109,6 +111,13 @@ def build_params(version: str, path: Path, log: Log) -> dict[str, Any]:
     return manifest
 
 
+def build_gpu(version: str, path: Path, log: Log) -> dict[str, Any]:
+    """``pip install sglang==X`` with every dependency it declares: no stand-in anywhere."""
+    python = create_venv(path, log)
+    pip_install(python, [f"sglang=={version}"], log)
+    return {"requirements": [f"sglang=={version}"], **describe(python)}
+
+
 def run_probe(python: Path, request: dict[str, Any], *, script: str = "sglang_params_check.py",
               timeout: float = 300, env: dict[str, str] | None = None) -> dict[str, Any]:
     """Run a probe script in an environment's interpreter (isolated mode) and parse its JSON."""
@@ -136,6 +145,8 @@ def ensure_env(version: str, runtime: str = "params", *, store: EngineStore | No
         start = time.monotonic()
         if runtime == "params":
             manifest = build_params(version, tmp, log)
+        elif runtime == "gpu":
+            manifest = build_gpu(version, tmp, log)
         else:
             from harness.engines.cpu_runtime import build_cpu
             manifest = build_cpu(version, tmp, log)

@@ -53,11 +53,13 @@ def test_n_choices_on_real_cpu_engine(cpu_run):
 def test_n_choices_on_gpu(engine_store):
     if shutil.which("nvidia-smi") is None:
         pytest.skip("no GPU (nvidia-smi not found)")
-    if engine_store.get(EnvKey("sglang", VERSION, "gpu")) is None:
-        pytest.skip(f"no gpu env sglang=={VERSION} in {engine_store.root}: build one with the full sglang "
-                    "install (pip install sglang==VERSION) and a manifest; not automated yet")
+    if engine_store.get(EnvKey("sglang", VERSION, "gpu")) is None and os.environ.get("HARNESS_BUILD_GPU_ENGINE") != "1":
+        pytest.skip(f"no gpu env sglang=={VERSION} in {engine_store.root}: run `harness engine add "
+                    f"sglang=={VERSION} --runtime gpu` or set HARNESS_BUILD_GPU_ENGINE=1")
     raw = run_n_probe(VERSION, runtime="gpu", store=engine_store, log=lambda m: None)
-    assert raw["scenarios"]["ids"]["distinct"]
+    got = answers(raw)
+    assert raw["version"] == VERSION and raw["scenarios"]["ids"]["distinct"]
+    assert got["abort_choices"] == "choices end abort/abort"  # aborting each choice id aborts it, as on the CPU
 
 
 @pytest.mark.engine

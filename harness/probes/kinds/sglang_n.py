@@ -1,6 +1,7 @@
 """``sglang_n``: n>1 behaviour of the real sglang Engine at the version a column pins.
 
-Keys: ``engine`` or ``engine_pin`` (as in ``sglang_params``), ``runtime`` (``cpu``, default).
+Keys: ``engine`` or ``engine_pin`` (as in ``sglang_params``), ``runtime`` (``cpu``, default, or ``gpu``
+on a machine with one).
 Rows: ``{question: [distinct_ids, abort_caller, abort_choices, cancel_midstream, state_left]}``.
 One engine start per column answers every row (the tiny dummy-weight Llama of
 ``harness.engines.nprobe``); proofs: the engine version, env fingerprint and the sgl_kernel
@@ -26,7 +27,7 @@ def validate(probe: Any, fields: Any) -> None:
     if ("engine" in fields) == ("engine_pin" in fields):
         raise fields.owner.error("give exactly one of engine or engine_pin")
     if "runtime" in fields:
-        fields.req("runtime").str(("cpu",))
+        fields.req("runtime").str(("cpu", "gpu"))
     for row in probe.rows:
         if row.get("question") not in QUESTIONS:
             raise fields.owner.error(f"each row needs question: one of {', '.join(QUESTIONS)}")
