@@ -33,11 +33,17 @@ def file_digest(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest() if Path(path).is_file() else "missing"
 
 
+_DESCRIBE = """import sys, os, importlib.metadata as m
+print(os.path.realpath(sys.executable)); print(sys.version); print(sys.prefix)
+print(sorted({(d.metadata["Name"] or "").lower() + "==" + d.version for d in m.distributions()}))
+"""
+
+
 @lru_cache(maxsize=16)
 def interpreter_fingerprint(python: str) -> str:
-    """Realpath, version and prefix of an interpreter (one subprocess per interpreter per run)."""
-    proc = subprocess.run([python, "-c", "import sys,os;print(os.path.realpath(sys.executable));"
-                           "print(sys.version);print(sys.prefix)"], capture_output=True, text=True)
+    """Realpath, version, prefix and installed distributions of an interpreter (a different pytest
+    or plugin set is a different key; one subprocess per interpreter per run)."""
+    proc = subprocess.run([python, "-c", _DESCRIBE], capture_output=True, text=True)
     if proc.returncode != 0:
         return f"unusable:{python}"
     return content_key(proc.stdout)
@@ -65,6 +71,11 @@ class Cache:
             return None
         self.hits += 1
         return value
+
+    def reject(self) -> None:
+        """The last hit was found stale by its reader: count it as a miss."""
+        self.hits -= 1
+        self.misses += 1
 
     def put(self, key: str, value: Any) -> None:
         if not self.enabled:

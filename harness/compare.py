@@ -30,6 +30,7 @@ class CompareInputs:
     python: str | None = None
     jobs: int | None = None
     title: str = ""
+    no_cache: bool = False  # measure every probe cell afresh, write nothing to the cache
 
 
 @dataclass

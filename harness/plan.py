@@ -198,10 +198,12 @@ def _selection_step(repo: GitRepo, refs: _Refs, v: Value, lane_ref: str, workflo
 
 
 def _probe_step(repo: GitRepo, scenario: Scenario, inputs: CompareInputs) -> Callable[[], list[Section]]:
+    from harness.cache import Cache
     from harness.checks.probe_table import probe_sections
 
     def step() -> list[Section]:
-        return probe_sections(repo, scenario, None, inputs.python, inputs.jobs)
+        return probe_sections(repo, scenario, None, inputs.python, inputs.jobs,
+                              cache=Cache(enabled=not inputs.no_cache))
     return step
 
 

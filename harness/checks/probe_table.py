@@ -40,6 +40,16 @@ def _short(cell: CellResult) -> str:
     return s if len(s) <= 60 else s[:59] + "…"
 
 
+def provenance_text(prov: list[tuple[str, str]]) -> str:
+    """``measured: k1 k2 · from cache: k3`` — how each row's cell was obtained, by key."""
+    parts = []
+    for how, label in (("run", "measured"), ("cache", "from cache")):
+        keys = [k[:8] for k, h in prov if h == how]
+        if keys:
+            parts.append(f"{label}: {' '.join(keys)}")
+    return " · ".join(parts) or "—"
+
+
 def _base_of(control: ColumnRun, columns: list[ColumnRun]) -> ColumnRun | None:
     """The ref column a control was derived from (same commit), if the table has one."""
     return next((c for c in columns if c.column.role == "ref" and c.ident.commit_sha == control.ident.commit_sha),
@@ -114,11 +124,16 @@ def probe_section(scenario: Scenario, probe: Any, run: ProbeRun) -> Section:
                 if k != "exit code" and f"{k} → {v}" not in proofs:
                     proofs.append(f"{k} → {v}")
         proof_rows.append([c.column.name, c.column.role, c.column.ref, Sha(c.ident.commit_sha), Sha(c.ident.tree_sha),
-                           "; ".join(e.describe() for e in c.column.edits) or "—", Code("; ".join(proofs) or "—")])
+                           "; ".join(e.describe() for e in c.column.edits) or "—",
+                           provenance_text(run.provenance.get((probe.id, c.column.name), [])),
+                           Code("; ".join(proofs) or "—")])
     proof_table = Table(f"{probe.id}: columns and module path proofs",
-                        ["column", "role", "ref", "commit", "tree", "edits", "proof"], proof_rows,
+                        ["column", "role", "ref", "commit", "tree", "edits", "cells (cache key)", "proof"],
+                        proof_rows,
                         "proof: the file each module under test was loaded from, relative to the column's tree "
-                        "(or the sha of extracted source)",
+                        "(or the sha of extracted source) · cells: measured in this run or served from the "
+                        "cache, with each row's key (first 8 hex; keys hold the tree, edits, interpreter, "
+                        "definition and what the kind resolves per column, e.g. the engine version)",
                         "every module path must lie inside its column's tree, else the cell fails")
 
     findings: list[Finding] = []
@@ -170,7 +185,8 @@ def probe_section(scenario: Scenario, probe: Any, run: ProbeRun) -> Section:
             "columns": [{"name": c.column.name, "role": c.column.role, "ref": c.column.ref,
                          "commit": c.ident.commit_sha, "tree": c.ident.tree_sha,
                          "edits": [e.describe() for e in c.column.edits]} for c in cols],
-            "cells": {n: [cell.to_json() for cell in grid[n]] for n in names}, "unmoved_rows": unmoved}
+            "cells": {n: [cell.to_json() for cell in grid[n]] for n in names}, "unmoved_rows": unmoved,
+            "cache": {n: [{"key": k, "from": h} for k, h in run.provenance.get((probe.id, n), [])] for n in names}}
     return Section(f"probe-{probe.id}", f"Probe {probe.id}" + (f": {probe.description}" if probe.description else ""),
                    summary, [table, proof_table], findings, controls, not_verified, [], data)
 

@@ -37,6 +37,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--previous", metavar="REPORT.json", help="an earlier round's report.json (ledger)")
     p.add_argument("--python", metavar="EXE", help="interpreter for probe columns (default: this one)")
     p.add_argument("--jobs", type=int, default=None, help="probe columns run in parallel (default: one worker per column)")
+    p.add_argument("--no-cache", action="store_true", help="measure every probe cell afresh; read and write no cache")
     p.add_argument("--today", metavar="YYYY-MM-DD", type=_date, help=argparse.SUPPRESS)
 
 
@@ -107,7 +108,8 @@ def run(args: argparse.Namespace) -> int:
     repo = GitRepo(args.repo)
     output = Path(args.output) if args.output else default_output(repo, args.base, args.head)
     inputs = CompareInputs(base=args.base, head=args.head, source=args.source, source_branch=args.source_branch,
-                           scenario_paths=args.scenario, python=args.python, jobs=args.jobs)
+                           scenario_paths=args.scenario, python=args.python, jobs=args.jobs,
+                           no_cache=args.no_cache)
     return run_compare(repo, inputs, output=output,
                        fmt=args.format, fail_on=args.fail_on, policy_path=args.policy, previous=args.previous,
                        command=command_line(args._argv), today=args.today)

@@ -185,6 +185,14 @@ class GitRepo:
         return self.commits([sha], no_walk=True)[0]
 
     # -- objects -------------------------------------------------------------------
+    def object_at(self, rev: str, path: str) -> str | None:
+        """Object id of ``path`` in ``rev``'s tree (a blob, or a tree for a folder), or None."""
+        if "\n" in path or "\0" in path:
+            return None
+        out = self.run(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}:{path}"],
+                       check=False).decode().strip()
+        return out or None
+
     def blob_at(self, rev: str, path: str) -> bytes | None:
         """Contents of ``rev:path`` through one long-lived ``cat-file --batch`` (None if absent)."""
         return self.cat_file(f"{rev}:{path}")

@@ -16,10 +16,11 @@ from harness.columns import Column, ColumnIdentity, identify, materialize, user_
 from harness.edits import EditProof
 from harness.errors import UsageError
 from harness.git.repo import GitRepo
-from harness.probes.kinds import CellResult, KindContext, get_kind
+from harness.probes import kinds as kinds_pkg
+from harness.probes.kinds import CellResult, KeyColumn, KindContext, get_kind
 from harness.probes.subproc import PROBES_DIR, STOP
 
-ENGINE_VERSION = "1"
+ENGINE_VERSION = "2"
 
 
 @dataclass
@@ -41,20 +42,39 @@ class ProbeRun:
     from_cache: int = 0
     ran: int = 0
     seconds: float = 0.0
+    # per (probe id, column name), one per row: (cache key, "cache" when served from it, else "run")
+    provenance: dict[tuple[str, str], list[tuple[str, str]]] = field(default_factory=dict)
 
 
 def definition_hash(probe: Any) -> str:
-    """Content of the probe definition: kind, keys, timeout, probe files, runner and kind code."""
+    """Content of the probe definition: kind and its version, keys, timeout, probe files, the runners
+    and the code of every kind (kinds build on each other, e.g. sglang_params on python)."""
     kmod = get_kind(probe.kind)
     inputs = [file_digest(p) for p in (kmod.inputs(probe) if hasattr(kmod, "inputs") else [])]
     code = [file_digest(PROBES_DIR / n) for n in ("_runner.py", "extract_runner.py")]
-    code.append(file_digest(Path(kmod.__file__ or "")))
-    return content_key(ENGINE_VERSION, probe.kind, probe.spec, probe.timeout, inputs, code)
+    code += [file_digest(p) for p in sorted(Path(kinds_pkg.__file__ or "").parent.glob("*.py"))]
+    return content_key(ENGINE_VERSION, probe.kind, getattr(kmod, "VERSION", "1"), probe.spec, probe.timeout,
+                       inputs, code)
 
 
-def _engine_fp(probe: Any, python: str) -> str:
+def cell_keys(probe: Any, column: KeyColumn, ident: ColumnIdentity, definition: str, interp: str) -> list[str]:
+    """One cache key per row, from everything the row's result depends on in this column."""
     kmod = get_kind(probe.kind)
-    return str(kmod.fingerprint(probe, python)) if hasattr(kmod, "fingerprint") else ""
+    extra = kmod.key_parts(probe, column) if hasattr(kmod, "key_parts") else None
+    return [content_key(definition, ident.tree_sha, ident.edits, interp, extra, row) for row in probe.rows]
+
+
+def _cached(cache: Cache, probe: Any, key: str) -> CellResult | None:
+    """A cached cell, when there is one its kind still accepts (see the kinds' ``reuse``)."""
+    hit = cache.get(key)
+    if hit is None:
+        return None
+    cell = CellResult.from_json(hit)
+    kmod = get_kind(probe.kind)
+    if hasattr(kmod, "reuse") and not kmod.reuse(probe, cell):
+        cache.reject()
+        return None
+    return cell
 
 
 def run_probes(repo: GitRepo, scenario: Any, probes: list[Any], *, python: str | None = None,
@@ -70,7 +90,6 @@ def run_probes(repo: GitRepo, scenario: Any, probes: list[Any], *, python: str |
     columns = [ColumnRun(c, identify(repo, c)) for c in scenario.columns]
     interp = interpreter_fingerprint(python)
     defs = {p.id: definition_hash(p) for p in probes}
-    engines = {p.id: _engine_fp(p, python) for p in probes}
     cells: dict[tuple[str, str], list[CellResult | None]] = {}
     keys: dict[tuple[str, str], list[str]] = {}
     todo: dict[str, list[Any]] = {}
@@ -79,11 +98,13 @@ def run_probes(repo: GitRepo, scenario: Any, probes: list[Any], *, python: str |
         for p in probes:
             if p.columns is not None and cr.column.name not in p.columns:
                 continue
-            ks = [content_key(defs[p.id], cr.ident.tree_sha, cr.ident.edits, interp, engines[p.id], row)
-                  for row in p.rows]
-            hits = [cache.get(k) for k in ks]
-            cells[(p.id, cr.column.name)] = [CellResult.from_json(h) if h else None for h in hits]
+            kc = KeyColumn(cr.column.name, cr.ident.commit_sha, cr.ident.tree_sha, cr.ident.edits, repo, python)
+            ks = cell_keys(p, kc, cr.ident, defs[p.id], interp)
+            hits = [_cached(cache, p, k) for k in ks]
+            cells[(p.id, cr.column.name)] = list(hits)
             keys[(p.id, cr.column.name)] = ks
+            run.provenance[(p.id, cr.column.name)] = [(k, "cache" if h is not None else "run")
+                                                       for k, h in zip(ks, hits)]
             run.from_cache += sum(h is not None for h in hits)
             if any(h is None for h in hits):
                 todo.setdefault(cr.column.name, []).append(p)

@@ -12,7 +12,13 @@ A kind module defines:
 - ``run(ctx: KindContext) -> list[CellResult]`` — one result per ``ctx.rows``, same order. Runs the
   rows in ``ctx.tree.path`` with ``ctx.python``; never raises for a failing probe (a failing probe
   is a cell with status error/timeout/crash).
-- ``fingerprint(ctx: KindContext) -> str`` — optional extra cache key part (an engine version).
+- ``key_parts(probe: ProbeDef, column: KeyColumn) -> JSON`` — optional: what a cell of this column
+  depends on beyond the column's tree and edits, the interpreter and the definition, resolved for
+  this column (the engine version a column maps to, the pin file's blob). Part of the cache key.
+- ``reuse(probe: ProbeDef, cell: CellResult) -> bool`` — optional: whether a cached cell may still
+  be served, judged from ``cell.used`` (e.g. the engine environment it ran in still has the same
+  fingerprint). Without it every cached cell is served.
+- ``VERSION: str`` — optional: bump when the kind's results change meaning (also in the cache key).
 """
 
 from __future__ import annotations
@@ -39,13 +45,30 @@ class CellResult:
     status: str = "ok"
     detail: str = ""
     proof: dict[str, str] = field(default_factory=dict)
+    used: dict[str, str] = field(default_factory=dict)  # what the cell ran against (engine env …)
 
     def to_json(self) -> dict[str, Any]:
-        return {"value": self.value, "status": self.status, "detail": self.detail, "proof": self.proof}
+        d = {"value": self.value, "status": self.status, "detail": self.detail, "proof": self.proof}
+        if self.used:
+            d["used"] = self.used
+        return d
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "CellResult":
-        return cls(d.get("value"), d.get("status", "ok"), d.get("detail", ""), dict(d.get("proof") or {}))
+        return cls(d.get("value"), d.get("status", "ok"), d.get("detail", ""), dict(d.get("proof") or {}),
+                   dict(d.get("used") or {}))
+
+
+@dataclass(frozen=True)
+class KeyColumn:
+    """What a kind may read about a column, before any tree is written, to build its key parts."""
+
+    name: str
+    commit_sha: str
+    tree_sha: str
+    edits: tuple[str, ...]
+    repo: Any  # harness.git.GitRepo
+    python: str
 
 
 @dataclass

@@ -10,16 +10,17 @@ stand-in the cpu runtime uses.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from harness.engines.nprobe import QUESTIONS, answers, run_n_probe
 from harness.engines.sglang import probe_script
-from harness.probes.kinds import CellResult, KindContext
+from harness.probes.kinds import CellResult, KeyColumn, KindContext
 from harness.probes.kinds import sglang_params as sp
 
 KIND = "sglang_n"
+VERSION = "2"
+reuse = sp.reuse
 FIELDS = ("engine", "engine_pin", "runtime")
 
 
@@ -34,12 +35,13 @@ def validate(probe: Any, fields: Any) -> None:
 
 
 def inputs(probe: Any) -> list[Path]:
-    return [probe_script("sglang_n_probe.py")]
+    from harness.engines import nprobe  # its request and answers() shape the cells
+
+    return [probe_script("sglang_n_probe.py"), Path(nprobe.__file__)]
 
 
-def fingerprint(probe: Any, python: str) -> str:
-    return "sglang_n/1 " + json.dumps([probe.spec.get("engine") or probe.spec.get("engine_pin"),
-                                       probe.spec.get("runtime", "cpu")], sort_keys=True)
+def key_parts(probe: Any, column: KeyColumn) -> dict[str, Any]:
+    return {**sp.engine_key(probe.spec, column), "runtime": probe.spec.get("runtime", "cpu")}
 
 
 def run(ctx: KindContext) -> list[CellResult]:
@@ -56,4 +58,5 @@ def run(ctx: KindContext) -> list[CellResult]:
              "engine fingerprint": str(raw.get("fingerprint", ""))[:12]}
     if runtime == "cpu":
         proof["engine stand-in"] = "sgl_kernel (harness/engines/sgl_kernel_standin.py)"
-    return [CellResult(got[row["question"]], "ok", "", proof) for row in ctx.rows]
+    used = sp.used(version, runtime, str(raw.get("fingerprint", "")))
+    return [CellResult(got[row["question"]], "ok", "", proof, used) for row in ctx.rows]

@@ -16,11 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from harness.engines.params import DEFAULT_VOCAB, check_params
-from harness.engines.sglang import probe_script
+from harness.engines.sglang import ENGINE, probe_script
+from harness.engines.store import EngineStore, EnvKey
 from harness.engines.versions import parse_spec, version_from_pin
-from harness.probes.kinds import CellResult, KindContext, get_kind
+from harness.errors import UsageError
+from harness.probes.kinds import CellResult, KeyColumn, KindContext, get_kind
 
 KIND = "sglang_params"
+VERSION = "2"
 FIELDS = ("build", "engine", "engine_pin", "vocab")
 BUILD_KINDS = ("python", "extract")
 
@@ -72,11 +75,46 @@ def inputs(probe: Any) -> list[Path]:
     sub, _ = _build_def(probe, probe.spec["build"])
     kmod = get_kind(sub.kind)
     files = list(kmod.inputs(sub)) if hasattr(kmod, "inputs") else []
-    return [*files, probe_script("sglang_params_check.py")]
+    from harness.engines import params  # how outcomes are read back shapes the cells
+
+    return [*files, probe_script("sglang_params_check.py"), Path(params.__file__)]
 
 
-def fingerprint(probe: Any, python: str) -> str:
-    return "sglang_params/1 " + json.dumps(probe.spec.get("engine") or probe.spec.get("engine_pin"), sort_keys=True)
+def engine_key(spec: dict[str, Any], column: KeyColumn) -> dict[str, Any]:
+    """The engine this column resolves to, as far as it is known before its tree is written: the
+    version an ``engine`` mapping gives this column, or the blob of the ``engine_pin`` file at the
+    column's commit (edits are in the column's own key part)."""
+    if "engine" in spec:
+        e = spec["engine"]
+        raw = e.get(column.name, e.get("*")) if isinstance(e, dict) else e
+        if raw is None:
+            return {"engine": None}
+        try:
+            return {"engine": "==".join(parse_spec(raw if "==" in str(raw) else f"sglang=={raw}"))}
+        except UsageError:
+            return {"engine": str(raw)}
+    pin = spec["engine_pin"]
+    blob = column.repo.object_at(column.commit_sha, pin["file"])
+    return {"engine_pin": pin["file"], "regex": pin.get("regex"), "blob": blob}
+
+
+def key_parts(probe: Any, column: KeyColumn) -> dict[str, Any]:
+    return {**engine_key(probe.spec, column), "runtime": "params"}
+
+
+def used(version: str, runtime: str, fingerprint: str) -> dict[str, str]:
+    """What an engine cell ran against, kept with the cell so a later hit can be checked."""
+    return {"engine": ENGINE, "version": version, "runtime": runtime, "fingerprint": fingerprint}
+
+
+def reuse(probe: Any, cell: CellResult) -> bool:
+    """A cached engine cell is served only while the environment it ran in has the same fingerprint
+    (cells that never reached an engine, e.g. a failed build, are measured again)."""
+    u = cell.used
+    if not u.get("fingerprint"):
+        return False
+    env = EngineStore().get(EnvKey(u.get("engine", ENGINE), u.get("version", ""), u.get("runtime", "")))
+    return env is not None and env.fingerprint == u["fingerprint"]
 
 
 def engine_version(spec: dict[str, Any], column: str, tree: Path) -> tuple[str | None, str]:
@@ -124,5 +162,6 @@ def run(ctx: KindContext) -> list[CellResult]:
              "engine sampling_params.py": run_.module_file, "engine fingerprint": run_.fingerprint[:12]}
     for i, o in zip(idx, run_.outcomes):
         value = f"{json.dumps(o.params, sort_keys=True)} → {o.outcome}"
-        out[i] = CellResult(value, "ok", "" if run_.proof_ok else "engine proof mismatch", {**built[i].proof, **proof})
+        out[i] = CellResult(value, "ok", "" if run_.proof_ok else "engine proof mismatch", {**built[i].proof, **proof},
+                            used(version, "params", run_.fingerprint))
     return out
