@@ -27,6 +27,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                      epilog=EXIT_CODES)
     parser.add_argument("--version", action="version", version=f"harness {__version__}")
     sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
+    if only is None:  # the verb list only: each verb's HELP read from its source, nothing imported
+        for name, text in commands.summaries().items():
+            sub.add_parser(name, help=text)
+        return parser
     for mod in commands.discover(only):
         p = sub.add_parser(mod.NAME, help=mod.HELP, description=mod.HELP, epilog=EXIT_CODES)
         p.add_argument("--repo", metavar="PATH", default=None,

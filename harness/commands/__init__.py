@@ -5,8 +5,10 @@ Modules are discovered, so adding a verb is adding a file.
 
 from __future__ import annotations
 
+import ast
 import importlib
 import pkgutil
+from pathlib import Path
 from types import ModuleType
 
 
@@ -25,3 +27,19 @@ def discover(only: str | None = None) -> list[ModuleType]:
         if hasattr(mod, "NAME") and hasattr(mod, "run"):
             mods.append(mod)
     return mods
+
+
+def summaries() -> dict[str, str]:
+    """Verb → its HELP line, read from the module sources without importing them (``harness --help``
+    must not pay for every verb's imports)."""
+    out = {}
+    for name in names():
+        tree = ast.parse((Path(__file__).parent / f"{name}.py").read_text(encoding="utf-8"))
+        for node in tree.body:
+            if (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "HELP" for t in node.targets)
+                    and isinstance(node.value, (ast.Constant, ast.JoinedStr, ast.BinOp))):
+                try:
+                    out[name] = str(ast.literal_eval(node.value))
+                except ValueError:
+                    out[name] = ""
+    return out

@@ -14,7 +14,6 @@ from harness.commands._common import command_line, write_atomic
 from harness.compare import CompareInputs, build_report, run_plan
 from harness.errors import EXIT_INTERNAL, UsageError
 from harness.git import GitRepo
-from harness.plan import plan_for
 from harness.report import render
 
 NAME = "compare"
@@ -78,6 +77,8 @@ def run_compare(repo: GitRepo, inputs: CompareInputs, *, output: Path, fmt: str 
     existing = next((p for p in [output, *output.parents] if p.exists()), None)
     if existing is not None and not existing.is_dir():
         raise UsageError(f"--output {output}: {existing} is not a directory")
+    from harness.plan import plan_for  # the checks are imported once the refs are known to resolve
+
     plan = plan_for(repo, inputs)  # validates the scenario: bad input fails here, before any work
     sections, crashed = run_plan(plan)
     now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)

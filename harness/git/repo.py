@@ -11,9 +11,9 @@ import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Iterable, Sequence
 
-import git as gitpython
 
 from harness.errors import UsageError
 
@@ -50,6 +50,13 @@ class Commit:
 _LOG_FIELDS = "%H%x1f%P%x1f%T%x1f%an%x1f%ae%x1f%at%x1f%ad%x1f%cn%x1f%ce%x1f%ct%x1f%cd%x1f%s%x1f%b%x1e"
 
 
+def _gitpython() -> ModuleType:
+    """GitPython, imported when a repository is first opened (not at start-up: ~60 ms)."""
+    import git
+
+    return git
+
+
 class GitRepo:
     """A user's repository, opened read-only (working or bare)."""
 
@@ -58,8 +65,8 @@ class GitRepo:
         if not where.exists():
             raise UsageError(f"--repo {where}: no such directory")
         try:
-            self._repo = gitpython.Repo(where, search_parent_directories=path is None)
-        except (gitpython.InvalidGitRepositoryError, gitpython.NoSuchPathError):
+            self._repo = _gitpython().Repo(where, search_parent_directories=path is None)
+        except (_gitpython().InvalidGitRepositoryError, _gitpython().NoSuchPathError):
             raise UsageError(f"{where}: not a git repository") from None
         self.git_dir = Path(self._repo.git_dir)
         self.bare = self._repo.bare

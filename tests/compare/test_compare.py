@@ -88,18 +88,28 @@ def test_user_repository_unchanged(first_round: dict) -> None:
 
 
 def test_rerun_gives_identical_bytes_except_the_dated_header(demo_env: dict, first_round: dict) -> None:
+    """Same inputs, same bytes; a warm round differs from the cold one only in the dated header and
+    in saying that its probe cells came from the cache (under the same keys)."""
     from harness.cli import main
 
     out = first_round["out"]  # same inputs, same command line
-    first = {name: (out / name).read_text() for name in ("report.md", "report.json", "report.html")}
-    code = main(["compare", *REFS, "--repo", str(demo_env["repo"]), *SOURCE, "--scenario", str(SCENARIO),
-                 "--output", str(out), "--format", "none"])
-    assert code == first_round["code"]
+    names = ("report.md", "report.json", "report.html")
+    rounds = [{name: (out / name).read_text() for name in names}]
+    for _ in range(2):
+        code = main(["compare", *REFS, "--repo", str(demo_env["repo"]), *SOURCE, "--scenario", str(SCENARIO),
+                     "--output", str(out), "--format", "none"])
+        assert code == first_round["code"]
+        rounds.append({name: (out / name).read_text() for name in names})
     dated = re.compile(r"Generated \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ|\"generated\": \"[^\"]*\"|"
                        r"<p class=\"legend\">[^<]*<code>")
-    for name, text in first.items():
-        assert dated.sub("", text) == dated.sub("", (out / name).read_text()), name
-        assert dated.sub("", text) != text  # the header really is dated (the regex matched)
+    provenance = re.compile(r"measured: |from cache: |\"from\": \"(run|cache)\"")
+    cold, warm, again = rounds
+    for name in names:
+        assert dated.sub("", warm[name]) == dated.sub("", again[name]), name
+        assert dated.sub("", cold[name]) != cold[name]  # the header really is dated (the regex matched)
+        assert provenance.sub("", dated.sub("", cold[name])) == provenance.sub("", dated.sub("", warm[name])), name
+    assert "measured: " in cold["report.md"] and "measured: " not in warm["report.md"]
+    assert "from cache: " in warm["report.md"]
 
 
 def test_ledger_across_rounds(demo_env: dict, first_round: dict, tmp_path: Path) -> None:
