@@ -1,0 +1,66 @@
+"""`harness compare` on the demo repository, cold (empty cache, no trees) and warm, as a ratio.
+
+    python bench/compare.py [--runs 3]
+
+Cold: a fresh cache and tree folder each run. Warm: the same command again with both kept. The
+ratio warm/cold is the issue-13 target (<= 10 %); times are medians of ``--runs`` runs, printed,
+never asserted. Peak memory (max RSS of the harness process) is printed for both.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(cmd: list[str], env: dict[str, str]) -> tuple[float, int]:
+    """Wall seconds and the child's peak RSS (KiB) of one harness run."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    took = time.perf_counter() - start
+    if proc.returncode not in (0, 1):
+        sys.exit(f"bench: {' '.join(cmd)} exited {proc.returncode}: {proc.stderr[-500:]}")
+    return took, max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--runs", type=int, default=3)
+    runs = ap.parse_args().runs
+    with tempfile.TemporaryDirectory(prefix="bench-compare-") as tmp:
+        t = Path(tmp)
+        sys.path.insert(0, str(ROOT))
+        from harness import demo
+
+        repo = t / "repo"
+        demo.build(repo)
+        scenario = ROOT / "scenarios" / "demo.yaml"
+        cmd = [sys.executable, "-m", "harness", "compare", demo.REFS["base"], demo.REFS["head"], "--repo",
+               str(repo), "--source", demo.REFS["source"], "--source-branch", demo.REFS["source_branch"],
+               "--scenario", str(scenario), "--output", str(t / "out"), "--format", "none"]
+        cold, warm, rss = [], [], []
+        for i in range(runs):
+            env = {**os.environ, "HARNESS_CACHE_DIR": str(t / f"cache{i}"), "HARNESS_WORK_DIR": str(t / f"trees{i}")}
+            took, peak = run(cmd, env)
+            cold.append(took)
+            rss.append(peak)
+            took, peak = run(cmd, env)
+            warm.append(took)
+        c, w = statistics.median(cold), statistics.median(warm)
+        print(f"compare on the demo: cold {c:.2f} s, warm {w:.2f} s (medians of {runs})")
+        print(f"warm/cold = {w / c:.3f}  (target <= 0.10: {'met' if w / c <= 0.10 else 'NOT met'})")
+        print(f"peak RSS of one run: {max(rss) / 1024:.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()
