@@ -90,3 +90,13 @@ class Cache:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+
+
+def provenance_text(prov: list[tuple[str, str]]) -> str:
+    """``measured: k1 k2 · from cache: k3`` — how each cell or row was obtained, by key (8 hex)."""
+    parts = []
+    for how, label in (("run", "measured"), ("cache", "from cache")):
+        keys = [k[:8] for k, h in prov if h == how]
+        if keys:
+            parts.append(f"{label}: {' '.join(keys)}")
+    return " · ".join(parts) or "—"

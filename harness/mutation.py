@@ -16,17 +16,19 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
 import yaml
 
-from harness.columns import Column, materialize
+from harness.cache import Cache, content_key, file_digest, interpreter_fingerprint, provenance_text
+from harness.columns import Column, identify, materialize, user_blob
 from harness.edits import Edit, EditProof, edit_from_mapping
 from harness.errors import UsageError
 from harness.git.repo import GitRepo
 from harness.report.model import Code, Control, Finding, Section, Sha, Table
+from harness.resources import PROBES_DIR
 from harness.selection import pytest_env, run_setup
 
 EXPECTS = ("killed", "survived")
@@ -71,6 +73,8 @@ class Row:
     outcome: Outcome
     tree: str = ""
     proofs: list[EditProof] = field(default_factory=list)
+    key: str = ""  # the cache key of this row's outcome
+    cached: bool = False  # served from the cache rather than run
 
     @property
     def name(self) -> str:
@@ -181,11 +185,29 @@ def _edited_paths(mutations: Sequence[Mutation]) -> list[str]:
     return sorted({e.path for m in mutations for e in m.edits if e.path and e.path.endswith(".py")})
 
 
+def row_key(repo: GitRepo, column: Column, tests: Sequence[str], marker: str | None, proof_paths: Sequence[str],
+            python: str, timeout: float, setup: Sequence[str]) -> str:
+    """What a row's outcome depends on: the column's tree and edits, the selection, the interpreter
+    with its distributions, the setup, and the code that runs and reads the selection."""
+    code = [file_digest(PROBES_DIR / "pytest_outcomes_plugin.py"), file_digest(Path(__file__))]
+    return content_key("mutation-row", identify(repo, column).key, list(tests), marker, list(proof_paths),
+                       interpreter_fingerprint(python), timeout, list(setup), code)
+
+
+def _from_cache(repo: GitRepo, commit: str, mutation: Mutation | None, key: str, hit: dict[str, Any]) -> Row:
+    proofs = [EditProof(**p) for p in hit["proofs"]]
+    for p in proofs:  # the user's copy is read now, never from the cache
+        p.blob_user_before = p.blob_user_after = user_blob(repo, commit, p.path)
+    return Row(mutation, Outcome(**hit["outcome"]), hit["tree"], proofs, key, cached=True)
+
+
 def run_mutations(repo: GitRepo, ref: str, mutations: Sequence[Mutation], tests: Sequence[str],
                   marker: str | None = None, *, python: str = sys.executable, timeout: float = 900,
-                  workroot: Path | None = None, setup: Sequence[str] = ()) -> MutationRun:
-    """Row "none" first, then each mutation in its own control column."""
+                  workroot: Path | None = None, setup: Sequence[str] = (), cache: Cache | None = None) -> MutationRun:
+    """Row "none" first, then each mutation in its own control column; a row whose key is in the
+    cache is served from it (``cache=Cache(enabled=False)`` runs every row)."""
     commit = repo.resolve(ref)
+    cache = cache if cache is not None else Cache(namespace="mutations")
     names = [m.name for m in mutations]
     if len(set(names)) != len(names):
         raise UsageError(f"duplicate mutation names: {sorted({n for n in names if names.count(n) > 1})}")
@@ -195,11 +217,20 @@ def run_mutations(repo: GitRepo, ref: str, mutations: Sequence[Mutation], tests:
         column = Column(mutation.name if mutation else "none", commit,
                         list(mutation.edits) if mutation else [], role="control" if mutation else "ref")
         try:
+            key = row_key(repo, column, tests, marker, proof_paths, python, timeout, setup)
+            hit = cache.get(key)
+            if hit is not None:
+                rows.append(_from_cache(repo, commit, mutation, key, hit))
+                continue
             with materialize(repo, column, workroot) as mat:
                 paths = sorted(set(proof_paths) | {p.path for p in mat.proofs if p.path.endswith(".py")})
                 outcome = run_selection(mat.path, tests, marker, python=python, proof_paths=paths,
                                         timeout=timeout, setup=setup)
-                row = Row(mutation, outcome, mat.tree_sha, mat.proofs)
+                row = Row(mutation, outcome, mat.tree_sha, mat.proofs, key)
+            if not outcome.problem:  # a timeout or crash is measured again next time
+                cache.put(key, {"outcome": asdict(outcome), "tree": row.tree,
+                                "proofs": [{**asdict(p), "blob_user_before": None, "blob_user_after": None}
+                                           for p in row.proofs]})
         except UsageError as exc:
             if mutation is None or mutation.gap is None:
                 raise
@@ -315,6 +346,7 @@ def mutation_section(run: MutationRun) -> Section:
         liveness = "liveness FAILED (" + ", ".join(r.name for r in liveness_failed) + "): NOT EVIDENCE"
     else:
         liveness = "liveness held: " + ", ".join(f"{r.name} killed {len(killed_by(r, base))}" for r in live_rows)
+    liveness += " · rows " + provenance_text([(r.key, "cache" if r.cached else "run") for r in run.rows if r.key])
     selection = " ".join(run.tests) + (f" -m {run.marker!r}" if run.marker else "")
     table = Table(
         f"Mutations at {run.ref} — selection: {selection or '(all)'}",

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from harness.cache import Cache
 from harness.checks.drift import drift_section
 from harness.checks.fidelity import fidelity_section
 from harness.checks.lanes import lanes_section
@@ -159,7 +160,8 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
 
     for sel_v in _all(scenarios, "selection"):
         plan.add("selection", "tests per CI lane",
-                 _selection_step(repo, refs, sel_v, lane_ref, workflows, extra_lanes, inputs.python))
+                 _selection_step(repo, refs, sel_v, lane_ref, workflows, extra_lanes, inputs.python,
+                                 inputs.no_cache))
     if not _all(scenarios, "selection"):
         plan.skipped.append("test counts per lane (no scenario with 'selection')")
     for scenario in scenarios:
@@ -168,14 +170,16 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
     if not scenarios:
         plan.skipped.append("probes, traces, pins, mutations (no --scenario)")
     for mut_v in _all(scenarios, "mutations"):
-        plan.add("mutations", "mutation controls", _mutation_step(repo, refs, mut_v, state, inputs.python))
+        plan.add("mutations", "mutation controls",
+                 _mutation_step(repo, refs, mut_v, state, inputs.python, inputs.no_cache))
     for sweep_v in _all(scenarios, "sweep"):
         plan.add("sweep", "mutmut sweep", _sweep_step(repo, base, head, sweep_v, inputs.python))
     return plan
 
 
 def _selection_step(repo: GitRepo, refs: _Refs, v: Value, lane_ref: str, workflows: list[str] | None,
-                    extra_lanes: list[dict] | None, python: str | None) -> Callable[[], Section]:
+                    extra_lanes: list[dict] | None, python: str | None,
+                    no_cache: bool = False) -> Callable[[], Section]:
     from harness.selection import collect_ref, lanes_from_workflows, selection_section
 
     f = v.map(_EXTRA_FIELDS["selection"])
@@ -188,7 +192,9 @@ def _selection_step(repo: GitRepo, refs: _Refs, v: Value, lane_ref: str, workflo
     def step() -> Section:
         import sys
         lanes, skipped = lanes_from_workflows(repo, lane_ref, workflows, extra_lanes)
-        cols = [collect_ref(repo, r, lanes, files, python=python or sys.executable, args=args, setup=setup)
+        cache = Cache(namespace="collections", enabled=not no_cache)
+        cols = [collect_ref(repo, r, lanes, files, python=python or sys.executable, args=args, setup=setup,
+                            cache=cache)
                 for r in srefs]
         section = selection_section(cols, lanes, files)
         section.not_verified += [f"workflow lane not evaluated (its expression is filled in by CI): {x}"
@@ -198,7 +204,6 @@ def _selection_step(repo: GitRepo, refs: _Refs, v: Value, lane_ref: str, workflo
 
 
 def _probe_step(repo: GitRepo, scenario: Scenario, inputs: CompareInputs) -> Callable[[], list[Section]]:
-    from harness.cache import Cache
     from harness.checks.probe_table import probe_sections
 
     def step() -> list[Section]:
@@ -208,7 +213,7 @@ def _probe_step(repo: GitRepo, scenario: Scenario, inputs: CompareInputs) -> Cal
 
 
 def _mutation_step(repo: GitRepo, refs: _Refs, v: Value, state: dict[str, Any],
-                   python: str | None) -> Callable[[], Section]:
+                   python: str | None, no_cache: bool = False) -> Callable[[], Section]:
     from harness.mutation import gap_mutations, mutation_from_mapping, mutation_section, run_mutations
 
     f = v.map(_EXTRA_FIELDS["mutations"], required=("tests",))
@@ -233,7 +238,8 @@ def _mutation_step(repo: GitRepo, refs: _Refs, v: Value, state: dict[str, Any],
         if gaps_missing and "fidelity" in state:
             gaps += [c["sha"] for c in state["fidelity"].data.get("missing_commits", [])]
         run = run_mutations(repo, ref, [*mutations, *gap_mutations(repo, gaps)], tests, marker,
-                            python=python or sys.executable, setup=setup)
+                            python=python or sys.executable, setup=setup,
+                            cache=Cache(namespace="mutations", enabled=not no_cache))
         return mutation_section(run)
     return step
 

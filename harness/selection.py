@@ -13,10 +13,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Sequence
 
+from harness.cache import Cache, content_key, file_digest, interpreter_fingerprint, provenance_text
 from harness.columns import default_workroot
 from harness.errors import UsageError
 from harness.git.repo import GitRepo
@@ -64,6 +65,8 @@ class Collection:
     pytest_version: str = ""
     stderr_tail: str = ""
     seconds: float = 0.0
+    key: str = ""  # cache key of this collection
+    cached: bool = False  # served from the cache rather than collected now
 
 
 def lanes_from_workflows(repo: GitRepo, ref: str, workflows: Sequence[str] | None = None,
@@ -177,15 +180,34 @@ def _last_line(text: str) -> str:
     return (lines[-1] if lines else "pytest produced no output")[:300]
 
 
+def collection_key(tree: str, lanes: Sequence[Lane], files: Sequence[str], python: str, args: Sequence[str],
+                   timeout: float, setup: Sequence[str]) -> str:
+    """What one collection depends on: the tree, the lanes, the interpreter with its distributions,
+    the arguments and setup, and the plugin and code that read it."""
+    code = [file_digest(PROBES_DIR / "pytest_lanes_plugin.py"), file_digest(Path(__file__))]
+    return content_key("collection", tree, [(lane.name, lane.expr) for lane in lanes], list(files),
+                       interpreter_fingerprint(python), list(args), timeout, list(setup), code)
+
+
 def collect_ref(repo: GitRepo, ref: str, lanes: Sequence[Lane], files: Sequence[str] = (), *,
                 python: str = sys.executable, args: Sequence[str] = (), timeout: float = 600,
-                setup: Sequence[str] = ()) -> Collection:
-    """Export ``ref`` into a temporary directory and collect it once."""
+                setup: Sequence[str] = (), cache: Cache | None = None) -> Collection:
+    """Export ``ref`` into a temporary directory and collect it once (or serve the collection of an
+    identical tree from the cache; ``cache=Cache(enabled=False)`` always collects)."""
     commit = repo.resolve(ref)
+    cache = cache if cache is not None else Cache(namespace="collections")
+    key = collection_key(repo.resolve(commit, "tree"), lanes, files, python, args, timeout, setup)
+    hit = cache.get(key)
+    if hit is not None:
+        return Collection(**{**hit, "ref": ref, "commit": commit, "key": key, "cached": True})
     with tempfile.TemporaryDirectory(prefix="harness-select-") as tmp:
         tree = export_tree(repo, commit, Path(tmp) / "tree")
-        return collect_dir(Path(tmp) / "tree", lanes, files, python=python, args=args,
-                           timeout=timeout, ref=ref, commit=commit, tree=tree, setup=setup)
+        col = collect_dir(Path(tmp) / "tree", lanes, files, python=python, args=args,
+                          timeout=timeout, ref=ref, commit=commit, tree=tree, setup=setup)
+    col.key = key
+    if col.pytest_version:  # pytest reached the end of collection: a result worth keeping
+        cache.put(key, {k: v for k, v in asdict(col).items() if k not in ("ref", "commit", "key", "cached")})
+    return col
 
 
 # -- report ------------------------------------------------------------------------
@@ -212,7 +234,8 @@ def selection_section(collections: Sequence[Collection], lanes: Sequence[Lane],
         legend="counts are collected items matching the lane's -m expression after the project's own "
                "collection hooks; addopts neutralised; Δ = second ref − first",
         control=f"control rows: 'not {_SENTINEL}' must select every collected item and "
-                f"'{_SENTINEL}' none — " + ("held" if controls_ok else "FAILED"))
+                f"'{_SENTINEL}' none — " + ("held" if controls_ok else "FAILED") + " · collections "
+                + provenance_text([(c.key, "cache" if c.cached else "run") for c in collections if c.key]))
     tables = [lane_table]
 
     interest = list(files) or _changed_files(collections)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any, Callable
 
-from harness.cache import Cache
+from harness.cache import Cache, provenance_text
 from harness.errors import UsageError
 from harness.git.repo import GitRepo
 from harness.probes.engine import ColumnRun, ProbeRun, run_probes
@@ -38,16 +38,6 @@ def _short(cell: CellResult) -> str:
     t = show(cell)
     s = t.text if isinstance(t, Code) else str(t)
     return s if len(s) <= 60 else s[:59] + "…"
-
-
-def provenance_text(prov: list[tuple[str, str]]) -> str:
-    """``measured: k1 k2 · from cache: k3`` — how each row's cell was obtained, by key."""
-    parts = []
-    for how, label in (("run", "measured"), ("cache", "from cache")):
-        keys = [k[:8] for k, h in prov if h == how]
-        if keys:
-            parts.append(f"{label}: {' '.join(keys)}")
-    return " · ".join(parts) or "—"
 
 
 def _base_of(control: ColumnRun, columns: list[ColumnRun]) -> ColumnRun | None:

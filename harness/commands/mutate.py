@@ -9,6 +9,7 @@ from harness.commands._common import add_report_options, check_output_path, comm
 from harness.edits import Edit
 from harness.errors import UsageError
 from harness.git.repo import GitRepo
+from harness.cache import Cache
 from harness.mutation import Mutation, gap_mutations, load_mutations, mutation_section, run_mutations
 from harness.report.model import Report
 
@@ -33,6 +34,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="apply this commit's diff to the ref and report whether any test changes outcome")
     p.add_argument("--python", default=sys.executable, metavar="EXE", help="interpreter that runs pytest")
     p.add_argument("--timeout", type=float, default=900, help="seconds per pytest run (default 900)")
+    p.add_argument("--no-cache", action="store_true", help="run every row now; read and write no cache")
     p.add_argument("--setup", action="append", default=[], metavar="CMD",
                    help="shell command run in the harness's copy of the tree before pytest, e.g. to write the "
                         "version file a build step generates (repeatable)")
@@ -62,7 +64,8 @@ def run(args: argparse.Namespace) -> int:
     if not mutations:
         raise UsageError("no mutations: pass --mutation FILE.yaml, --liveness/--replace PATH OLD NEW or --gap COMMIT")
     result = run_mutations(repo, args.ref, mutations, args.tests, args.marker, python=args.python,
-                           timeout=args.timeout, setup=args.setup)
+                           timeout=args.timeout, setup=args.setup,
+                           cache=Cache(namespace="mutations", enabled=not args.no_cache))
     report = Report(title="Mutation controls", command=command_line(args._argv),
                     sections=[mutation_section(result)], inputs={args.ref: result.commit})
     return emit(args, report)

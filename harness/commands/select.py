@@ -9,6 +9,7 @@ from harness.commands._common import add_report_options, check_output_path, comm
 from harness.errors import UsageError
 from harness.git.repo import GitRepo
 from harness.report.model import Report
+from harness.cache import Cache
 from harness.selection import collect_ref, lanes_from_workflows, parse_lane, selection_section
 
 NAME = "select"
@@ -29,6 +30,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pytest-arg", action="append", default=[], metavar="ARG",
                    help="extra argument for pytest (e.g. a test path); repeatable")
     p.add_argument("--timeout", type=float, default=600, help="seconds per collection (default 600)")
+    p.add_argument("--no-cache", action="store_true", help="collect every ref now; read and write no cache")
     p.add_argument("--setup", action="append", default=[], metavar="CMD",
                    help="shell command run in the harness's copy of the tree before pytest, e.g. to write the "
                         "version file a build step generates (repeatable)")
@@ -52,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
     if len(set(names)) != len(names):
         raise UsageError(f"duplicate lane names in {names}")
     collections = [collect_ref(repo, ref, lanes, args.file, python=args.python, args=args.pytest_arg,
-                               timeout=args.timeout, setup=args.setup) for ref in refs]
+                               timeout=args.timeout, setup=args.setup,
+                               cache=Cache(namespace="collections", enabled=not args.no_cache)) for ref in refs]
     section = selection_section(collections, lanes, args.file)
     section.not_verified += [f"workflow lane not evaluated (its expression is filled in by CI): {s}"
                              for s in skipped]
