@@ -133,3 +133,43 @@ def test_bare_repository(builder, tmp_path):
     _repo(builder)
     bare = builder.bare_clone(tmp_path / "bare.git")
     assert len(shape_rows(GitRepo(bare), "release", "pr")) == 4
+
+
+@pytest.mark.parametrize("author,name,email,want", [
+    ("ana@corp.example", "ana", "ANA@corp.example", EMAIL_ONLY),
+    ("123+ana@users.noreply.github.com", "Ana", "ana@users.noreply.github.com", EMAIL_ONLY),
+    ("ana@users.noreply.github.com", "Ana Dev", "77+Ana@users.noreply.github.com", EXACT),
+    ("123+ana@users.noreply.github.com", "Ana Dev", "123+bob@users.noreply.github.com", NAME_ONLY),
+    ("ana@corp.example", "Ana Dev", "ana+ci@corp.example", NAME_ONLY),  # only GitHub noreply folds ID+
+])
+def test_dco_email_rule(author, name, email, want):
+    assert classify_signoff("Ana Dev", author, name, email) == want
+
+
+def test_dco_satisfied_gives_no_signoff_finding(builder, run_cli):
+    """DCO holds when a Signed-off-by carries the author's email: names may differ (one info note), the
+    GitHub noreply forms are one address; only a real email mismatch is P2."""
+    builder.commit("base", {"f": "1\n"})
+    start = builder.rev("HEAD")
+    noreply = "Ana Dev <123+ana@users.noreply.github.com>"
+    builder.commit("a\n\nSigned-off-by: Ana Dev <ana@corp.example>", {"f": "a\n"}, author=ANA)
+    builder.commit("b\n\nSigned-off-by: ana <ANA@Corp.Example>", {"f": "b\n"}, author=ANA)
+    builder.commit("c\n\nSigned-off-by: Ana <ana@users.noreply.github.com>", {"f": "c\n"}, author=noreply)
+    builder.commit("d\n\nSigned-off-by: Bob <bob@corp.example>\nSigned-off-by: A. D. <ana@corp.example>",
+                   {"f": "d\n"}, author=ANA)
+    code, out, err = run_cli("shape", "--repo", str(builder.path), f"{start}..main", "--format", "json",
+                             "--fail-on", "p2")
+    assert code == 0, err
+    sec = json.loads(out)["sections"][0]
+    assert [f["kind"] for f in sec["findings"]] == ["shape-signoff-name"]
+    names = sec["findings"][0]
+    assert names["severity"] == "info" and names["title"].startswith("3 commit(s)")
+    assert [r["signoff"] for r in sec["data"]["rows"]] == [
+        "author signed off", "author signed off (name differs)", "author signed off (name differs)",
+        "author signed off (name differs)"]
+    assert all(c["ok"] is not False for c in sec["controls"])
+    builder.commit("e\n\nSigned-off-by: Ana Dev <ana@home.example>", {"f": "e\n"}, author=ANA)
+    code, out, _ = run_cli("shape", "--repo", str(builder.path), f"{start}..main", "--format", "json",
+                           "--fail-on", "p2")
+    mism = [f for f in json.loads(out)["sections"][0]["findings"] if f["kind"] == "shape-signoff"]
+    assert code == 1 and len(mism) == 1 and mism[0]["severity"] == "P2"
