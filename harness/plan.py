@@ -23,6 +23,7 @@ from typing import Any, Callable
 
 from harness.checks.drift import drift_section
 from harness.checks.fidelity import fidelity_section
+from harness.checks.judgeable import judge_range
 from harness.checks.lanes import lanes_section
 from harness.checks.pins import pin_section
 from harness.checks.shape import shape_section
@@ -103,6 +104,9 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
         inputs.title = titled.title
     for scenario in scenarios:
         _retarget(scenario, inputs)
+    # Shallow history, a missing source branch or an empty range: exit 2 before any section runs.
+    facts = judge_range(repo, inputs.base, inputs.head, source=inputs.source, source_branch=inputs.source_branch,
+                        picks=bool(inputs.source))
     refs = _Refs(repo, inputs, scenarios)
     for name in ("base", "head", "source", "source_branch"):
         if name in refs.alias:
@@ -111,7 +115,7 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
         for c in scenario.columns:
             refs.ref(c.ref, scenario.column_where.get(c.name))
 
-    plan = Plan()
+    plan = Plan(header=facts.header())
     state: dict[str, Any] = {}
     base, head = inputs.base, inputs.head
     if inputs.source:

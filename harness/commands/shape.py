@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from harness.checks.judgeable import judge_range
 from harness.checks.shape import shape_section
 from harness.commands._common import add_report_options, check_output_path, command_line, emit
 from harness.git.repo import GitRepo
@@ -25,9 +26,10 @@ def run(args: argparse.Namespace) -> int:
     repo = GitRepo(args.repo)
     repo.parse_range(args.range_)  # validates both ends (unknown or option-like refs → exit 2)
     base, head = args.range_.split("..", 1)
+    facts = judge_range(repo, base, head)
     section = shape_section(repo, base, head, tuple(args.same_tree) if args.same_tree else None)
     report = Report(title=f"Shape of {args.range_}", command=command_line(args._argv), sections=[section],
-                    inputs={"base": section.data["base"], "head": section.data["head"],
+                    inputs={"base": section.data["base"], "head": section.data["head"], **facts.header(),
                             **({"same tree A": args.same_tree[0], "same tree B": args.same_tree[1]}
                                if args.same_tree else {})})
     return emit(args, report)
