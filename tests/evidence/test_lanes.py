@@ -87,7 +87,7 @@ def test_section_rows_findings_and_controls(builder, run_cli):
     row = next(r for r in sec["data"]["rows"] if r["job"] == "gpu" and r["input"] == "pytest_markers")
     assert row == {"job": "gpu", "input": "pytest_markers", "expression": "gpu and not slow",
                    "path": ".github/workflows/ci.yml", "line": 19, "source": "with",
-                   "uses": "./.github/workflows/gpu.yml"}
+                   "uses": "./.github/workflows/gpu.yml", "template": None}
     kinds = {(f["kind"], f["severity"]) for f in sec["findings"]}
     assert ("lane-expression", "P2") in kinds  # "not (gpu" does not parse
     assert ("workflow-unreadable", "P2") in kinds  # list.yaml is not a mapping

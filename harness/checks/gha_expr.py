@@ -1,0 +1,324 @@
+"""A bounded evaluator for GitHub Actions ``${{ … }}`` expressions over the contexts a CI lane needs.
+
+Known contexts: ``matrix`` (one combination), ``env`` (workflow, job and step ``env:`` merged, values
+rendered in turn) and ``inputs`` (a composite action's ``with:`` values or input defaults). Anything
+else (``github``, ``secrets``, ``needs``, ``steps``, function calls, filters) is ``UNKNOWN``, and so
+is anything past the limits: the workflow under review is hostile input.
+Operators follow GitHub: ``||``/``&&`` return an operand, ``==`` compares strings case-insensitively.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional
+
+MAX_DEPTH = 8  # env → env → inputs … chains
+MAX_TEXT = 20_000  # characters of one template
+MAX_EXPRS = 64  # ${{ }} segments in one template
+MAX_TOKENS = 512  # tokens in one ${{ }} segment
+
+
+class _Unknown:
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+
+UNKNOWN: Any = _Unknown()
+
+
+class LStr(str):
+    """A string that remembers where it was written (file, line) and whether it was composed."""
+
+    path: Optional[str]
+    line: Optional[int]
+    derived: bool
+
+    def __new__(cls, text: str, path: str | None, line: int | None, derived: bool = False) -> "LStr":
+        obj = super().__new__(cls, text)
+        obj.path, obj.line, obj.derived = path, line, derived
+        return obj
+
+
+@dataclass
+class Scope:
+    """What ``matrix``, ``env`` and ``inputs`` mean where a template is evaluated.
+
+    ``matrix``: one combination (None: unknown, e.g. ``fromJSON``); ``env``: name → template;
+    ``inputs``: name → (template, the scope it is rendered in; None: this one), or None when unknown.
+    ``read`` collects the matrix keys the evaluation looked at (shared with nested scopes).
+    """
+
+    matrix: Optional[Mapping[str, Any]]
+    env: Mapping[str, LStr] = field(default_factory=dict)
+    inputs: Optional[Mapping[str, tuple[LStr, Optional["Scope"]]]] = None
+    read: list[str] = field(default_factory=list)
+
+
+_SEGMENT = re.compile(r"\$\{\{(.*?)\}\}", re.S)
+_TOKEN = re.compile(r"""\s*(?:(?P<str>'(?:[^']|'')*')|(?P<num>\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|0x[0-9a-fA-F]+)
+                     |(?P<op>==|!=|<=|>=|&&|\|\||[!<>().\[\],*])|(?P<id>[A-Za-z_][A-Za-z0-9_-]*))""", re.X)
+
+
+class _Bad(Exception):
+    pass
+
+
+def _tokens(text: str) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    pos, text = 0, text.rstrip()
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if not m or m.end() == pos:
+            raise _Bad(text[pos:])
+        kind = m.lastgroup or ""
+        out.append((kind, m.group(kind)))
+        pos = m.end()
+        if len(out) > MAX_TOKENS:
+            raise _Bad("too long")
+    return out
+
+
+def truthy(v: Any) -> bool:
+    if v is None or v is False:
+        return False
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return not (v == 0 or math.isnan(v))
+    if isinstance(v, str):
+        return v != ""
+    return True
+
+
+def _num(v: Any) -> float:
+    if v is None:
+        return 0.0
+    if isinstance(v, bool):
+        return 1.0 if v else 0.0
+    if isinstance(v, (int, float)):
+        return float(v)
+    if isinstance(v, str):
+        s = v.strip()
+        if not s:
+            return 0.0
+        try:
+            return float(int(s, 16)) if s.lower().startswith("0x") else float(s)
+        except ValueError:
+            return math.nan
+    return math.nan
+
+
+def _equal(a: Any, b: Any) -> Any:
+    if a is UNKNOWN or b is UNKNOWN or isinstance(a, _View) or isinstance(b, _View):
+        return UNKNOWN
+    if isinstance(a, str) and isinstance(b, str):
+        return a.casefold() == b.casefold()
+    if type(a) is type(b) and not isinstance(a, (dict, list)):
+        return a == b
+    if isinstance(a, (dict, list)) or isinstance(b, (dict, list)):
+        return a is b
+    return _num(a) == _num(b)
+
+
+class _View:
+    """A context object (``matrix``, ``env``, ``inputs``) whose properties are looked up lazily."""
+
+    def __init__(self, name: str, scope: Scope, depth: int) -> None:
+        self.name, self.scope, self.depth = name, scope, depth
+
+    def get(self, key: str) -> Any:
+        s = self.scope
+        if self.name == "matrix":
+            if s.matrix is None:
+                return UNKNOWN
+            s.read.append(key)
+            return _lookup(s.matrix, key, default=None)
+        if self.name == "env":
+            src = _lookup(s.env, key, default=UNKNOWN)  # set by an earlier step through $GITHUB_ENV?
+            return UNKNOWN if src is UNKNOWN else render(src, s, self.depth + 1)
+        if s.inputs is None:
+            return UNKNOWN
+        entry = _lookup(s.inputs, key, default=UNKNOWN)
+        if entry is UNKNOWN:
+            return UNKNOWN
+        src, owner = entry
+        return render(src, owner or s, self.depth + 1)
+
+
+def _lookup(mapping: Mapping[str, Any], key: str, default: Any) -> Any:
+    if key in mapping:
+        return mapping[key]
+    folded = key.casefold()
+    return next((v for k, v in mapping.items() if k.casefold() == folded), default)
+
+
+def _prop(v: Any, key: Any) -> Any:
+    if v is UNKNOWN or key is UNKNOWN:
+        return UNKNOWN
+    if isinstance(v, _View):
+        return v.get(str(key))
+    if isinstance(v, dict):
+        return _lookup(v, str(key), default=None)
+    if isinstance(v, list) and isinstance(key, (int, float)) and not isinstance(key, bool):
+        i = int(key)
+        return v[i] if 0 <= i < len(v) and i == key else None
+    return None
+
+
+class _Parser:
+    def __init__(self, text: str, scope: Scope, where: LStr, depth: int) -> None:
+        self.toks, self.i = _tokens(text), 0
+        self.scope, self.where, self.depth = scope, where, depth
+
+    def peek(self) -> str | None:
+        return self.toks[self.i][1] if self.i < len(self.toks) else None
+
+    def take(self, want: str | None = None) -> tuple[str, str]:
+        if self.i >= len(self.toks) or (want is not None and self.toks[self.i][1] != want):
+            raise _Bad(f"expected {want}")
+        self.i += 1
+        return self.toks[self.i - 1]
+
+    def parse(self) -> Any:
+        v = self.or_()
+        if self.i != len(self.toks):
+            raise _Bad("trailing tokens")
+        return v
+
+    def or_(self) -> Any:
+        v = self.and_()
+        while self.peek() == "||":
+            self.take()
+            w = self.and_()
+            v = UNKNOWN if v is UNKNOWN else (v if truthy(v) else w)
+        return v
+
+    def and_(self) -> Any:
+        v = self.equality()
+        while self.peek() == "&&":
+            self.take()
+            w = self.equality()
+            v = UNKNOWN if v is UNKNOWN else (w if truthy(v) else v)
+        return v
+
+    def equality(self) -> Any:
+        v = self.comparison()
+        while self.peek() in ("==", "!="):
+            op = self.take()[1]
+            eq = _equal(v, self.comparison())
+            v = eq if eq is UNKNOWN or op == "==" else not eq
+        return v
+
+    def comparison(self) -> Any:
+        v = self.unary()
+        while self.peek() in ("<", "<=", ">", ">="):
+            op = self.take()[1]
+            w = self.unary()
+            if v is UNKNOWN or w is UNKNOWN:
+                v = UNKNOWN
+                continue
+            a, b = _num(v), _num(w)
+            v = {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op]
+        return v
+
+    def unary(self) -> Any:
+        if self.peek() == "!":
+            self.take()
+            v = self.unary()
+            return UNKNOWN if v is UNKNOWN else not truthy(v)
+        return self.postfix(self.primary())
+
+    def primary(self) -> Any:
+        kind, text = self.take()
+        if kind == "str":
+            return LStr(text[1:-1].replace("''", "'"), self.where.path, self.where.line)
+        if kind == "num":
+            return float(int(text, 16)) if text.lower().startswith("0x") else float(text)
+        if text == "(":
+            v = self.or_()
+            self.take(")")
+            return v
+        if kind != "id":
+            raise _Bad(text)
+        if text in ("true", "false", "null"):
+            return {"true": True, "false": False, "null": None}[text]
+        if self.peek() == "(":  # a function call: arguments parsed, result not modelled
+            self.take()
+            while self.peek() != ")":
+                self.or_()
+                if self.peek() == ",":
+                    self.take()
+                elif self.peek() != ")":
+                    raise _Bad("bad call")
+            self.take(")")
+            return UNKNOWN
+        if text in ("matrix", "env", "inputs"):
+            return _View(text, self.scope, self.depth)
+        return UNKNOWN
+
+    def postfix(self, v: Any) -> Any:
+        while self.peek() in (".", "["):
+            if self.take()[1] == ".":
+                kind, name = self.take()
+                v = UNKNOWN if name == "*" else (_prop(v, name) if kind == "id" else UNKNOWN)
+            else:
+                key = self.or_() if self.peek() != "*" else self.take() and UNKNOWN
+                self.take("]")
+                v = _prop(v, key)
+        return v
+
+
+def _text_of(v: Any, where: LStr) -> Any:
+    """A value as GitHub writes it into a string (objects and context views are not modelled)."""
+    if v is UNKNOWN or isinstance(v, (_View, dict, list)):
+        return UNKNOWN
+    if isinstance(v, LStr):
+        return v
+    if v is None:
+        return LStr("", where.path, where.line)
+    if isinstance(v, bool):
+        return LStr("true" if v else "false", where.path, where.line)
+    if isinstance(v, float):
+        return LStr(str(int(v)) if v.is_integer() else repr(v), where.path, where.line)
+    return LStr(str(v), where.path, where.line)
+
+
+def evaluate(expr: str, scope: Scope, where: LStr, depth: int = 0) -> Any:
+    """The value of one expression (the text inside ``${{ }}``), or UNKNOWN."""
+    if depth > MAX_DEPTH:
+        return UNKNOWN
+    try:
+        return _Parser(expr, scope, where, depth).parse()
+    except (_Bad, RecursionError):
+        return UNKNOWN
+
+
+def render(template: LStr, scope: Scope, depth: int = 0) -> Any:
+    """``template`` with every ``${{ … }}`` replaced by its value: an LStr, or UNKNOWN when any part is.
+
+    A template that is one whole expression returns that value with its own origin (a matrix value
+    keeps its line); a composed text is ``derived`` and placed at the template's line.
+    """
+    if depth > MAX_DEPTH or len(template) > MAX_TEXT:
+        return UNKNOWN
+    segments = list(_SEGMENT.finditer(template))
+    if not segments:
+        return template if isinstance(template, LStr) else LStr(template, None, None)
+    if len(segments) > MAX_EXPRS:
+        return UNKNOWN
+    whole = segments[0]
+    if len(segments) == 1 and whole.start() == 0 and whole.end() == len(template):
+        return _text_of(evaluate(whole.group(1), scope, template, depth), template)
+    out, pos = [], 0
+    for m in segments:
+        v = _text_of(evaluate(m.group(1), scope, template, depth), template)
+        if v is UNKNOWN:
+            return UNKNOWN
+        out += [template[pos:m.start()], str(v)]
+        pos = m.end()
+    out.append(template[pos:])
+    return LStr("".join(out), template.path, template.line, derived=True)
+
+
+def has_expression(text: str) -> bool:
+    return "${{" in text
