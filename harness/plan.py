@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from harness.checks.conflicts import conflicts_section
 from harness.checks.drift import drift_section
 from harness.checks.fidelity import fidelity_section
 from harness.checks.judgeable import judge_range
@@ -128,6 +129,7 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
         plan.skipped.append("fidelity (no --source)")
     plan.add("drift", "release drift", lambda: drift_section(repo, base, head))
     plan.add("shape", "push shape", lambda: shape_section(repo, base, head))
+    plan.add("conflicts", "conflict markers", lambda: conflicts_section(repo, base, head))
 
     for v in [x for group in _all(scenarios, "traces") for x in group.list()]:
         f = v.map(_EXTRA_FIELDS["traces"], required=("string",))
