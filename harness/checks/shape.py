@@ -16,10 +16,10 @@ _PICKED = re.compile(r"\(cherry picked from commit ([0-9a-f]{7,64})\)")
 
 EXACT, NAME_ONLY, NOREPLY, EMAIL_ONLY, OTHER = (
     "exact", "name only", "noreply vs corporate address", "email only", "other person")
-# DCO: a sign-off whose email is the author's satisfies it whatever the name, so an email match
-# outranks every name-only likeness.
+# DCO: a sign-off whose email is the author's satisfies it whatever the name, and so does the author's
+# GitHub noreply address standing for it (a web edit or a squash merge), so those outrank a name-only likeness.
 _RANK = {EXACT: 4, EMAIL_ONLY: 3, NOREPLY: 2, NAME_ONLY: 1, OTHER: 0}
-_DCO_OK = (EXACT, EMAIL_ONLY)
+_DCO_OK = (EXACT, EMAIL_ONLY, NOREPLY)
 _GH_NOREPLY = re.compile(r"^(?:\d+\+)?([^@+]+)@users\.noreply\.github\.com$")
 
 
@@ -54,6 +54,7 @@ class ShapeRow:
             return "no Signed-off-by"
         best = max(self.signoffs, key=lambda s: _RANK[s.match]).match
         return {EXACT: "author signed off", EMAIL_ONLY: "author signed off (name differs)",
+                NOREPLY: f"author signed off ({NOREPLY})",
                 OTHER: "author did not sign off"}.get(best, f"author: {best}")
 
     @property
@@ -83,9 +84,19 @@ def classify_signoff(author_name: str, author_email: str, name: str, email: str)
     same_name = _norm_name(author_name) == _norm_name(name)
     if same_email:
         return EXACT if same_name else EMAIL_ONLY
-    if same_name:
-        return NOREPLY if is_noreply(author_email) != is_noreply(email) else NAME_ONLY
-    return OTHER
+    if is_noreply(author_email) != is_noreply(email) and (same_name or _login_matches(author_email, email)):
+        return NOREPLY
+    return NAME_ONLY if same_name else OTHER
+
+
+def _login_matches(a: str, b: str) -> bool:
+    """One address is ``[ID+]login@users.noreply.github.com`` and the other's local part is ``login``."""
+    ca, cb = canonical_email(a), canonical_email(b)
+    for gh, other in ((ca, cb), (cb, ca)):
+        m = _GH_NOREPLY.match(gh)
+        if m and not _GH_NOREPLY.match(other) and other.split("@", 1)[0] == m.group(1):
+            return True
+    return False
 
 
 def parse_signoffs(message: str) -> list[tuple[str, str]]:
@@ -180,10 +191,11 @@ def shape_section(repo: GitRepo, base: str, head: str, same_tree: tuple[str, str
     sob_rows = [[Sha(r.commit.sha), _ident(s.name, s.email), s.match] for r in rows for s in r.signoffs]
     tables.append(Table("Signed-off-by trailers against the author", ["commit", "Signed-off-by", "vs author"],
                         sob_rows,  # type: ignore[arg-type]
-                        legend="exact: same name and email; email only: same email, another name (DCO is "
-                               "satisfied); name only: same name, another email; noreply vs corporate address: "
-                               "same name, one address is a noreply one; emails compare case-insensitively and "
-                               "GitHub's ID+user@ and user@users.noreply.github.com are one address",
+                        legend="exact: same name and email; email only: same email, another name; noreply vs "
+                               "corporate address: one address is the author's GitHub noreply one (same name, or "
+                               "its login is the other's local part); these three satisfy DCO; name only: same "
+                               "name, another email; emails compare case-insensitively and GitHub's ID+user@ and "
+                               "user@users.noreply.github.com are one address",
                         control="the classifier is run on synthetic identities built from a real author first"))
     findings: list[Finding] = []
     plain = [r for r in rows if not r.commit.is_merge]
@@ -202,9 +214,7 @@ def shape_section(repo: GitRepo, base: str, head: str, same_tree: tuple[str, str
             continue
         who = _ident(r.commit.author_name, r.commit.author_email)
         detail = "; ".join(f"{_ident(s.name, s.email)}: {s.match}" for s in r.signoffs) or "no trailer"
-        if v.endswith(NOREPLY):
-            title = f"{r.commit.sha[:12]}: author {who} signed off with a noreply/corporate address swap"
-        elif v == "no Signed-off-by":
+        if v == "no Signed-off-by":
             title = f"{r.commit.sha[:12]}: no Signed-off-by, while other commits in the range carry one"
         else:
             title = f"{r.commit.sha[:12]}: sign-off does not match the author ({v})"
@@ -213,9 +223,11 @@ def shape_section(repo: GitRepo, base: str, head: str, same_tree: tuple[str, str
     if renamed:
         findings.append(Finding(
             "shape-signoff-name", "info",
-            f"{len(renamed)} commit(s) signed off with the author's email under another name (DCO satisfied)",
-            "; ".join(f"{r.commit.sha[:12]}: author {r.commit.author_name!r}, signed off as "
-                      + ", ".join(repr(s.name) for s in r.signoffs if s.match == EMAIL_ONLY) for r in renamed),
+            f"{len(renamed)} commit(s) signed off under another name or the other of the author's GitHub noreply "
+            "and own address (DCO satisfied)",
+            "; ".join(f"{r.commit.sha[:12]}: author {_ident(r.commit.author_name, r.commit.author_email)}, signed "
+                      "off as " + ", ".join(_ident(s.name, s.email) for s in r.signoffs if s.match in _DCO_OK)
+                      for r in renamed),
             key="signoff-name\0" + "\0".join(r.commit.sha for r in renamed)))
     odd = [r for r in rows if r.commit.author_time > r.commit.committer_time]
     for r in odd:

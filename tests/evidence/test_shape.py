@@ -48,14 +48,16 @@ def test_rows_shape_and_every_signoff_mismatch(builder, run_cli):
     rows = shape_rows(GitRepo(builder.path), "release", "pr")
     assert [r.commit.subject for r in rows] == ["fix", "ok", "swap", "other"]
     assert rows[0].picked_from == fix and rows[0].date_shape.startswith("authored before committed")
-    assert [r.signoff_verdict for r in rows] == ["no Signed-off-by", "author signed off", f"author: {NOREPLY}",
-                                                 "author did not sign off"]
+    assert [r.signoff_verdict for r in rows] == ["no Signed-off-by", "author signed off",
+                                                 f"author signed off ({NOREPLY})", "author did not sign off"]
     code, out, err = run_cli("shape", "--repo", str(builder.path), "release..pr", "--format", "json",
                              "--fail-on", "p2")
     assert code == 1, err
     sec = json.loads(out)["sections"][0]
     mism = [f for f in sec["findings"] if f["kind"] == "shape-signoff"]
-    assert len(mism) == 3 and any("noreply" in f["title"] for f in mism)
+    assert len(mism) == 2 and not any(rows[2].commit.sha[:12] in f["title"] for f in mism)
+    note = [f for f in sec["findings"] if f["kind"] == "shape-signoff-name"]
+    assert len(note) == 1 and note[0]["severity"] == "info" and "99+ana@users.noreply" in note[0]["detail"]
     assert [s["match"] for s in sec["data"]["rows"][3]["signoffs"]] == [OTHER, OTHER]
     assert [c["ok"] for c in sec["controls"]] == [True, True, None]
     assert "3 of 4" in sec["controls"][2]["result"]
@@ -70,7 +72,7 @@ def test_unsigned_project_gets_no_p2_for_missing_signoffs(builder):
     builder.commit("bump\n\nSigned-off-by: bot <support@github.com>", {"f": "x\n"},
                    author="bot <1+bot@users.noreply.github.com>")
     section = shape_section(GitRepo(builder.path), start, "main")
-    assert [(f.kind, f.severity) for f in section.findings] == [("shape-signoff", "info")]
+    assert [(f.kind, f.severity) for f in section.findings] == [("shape-signoff-name", "info")]  # same name, noreply
     assert "not treated as required" in section.controls[2].result
 
 
@@ -140,6 +142,9 @@ def test_bare_repository(builder, tmp_path):
     ("123+ana@users.noreply.github.com", "Ana", "ana@users.noreply.github.com", EMAIL_ONLY),
     ("ana@users.noreply.github.com", "Ana Dev", "77+Ana@users.noreply.github.com", EXACT),
     ("123+ana@users.noreply.github.com", "Ana Dev", "123+bob@users.noreply.github.com", NAME_ONLY),
+    ("114+loadams@users.noreply.github.com", "Logan A.", "loadams@corp.example", NOREPLY),  # login = local part
+    ("loadams@corp.example", "L", "9+LoAdams@users.noreply.github.com", NOREPLY),
+    ("114+loadams@users.noreply.github.com", "Someone", "someone@corp.example", OTHER),
     ("ana@corp.example", "Ana Dev", "ana+ci@corp.example", NAME_ONLY),  # only GitHub noreply folds ID+
 ])
 def test_dco_email_rule(author, name, email, want):
