@@ -84,13 +84,16 @@ def classify_signoff(author_name: str, author_email: str, name: str, email: str)
     same_name = _norm_name(author_name) == _norm_name(name)
     if same_email:
         return EXACT if same_name else EMAIL_ONLY
-    if is_noreply(author_email) != is_noreply(email) and (same_name or _login_matches(author_email, email)):
+    if is_noreply(author_email) != is_noreply(email) and (
+            same_name or _login_matches(author_email, email) or _login_matches(author_email, f"{_norm_name(name)}@")
+            or _login_matches(email, f"{_norm_name(author_name)}@")):
         return NOREPLY
     return NAME_ONLY if same_name else OTHER
 
 
 def _login_matches(a: str, b: str) -> bool:
-    """One address is ``[ID+]login@users.noreply.github.com`` and the other's local part is ``login``."""
+    """One address is ``[ID+]login@users.noreply.github.com`` and the other's local part is ``login``
+    (``name@`` stands for a person whose name is written as their login)."""
     ca, cb = canonical_email(a), canonical_email(b)
     for gh, other in ((ca, cb), (cb, ca)):
         m = _GH_NOREPLY.match(gh)
@@ -193,7 +196,7 @@ def shape_section(repo: GitRepo, base: str, head: str, same_tree: tuple[str, str
                         sob_rows,  # type: ignore[arg-type]
                         legend="exact: same name and email; email only: same email, another name; noreply vs "
                                "corporate address: one address is the author's GitHub noreply one (same name, or "
-                               "its login is the other's local part); these three satisfy DCO; name only: same "
+                               "its login is the other's local part or name); these three satisfy DCO; name only: same "
                                "name, another email; emails compare case-insensitively and GitHub's ID+user@ and "
                                "user@users.noreply.github.com are one address",
                         control="the classifier is run on synthetic identities built from a real author first"))
