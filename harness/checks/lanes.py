@@ -302,12 +302,13 @@ def _pytest_marker(command: str) -> str | None:
     if at is None:
         return None
     rest = words[at + (2 if words[at] == "-m" else 1):]
+    found = None  # pytest stores -m: the last one given is the one it uses
     for i, w in enumerate(rest):
         if w == "-m" and i + 1 < len(rest):
-            return rest[i + 1]
-        if w.startswith("-m") and len(w) > 2 and not w.startswith("--"):
-            return w[2:].lstrip("=")
-    return None
+            found = rest[i + 1]
+        elif w.startswith("-m") and len(w) > 2 and not w.startswith("--") and rest[i - 1:i] != ["-m"]:
+            found = w[2:].lstrip("=")
+    return found
 
 
 def _input_defaults(path: str, root: Node) -> list[Lane]:
