@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     check_output_path(args)
     repo = GitRepo(args.repo)
     base, head = repo.parse_range(args.range)
-    facts = judge_range(repo, *args.range.split("..", 1), picks=True)
+    facts = judge_range(repo, *args.range.split("..", 1))  # the sweep reads the BASE→HEAD diff, merges included
     check_mutmut(args.python)
     result = run_sweep(repo, base, head, tests=args.tests, marker=args.marker, python=args.python,
                        max_children=args.max_children, timeout=args.timeout, source_paths=args.source_path)

@@ -38,6 +38,7 @@ VERBS = [
     ("shape", ["origin/release..origin/backport"]),
     ("fidelity", ["origin/release..origin/backport", "--source", "origin/main"]),
     ("sweep", ["origin/release..origin/backport"]),
+    ("trace", ["fix()", "--refs", "origin/backport", "--range", "origin/release..origin/backport"]),
 ]
 
 
@@ -95,12 +96,12 @@ def test_missing_source_branch_names_it_and_the_fix(builder, run_cli, tmp_path):
 
 
 @pytest.mark.parametrize("verb,spec", [("shape", "backport..release"), ("fidelity", "main..main"),
-                                       ("sweep", "backport..release")])
+                                       ("sweep", "backport..release"), ("trace", "backport..release")])
 def test_empty_range_is_exit_2_never_pass(builder, run_cli, tmp_path, verb, spec):
     _history(builder)
-    extra = ["--source", "main"] if verb == "fidelity" else []
+    args = {"fidelity": [spec, "--source", "main"], "trace": ["fix()", "--refs", "main", "--range", spec]}
     out = tmp_path / "r.md"
-    code, stdout, err = run_cli(verb, "--repo", str(builder.path), spec, *extra, "--output", str(out),
+    code, stdout, err = run_cli(verb, "--repo", str(builder.path), *args.get(verb, [spec]), "--output", str(out),
                                 "--fail-on", "never")
     assert code == 2 and stdout == "" and f"no commits in {spec}" in err and err.count("\n") == 1
     assert not out.exists()
