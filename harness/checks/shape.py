@@ -216,7 +216,8 @@ def shape_section(repo: GitRepo, base: str, head: str, same_tree: tuple[str, str
         if v == "no Signed-off-by" and not uses_sob:
             continue
         who = _ident(r.commit.author_name, r.commit.author_email)
-        detail = "; ".join(f"{_ident(s.name, s.email)}: {s.match}" for s in r.signoffs) or "no trailer"
+        detail = f"author {who}; " + ("; ".join(f"{_ident(s.name, s.email)}: {s.match}" for s in r.signoffs)
+                                      or "no trailer")
         if v == "no Signed-off-by":
             title = f"{r.commit.sha[:12]}: no Signed-off-by, while other commits in the range carry one"
         else:
