@@ -18,6 +18,7 @@ MAX_DEPTH = 8  # env → env → inputs … chains
 MAX_TEXT = 20_000  # characters of one template
 MAX_EXPRS = 64  # ${{ }} segments in one template
 MAX_TOKENS = 512  # tokens in one ${{ }} segment
+MAX_STEPS = 4_096  # ${{ }} segments evaluated for one top-level template, nested env/inputs included
 
 
 class _Unknown:
@@ -54,6 +55,7 @@ class Scope:
     env: Mapping[str, LStr] = field(default_factory=dict)
     inputs: Optional[Mapping[str, tuple[LStr, Optional["Scope"]]]] = None
     read: list[str] = field(default_factory=list)
+    steps_left: list[int] = field(default_factory=lambda: [MAX_STEPS])  # shared by nested scopes
 
 
 _SEGMENT = re.compile(r"\$\{\{(.*?)\}\}", re.S)
@@ -304,7 +306,8 @@ def render(template: LStr, scope: Scope, depth: int = 0) -> Any:
     segments = list(_SEGMENT.finditer(template))
     if not segments:
         return template if isinstance(template, LStr) else LStr(template, None, None)
-    if len(segments) > MAX_EXPRS:
+    scope.steps_left[0] -= len(segments)
+    if len(segments) > MAX_EXPRS or scope.steps_left[0] < 0:
         return UNKNOWN
     whole = segments[0]
     if len(segments) == 1 and whole.start() == 0 and whole.end() == len(template):
@@ -317,7 +320,8 @@ def render(template: LStr, scope: Scope, depth: int = 0) -> Any:
         out += [template[pos:m.start()], str(v)]
         pos = m.end()
     out.append(template[pos:])
-    return LStr("".join(out), template.path, template.line, derived=True)
+    text = "".join(out)
+    return UNKNOWN if len(text) > MAX_TEXT else LStr(text, template.path, template.line, derived=True)
 
 
 def has_expression(text: str) -> bool:

@@ -28,6 +28,7 @@ class Matrix:
     combos: list[Any] = field(default_factory=lambda: [{}])
     total: int = 1  # combinations GitHub would run (before the cap)
     capped: bool = False
+    too_big: bool = False  # more than MAX_NODES values: not read at all
 
 
 class _Budget:
@@ -93,7 +94,7 @@ def expand_matrix(strategy: Node | None, path: str) -> Matrix:
     include = _entries(yamlpath.get(node, "include"), path, budget)
     exclude = _entries(yamlpath.get(node, "exclude"), path, budget)
     if budget.left < 0:
-        return Matrix([None])
+        return Matrix([None], 0, True, True)
     total = 1
     for _key, values in axes:
         total *= max(len(values), 1)

@@ -244,7 +244,7 @@ def _action_tmpls(uses: str, step: Node, caller_path: str, caller: Callable[[Any
             outer = caller(combo, read_keys)
             ins: dict[str, tuple[LStr, Scope | None]] = {k: (v, None) for k, v in defaults.items()}
             ins.update({k: (v, outer) for k, v in given.items()})
-            return Scope(combo, {**outer.env, **step_env}, ins, read_keys)
+            return Scope(combo, {**outer.env, **step_env}, ins, read_keys, outer.steps_left)
 
         label = f"{rel}: " + (_scalar(yamlpath.get(astep, "name")) or f"step {i + 1}")
         out += _run_tmpls(apath, astep, label, "action", scope)
@@ -261,7 +261,9 @@ def _job_lanes(path: str, job_id: str, job: Node, root_env: dict[str, LStr], rea
     uses = _scalar(yamlpath.get(job, "uses")) or None
     strategy = yamlpath.get(job, "strategy")
     mx = expand_matrix(strategy, path)
-    if mx.capped:
+    if mx.too_big:
+        notes.append(f"{path}: job {job_id}: its matrix is too large to read; lanes that read it stay unexpanded")
+    elif mx.capped:
         notes.append(f"{path}: job {job_id}: its matrix has {mx.total} combinations; lanes were read from "
                      f"the first {MAX_COMBOS}")
     job_env = {**root_env, **_env_map(job, path)}

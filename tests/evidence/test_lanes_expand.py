@@ -226,3 +226,21 @@ def test_expression_evaluator(expr, matrix, want):
     scope = Scope({k: LStr(v, "f", 1) for k, v in matrix.items()})
     got = render(LStr("${{ " + expr + " }}", "f", 9), scope)
     assert got is UNKNOWN if want is UNKNOWN else str(got) == want
+
+
+def test_exponential_env_and_huge_include_stay_bounded(builder):
+    """env values that each double the next one, and an include list past the value budget."""
+    levels = "\n".join(f"  E{i}: \"{'${{ env.E%d }}' % (i + 1) * 8}\"" for i in range(8)) + "\n  E8: x\n"
+    include = "\n".join(f"          - {{marker: m{i}}}" for i in range(25_000))
+    wf = (f"env:\n{levels}jobs:\n  blow:\n    steps:\n      - run: pytest -m \"${{{{ env.E0 }}}}\"\n"
+          f"  wide:\n    strategy:\n      matrix:\n        include:\n{include}\n"
+          "    steps:\n      - run: pytest -m \"${{ matrix.marker }}\"\n")
+    builder.commit("wf", {".github/workflows/ci.yml": wf})
+    t0 = time.monotonic()
+    section = lanes_section(GitRepo(builder.path), "HEAD")
+    assert time.monotonic() - t0 < 30
+    rows = section.data["rows"]
+    assert [(r["job"], r["expression"]) for r in rows] == [("blow", "${{ env.E0 }}"),
+                                                           ("wide", "${{ matrix.marker }}")]
+    assert [f.title for f in section.findings if f.kind == "lane-bounded"] == [
+        ".github/workflows/ci.yml: job wide: its matrix is too large to read; lanes that read it stay unexpanded"]
