@@ -173,7 +173,8 @@ def test_env_values_at_workflow_job_and_step_level(builder):
         ("nightly", "not slow", 2),
     ]
     selected, skipped = lanes_from_workflows(GitRepo(builder.path), "HEAD")
-    assert len(skipped) == 1 and "github.event_name" in skipped[0]
+    assert len(skipped) == 2 and "$UNSET_IN_YAML" in skipped[0] and "github.event_name" in skipped[1]
+    assert not [f for f in lanes_section(GitRepo(builder.path), "HEAD").findings if f.kind == "lane-expression"]
 
 
 def test_huge_matrix_is_capped_with_a_note(builder, run_cli):
