@@ -164,8 +164,6 @@ def _run_tmpls(path: str, step: Node, label: str, source: str,
     first = yamlpath.line_of(run) + (1 if getattr(run, "style", None) in ("|", ">") else 0)  # type: ignore[arg-type]
     folded = getattr(run, "style", None) == ">"
     raw = str(run.value).split("\n")  # type: ignore[union-attr]
-    if folded:  # a folded block is one command over several lines
-        raw = [" ".join(raw)]
     j = 0
     while j < len(raw):
         start, command = j, raw[j]
@@ -174,7 +172,7 @@ def _run_tmpls(path: str, step: Node, label: str, source: str,
             command = command.rstrip()[:-1] + " " + raw[j]
         expr = _pytest_marker(command)
         if expr is not None:
-            if folded:
+            if folded:  # the value joined source lines with spaces: find the expression's own source line
                 lines = _block_lines(run)
                 at = next((k for k, ln in enumerate(lines) if expr in ln), 0)
             else:
