@@ -68,7 +68,8 @@ def _norm_name(name: str) -> str:
 
 
 def is_noreply(email: str) -> bool:
-    return "noreply" in email.casefold()
+    """A GitHub noreply address (``[ID+]login@users.noreply.github.com``): it stands for one account."""
+    return bool(_GH_NOREPLY.match(email.strip().casefold()))
 
 
 def canonical_email(email: str) -> str:

@@ -145,6 +145,7 @@ def test_bare_repository(builder, tmp_path):
     ("114+loadams@users.noreply.github.com", "Logan A.", "loadams@corp.example", NOREPLY),  # login = local part
     ("loadams@corp.example", "L", "9+LoAdams@users.noreply.github.com", NOREPLY),
     ("114+loadams@users.noreply.github.com", "Someone", "someone@corp.example", OTHER),
+    ("ana@corp.example", "Ana Dev", "noreply@corp.example", NAME_ONLY),  # only GitHub's noreply stands for a person
     ("69+Can-Zhao@users.noreply.github.com", "can-zhao", "canz@corp.example", NOREPLY),  # the name is the login
     ("69+Can-Zhao@users.noreply.github.com", "can_zhao", "canz@corp.example", OTHER),
     ("ana@corp.example", "Ana Dev", "ana+ci@corp.example", NAME_ONLY),  # only GitHub noreply folds ID+
