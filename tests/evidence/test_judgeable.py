@@ -54,6 +54,17 @@ def test_shallow_repository_is_refused_with_the_fix(builder, run_cli, tmp_path, 
     assert not out.exists() and bare_snapshot(shallow / ".git") == before
 
 
+def test_a_ref_missing_from_a_shallow_clone_names_the_fix(builder, run_cli, tmp_path):
+    _history(builder)
+    single = tmp_path / "single"
+    subprocess.run(["git", "clone", "-q", "--no-local", "--depth", "1", f"file://{builder.path}", str(single)],
+                   check=True)  # what actions/checkout does by default: one branch, one commit
+    code, _, err = run_cli("shape", "--repo", str(single), "origin/release..HEAD")
+    assert code == 2 and "unknown ref 'origin/release'" in err and "fetch-depth: 0" in err and err.count("\n") == 1
+    code, _, err = run_cli("shape", "--repo", str(builder.path), "nope..main")
+    assert code == 2 and "shallow" not in err  # the control: a full repository gets no shallow hint
+
+
 def test_shallow_compare_is_refused_before_any_section(builder, run_cli, tmp_path):
     _history(builder)
     shallow = _shallow(builder, tmp_path)
