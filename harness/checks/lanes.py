@@ -1,10 +1,15 @@
-"""CI lanes: the pytest marker expression of every lane in GitHub Actions workflows at a ref.
+"""CI lanes: the pytest marker expression of every CI lane in GitHub Actions workflows at a ref.
 
 A lane is an input whose name mentions markers (``markers``, ``pytest_markers``, ``pytest_marks`` …)
-under ``jobs.<id>.with`` (plain, quoted or block strings; reusable-workflow calls included), a
-``strategy.matrix`` value of such a name (expanded when ``with`` refers to ``${{ matrix.X }}``), the
-default of such a ``workflow_call``/``workflow_dispatch`` input, a ``pytest … -m EXPR`` command in a
-step's ``run:`` script, or a lane given by hand (scenario).
+under ``jobs.<id>.with`` (plain, quoted or block strings; reusable-workflow calls included) or a step's
+``with:``, a ``strategy.matrix`` value of such a name, the default of such a
+``workflow_call``/``workflow_dispatch`` input, a ``pytest … -m EXPR`` command in a step's ``run:``
+script or in a local composite action's steps (``uses: ./path``, its ``action.yml`` read at the same
+ref), or a lane given by hand (scenario).
+``${{ matrix.* }}``, ``${{ env.* }}`` (workflow, job and step ``env:``), a shell ``$VAR`` set under
+``env:`` and a composite action's ``${{ inputs.* }}`` are expanded once per matrix combination
+(``gha_matrix``: GitHub's include/exclude rules, capped; ``gha_expr``: a bounded evaluator), one lane
+per distinct expression, named after the matrix keys it read. What only CI knows stays unexpanded.
 Workflows are read from git objects at the ref: no checkout.
 """
 
