@@ -58,7 +58,30 @@ class Scope:
     steps_left: list[int] = field(default_factory=lambda: [MAX_STEPS])  # shared by nested scopes
 
 
-_SEGMENT = re.compile(r"\$\{\{(.*?)\}\}", re.S)
+@dataclass(frozen=True)
+class _Segment:
+    start: int
+    end: int
+    inner: str
+
+
+def _segments(text: str) -> list[_Segment]:
+    """Each ``${{ … }}`` in ``text``; a ``}}`` inside a quoted string does not end one."""
+    out: list[_Segment] = []
+    pos = text.find("${{")
+    while pos >= 0 and len(out) <= MAX_EXPRS:
+        i, quoted = pos + 3, False
+        while i < len(text):
+            if text[i] == "'":
+                quoted = not quoted
+            elif not quoted and text.startswith("}}", i):
+                break
+            i += 1
+        if i >= len(text):
+            break  # unterminated: the rest is plain text, as GitHub would reject it anyway
+        out.append(_Segment(pos, i + 2, text[pos + 3:i]))
+        pos = text.find("${{", i + 2)
+    return out
 _TOKEN = re.compile(r"""\s*(?:(?P<str>'(?:[^']|'')*')|(?P<num>\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|0x[0-9a-fA-F]+)
                      |(?P<op>==|!=|<=|>=|&&|\|\||[!<>().\[\],*])|(?P<id>[A-Za-z_][A-Za-z0-9_-]*))""", re.X)
 
@@ -167,6 +190,43 @@ def _prop(v: Any, key: Any) -> Any:
     return None
 
 
+def _call(name: str, args: list[Any], where: LStr) -> Any:
+    """The string functions a marker expression is built with (GitHub semantics, case-insensitive)."""
+    if any(a is UNKNOWN or isinstance(a, _View) for a in args):
+        return UNKNOWN
+    fn = name.casefold()
+    if fn == "format" and args:
+        texts = [_text_of(a, where) for a in args]
+        if any(t is UNKNOWN for t in texts):
+            return UNKNOWN
+
+        def field(m: re.Match[str]) -> str:
+            if m.group(0) in ("{{", "}}"):
+                return m.group(0)[0]
+            i = int(m.group(1))
+            if i + 1 >= len(texts):
+                raise _Bad("format index")
+            return str(texts[i + 1])
+        out = re.sub(r"\{\{|\}\}|\{(\d+)\}", field, str(texts[0]))
+        return LStr(out, where.path, where.line, derived=True)
+    if fn in ("contains", "startswith", "endswith") and len(args) == 2:
+        hay, needle = args
+        if fn == "contains" and isinstance(hay, list):
+            return any(_equal(x, needle) is True for x in hay)
+        h, n = _text_of(hay, where), _text_of(needle, where)
+        if h is UNKNOWN or n is UNKNOWN:
+            return UNKNOWN
+        h, n = str(h).casefold(), str(n).casefold()
+        return n in h if fn == "contains" else (h.startswith(n) if fn == "startswith" else h.endswith(n))
+    if fn == "join" and args and isinstance(args[0], list):
+        parts = [_text_of(x, where) for x in args[0]]
+        sep = _text_of(args[1], where) if len(args) > 1 else LStr(",", where.path, where.line)
+        if sep is UNKNOWN or any(p is UNKNOWN for p in parts):
+            return UNKNOWN
+        return LStr(str(sep).join(str(p) for p in parts), where.path, where.line, derived=True)
+    return UNKNOWN
+
+
 class _Parser:
     def __init__(self, text: str, scope: Scope, where: LStr, depth: int) -> None:
         self.toks, self.i = _tokens(text), 0
@@ -244,16 +304,17 @@ class _Parser:
             raise _Bad(text)
         if text in ("true", "false", "null"):
             return {"true": True, "false": False, "null": None}[text]
-        if self.peek() == "(":  # a function call: arguments parsed, result not modelled
+        if self.peek() == "(":  # a function call: format/contains/startsWith/endsWith/join; others unknown
             self.take()
+            args = []
             while self.peek() != ")":
-                self.or_()
+                args.append(self.or_())
                 if self.peek() == ",":
                     self.take()
                 elif self.peek() != ")":
                     raise _Bad("bad call")
             self.take(")")
-            return UNKNOWN
+            return _call(text, args, self.where)
         if text in ("matrix", "env", "inputs"):
             return _View(text, self.scope, self.depth)
         return UNKNOWN
@@ -303,22 +364,22 @@ def render(template: LStr, scope: Scope, depth: int = 0) -> Any:
     """
     if depth > MAX_DEPTH or len(template) > MAX_TEXT:
         return UNKNOWN
-    segments = list(_SEGMENT.finditer(template))
+    segments = _segments(template)
     if not segments:
         return template if isinstance(template, LStr) else LStr(template, None, None)
     scope.steps_left[0] -= len(segments)
     if len(segments) > MAX_EXPRS or scope.steps_left[0] < 0:
         return UNKNOWN
     whole = segments[0]
-    if len(segments) == 1 and whole.start() == 0 and whole.end() == len(template):
-        return _text_of(evaluate(whole.group(1), scope, template, depth), template)
+    if len(segments) == 1 and whole.start == 0 and whole.end == len(template):
+        return _text_of(evaluate(whole.inner, scope, template, depth), template)
     out, pos = [], 0
     for m in segments:
-        v = _text_of(evaluate(m.group(1), scope, template, depth), template)
+        v = _text_of(evaluate(m.inner, scope, template, depth), template)
         if v is UNKNOWN:
             return UNKNOWN
-        out += [template[pos:m.start()], str(v)]
-        pos = m.end()
+        out += [template[pos:m.start], str(v)]
+        pos = m.end
     out.append(template[pos:])
     text = "".join(out)
     return UNKNOWN if len(text) > MAX_TEXT else LStr(text, template.path, template.line, derived=True)

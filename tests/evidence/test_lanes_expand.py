@@ -219,7 +219,12 @@ jobs:
     ("matrix.n >= 3 && 'big' || 'small'", {"n": "3.0"}, "big"),
     ("matrix.missing", {}, ""),
     ("(matrix.t == 'x') || matrix.t", {"t": "y"}, "y"),
-    ("format('{0}', matrix.t)", {"t": "y"}, UNKNOWN),
+    ("format('{0} and not {1}', matrix.t, 'slow')", {"t": "gpu"}, "gpu and not slow"),
+    ("format('{{0}} {0}', matrix.t)", {"t": "y"}, "{0} y"),
+    ("format('{2}', matrix.t)", {"t": "y"}, UNKNOWN),
+    ("contains(matrix.t, 'PU') && 'gpu' || 'cpu'", {"t": "gpu-a100"}, "gpu"),
+    ("startsWith(matrix.t, 'x') && 'a' || 'b'", {"t": "y"}, "b"),
+    ("hashFiles('**/x')", {}, UNKNOWN),
     ("secrets.TOKEN || 'x'", {}, UNKNOWN),
     ("matrix.t ==", {"t": "y"}, UNKNOWN),
 ])
