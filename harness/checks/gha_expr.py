@@ -2,7 +2,8 @@
 
 Known contexts: ``matrix`` (one combination), ``env`` (workflow, job and step ``env:`` merged, values
 rendered in turn) and ``inputs`` (a composite action's ``with:`` values or input defaults). Anything
-else (``github``, ``secrets``, ``needs``, ``steps``, function calls, filters) is ``UNKNOWN``, and so
+else (``github``, ``secrets``, ``needs``, ``steps``, functions other than ``format``, ``contains``,
+``startsWith``, ``endsWith`` and ``join``, filters) is ``UNKNOWN``, and so
 is anything past the limits: the workflow under review is hostile input.
 Operators follow GitHub: ``||``/``&&`` return an operand, ``==`` compares strings case-insensitively.
 """

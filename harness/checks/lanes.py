@@ -526,7 +526,8 @@ def lanes_section(repo: GitRepo, ref: str = "HEAD", workflows: Sequence[str] | N
                       "whether a lane's job actually runs (if:, paths filters, schedules) is not evaluated",
                       "${{ }} is expanded over matrix combinations (first "
                       f"{MAX_COMBOS} per job), env: (workflow, job, step) and a local composite action's inputs; "
-                      "github, secrets, needs, steps, vars and function calls are not, so such lanes stay unexpanded",
+                      "github, secrets, needs, steps, vars and functions other than format, contains, startsWith, "
+                      "endsWith and join are not, so such lanes stay unexpanded",
                       "remote actions are not read (their marker inputs are lanes; what they run is not)"]
                      + [f"bounded: {n}" for n in scan.notes],
         data={"ref": ref, "sha": scan.sha, "files": scan.files, "rows": [ln.row() for ln in scan.lanes]},
