@@ -37,6 +37,7 @@ _MARKER_NAME = re.compile(r"marker|pytest_mark", re.I)
 _MATRIX_REF = re.compile(r"^\$\{\{\s*matrix\.([A-Za-z0-9_-]+)\s*\}\}$")
 _SHELL_VAR = re.compile(r"^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$")
 MAX_ACTION_DEPTH = 3  # local composite actions calling local composite actions
+_MISSING = "local action not in the tree: "  # notes of this kind are listed together
 _MENTION = re.compile(r"^\s*-?\s*[\"']?([A-Za-z0-9_.-]*(?:marker|pytest_mark)[A-Za-z0-9_.-]*)[\"']?\s*:", re.I)
 
 
@@ -220,7 +221,7 @@ def _action_tmpls(uses: str, step: Node, caller_path: str, caller: Callable[[Any
     apath, text = next(((f"{rel}/{n}", t) for n in ("action.yml", "action.yaml")
                         if (t := read(f"{rel}/{n}")) is not None), (None, None))
     if apath is None or text is None:
-        notes.append(f"{caller_path}: uses {uses}: no action.yml at this ref")
+        notes.append(f"{_MISSING}{uses} (used in {caller_path})")
         return _with_tmpls(caller_path, yamlpath.get(step, "with"), "step with", caller)
     try:
         root = yamlpath.compose(text)
@@ -483,9 +484,15 @@ def lanes_section(repo: GitRepo, ref: str = "HEAD", workflows: Sequence[str] | N
     # A text composed from ${{ }} parts (``"${{ matrix.m }} and not slow"``) is written nowhere verbatim.
     checked = [(ln, None if ok is False and ln.template is not None else ok) for ln, ok in checked]
     expanded = [ln for ln in scan.lanes if ln.template is not None]
-    for note in scan.notes:
+    missing = [n[len(_MISSING):] for n in scan.notes if n.startswith(_MISSING)]
+    bounded = [n for n in scan.notes if not n.startswith(_MISSING)]
+    for note in bounded:
         findings.append(Finding("lane-bounded", "info", note, "lanes beyond this point are not in the table",
                                 key=f"bounded\0{note}"))
+    if missing:  # e.g. actions checked out into another path at run time
+        findings.append(Finding("lane-action-missing", "info",
+                                f"{len(missing)} local action(s) have no action.yml at {ref}: what they run is not read",
+                                "; ".join(missing), key="missing-actions\0" + "\0".join(missing)))
     verdicts = [ok for _, ok in checked if ok is not None]
     controls = [
         Control("expression read back from the raw line",
@@ -529,6 +536,8 @@ def lanes_section(repo: GitRepo, ref: str = "HEAD", workflows: Sequence[str] | N
                       "github, secrets, needs, steps, vars and functions other than format, contains, startsWith, "
                       "endsWith and join are not, so such lanes stay unexpanded",
                       "remote actions are not read (their marker inputs are lanes; what they run is not)"]
-                     + [f"bounded: {n}" for n in scan.notes],
+                     + [f"bounded: {n}" for n in bounded]
+                     + ([f"local actions not in the tree at {ref}: {len(missing)} (listed in the findings)"]
+                        if missing else []),
         data={"ref": ref, "sha": scan.sha, "files": scan.files, "rows": [ln.row() for ln in scan.lanes]},
     )

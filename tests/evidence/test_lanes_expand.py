@@ -128,7 +128,9 @@ def test_local_composite_action_receives_inputs(builder):
         ("missing", "markers", "smoke", ".github/workflows/ci.yml", 18, "step with"),  # no action.yml: the input
     ]
     section = lanes_section(GitRepo(builder.path), "HEAD")
-    assert any(f.kind == "lane-bounded" and "nope: no action.yml" in f.title for f in section.findings)
+    [missing] = [f for f in section.findings if f.kind == "lane-action-missing"]
+    assert missing.title.startswith("1 local action(s)") and missing.detail == \
+        "./.github/actions/nope (used in .github/workflows/ci.yml)"
     readback = next(c for c in section.controls if c.name == "expression read back from the raw line")
     assert readback.ok is True
     selected, skipped = lanes_from_workflows(GitRepo(builder.path), "HEAD")
