@@ -39,6 +39,7 @@ class Plan:
 
     steps: list[tuple[str, str, Callable[[], Section | list[Section]]]] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    header: dict[str, str] = field(default_factory=dict)  # report header lines the plan found (merge base)
 
     def add(self, sid: str, title: str, fn: Callable[[], Section | list[Section]]) -> None:
         self.steps.append((sid, title, fn))
@@ -77,12 +78,13 @@ def scenario_digest(path: str | None) -> str:
 
 
 def build_report(repo: GitRepo, inputs: CompareInputs, sections: list[Section], skipped: list[str],
-                 command: str, generated: str) -> Report:
+                 command: str, generated: str, header: dict[str, str] | None = None) -> Report:
     base_sha, head_sha = repo.resolve(inputs.base), repo.resolve(inputs.head)
     info: dict[str, Any] = {
         "base": f"{inputs.base} @ {base_sha[:12]}",
         "head": f"{inputs.head} @ {head_sha[:12]}",
         "head tree": repo.resolve(inputs.head, "tree"),
+        **(header or {}),
     }
     if inputs.source:
         info["source"] = f"{inputs.source} @ {repo.resolve(inputs.source)[:12]}"

@@ -22,8 +22,10 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from harness.cache import Cache
+from harness.checks.conflicts import conflicts_section
 from harness.checks.drift import drift_section
 from harness.checks.fidelity import fidelity_section
+from harness.checks.judgeable import judge_range
 from harness.checks.lanes import lanes_section
 from harness.checks.pins import pin_section
 from harness.checks.shape import shape_section
@@ -104,6 +106,9 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
         inputs.title = titled.title
     for scenario in scenarios:
         _retarget(scenario, inputs)
+    # Shallow history, a missing source branch or an empty range: exit 2 before any section runs.
+    facts = judge_range(repo, inputs.base, inputs.head, source=inputs.source, source_branch=inputs.source_branch,
+                        picks=bool(inputs.source))
     refs = _Refs(repo, inputs, scenarios)
     for name in ("base", "head", "source", "source_branch"):
         if name in refs.alias:
@@ -112,7 +117,7 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
         for c in scenario.columns:
             refs.ref(c.ref, scenario.column_where.get(c.name))
 
-    plan = Plan()
+    plan = Plan(header=facts.header())
     state: dict[str, Any] = {}
     base, head = inputs.base, inputs.head
     if inputs.source:
@@ -125,6 +130,7 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
         plan.skipped.append("fidelity (no --source)")
     plan.add("drift", "release drift", lambda: drift_section(repo, base, head))
     plan.add("shape", "push shape", lambda: shape_section(repo, base, head))
+    plan.add("conflicts", "conflict markers", lambda: conflicts_section(repo, base, head))
 
     for v in [x for group in _all(scenarios, "traces") for x in group.list()]:
         f = v.map(_EXTRA_FIELDS["traces"], required=("string",))

@@ -73,13 +73,13 @@ def lanes_from_workflows(repo: GitRepo, ref: str, workflows: Sequence[str] | Non
                          extra_lanes: Sequence[dict] | None = None) -> tuple[list[Lane], list[str]]:
     """Lanes found in the CI workflows at ``ref`` (plus hand-given ones), named ``job · input``
     (numbered when repeated), and those skipped because CI fills their expression in at run time."""
-    from harness.checks.lanes import find_lanes
+    from harness.checks.lanes import filled_in_by_ci, find_lanes
 
     lanes: list[Lane] = []
     skipped: list[str] = []
     seen: dict[str, int] = {}
     for found in find_lanes(repo, ref, workflows, extra_lanes):
-        if "${{" in found.expression:
+        if filled_in_by_ci(found.expression):
             skipped.append(f"{found.name}: {found.expression}")
             continue
         seen[found.name] = seen.get(found.name, 0) + 1

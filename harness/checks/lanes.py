@@ -1,24 +1,32 @@
-"""CI lanes: the pytest marker expression of every lane in GitHub Actions workflows at a ref.
+"""CI lanes: the pytest marker expression of every CI lane in GitHub Actions workflows at a ref.
 
 A lane is an input whose name mentions markers (``markers``, ``pytest_markers``, ``pytest_marks`` …)
-under ``jobs.<id>.with`` (plain, quoted or block strings; reusable-workflow calls included), a
-``strategy.matrix`` value of such a name (expanded when ``with`` refers to ``${{ matrix.X }}``), the
-default of such a ``workflow_call``/``workflow_dispatch`` input, a ``pytest … -m EXPR`` command in a
-step's ``run:`` script, or a lane given by hand (scenario).
+under ``jobs.<id>.with`` (plain, quoted or block strings; reusable-workflow calls included) or a step's
+``with:``, a ``strategy.matrix`` value of such a name, the default of such a
+``workflow_call``/``workflow_dispatch`` input, a ``pytest … -m EXPR`` command in a step's ``run:``
+script or in a local composite action's steps (``uses: ./path``, its ``action.yml`` read at the same
+ref), or a lane given by hand (scenario).
+``${{ matrix.* }}``, ``${{ env.* }}`` (workflow, job and step ``env:``), a shell ``$VAR`` set under
+``env:`` and a composite action's ``${{ inputs.* }}`` are expanded once per matrix combination
+(``gha_matrix``: GitHub's include/exclude rules, capped; ``gha_expr``: a bounded evaluator), one lane
+per distinct expression, named after the matrix keys it read. What only CI knows stays unexpanded.
 Workflows are read from git objects at the ref: no checkout.
 """
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from harness import yamlpath
+from harness.checks.gha_expr import UNKNOWN, LStr, Scope, has_expression, render
+from harness.checks.gha_matrix import MAX_COMBOS, Matrix, expand_matrix
 from harness.errors import UsageError
 from harness.git.evidence import ls_tree
 from harness.git.repo import GitRepo
@@ -27,6 +35,9 @@ from harness.report.model import Code, Control, Finding, Section, Table
 WORKFLOW_DIR = ".github/workflows"
 _MARKER_NAME = re.compile(r"marker|pytest_mark", re.I)
 _MATRIX_REF = re.compile(r"^\$\{\{\s*matrix\.([A-Za-z0-9_-]+)\s*\}\}$")
+_SHELL_VAR = re.compile(r"^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$")
+MAX_ACTION_DEPTH = 3  # local composite actions calling local composite actions
+_MISSING = "local action not in the tree: "  # notes of this kind are listed together
 _MENTION = re.compile(r"^\s*-?\s*[\"']?([A-Za-z0-9_.-]*(?:marker|pytest_mark)[A-Za-z0-9_.-]*)[\"']?\s*:", re.I)
 
 
@@ -42,6 +53,7 @@ class Lane:
     source: str = "with"  # with, matrix, workflow_call default, workflow_dispatch default, scenario
     uses: str | None = None  # the reusable workflow the job calls, if any
     key_line: int | None = None
+    template: str | None = None  # the text as written, when ${{ }} / $VAR was expanded into ``expression``
 
     @property
     def name(self) -> str:
@@ -49,7 +61,7 @@ class Lane:
 
     def row(self) -> dict[str, Any]:
         return {"job": self.job, "input": self.input, "expression": self.expression, "path": self.path,
-                "line": self.line, "source": self.source, "uses": self.uses}
+                "line": self.line, "source": self.source, "uses": self.uses, "template": self.template}
 
 
 @dataclass
@@ -64,6 +76,7 @@ class LaneScan:
     unaccounted: list[tuple[str, int, str]] = field(default_factory=list)  # (path, line, key)
     mentions: int = 0
     raw_lines: dict[tuple[str, int], str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # bounded expansions, missing local actions
 
 
 def _scalar(node: Node | None) -> str | None:
@@ -72,52 +85,215 @@ def _scalar(node: Node | None) -> str | None:
     return None
 
 
-def _matrix_values(strategy: Node | None, key: str) -> list[tuple[str, int]]:
-    """Values (and lines) of ``strategy.matrix.<key>``, including ``include`` entries."""
-    matrix = yamlpath.get(strategy, "matrix")
-    out: list[tuple[str, int]] = []
-    vals = yamlpath.get(matrix, key)
-    if isinstance(vals, SequenceNode):
-        out += [(v, yamlpath.line_of(n)) for n in vals.value if (v := _scalar(n)) is not None]
-    elif (v := _scalar(vals)) is not None:
-        out.append((v, yamlpath.line_of(vals)))  # type: ignore[arg-type]
-    inc = yamlpath.get(matrix, "include")
-    if isinstance(inc, SequenceNode):
-        for entry in inc.value:
-            n = yamlpath.get(entry, key)
-            if (v := _scalar(n)) is not None:
-                out.append((v, yamlpath.line_of(n)))  # type: ignore[arg-type]
+Reader = Callable[[str], Optional[str]]  # a path at the ref → its text (None: absent)
+
+
+@dataclass
+class _Tmpl:
+    """A marker expression as written (maybe with ``${{ }}`` or ``$VAR``) and how to build its scope."""
+
+    input: str
+    text: LStr
+    key_line: int | None
+    source: str
+    scope: Callable[[Any, list[str]], Scope]  # (matrix combination, matrix keys read) → Scope
+
+
+def _env_map(node: Node | None, path: str) -> dict[str, LStr]:
+    """``env:`` of a workflow, job or step: name → value as written (with its line)."""
+    env = yamlpath.get(node, "env")
+    out: dict[str, LStr] = {}
+    for name, _kn, v in yamlpath.items(env) if isinstance(env, MappingNode) else []:
+        if (text := _scalar(v)) is not None:
+            out[name] = LStr(text, path, yamlpath.line_of(v))
     return out
 
 
-def _job_lanes(path: str, job_id: str, job: Node) -> list[Lane]:
-    lanes: list[Lane] = []
+def _fixed_scope(env: dict[str, LStr]) -> Callable[[Any, list[str]], Scope]:
+    return lambda combo, read: Scope(combo, env, None, read)
+
+
+def _show(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, str):
+        return str(v)
+    if isinstance(v, dict):
+        text = "{" + ", ".join(f"{k}: {_show(x)}" for k, x in v.items()) + "}"
+        return text if len(text) <= 60 else text[:57] + "…}"
+    return "?" if v is UNKNOWN else str(v)
+
+
+def _expand(t: _Tmpl, mx: Matrix, job_id: str, uses: str | None, used: set[str]) -> list[Lane]:
+    """One lane per distinct expression the template takes over the job's matrix combinations."""
+    text = t.text
+    var = _SHELL_VAR.match(text)
+    plain = Lane(job_id, t.input, str(text), text.path, text.line, t.source, uses, t.key_line)
+    if not has_expression(text) and not var:
+        return [plain]
+    out: dict[tuple[str, str], Lane] = {}
+    unresolved = not mx.combos
+    for combo in mx.combos:
+        read: list[str] = []
+        scope = t.scope(combo, read)
+        if var:  # a shell variable: the step's environment holds the workflow's env: values
+            src = scope.env.get(var.group(1))
+            if src is None:
+                return [plain]
+            v = render(src, scope)
+        else:
+            v = render(text, scope)
+        if v is UNKNOWN:
+            unresolved = True
+            continue
+        keys = list(dict.fromkeys(read))
+        used.update(keys)
+        suffix = ", ".join(f"{k}={_show(combo.get(k))}" for k in keys) if isinstance(combo, dict) else ""
+        name = f"{job_id}[{suffix}]" if suffix else job_id
+        source = ("matrix" if t.source == "with" else t.source) if keys else t.source
+        line = text.line if v.derived else (v.line or text.line)
+        out.setdefault((name, str(v).strip()), Lane(name, t.input, str(v).strip(), v.path or text.path, line, source,
+                                                    uses, t.key_line, template=str(text)))
+    if unresolved:
+        out.setdefault((job_id, str(text)), plain)
+    return list(out.values())
+
+
+def _run_tmpls(path: str, step: Node, label: str, source: str,
+               scope: Callable[[Any, list[str]], Scope]) -> list[_Tmpl]:
+    """``pytest -m EXPR`` commands in a step's ``run:`` script (continuation lines joined)."""
+    run = yamlpath.get(step, "run")
+    script = _scalar(run)
+    if not script or "pytest" not in script:
+        return []
+    out: list[_Tmpl] = []
+    first = yamlpath.line_of(run) + (1 if getattr(run, "style", None) in ("|", ">") else 0)  # type: ignore[arg-type]
+    folded = getattr(run, "style", None) == ">"
+    raw = str(run.value).split("\n")  # type: ignore[union-attr]
+    j = 0
+    while j < len(raw):
+        start, command = j, raw[j]
+        while command.rstrip().endswith("\\") and j + 1 < len(raw):
+            j += 1
+            command = command.rstrip()[:-1] + " " + raw[j]
+        expr = _pytest_marker(command)
+        if expr is not None:
+            if folded:  # the value joined source lines with spaces: find the expression's own source line
+                lines = _block_lines(run)
+                at = next((k for k, ln in enumerate(lines) if expr in ln), 0)
+            else:
+                at = next((k for k in range(start, j + 1) if expr in raw[k]), start)  # the expression's own line
+            out.append(_Tmpl(f"run: {label}", LStr(expr, path, first + at), None, source, scope))
+        j += 1
+    return out
+
+
+def _block_lines(run: Node) -> list[str]:
+    """The source lines of a folded block (its value joins them with spaces)."""
+    mark = run.start_mark
+    buf = getattr(mark, "buffer", None)
+    if not buf:
+        return [str(getattr(run, "value", ""))]
+    return buf[mark.index:run.end_mark.index].split("\n")[1:]
+
+
+def _with_tmpls(path: str, node: Node | None, source: str,
+                scope: Callable[[Any, list[str]], Scope]) -> list[_Tmpl]:
+    """Marker-named inputs under a ``with:`` mapping."""
+    out: list[_Tmpl] = []
+    for inp, kn, v in yamlpath.items(node) if isinstance(node, MappingNode) else []:
+        if not _MARKER_NAME.search(inp):
+            continue
+        expr = _scalar(v)
+        if expr is None:
+            expr = yamlpath.value_text(v) or ""
+        out.append(_Tmpl(inp, LStr(expr, path, yamlpath.line_of(v)), yamlpath.line_of(kn), source, scope))
+    return out
+
+
+def _action_tmpls(uses: str, step: Node, caller_path: str, caller: Callable[[Any, list[str]], Scope],
+                  read: Reader | None, notes: list[str], depth: int = 1) -> list[_Tmpl]:
+    """Lanes inside a local composite action (``uses: ./path``): its ``run:`` steps, with ``inputs.X``
+    taken from the step's ``with:`` (rendered where the step is) or the action's input defaults."""
+    rel = posixpath.normpath(uses[2:].rstrip("/"))
+    if read is None or rel.startswith("..") or rel == "." or depth > MAX_ACTION_DEPTH:
+        return []
+    apath, text = next(((f"{rel}/{n}", t) for n in ("action.yml", "action.yaml")
+                        if (t := read(f"{rel}/{n}")) is not None), (None, None))
+    if apath is None or text is None:
+        notes.append(f"{_MISSING}{uses} (used in {caller_path})")
+        return _with_tmpls(caller_path, yamlpath.get(step, "with"), "step with", caller)
+    try:
+        root = yamlpath.compose(text)
+    except yamlpath.YamlError as exc:
+        notes.append(f"{apath}: not valid YAML: {exc}")
+        return []
+    given: dict[str, LStr] = {}
+    with_node = yamlpath.get(step, "with")
+    for name, _kn, v in yamlpath.items(with_node) if isinstance(with_node, MappingNode) else []:
+        if (val := _scalar(v)) is not None:
+            given[name] = LStr(val, caller_path, yamlpath.line_of(v))
+    defaults: dict[str, LStr] = {}
+    inputs = yamlpath.get(root, "inputs")
+    for name, _kn, spec in yamlpath.items(inputs) if isinstance(inputs, MappingNode) else []:
+        d = yamlpath.get(spec, "default")
+        if (val := _scalar(d)) is not None:
+            defaults[name] = LStr(val, apath, yamlpath.line_of(d))  # type: ignore[arg-type]
+    steps = yamlpath.get(yamlpath.get(root, "runs"), "steps")
+    out: list[_Tmpl] = []
+    for i, astep in enumerate(steps.value if isinstance(steps, SequenceNode) else []):
+        step_env = _env_map(astep, apath)
+
+        def scope(combo: Any, read_keys: list[str], step_env: dict[str, LStr] = step_env) -> Scope:
+            outer = caller(combo, read_keys)
+            ins: dict[str, tuple[LStr, Scope | None]] = {k: (v, None) for k, v in defaults.items()}
+            ins.update({k: (v, outer) for k, v in given.items()})
+            return Scope(combo, {**outer.env, **step_env}, ins, read_keys, outer.steps_left)
+
+        label = f"{rel}: " + (_scalar(yamlpath.get(astep, "name")) or f"step {i + 1}")
+        out += _run_tmpls(apath, astep, label, "action", scope)
+        inner = _scalar(yamlpath.get(astep, "uses")) or ""
+        if inner.startswith("./"):
+            out += _action_tmpls(inner, astep, apath, scope, read, notes, depth + 1)
+    if not out:  # the action hands its marker input to something we do not read: the input is the lane
+        out = _with_tmpls(caller_path, with_node, "step with", caller)
+    return out
+
+
+def _job_lanes(path: str, job_id: str, job: Node, root_env: dict[str, LStr], read: Reader | None,
+               notes: list[str]) -> list[Lane]:
     uses = _scalar(yamlpath.get(job, "uses")) or None
     strategy = yamlpath.get(job, "strategy")
-    used_matrix: set[str] = set()
-    for name, key_node, val in yamlpath.items(job) if isinstance(job, MappingNode) else []:
-        if name != "with" or not isinstance(val, MappingNode):
-            continue
-        for inp, kn, v in yamlpath.items(val):
-            if not _MARKER_NAME.search(inp):
-                continue
-            expr = _scalar(v)
-            if expr is None:
-                expr = yamlpath.value_text(v) or ""
-            m = _MATRIX_REF.match(expr)
-            values = _matrix_values(strategy, m.group(1)) if m else []
-            if m and values:
-                used_matrix.add(m.group(1))
-                lanes += [Lane(f"{job_id}[{m.group(1)}={mv}]", inp, mv, path, line, "matrix", uses,
-                               yamlpath.line_of(kn)) for mv, line in values]
-            else:
-                lanes.append(Lane(job_id, inp, expr, path, yamlpath.line_of(v), "with", uses, yamlpath.line_of(kn)))
-    lanes += _run_lanes(path, job_id, job, uses)
+    mx = expand_matrix(strategy, path)
+    if mx.too_big:
+        notes.append(f"{path}: job {job_id}: its matrix is too large to read; lanes that read it stay unexpanded")
+    elif mx.capped:
+        notes.append(f"{path}: job {job_id}: its matrix has {mx.total} combinations; lanes were read from "
+                     f"the first {MAX_COMBOS}")
+    job_env = {**root_env, **_env_map(job, path)}
+    tmpls = _with_tmpls(path, yamlpath.get(job, "with"), "with", _fixed_scope(job_env))
+    steps = yamlpath.get(job, "steps")
+    for i, step in enumerate(steps.value if isinstance(steps, SequenceNode) else []):
+        step_scope = _fixed_scope({**job_env, **_env_map(step, path)})
+        tmpls += _run_tmpls(path, step, _scalar(yamlpath.get(step, "name")) or f"step {i + 1}", "run", step_scope)
+        step_uses = _scalar(yamlpath.get(step, "uses")) or ""
+        if step_uses.startswith("./"):
+            tmpls += _action_tmpls(step_uses, step, path, step_scope, read, notes)
+        elif step_uses:
+            tmpls += _with_tmpls(path, yamlpath.get(step, "with"), "step with", step_scope)
+    lanes: list[Lane] = []
+    used: set[str] = set()
+    for t in tmpls:
+        lanes += _expand(t, mx, job_id, uses, used)
     matrix = yamlpath.get(strategy, "matrix")
     for key in yamlpath.keys(matrix):
-        if _MARKER_NAME.search(key) and key not in used_matrix:
-            lanes += [Lane(f"{job_id}[{key}={mv}]", key, mv, path, line, "matrix", uses)
-                      for mv, line in _matrix_values(strategy, key)]
+        if _MARKER_NAME.search(key) and key not in used and key not in ("include", "exclude"):
+            seen: set[str] = set()
+            for combo in mx.combos:
+                v = combo.get(key) if isinstance(combo, dict) else None
+                if isinstance(v, LStr) and str(v) not in seen:
+                    seen.add(str(v))
+                    lanes.append(Lane(f"{job_id}[{key}={v}]", key, str(v), v.path, v.line, "matrix", uses))
     return lanes
 
 
@@ -132,38 +308,13 @@ def _pytest_marker(command: str) -> str | None:
     if at is None:
         return None
     rest = words[at + (2 if words[at] == "-m" else 1):]
+    found = None  # pytest stores -m: the last one given is the one it uses
     for i, w in enumerate(rest):
         if w == "-m" and i + 1 < len(rest):
-            return rest[i + 1]
-        if w.startswith("-m") and len(w) > 2 and not w.startswith("--"):
-            return w[2:].lstrip("=")
-    return None
-
-
-def _run_lanes(path: str, job_id: str, job: Node, uses: str | None) -> list[Lane]:
-    """Lanes written as ``pytest -m EXPR`` in the job's ``run:`` scripts (continuation lines joined)."""
-    lanes: list[Lane] = []
-    steps = yamlpath.get(job, "steps")
-    for i, step in enumerate(steps.value if isinstance(steps, SequenceNode) else []):
-        run = yamlpath.get(step, "run")
-        script = _scalar(run)
-        if not script or "pytest" not in script:
-            continue
-        first = yamlpath.line_of(run) + (1 if getattr(run, "style", None) in ("|", ">") else 0)
-        raw = str(run.value).split("\n")  # type: ignore[union-attr]
-        j = 0
-        while j < len(raw):
-            start, command = j, raw[j]
-            while command.rstrip().endswith("\\") and j + 1 < len(raw):
-                j += 1
-                command = command.rstrip()[:-1] + " " + raw[j]
-            expr = _pytest_marker(command)
-            if expr is not None:
-                name = _scalar(yamlpath.get(step, "name")) or f"step {i + 1}"
-                at = next((k for k in range(start, j + 1) if expr in raw[k]), start)  # the expression's own line
-                lanes.append(Lane(job_id, f"run: {name}", expr, path, first + at, "run", uses))
-            j += 1
-    return lanes
+            found = rest[i + 1]
+        elif w.startswith("-m") and len(w) > 2 and not w.startswith("--") and rest[i - 1:i] != ["-m"]:
+            found = w[2:].lstrip("=")
+    return found
 
 
 def _input_defaults(path: str, root: Node) -> list[Lane]:
@@ -179,8 +330,14 @@ def _input_defaults(path: str, root: Node) -> list[Lane]:
     return lanes
 
 
-def lanes_in_text(path: str, text: str) -> tuple[list[Lane], str | None]:
-    """Lanes in one workflow's text, or the reason it could not be read as a workflow."""
+def lanes_in_text(path: str, text: str, read: Reader | None = None,
+                  notes: list[str] | None = None) -> tuple[list[Lane], str | None]:
+    """Lanes in one workflow's text, or the reason it could not be read as a workflow.
+
+    ``read`` gives other files at the same ref (local composite actions); ``notes`` collects what was
+    bounded or missing (a capped matrix, an action without action.yml).
+    """
+    notes = notes if notes is not None else []
     try:
         root = yamlpath.compose(text)
     except yamlpath.YamlError as exc:
@@ -191,8 +348,9 @@ def lanes_in_text(path: str, text: str) -> tuple[list[Lane], str | None]:
     jobs = yamlpath.get(root, "jobs")
     if jobs is not None and not isinstance(jobs, MappingNode):
         return lanes, f"jobs is {yamlpath.kind(jobs)}, not a mapping"
+    root_env = _env_map(root, path)
     for job_id, _kn, job in yamlpath.items(jobs) if jobs is not None else []:
-        lanes += _job_lanes(path, job_id, job)
+        lanes += _job_lanes(path, job_id, job, root_env, read, notes)
     return lanes, None
 
 
@@ -220,30 +378,44 @@ def scan_lanes(repo: GitRepo, ref: str = "HEAD", workflows: Sequence[str] | None
     sha = repo.resolve(ref)
     scan = LaneScan(ref, sha)
     paths = list(workflows) if workflows else workflow_paths(repo, sha)
+    texts: dict[str, str] = {}
+    others: dict[str, str | None] = {}
+
+    def read(path: str) -> str | None:  # local actions, read from git at the same commit
+        if path not in others:
+            blob = repo.read_blobs([f"{sha}:{path}"])[0]
+            others[path] = None if blob is None else yamlpath.decode(blob)[0]
+        return others[path]
+
     for path, blob in zip(paths, repo.read_blobs([f"{sha}:{p}" for p in paths])):
         if blob is None:
             if workflows:
                 raise UsageError(f"--workflow {path}: no such file at {ref}")
             continue
         text, replaced = yamlpath.decode(blob)
+        texts[path] = text
         scan.files.append(path)
         if replaced:
             scan.problems.append((path, "non-UTF-8 bytes (shown as U+FFFD)"))
-        lanes, why = lanes_in_text(path, text)
+        lanes, why = lanes_in_text(path, text, read, scan.notes)
         if why:
             scan.problems.append((path, why))
         scan.lanes += lanes
         lines = text.splitlines()
-        for lane in lanes:
-            if lane.line and lane.line <= len(lines):
-                scan.raw_lines[(path, lane.line)] = lines[lane.line - 1]
-        known = {ln.key_line for ln in lanes} | {ln.line for ln in lanes}
+        known = {n for ln in lanes if ln.path == path for n in (ln.key_line, ln.line)}
         for no, line in enumerate(lines, 1):
             m = _MENTION.match(line)
             if m:
                 scan.mentions += 1
                 if no not in known:
                     scan.unaccounted.append((path, no, m.group(1)))
+    all_lines = {p: t.splitlines() for p, t in {**{k: v for k, v in others.items() if v is not None},
+                                                 **texts}.items()}
+    for lane in scan.lanes:
+        lines = all_lines.get(lane.path or "", [])
+        if lane.line and lane.line <= len(lines):
+            scan.raw_lines[(lane.path or "", lane.line)] = lines[lane.line - 1]
+    scan.notes = list(dict.fromkeys(scan.notes))
     scan.lanes += _extra(extra_lanes)
     return scan
 
@@ -254,9 +426,14 @@ def find_lanes(repo: GitRepo, ref: str = "HEAD", workflows: Sequence[str] | None
     return scan_lanes(repo, ref, workflows, extra_lanes).lanes
 
 
+def filled_in_by_ci(expr: str) -> bool:
+    """The expression is known only when CI runs (``${{ … }}`` left unexpanded, or a shell ``$VAR``)."""
+    return "${{" in expr or bool(_SHELL_VAR.match(expr))
+
+
 def expression_error(expr: str) -> str | None:
     """Why ``expr`` is not a valid ``pytest -m`` expression (None when valid or not checkable)."""
-    if "${{" in expr or not expr:
+    if filled_in_by_ci(expr) or not expr:
         return None
     try:
         from _pytest.mark.expression import Expression
@@ -304,11 +481,27 @@ def lanes_section(repo: GitRepo, ref: str = "HEAD", workflows: Sequence[str] | N
         findings.append(Finding("workflow-unreadable", sev, f"{path}: {why}", detail, key=f"{path}\0{why}"))
     checked = [(ln, _expr_in_raw(ln, scan.raw_lines.get((ln.path or "", ln.line or 0)))) for ln in scan.lanes
                if ln.source != "scenario"]
+    # A text composed from ${{ }} parts (``"${{ matrix.m }} and not slow"``) is written nowhere verbatim.
+    checked = [(ln, None if ok is False and ln.template is not None else ok) for ln, ok in checked]
+    expanded = [ln for ln in scan.lanes if ln.template is not None]
+    missing = [n[len(_MISSING):] for n in scan.notes if n.startswith(_MISSING)]
+    bounded = [n for n in scan.notes if not n.startswith(_MISSING)]
+    for note in bounded:
+        findings.append(Finding("lane-bounded", "info", note, "lanes beyond this point are not in the table",
+                                key=f"bounded\0{note}"))
+    if missing:  # e.g. actions checked out into another path at run time
+        findings.append(Finding("lane-action-missing", "info",
+                                f"{len(missing)} local action(s) have no action.yml at {ref}: what they run is not read",
+                                "; ".join(missing), key="missing-actions\0" + "\0".join(missing)))
     verdicts = [ok for _, ok in checked if ok is not None]
     controls = [
         Control("expression read back from the raw line",
                 f"{sum(verdicts)} of {len(verdicts)} single-line expressions appear verbatim on their line",
                 None if not verdicts else all(verdicts)),
+        Control("expanded lanes", f"{len(expanded)} lane(s) expanded from ${{{{ matrix | env | inputs }}}} or $VAR "
+                f"from {len({(ln.path, ln.job.split('[')[0], ln.input) for ln in expanded})} written expression(s); "
+                f"{sum(1 for ln in scan.lanes if ln.template is None and ('${{' in ln.expression))} left unexpanded "
+                "(their value is known only when CI runs)", None),
         Control("text scan for marker-named keys",
                 f"{scan.mentions} line(s) in {len(scan.files)} workflow file(s) name a marker key; "
                 f"{len(scan.unaccounted)} not read as a lane"
@@ -324,8 +517,10 @@ def lanes_section(repo: GitRepo, ref: str = "HEAD", workflows: Sequence[str] | N
         title=f"CI lanes at {ref}",
         columns=["lane (job)", "input", "marker expression", "file:line", "source"],
         rows=rows,
-        legend="matrix lanes are named job[key=value]; '(… default)' lanes are defaults of reusable or manual "
-               "workflow inputs; 'run' lanes are pytest -m in a step's script; 'scenario' lanes were given by hand",
+        legend="lanes expanded over a matrix are named job[key=value] after the keys their expression reads; "
+               "'(… default)' lanes are defaults of reusable or manual workflow inputs; 'run' lanes are pytest -m in "
+               "a step's script; 'action' lanes pytest -m in a local composite action; 'step with' marker inputs "
+               "of a step's action; 'scenario' lanes were given by hand",
         control="each expression read back from the raw text at its line; a plain text scan for marker-named "
                 "keys counts the lines the YAML walk did not turn into lanes",
     )
@@ -333,9 +528,16 @@ def lanes_section(repo: GitRepo, ref: str = "HEAD", workflows: Sequence[str] | N
         id="lanes", title=f"CI lanes at {ref}",
         summary=f"{len(scan.lanes)} lane(s) in {len(scan.files)} workflow file(s) at {ref} ({scan.sha[:12]})",
         tables=[table], findings=findings, controls=controls,
-        not_verified=["`run:` scripts: only `pytest … -m EXPR` on the step's own lines (shell variables, "
-                      "scripts it calls and tox/nox sessions are not followed)",
+        not_verified=["`run:` scripts: only `pytest … -m EXPR` on the step's own lines (a `$VAR` set under env: is "
+                      "followed; shell assignments, scripts it calls and tox/nox sessions are not)",
                       "whether a lane's job actually runs (if:, paths filters, schedules) is not evaluated",
-                      "expressions with ${{ … }} other than a matrix value are shown unexpanded"],
+                      "${{ }} is expanded over matrix combinations (first "
+                      f"{MAX_COMBOS} per job), env: (workflow, job, step) and a local composite action's inputs; "
+                      "github, secrets, needs, steps, vars and functions other than format, contains, startsWith, "
+                      "endsWith and join are not, so such lanes stay unexpanded",
+                      "remote actions are not read (their marker inputs are lanes; what they run is not)"]
+                     + [f"bounded: {n}" for n in bounded]
+                     + ([f"local actions not in the tree at {ref}: {len(missing)} (listed in the findings)"]
+                        if missing else []),
         data={"ref": ref, "sha": scan.sha, "files": scan.files, "rows": [ln.row() for ln in scan.lanes]},
     )

@@ -16,7 +16,11 @@ _PICKED = re.compile(r"\(cherry picked from commit ([0-9a-f]{7,64})\)")
 
 EXACT, NAME_ONLY, NOREPLY, EMAIL_ONLY, OTHER = (
     "exact", "name only", "noreply vs corporate address", "email only", "other person")
-_RANK = {EXACT: 4, NOREPLY: 3, NAME_ONLY: 2, EMAIL_ONLY: 1, OTHER: 0}
+# DCO: a sign-off whose email is the author's satisfies it whatever the name, and so does the author's
+# GitHub noreply address standing for it (a web edit or a squash merge), so those outrank a name-only likeness.
+_RANK = {EXACT: 4, EMAIL_ONLY: 3, NOREPLY: 2, NAME_ONLY: 1, OTHER: 0}
+_DCO_OK = (EXACT, EMAIL_ONLY, NOREPLY)
+_GH_NOREPLY = re.compile(r"^(?:\d+\+)?([^@+]+)@users\.noreply\.github\.com$")
 
 
 @dataclass(frozen=True)
@@ -49,7 +53,14 @@ class ShapeRow:
         if not self.signoffs:
             return "no Signed-off-by"
         best = max(self.signoffs, key=lambda s: _RANK[s.match]).match
-        return {EXACT: "author signed off", OTHER: "author did not sign off"}.get(best, f"author: {best}")
+        return {EXACT: "author signed off", EMAIL_ONLY: "author signed off (name differs)",
+                NOREPLY: f"author signed off ({NOREPLY})",
+                OTHER: "author did not sign off"}.get(best, f"author: {best}")
+
+    @property
+    def dco_ok(self) -> bool:
+        """A Signed-off-by carries the author's email (the DCO rule)."""
+        return any(s.match in _DCO_OK for s in self.signoffs)
 
 
 def _norm_name(name: str) -> str:
@@ -57,18 +68,39 @@ def _norm_name(name: str) -> str:
 
 
 def is_noreply(email: str) -> bool:
-    return "noreply" in email.casefold()
+    """A GitHub noreply address (``[ID+]login@users.noreply.github.com``): it stands for one account."""
+    return bool(_GH_NOREPLY.match(email.strip().casefold()))
+
+
+def canonical_email(email: str) -> str:
+    """Case-folded email; GitHub's ``ID+user@users.noreply.github.com`` and ``user@…`` are one address."""
+    e = email.strip().casefold()
+    m = _GH_NOREPLY.match(e)
+    return f"{m.group(1)}@users.noreply.github.com" if m else e
 
 
 def classify_signoff(author_name: str, author_email: str, name: str, email: str) -> str:
-    """How a Signed-off-by identity relates to the author."""
-    same_email = author_email.strip().casefold() == email.strip().casefold()
+    """How a Signed-off-by identity relates to the author (emails compared as ``canonical_email``)."""
+    same_email = canonical_email(author_email) == canonical_email(email)
     same_name = _norm_name(author_name) == _norm_name(name)
     if same_email:
         return EXACT if same_name else EMAIL_ONLY
-    if same_name:
-        return NOREPLY if is_noreply(author_email) != is_noreply(email) else NAME_ONLY
-    return OTHER
+    if is_noreply(author_email) != is_noreply(email) and (
+            same_name or _login_matches(author_email, email) or _login_matches(author_email, f"{_norm_name(name)}@")
+            or _login_matches(email, f"{_norm_name(author_name)}@")):
+        return NOREPLY
+    return NAME_ONLY if same_name else OTHER
+
+
+def _login_matches(a: str, b: str) -> bool:
+    """One address is ``[ID+]login@users.noreply.github.com`` and the other's local part is ``login``
+    (``name@`` stands for a person whose name is written as their login)."""
+    ca, cb = canonical_email(a), canonical_email(b)
+    for gh, other in ((ca, cb), (cb, ca)):
+        m = _GH_NOREPLY.match(gh)
+        if m and not _GH_NOREPLY.match(other) and other.split("@", 1)[0] == m.group(1):
+            return True
+    return False
 
 
 def parse_signoffs(message: str) -> list[tuple[str, str]]:
@@ -138,10 +170,11 @@ def _classifier_control(rows: list[ShapeRow]) -> Control:
     c = rows[0].commit if rows else None
     name, email = (c.author_name, c.author_email) if c else ("A U Thor", "a@corp.example")
     cases = [((name, email), EXACT), ((name, "123+x@users.noreply.github.com"), NOREPLY if not is_noreply(email)
-                                      else NAME_ONLY), (("Someone Else", "else@other.example"), OTHER)]
+                                      else NAME_ONLY), (("Another Name", email.upper()), EMAIL_ONLY),
+             (("Someone Else", "else@other.example"), OTHER)]
     got = [classify_signoff(name, email, n, e) == want for (n, e), want in cases]
     return Control("sign-off classifier on synthetic identities", f"{sum(got)} of {len(got)} classified as designed "
-                   "(exact, noreply vs corporate, other person)", all(got))
+                   "(exact, noreply vs corporate, email only, other person)", all(got))
 
 
 def shape_section(repo: GitRepo, base: str, head: str, same_tree: tuple[str, str] | None = None) -> Section:
@@ -162,8 +195,11 @@ def shape_section(repo: GitRepo, base: str, head: str, same_tree: tuple[str, str
     sob_rows = [[Sha(r.commit.sha), _ident(s.name, s.email), s.match] for r in rows for s in r.signoffs]
     tables.append(Table("Signed-off-by trailers against the author", ["commit", "Signed-off-by", "vs author"],
                         sob_rows,  # type: ignore[arg-type]
-                        legend="exact: same name and email; name only / email only: one matches; noreply vs "
-                               "corporate address: same name, one address is a noreply one",
+                        legend="exact: same name and email; email only: same email, another name; noreply vs "
+                               "corporate address: one address is the author's GitHub noreply one (same name, or "
+                               "its login is the other's local part or name); these three satisfy DCO; name only: same "
+                               "name, another email; emails compare case-insensitively and GitHub's ID+user@ and "
+                               "user@users.noreply.github.com are one address",
                         control="the classifier is run on synthetic identities built from a real author first"))
     findings: list[Finding] = []
     plain = [r for r in rows if not r.commit.is_merge]
@@ -171,20 +207,33 @@ def shape_section(repo: GitRepo, base: str, head: str, same_tree: tuple[str, str
     # A project "uses" sign-offs when at least half its commits in the range carry one; elsewhere a
     # bot's trailer alone should not turn every unsigned commit into a finding.
     uses_sob = bool(plain) and signed * 2 >= len(plain)
+    renamed = []
     for r in plain:
         v = r.signoff_verdict
-        if v == "author signed off" or (v == "no Signed-off-by" and not uses_sob):
+        if r.dco_ok:
+            if v != "author signed off":
+                renamed.append(r)
+            continue
+        if v == "no Signed-off-by" and not uses_sob:
             continue
         who = _ident(r.commit.author_name, r.commit.author_email)
-        detail = "; ".join(f"{_ident(s.name, s.email)}: {s.match}" for s in r.signoffs) or "no trailer"
-        if v.endswith(NOREPLY):
-            title = f"{r.commit.sha[:12]}: author {who} signed off with a noreply/corporate address swap"
-        elif v == "no Signed-off-by":
+        detail = f"author {who}; " + ("; ".join(f"{_ident(s.name, s.email)}: {s.match}" for s in r.signoffs)
+                                      or "no trailer")
+        if v == "no Signed-off-by":
             title = f"{r.commit.sha[:12]}: no Signed-off-by, while other commits in the range carry one"
         else:
             title = f"{r.commit.sha[:12]}: sign-off does not match the author ({v})"
         findings.append(Finding("shape-signoff", "P2" if uses_sob else "info", title, detail,
                                 key=f"{r.commit.sha}\0signoff"))
+    if renamed:
+        findings.append(Finding(
+            "shape-signoff-name", "info",
+            f"{len(renamed)} commit(s) signed off under another name or the other of the author's GitHub noreply "
+            "and own address (DCO satisfied)",
+            "; ".join(f"{r.commit.sha[:12]}: author {_ident(r.commit.author_name, r.commit.author_email)}, signed "
+                      "off as " + ", ".join(_ident(s.name, s.email) for s in r.signoffs if s.match in _DCO_OK)
+                      for r in renamed),
+            key="signoff-name\0" + "\0".join(r.commit.sha for r in renamed)))
     odd = [r for r in rows if r.commit.author_time > r.commit.committer_time]
     for r in odd:
         findings.append(Finding("shape-dates", "info", f"{r.commit.sha[:12]}: authored after committed",
@@ -230,11 +279,12 @@ def shape_section(repo: GitRepo, base: str, head: str, same_tree: tuple[str, str
     merges = sum(r.commit.is_merge for r in rows)
     summary = (f"{len(rows)} commit(s) in {spec} ({merges} merge(s)); "
                f"{sum(r.commit.author_time < r.commit.committer_time for r in rows)} authored before committed; "
-               f"{len([f for f in findings if f.kind == 'shape-signoff'])} sign-off mismatch(es)")
+               f"{len([f for f in findings if f.kind == 'shape-signoff'])} sign-off mismatch(es) (DCO: a Signed-off-by "
+               "with the author's email)")
     return Section(
         id="shape", title=f"Shape of {spec}", summary=summary, tables=tables, findings=findings, controls=controls,
-        not_verified=["GPG/SSH signatures are not checked", "sign-offs are matched against the author only; the "
-                      "project's DCO policy (e.g. committer sign-off) is not evaluated",
+        not_verified=["GPG/SSH signatures are not checked", "sign-offs are matched against the author's email "
+                      "(the DCO rule); a project's stricter policy (e.g. committer sign-off) is not evaluated",
                       "a sign-off of merge commits is not checked"],
         data=data,
     )

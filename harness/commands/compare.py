@@ -82,7 +82,8 @@ def run_compare(repo: GitRepo, inputs: CompareInputs, *, output: Path, fmt: str 
     plan = plan_for(repo, inputs)  # validates the scenario: bad input fails here, before any work
     sections, crashed = run_plan(plan)
     now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
-    report = build_report(repo, inputs, sections, plan.skipped, command, now.strftime("%Y-%m-%d %H:%M:%SZ"))
+    report = build_report(repo, inputs, sections, plan.skipped, command, now.strftime("%Y-%m-%d %H:%M:%SZ"),
+                          plan.header)
     notes = policy.apply(pol, report.findings, today or now.date())
     report.not_verified += notes
     if prev is not None:

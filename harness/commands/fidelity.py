@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from harness.checks.fidelity import fidelity_section
+from harness.checks.judgeable import judge_range
 from harness.commands._common import add_report_options, check_output_path, command_line, emit
 from harness.errors import UsageError
 from harness.git import GitRepo
@@ -40,8 +41,10 @@ def run(args: argparse.Namespace) -> int:
     mapping = parse_map(args.map)
     repo = GitRepo(args.repo)
     base, head = repo.parse_range(args.range)
+    facts = judge_range(repo, *args.range.split("..", 1), source=args.source, source_branch=args.source_branch,
+                        picks=True)
     section = fidelity_section(repo, base, head, args.source, args.source_branch, mapping)
-    inputs = {"range": args.range, "base": base, "head": head, "source": args.source}
+    inputs = {"range": args.range, "base": base, "head": head, **facts.header(), "source": args.source}
     if args.source_branch:
         inputs["source branch"] = args.source_branch
     report = Report("Cherry-pick fidelity", command_line(getattr(args, "_argv", None)), [section], inputs)

@@ -11,7 +11,8 @@ from harness.report.model import Report
 
 NAME = "lanes"
 HELP = ("the pytest marker expression of every CI lane in GitHub Actions workflows at a ref "
-        "(inputs named *markers*/*pytest_marks* under jobs.*.with, matrix values, input defaults)")
+        "(inputs named *markers*/*pytest_marks* under jobs.*.with, matrix values, input defaults, pytest -m in "
+        "run: steps and local composite actions; ${{ matrix/env/inputs }} expanded per matrix combination)")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import argparse
 
+from harness.checks.conflicts import conflicts_section
+from harness.checks.judgeable import judge_range
 from harness.checks.shape import shape_section
 from harness.commands._common import add_report_options, check_output_path, command_line, emit
 from harness.git.repo import GitRepo
 from harness.report.model import Report
 
 NAME = "shape"
-HELP = ("each commit in BASE..HEAD with its parents, author/committer identity and dates, and Signed-off-by "
-        "against the author; --same-tree A B: do two commits carry identical trees")
+HELP = ("each commit in BASE..HEAD with its parents, author/committer identity and dates, Signed-off-by "
+        "against the author (DCO) and conflict markers committed in a pick; --same-tree A B: do two commits "
+        "carry identical trees")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -25,9 +28,11 @@ def run(args: argparse.Namespace) -> int:
     repo = GitRepo(args.repo)
     repo.parse_range(args.range_)  # validates both ends (unknown or option-like refs → exit 2)
     base, head = args.range_.split("..", 1)
+    facts = judge_range(repo, base, head)
     section = shape_section(repo, base, head, tuple(args.same_tree) if args.same_tree else None)
-    report = Report(title=f"Shape of {args.range_}", command=command_line(args._argv), sections=[section],
-                    inputs={"base": section.data["base"], "head": section.data["head"],
+    sections = [section, conflicts_section(repo, base, head)]
+    report = Report(title=f"Shape of {args.range_}", command=command_line(args._argv), sections=sections,
+                    inputs={"base": section.data["base"], "head": section.data["head"], **facts.header(),
                             **({"same tree A": args.same_tree[0], "same tree B": args.same_tree[1]}
                                if args.same_tree else {})})
     return emit(args, report)

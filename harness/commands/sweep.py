@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from harness.checks.judgeable import judge_range
 from harness.commands._common import add_report_options, check_output_path, command_line, emit
 from harness.git.repo import GitRepo
 from harness.report.model import Report
@@ -32,9 +33,10 @@ def run(args: argparse.Namespace) -> int:
     check_output_path(args)
     repo = GitRepo(args.repo)
     base, head = repo.parse_range(args.range)
+    facts = judge_range(repo, *args.range.split("..", 1))  # the sweep reads the BASE→HEAD diff, merges included
     check_mutmut(args.python)
     result = run_sweep(repo, base, head, tests=args.tests, marker=args.marker, python=args.python,
                        max_children=args.max_children, timeout=args.timeout, source_paths=args.source_path)
     report = Report(title="Mutation sweep of the changed functions", command=command_line(args._argv),
-                    sections=[sweep_section(result)], inputs={"base": base, "head": head})
+                    sections=[sweep_section(result)], inputs={"base": base, "head": head, **facts.header()})
     return emit(args, report)

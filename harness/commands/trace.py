@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from harness.checks.judgeable import judge_range
 from harness.checks.trace import trace_section
 from harness.commands._common import add_report_options, check_output_path, command_line, emit
 from harness.git.repo import GitRepo
@@ -25,11 +26,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     check_output_path(args)
     repo = GitRepo(args.repo)
+    header: dict[str, str] = {}
+    a, sep, b = (args.range_ or "").partition("..")
+    if sep and a and b and not b.startswith("."):  # a malformed --range is trace_section's usage error
+        header = judge_range(repo, a, b).header()
     section = trace_section(repo, args.needle, args.refs, args.under, args.range_)
     inputs = {"string": args.needle, **({"under": args.under} if args.under else {}),
               **{f"ref {r['ref']}": r["sha"] for r in section.data["rows"]}}
     if args.range_:
         inputs["range"] = args.range_
+        inputs.update(header)
     report = Report(title=f"Trace of {args.needle!r}", command=command_line(args._argv), sections=[section],
                     inputs=inputs)
     return emit(args, report)

@@ -23,6 +23,7 @@ class FilePatch:
     new_blob: str | None = None
     binary: bool = False
     hunks: list[list[bytes]] = field(default_factory=list)  # raw hunk bodies, prefix char kept
+    new_starts: list[int] = field(default_factory=list)  # each hunk's first line in the new file
 
     @property
     def path(self) -> str:
@@ -89,6 +90,7 @@ def diff_trees(repo: GitRepo, old: str, new: str, *, renames: bool = True,
 
 
 _DIFF_GIT = re.compile(rb"^diff --git (.*)$")
+_HUNK_NEW = re.compile(rb"^@@+ (?:-\d+(?:,\d+)? )+\+(\d+)")
 
 
 def _unquote(raw: bytes) -> str:
@@ -164,6 +166,8 @@ def parse_files(raw: bytes) -> list[FilePatch]:
             in_hunk = False
         if line.startswith(b"@@"):
             cur.hunks.append([])
+            m = _HUNK_NEW.match(line)
+            cur.new_starts.append(int(m.group(1)) if m else 0)
             in_hunk = True
         elif line.startswith(b"new file mode"):
             cur.status, cur.old_path = "A", None

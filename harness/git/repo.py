@@ -117,8 +117,15 @@ class GitRepo:
         out = self.run(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{{kind}}}"],
                        check=False).decode().strip()
         if not out:
-            raise UsageError(f"unknown ref {ref!r} (not a {kind} in {self.git_dir})")
+            hint = ("; this repository is shallow: run `git fetch --unshallow` and fetch the branch (GitHub "
+                    "Actions: actions/checkout with `fetch-depth: 0`)") if self.is_shallow() else ""
+            raise UsageError(f"unknown ref {ref!r} (not a {kind} in {self.git_dir}{hint})")
         return out
+
+    def is_shallow(self) -> bool:
+        """Whether history was cut off when this repository was fetched (``$GIT_DIR/shallow`` exists)."""
+        common = Path(getattr(self._repo, "common_dir", None) or self.git_dir)
+        return (self.git_dir / "shallow").exists() or (common / "shallow").exists()
 
     def try_resolve(self, ref: str, kind: str = "commit") -> str | None:
         try:

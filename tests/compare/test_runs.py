@@ -104,6 +104,7 @@ def test_ledger_marks_findings_new_against_a_round_that_lacked_them(builder, run
     builder.branch("release")
     builder.commit("fix on main", {"a.py": "x = 1\nvalidate_inputs()\n"})
     builder.checkout("release")
+    builder.commit("docs", {"README": "x\n"})  # round one judges this alone (an empty range is refused)
     builder.commit("the same fix again", {"a.py": "x = 1\nvalidate_inputs()\n"})  # redundant: P2
     first = tmp_path / "r1"
     code, _, _ = run_cli("compare", "main", "release~1", "--repo", str(builder.path), "--output", str(first),

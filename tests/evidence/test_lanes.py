@@ -87,7 +87,7 @@ def test_section_rows_findings_and_controls(builder, run_cli):
     row = next(r for r in sec["data"]["rows"] if r["job"] == "gpu" and r["input"] == "pytest_markers")
     assert row == {"job": "gpu", "input": "pytest_markers", "expression": "gpu and not slow",
                    "path": ".github/workflows/ci.yml", "line": 19, "source": "with",
-                   "uses": "./.github/workflows/gpu.yml"}
+                   "uses": "./.github/workflows/gpu.yml", "template": None}
     kinds = {(f["kind"], f["severity"]) for f in sec["findings"]}
     assert ("lane-expression", "P2") in kinds  # "not (gpu" does not parse
     assert ("workflow-unreadable", "P2") in kinds  # list.yaml is not a mapping
@@ -161,6 +161,7 @@ jobs:
           echo -m not-a-lane
       - run: pytest -q tests/smoke  # no marker: not a lane
       - run: pytest -m nightly --durations=5
+      - run: pytest -m 'inference_ops' -m 'inference' unit/  # pytest keeps the last -m
 """
 
 
@@ -170,7 +171,8 @@ def test_pytest_marker_expressions_in_run_scripts(builder):
     assert [(ln.job, ln.input, ln.expression, ln.line) for ln in lanes] == [
         ("unit", "run: Unit tests", "pre_merge and not gpu", 10),  # the continuation line that holds it
         ("unit", "run: step 4", "nightly", 13),
+        ("unit", "run: step 5", "inference", 14),
     ]
     section = lanes_section(GitRepo(builder.path), "HEAD")
     readback = next(c for c in section.controls if c.name == "expression read back from the raw line")
-    assert readback.ok is True and readback.result.startswith("2 of 2")
+    assert readback.ok is True and readback.result.startswith("3 of 3")
