@@ -72,6 +72,7 @@ class GitRepo:
         self.bare = self._repo.bare
         self.work_tree = None if self.bare else Path(self._repo.working_tree_dir or where)
         self._batch: subprocess.Popen[bytes] | None = None
+        self._resolved: dict[tuple[str, str], str] = {}
 
     # -- running git ---------------------------------------------------------------
     def _env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -114,8 +115,13 @@ class GitRepo:
         """Resolve a ref to a full sha; unknown refs and option-looking names are usage errors."""
         if not ref or "\n" in ref or "\0" in ref:
             raise UsageError(f"invalid ref {ref!r}")
+        known = self._resolved.get((ref, kind))
+        if known:  # one answer per name for the whole run: later sections see the refs the first saw
+            return known
         out = self.run(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{{kind}}}"],
                        check=False).decode().strip()
+        if out:
+            self._resolved[(ref, kind)] = out
         if not out:
             hint = ("; this repository is shallow: run `git fetch --unshallow` and fetch the branch (GitHub "
                     "Actions: actions/checkout with `fetch-depth: 0`)") if self.is_shallow() else ""
