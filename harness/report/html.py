@@ -7,12 +7,24 @@ from html import escape
 from harness.report.model import Cell, Code, Report, Sha, Table, open_findings
 
 _CSS = """
-body{font:14px/1.45 -apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em auto;max-width:1200px;color:#1f2328}
+*{box-sizing:border-box}
+body{font:14px/1.45 -apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em auto;padding:0 1em;max-width:1200px;
+color:#1f2328;overflow-wrap:anywhere}
+.tw{overflow-x:auto;max-width:100%}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #d0d7de;padding:3px 8px;text-align:left;vertical-align:top}
 th{background:#f6f8fa}code{background:#f6f8fa;padding:0 3px;border-radius:3px;font-size:90%}
+td code{white-space:pre-wrap;word-break:break-all}
 .P1{color:#b00;font-weight:bold}.P2{color:#9a6700;font-weight:bold}.info{color:#0969da}
-.legend{color:#57606a;font-size:90%}pre{background:#f6f8fa;padding:8px;overflow:auto}
+.mark{display:inline-block;min-width:3.2em;padding:0 4px;border-radius:3px;font-weight:bold;font-size:85%;text-align:center}
+.PASS{background:#dafbe1;color:#116329}.FAIL{background:#ffebe9;color:#a40e26}.INFO{background:#ddf4ff;color:#0550ae}
+.legend{color:#57606a;font-size:90%}pre{background:#f6f8fa;padding:8px;overflow:auto;white-space:pre-wrap}
 """
+_MARK = {True: "PASS", False: "FAIL", None: "INFO"}
+
+
+def _anchor(finding_id: str) -> str:
+    """The in-page id of a finding (ids may hold any character; anchors keep a safe subset)."""
+    return "finding-" + "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in finding_id)
 
 
 def _cell(c: Cell) -> str:
@@ -28,7 +40,7 @@ def _cell(c: Cell) -> str:
 def _table(t: Table) -> str:
     head = "".join(f"<th>{escape(c)}</th>" for c in t.columns)
     rows = "".join("<tr>" + "".join(f"<td>{_cell(c)}</td>" for c in r) + "</tr>" for r in t.rows)
-    body = f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+    body = f'<div class="tw"><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div>'
     title = f"<h3>{escape(t.title)}</h3>" if t.title else ""
     if t.collapsed:
         body = f"<details><summary>{escape(t.title)} ({len(t.rows)} rows)</summary>{body}</details>"
@@ -45,8 +57,8 @@ def render(report: Report) -> str:
     live = open_findings(report)
     verdict = report.verdict or "not gated"
     parts.append(f"<p><b>Verdict:</b> {escape(verdict)}</p><ul>")
-    parts += [f'<li><span class="{f.severity}">{f.severity}</span> {escape(f.title)} <code>{escape(f.id)}</code></li>'
-              for f in live]
+    parts += [f'<li><span class="{f.severity}">{f.severity}</span> {escape(f.title)} '
+              f'<a href="#{_anchor(f.id)}"><code>{escape(f.id)}</code></a></li>' for f in live]
     parts.append("</ul>")
     for s in report.sections:
         parts.append(f"<section><h2>{escape(s.title)}</h2>")
@@ -58,13 +70,14 @@ def render(report: Report) -> str:
             for f in s.findings:
                 extra = f" (waived: {escape(f.waived)})" if f.waived else ""
                 status = f" [{escape(f.status)}]" if f.status else ""
-                parts.append(f'<li><span class="{f.severity}">{f.severity}</span> <code>{escape(f.id)}</code>'
+                parts.append(f'<li id="{_anchor(f.id)}"><span class="{f.severity}">{f.severity}</span> '
+                             f'<code>{escape(f.id)}</code>'
                              f"{status} {escape(f.title)}{' — ' + escape(f.detail) if f.detail else ''}{extra}</li>")
             parts.append("</ul>")
         if s.controls:
             parts.append("<h4>Controls</h4><ul>")
-            parts += [f"<li>{ {True: '✅', False: '❌', None: 'ℹ️'}[c.ok] } {escape(c.name)}: {escape(c.result)}</li>"
-                      for c in s.controls]
+            parts += [f'<li><span class="mark {_MARK[c.ok]}">{_MARK[c.ok]}</span> {escape(c.name)}: '
+                      f"{escape(c.result)}</li>" for c in s.controls]
             parts.append("</ul>")
         for d in s.details:
             parts.append(f"<details><summary>{escape(d.summary)}</summary><pre>{escape(d.body)}</pre></details>")
