@@ -174,7 +174,9 @@ def probe_section(scenario: Scenario, probe: Any, run: ProbeRun) -> Section:
     data = {"probe": probe.id, "kind": probe.kind, "rows": probe.rows,
             "columns": [{"name": c.column.name, "role": c.column.role, "ref": c.column.ref,
                          "commit": c.ident.commit_sha, "tree": c.ident.tree_sha,
-                         "edits": [e.describe() for e in c.column.edits]} for c in cols],
+                         "edits": [e.describe() for e in c.column.edits],
+                         "edit_paths": sorted({e.path for e in c.column.edits if e.path}),
+                         "edit_commits": [e.commit for e in c.column.edits if e.commit]} for c in cols],
             "cells": {n: [cell.to_json() for cell in grid[n]] for n in names}, "unmoved_rows": unmoved,
             "cache": {n: [{"key": k, "from": h} for k, h in run.provenance.get((probe.id, n), [])] for n in names}}
     return Section(f"probe-{probe.id}", f"Probe {probe.id}" + (f": {probe.description}" if probe.description else ""),

@@ -9,7 +9,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from harness import gate
+from harness import causes, gate
 from harness.errors import UsageError
 from harness.report import FORMATS, render
 from harness.report.model import Report
@@ -55,6 +55,7 @@ def emit(args: argparse.Namespace, report: Report) -> int:
     """Render in the chosen format, write it, and return the gate's exit code."""
     fmt = getattr(args, "format", "term")
     report.verdict, blocked = gate.verdict(report, getattr(args, "fail_on", "p1"))
+    report.causes = causes.group(report, str(report.inputs.get("head", "HEAD")).split(" @ ")[0])
     if args.output:
         write_atomic(args.output, render(report, fmt))
     elif fmt == "term" and sys.stdout.isatty():

@@ -9,12 +9,12 @@ import re
 import sys
 from pathlib import Path
 
-from harness import gate, ledger, policy
+from harness import causes, gate, ledger, policy
 from harness.commands._common import command_line, write_atomic
 from harness.compare import CompareInputs, build_report, run_plan
 from harness.errors import EXIT_INTERNAL, UsageError
 from harness.git import GitRepo
-from harness.report import render
+from harness.report import comment, render
 
 NAME = "compare"
 HELP = "run every section that applies to BASE → HEAD and write the review report"
@@ -32,6 +32,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="what to print on stdout besides writing the files (default: term)")
     p.add_argument("--fail-on", choices=gate.FAIL_ON, default=None,
                    help="exit 1 on an open finding at or above this severity (default: policy's, else p1)")
+    p.add_argument("--report-url", metavar="URL",
+                   help="where reviewers find the full report (e.g. the CI run's artifacts); named in comment.md")
     p.add_argument("--policy", metavar="FILE", help="gate policy YAML (blocking kinds, waivers)")
     p.add_argument("--previous", metavar="REPORT.json", help="an earlier round's report.json (ledger)")
     p.add_argument("--python", metavar="EXE", help="interpreter for probe columns (default: this one)")
@@ -66,7 +68,7 @@ def default_output(repo: GitRepo, base: str, head: str) -> Path:
 
 def run_compare(repo: GitRepo, inputs: CompareInputs, *, output: Path, fmt: str = "term",
                 fail_on: str | None = None, policy_path: str | None = None, previous: str | None = None,
-                command: str = "", today: dt.date | None = None) -> int:
+                command: str = "", today: dt.date | None = None, report_url: str | None = None) -> int:
     """The whole job: validate, run sections, apply policy and ledger, write the files, gate."""
     repo.resolve(inputs.base)
     repo.resolve(inputs.head)
@@ -90,9 +92,12 @@ def run_compare(repo: GitRepo, inputs: CompareInputs, *, output: Path, fmt: str 
         report.sections.append(ledger.apply(report, prev, repo.resolve(inputs.head, "tree")))
     threshold = fail_on or pol.fail_on or "p1"
     report.verdict, blocking = gate.verdict(report, threshold, crashed)
+    report.causes = causes.group(report, inputs.head)
     output.mkdir(parents=True, exist_ok=True)
     for ext, fmt_name in (("md", "md"), ("json", "json"), ("html", "html")):
         write_atomic(output / f"report.{ext}", render(report, fmt_name))
+    where = report_url or "report.md and report.html beside comment.md (the CI workflow uploads the folder as an artifact)"
+    write_atomic(output / "comment.md", comment.render(report, where))
     if fmt == "term" and sys.stdout.isatty():
         from rich.console import Console
 
@@ -100,7 +105,7 @@ def run_compare(repo: GitRepo, inputs: CompareInputs, *, output: Path, fmt: str 
         terminal.render_to(Console(highlight=False), report)
     elif fmt != "none":
         sys.stdout.write(render(report, fmt))
-    sys.stderr.write(f"harness: wrote {output}/report.md, report.json, report.html\n")
+    sys.stderr.write(f"harness: wrote {output}/report.md, report.json, report.html, comment.md\n")
     if crashed:
         return EXIT_INTERNAL
     return 1 if blocking else 0
@@ -114,4 +119,4 @@ def run(args: argparse.Namespace) -> int:
                            no_cache=args.no_cache)
     return run_compare(repo, inputs, output=output,
                        fmt=args.format, fail_on=args.fail_on, policy_path=args.policy, previous=args.previous,
-                       command=command_line(args._argv), today=args.today)
+                       command=command_line(args._argv), today=args.today, report_url=args.report_url)

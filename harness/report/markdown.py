@@ -4,20 +4,22 @@ from __future__ import annotations
 
 import re
 
-from harness.report.model import Cell, Code, Details, Report, Section, Sha, Table, open_findings
+from harness.report.model import Cell, Code, Details, Finding, Report, Section, Sha, Table, open_findings
+from harness.report.safe import clean, shown
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>#|~])")
 
 
 def _text(s: str) -> str:
-    """Escape plain text for a table cell or a line of prose."""
-    s = s.replace("&", "&amp;")
+    """Escape plain text for a table cell or a line of prose (no control characters, no live @mentions)."""
+    s = shown(s).replace("&", "&amp;")
     s = _MD_SPECIAL.sub(lambda m: {"<": "&lt;", ">": "&gt;", "|": "\\|"}.get(m.group(1), "\\" + m.group(1)), s)
     return s.replace("\r", "").replace("\n", "<br>")
 
 
 def _code(s: str) -> str:
     """Inline code that survives a table cell: pipes escaped, backticks fenced."""
+    s = clean(s)
     if not s:
         return "∅"
     s = s.replace("|", "\\|").replace("\r", "").replace("\n", "↵")
@@ -62,10 +64,37 @@ def _table(t: Table) -> list[str]:
 
 
 def _details(d: Details) -> list[str]:
-    longest = max((len(m) for m in re.findall(r"`{3,}", d.body)), default=2)
+    body = clean(d.body)
+    longest = max((len(m) for m in re.findall(r"`{3,}", body)), default=2)
     fence = "`" * (longest + 1)
-    return [f"<details><summary>{_text(d.summary)}</summary>", "", fence, d.body.rstrip("\n"), fence, "",
+    return [f"<details><summary>{_text(d.summary)}</summary>", "", fence, body.rstrip("\n"), fence, "",
             "</details>", ""]
+
+
+def causes(report: Report, *, members: bool = True, first: int | None = None) -> list[str]:
+    """The open findings grouped by root cause, each with its action (the flat list when ungrouped).
+
+    ``members=False`` leaves out each cause's finding lines; ``first`` keeps only the first causes and
+    says how many more there are (both used by comment.md to stay within its limit)."""
+    live = open_findings(report)
+    if not report.causes:
+        return [*(f"- **{f.severity}** {_text(f.title)} ({_code(f.id)})" for f in live), *([""] if live else [])]
+    by_id: dict[str, Finding] = {f.id: f for f in report.findings}
+    shown_causes = report.causes if first is None else report.causes[:first]
+    out = [f"**{len(live)} open finding(s) from {len(report.causes)} cause(s) — what to do:**", ""]
+    for n, c in enumerate(shown_causes, 1):
+        out.append(f"{n}. **{c.severity}** {_text(c.title)}  ")
+        out.append(f"   **Action:** {_code(c.action)}" + ("" if members else
+                                                          f" · findings: {', '.join(_code(i) for i in c.findings)}"))
+        for fid in c.findings if members else []:
+            f = by_id.get(fid)
+            if f is not None:
+                out.append(f"   - {f.severity} {_text(f.title)} ({_code(f.id)})")
+    rest = report.causes[len(shown_causes):]
+    if rest:
+        out.append(f"\n… {len(rest)} more cause(s) ({sum(len(c.findings) for c in rest)} finding(s)) in the full report")
+    out.append("")
+    return out
 
 
 def _section(s: Section) -> list[str]:
@@ -102,13 +131,9 @@ def render(report: Report) -> str:
         meta = f"Generated {report.generated} · {meta}"
     if meta:
         out += [f"<sub>{meta}</sub>", ""]
-    live = open_findings(report)
     verdict = report.verdict or "not gated"
     out += [f"**Verdict:** {_text(verdict)}", ""]
-    for f in live:
-        out.append(f"- **{f.severity}** {_text(f.title)} ({_code(f.id)})")
-    if live:
-        out.append("")
+    out += causes(report)
     if report.inputs:
         out += ["| input | value |", "|---|---|"]
         out += [f"| {_text(k)} | {_code(v)} |" for k, v in report.inputs.items()]
@@ -120,3 +145,9 @@ def render(report: Report) -> str:
     out += [f"- {_text(n)}" for n in nv] or ["- (nothing listed)"]
     out.append("")
     return "\n".join(out)
+
+
+# Public names for the layouts built on this one (comment.md).
+text = _text
+code = _code
+section = _section

@@ -84,6 +84,20 @@ class Details:
 
 
 @dataclass
+class Cause:
+    """Findings that stem from one root cause (a missing commit, a file, a control) and what to do.
+
+    Computed by ``harness/causes.py`` before rendering; ``findings`` are the member findings' ids
+    (the ledger keeps tracking each finding by its own id)."""
+
+    id: str
+    severity: Severity
+    title: str
+    action: str
+    findings: list[str] = field(default_factory=list)
+
+
+@dataclass
 class Section:
     """One check's outcome."""
 
@@ -109,6 +123,7 @@ class Report:
     generated: str = ""
     not_verified: list[str] = field(default_factory=list)
     verdict: str = ""
+    causes: list[Cause] = field(default_factory=list)  # open findings grouped by root cause (causes.py)
 
     @property
     def findings(self) -> list[Finding]:

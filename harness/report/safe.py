@@ -1,0 +1,39 @@
+"""Repository data made safe to show: no terminal escapes or control characters, no live @mentions.
+
+Author names, subjects, paths and probe output come from the repository under review; a renderer
+passes every such string through ``clean`` (and ``quiet`` where GitHub would notify someone)."""
+
+from __future__ import annotations
+
+import re
+
+# CSI (ESC [ … final), OSC (ESC ] … BEL or ST), other two-byte escapes, then lone control characters
+# (tab and newline stay), DEL, C1 controls, and bidi overrides that reorder what a reviewer reads.
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[ -~]?|\x9b[0-?]*[ -/]*[@-~]")
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_MENTION = re.compile(r"@(?=[A-Za-z0-9])")
+ZWJ = "\u200d"
+
+
+def clean(text: str) -> str:
+    """Drop terminal escape sequences and control characters (tab and newline are kept)."""
+    return _CONTROLS.sub("", _ESCAPES.sub("", text))
+
+
+def quiet(text: str) -> str:
+    """``@name`` → ``@\u200dname``: shown the same, but GitHub notifies nobody."""
+    return _MENTION.sub("@" + ZWJ, text)
+
+
+def shown(text: str) -> str:
+    """Both: what Markdown, HTML and the terminal print of repository data."""
+    return quiet(clean(text))
+
+
+_JSON_UNSAFE = re.compile(r"[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def json_escape_controls(doc: str) -> str:
+    """JSON text with DEL, C1 controls and bidi overrides written as \\u escapes (json.dumps already
+    escapes C0 controls such as ESC): the data stays the same once parsed."""
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", doc)

@@ -1,0 +1,69 @@
+"""comment.md: a real range whose report.md exceeds GitHub's comment limit still yields a comment that fits."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.git.writer import CommitSpec, write_repo
+from harness.report.comment import LIMIT, MARKER
+
+N_PICKS = 120
+WORDS = "the scheduler must keep the prefix cache warm while the tokenizer streams partial multibyte output"
+
+
+def _big_range(path: Path) -> None:
+    """main: N source commits (4 lines each in its own file); release: picks that carry 2 of the 4 lines."""
+    files = {f"pkg/mod_{i:03d}.py": f"# module {i}\n" for i in range(N_PICKS)}
+    commits = [CommitSpec("init", "main", "init\n", files)]
+    for i in range(N_PICKS):
+        body = "".join(f"value_{i}_{k} = {k}  # {WORDS}\n" for k in range(4))
+        commits.append(CommitSpec(f"s{i}", "main", f"Fix {WORDS} in module {i} (#{1000 + i})\n",
+                                  {f"pkg/mod_{i:03d}.py": f"# module {i}\n{body}"},
+                                  parents=["init" if i == 0 else f"s{i - 1}"], author_time=1_767_225_600 + 60 * i))
+    prev = "init"
+    for i in range(N_PICKS):
+        body = "".join(f"value_{i}_{k} = {k}  # {WORDS}\n" for k in range(2))
+        commits.append(CommitSpec(f"p{i}", "release", f"[release] Fix {WORDS} in module {i} (#{1000 + i})\n",
+                                  {f"pkg/mod_{i:03d}.py": f"# module {i}\n{body}"}, parents=[prev],
+                                  author_time=1_768_225_600 + 60 * i))
+        prev = f"p{i}"
+    write_repo(path, commits, {"base": "init", "backport": prev}, "main")
+
+
+@pytest.fixture(scope="module")
+def big_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from harness.cli import main
+
+    root = tmp_path_factory.mktemp("big")
+    _big_range(root / "repo")
+    out = root / "out"
+    code = main(["compare", "base", "backport", "--source", "main", "--repo", str(root / "repo"),
+                 "--output", str(out), "--format", "none"])
+    assert code == 1  # every pick is a subset: blocked
+    return out
+
+
+def test_report_md_of_the_range_exceeds_the_limit(big_report: Path) -> None:
+    assert len((big_report / "report.md").read_text(encoding="utf-8")) > LIMIT
+
+
+def test_comment_fits_and_says_what_was_cut(big_report: Path) -> None:
+    text = (big_report / "comment.md").read_text(encoding="utf-8")
+    assert len(text) <= LIMIT
+    assert text.startswith(MARKER + "\n")
+    assert "**Verdict:** BLOCKED" in text
+    assert "Cut to fit a pull request comment" in text
+    assert "Full report: report.md" in text
+    assert "table row(s)" in text or "sections left out" in text or "tables and controls" in text
+
+
+def test_comment_of_the_demo_is_whole_and_names_the_actions(tmp_path: Path) -> None:
+    from harness.cli import main
+
+    assert main(["demo", "--dir", str(tmp_path / "d"), "--format", "none"]) == 0
+    text = (tmp_path / "d" / "comment.md").read_text(encoding="utf-8")
+    assert "Cut to fit" not in text
+    assert "**Action:** `cherry-pick -x 87c541f3 58ad6816 onto backport/42`" in text
+    assert text.count("**Action:**") == 4
