@@ -59,11 +59,8 @@ def test_comment_fits_and_says_what_was_cut(big_report: Path) -> None:
     assert "table row(s)" in text or "sections left out" in text or "tables and controls" in text
 
 
-def test_comment_of_the_demo_is_whole_and_names_the_actions(tmp_path: Path) -> None:
-    from harness.cli import main
-
-    assert main(["demo", "--dir", str(tmp_path / "d"), "--format", "none"]) == 0
-    text = (tmp_path / "d" / "comment.md").read_text(encoding="utf-8")
+def test_comment_of_the_demo_is_whole_and_names_the_actions(demo_dir: Path) -> None:
+    text = (demo_dir / "comment.md").read_text(encoding="utf-8")
     assert "Cut to fit" not in text
     assert "**Action:** `cherry-pick -x 87c541f3 58ad6816 onto backport/42`" in text
     assert text.count("**Action:**") == 4

@@ -1,0 +1,55 @@
+"""Root causes on the demo: 5 P1 findings from 2 causes, each with its action; the ledger keeps ids."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from harness.causes import anchors, group
+from harness.report.model import Finding, Report, Section
+
+
+def _causes(demo_dir: Path) -> tuple[dict, dict[str, dict]]:
+    doc = json.loads((demo_dir / "report.json").read_text(encoding="utf-8"))
+    findings = {f["id"]: f for s in doc["sections"] for f in s["findings"]}
+    return doc, findings
+
+
+def test_demo_p1_findings_come_from_two_causes(demo_dir: Path) -> None:
+    doc, findings = _causes(demo_dir)
+    p1 = [c for c in doc["causes"] if c["severity"] == "P1"]
+    assert len(p1) == 2
+    assert sum(findings[i]["severity"] == "P1" for c in p1 for i in c["findings"]) == 5
+    picks, control = p1
+    assert picks["action"] == "cherry-pick -x 87c541f3 58ad6816 onto backport/42"
+    kinds = sorted(findings[i]["kind"] for i in picks["findings"])
+    assert kinds == ["gap-not-pinned", "missing-commit", "missing-commit", "pick-subset", "probe-expectation"]
+    assert "cancel-all" in control["title"] and "serving/handler.py" in control["action"]
+    # every open finding is in exactly one cause; ids are the findings' own
+    members = [i for c in doc["causes"] for i in c["findings"]]
+    assert sorted(members) == sorted(doc["open_findings"])
+
+
+def test_causes_are_stable_across_runs(demo_dir: Path, tmp_path: Path) -> None:
+    from harness.cli import main
+
+    assert main(["compare", "release/1.0", "backport/42", "--source", "main", "--source-branch", "pr/42",
+                 "--repo", str(demo_dir / "repo"), "--output", str(tmp_path / "again"), "--format", "none",
+                 "--previous", str(demo_dir / "report.json")]) == 1
+    again = json.loads((tmp_path / "again" / "report.json").read_text(encoding="utf-8"))
+    first, _ = _causes(demo_dir)
+    fidelity = {c["id"]: c for c in again["causes"]}
+    assert next(c for c in first["causes"] if "cherry-pick" in c["action"])["id"] in fidelity
+    statuses = {f["id"]: f["status"] for s in again["sections"] for f in s["findings"]}
+    assert set(again["open_findings"]) <= {i for i, st in statuses.items() if st == "still present"}
+
+
+def test_findings_without_anchors_group_by_kind_and_an_unrelated_file_stays_apart() -> None:
+    a = Finding("shape-signoff", "P2", "aaaaaaaaaaaa: sign-off", key="a" * 40 + "\0signoff")
+    b = Finding("shape-signoff", "P2", "bbbbbbbbbbbb: sign-off", key="b" * 40 + "\0signoff")
+    c = Finding("lane-selects-nothing", "P2", "lane x selects nothing", key="x")
+    report = Report("t", "", [Section("shape", "Shape", findings=[a, b]), Section("selection", "S", findings=[c])])
+    causes = group(report)
+    assert [x.findings for x in causes] == [[a.id, b.id], [c.id]]
+    assert "aaaaaaaa bbbbbbbb" in causes[0].action
+    assert anchors(c, None, {}) == []
