@@ -8,8 +8,8 @@ still written; the command then exits 3.
 from __future__ import annotations
 
 import hashlib
-import sys
 import traceback
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -17,6 +17,7 @@ from typing import Any, Callable
 from harness import __version__
 from harness.errors import UsageError
 from harness.git import GitRepo
+from harness.progress import phase
 from harness.report.model import Finding, Report, Section
 
 
@@ -45,19 +46,20 @@ class Plan:
         self.steps.append((sid, title, fn))
 
 
-def _progress(msg: str) -> None:
-    sys.stderr.write(f"harness: {msg}\n")
-    sys.stderr.flush()
+def run_plan(plan: Plan, progress: Callable[[str], None] | None = None) -> tuple[list[Section], bool]:
+    """Run each step; a crash becomes a harness-error section. Returns (sections, crashed).
 
-
-def run_plan(plan: Plan, progress: Callable[[str], None] = _progress) -> tuple[list[Section], bool]:
-    """Run each step; a crash becomes a harness-error section. Returns (sections, crashed)."""
+    Each step is a progress phase (spinner with elapsed time on a terminal, plain lines otherwise);
+    ``progress``, when given, is told each step's label instead."""
     sections: list[Section] = []
     crashed = False
     for i, (sid, title, fn) in enumerate(plan.steps, start=1):
-        progress(f"[{i}/{len(plan.steps)}] {title} …")
+        label = f"[{i}/{len(plan.steps)}] {title}"
+        if progress is not None:
+            progress(f"{label} …")
         try:
-            out = fn()
+            with phase(label) if progress is None else nullcontext():
+                out = fn()
         except UsageError:
             raise
         except Exception as exc:  # noqa: BLE001 - a broken section must not lose the others

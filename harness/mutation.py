@@ -27,6 +27,7 @@ from harness.columns import Column, identify, materialize, user_blob
 from harness.edits import Edit, EditProof, edit_from_mapping
 from harness.errors import UsageError
 from harness.git.repo import GitRepo
+from harness.progress import phase
 from harness.report.model import Code, Control, Finding, Section, Sha, Table
 from harness.resources import PROBES_DIR
 from harness.selection import pytest_env, run_setup
@@ -224,8 +225,9 @@ def run_mutations(repo: GitRepo, ref: str, mutations: Sequence[Mutation], tests:
                 continue
             with materialize(repo, column, workroot) as mat:
                 paths = sorted(set(proof_paths) | {p.path for p in mat.proofs if p.path.endswith(".py")})
-                outcome = run_selection(mat.path, tests, marker, python=python, proof_paths=paths,
-                                        timeout=timeout, setup=setup)
+                with phase(f"tests under mutation {column.name}" if mutation else "tests without mutation"):
+                    outcome = run_selection(mat.path, tests, marker, python=python, proof_paths=paths,
+                                            timeout=timeout, setup=setup)
                 row = Row(mutation, outcome, mat.tree_sha, mat.proofs, key)
             if not outcome.problem:  # a timeout or crash is measured again next time
                 cache.put(key, {"outcome": asdict(outcome), "tree": row.tree,

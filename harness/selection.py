@@ -22,6 +22,7 @@ from harness.columns import default_workroot
 from harness.errors import UsageError
 from harness.git.repo import GitRepo
 from harness.git.tree import export_tree
+from harness.progress import phase
 from harness.report.model import Code, Control, Finding, Section, Table
 from harness.resources import PROBES_DIR
 
@@ -202,8 +203,9 @@ def collect_ref(repo: GitRepo, ref: str, lanes: Sequence[Lane], files: Sequence[
         return Collection(**{**hit, "ref": ref, "commit": commit, "key": key, "cached": True})
     with tempfile.TemporaryDirectory(prefix="harness-select-") as tmp:
         tree = export_tree(repo, commit, Path(tmp) / "tree")
-        col = collect_dir(Path(tmp) / "tree", lanes, files, python=python, args=args,
-                          timeout=timeout, ref=ref, commit=commit, tree=tree, setup=setup)
+        with phase(f"collect tests at {ref}"):
+            col = collect_dir(Path(tmp) / "tree", lanes, files, python=python, args=args,
+                              timeout=timeout, ref=ref, commit=commit, tree=tree, setup=setup)
     col.key = key
     if col.pytest_version:  # pytest reached the end of collection: a result worth keeping
         cache.put(key, {k: v for k, v in asdict(col).items() if k not in ("ref", "commit", "key", "cached")})

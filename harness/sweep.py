@@ -25,6 +25,7 @@ from harness.errors import UsageError
 from harness.git.mutation import changed_lines
 from harness.git.repo import GitRepo
 from harness.git.tree import export_tree
+from harness.progress import phase
 from harness.report.model import Code, Control, Finding, Section, Table
 
 METHOD_SEP = "ǁ"  # mutmut 3 mangles Class.method as xǁClassǁmethod
@@ -239,8 +240,9 @@ def run_sweep(repo: GitRepo, base: str, head: str, *, tests: Sequence[str] = (),
             argv += ["--max-children", str(max_children)]
         start = time.monotonic()
         try:
-            proc = subprocess.run(argv + globs, cwd=str(tree_dir), env=env, capture_output=True,
-                                  timeout=timeout, stdin=subprocess.DEVNULL)
+            with phase(f"mutmut over {len(functions)} changed function(s)"):
+                proc = subprocess.run(argv + globs, cwd=str(tree_dir), env=env, capture_output=True,
+                                      timeout=timeout, stdin=subprocess.DEVNULL)
             out = (proc.stdout + proc.stderr).decode("utf-8", "replace")
             result.exit_code = proc.returncode
         except subprocess.TimeoutExpired as exc:

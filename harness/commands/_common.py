@@ -62,7 +62,7 @@ def emit(args: argparse.Namespace, report: Report) -> int:
         from rich.console import Console
 
         from harness.report import terminal
-        terminal.render_to(Console(highlight=False), report)
+        terminal.render_to(Console(highlight=False), report, full=True)
     else:
         sys.stdout.write(render(report, fmt))
     return 1 if blocked else 0

@@ -34,6 +34,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="exit 1 on an open finding at or above this severity (default: policy's, else p1)")
     p.add_argument("--report-url", metavar="URL",
                    help="where reviewers find the full report (e.g. the CI run's artifacts); named in comment.md")
+    p.add_argument("--full", action="store_true",
+                   help="terminal view: every table, finding and control (default: verdict, causes, one line per section)")
     p.add_argument("--policy", metavar="FILE", help="gate policy YAML (blocking kinds, waivers)")
     p.add_argument("--previous", metavar="REPORT.json", help="an earlier round's report.json (ledger)")
     p.add_argument("--python", metavar="EXE", help="interpreter for probe columns (default: this one)")
@@ -68,7 +70,8 @@ def default_output(repo: GitRepo, base: str, head: str) -> Path:
 
 def run_compare(repo: GitRepo, inputs: CompareInputs, *, output: Path, fmt: str = "term",
                 fail_on: str | None = None, policy_path: str | None = None, previous: str | None = None,
-                command: str = "", today: dt.date | None = None, report_url: str | None = None) -> int:
+                command: str = "", today: dt.date | None = None, report_url: str | None = None,
+                full: bool = False) -> int:
     """The whole job: validate, run sections, apply policy and ledger, write the files, gate."""
     repo.resolve(inputs.base)
     repo.resolve(inputs.head)
@@ -102,9 +105,9 @@ def run_compare(repo: GitRepo, inputs: CompareInputs, *, output: Path, fmt: str 
         from rich.console import Console
 
         from harness.report import terminal
-        terminal.render_to(Console(highlight=False), report)
+        terminal.render_to(Console(highlight=False), report, full=full)
     elif fmt != "none":
-        sys.stdout.write(render(report, fmt))
+        sys.stdout.write(render(report, fmt, full=full))
     sys.stderr.write(f"harness: wrote {output}/report.md, report.json, report.html, comment.md\n")
     if crashed:
         return EXIT_INTERNAL
@@ -119,4 +122,4 @@ def run(args: argparse.Namespace) -> int:
                            no_cache=args.no_cache)
     return run_compare(repo, inputs, output=output,
                        fmt=args.format, fail_on=args.fail_on, policy_path=args.policy, previous=args.previous,
-                       command=command_line(args._argv), today=args.today, report_url=args.report_url)
+                       command=command_line(args._argv), today=args.today, report_url=args.report_url, full=args.full)

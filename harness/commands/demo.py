@@ -31,6 +31,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "(default: reports/demo; --repo is ignored)")
     p.add_argument("--format", choices=("term", "md", "json", "html", "none"), default="term",
                    help="what to print besides writing the files (default: term)")
+    p.add_argument("--full", action="store_true",
+                   help="terminal view: every table (default: verdict, causes, one line per section)")
     p.add_argument("--gate", action="store_true", help="exit with compare's gate code (the demo is blocked by design)")
     p.add_argument("--python", metavar="EXE", help="interpreter for probe columns (default: this one)")
     p.add_argument("--engine", action="store_true",
@@ -47,7 +49,8 @@ def run(args: argparse.Namespace) -> int:
     refs = demo.REFS
     inputs = CompareInputs(base=refs["base"], head=refs["head"], source=refs["source"],
                            source_branch=refs["source_branch"], scenario_paths=scenarios, python=args.python)
-    code = run_compare(GitRepo(repo_dir), inputs, output=root, fmt=args.format, command=command_line(args._argv))
+    code = run_compare(GitRepo(repo_dir), inputs, output=root, fmt=args.format, command=command_line(args._argv),
+                       full=args.full)
     if args.gate or code not in (EXIT_OK, EXIT_BLOCKED):
         return code
     sys.stderr.write(f"harness: the gate would exit {code} ({'blocked' if code else 'pass'}); "

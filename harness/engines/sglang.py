@@ -23,6 +23,7 @@ from typing import Any, Callable
 from harness.engines.store import EngineEnv, EngineStore, EnvKey
 from harness.engines.versions import version_key
 from harness.errors import HarnessError
+from harness.progress import phase
 from harness.resources import PROBES_DIR
 
 ENGINE = "sglang"
@@ -143,13 +144,14 @@ def ensure_env(version: str, runtime: str = "params", *, store: EngineStore | No
     def builder(tmp: Path) -> dict[str, Any]:
         log(f"building engine environment {key} in {store.path_for(key)}")
         start = time.monotonic()
-        if runtime == "params":
-            manifest = build_params(version, tmp, log)
-        elif runtime == "gpu":
-            manifest = build_gpu(version, tmp, log)
-        else:
-            from harness.engines.cpu_runtime import build_cpu
-            manifest = build_cpu(version, tmp, log)
+        with phase(f"build engine environment {key}"):
+            if runtime == "params":
+                manifest = build_params(version, tmp, log)
+            elif runtime == "gpu":
+                manifest = build_gpu(version, tmp, log)
+            else:
+                from harness.engines.cpu_runtime import build_cpu
+                manifest = build_cpu(version, tmp, log)
         manifest["build_seconds"] = round(time.monotonic() - start, 1)
         log(f"built {key} in {manifest['build_seconds']} s")
         return manifest

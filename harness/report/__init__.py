@@ -8,12 +8,12 @@ from harness.report.model import Code, Control, Details, Finding, Report, Sectio
 FORMATS = ("term", "md", "json", "html")
 
 
-def render(report: Report, fmt: str) -> str:
-    """Render a report in one of FORMATS."""
+def render(report: Report, fmt: str, *, full: bool = True) -> str:
+    """Render a report in one of FORMATS (``full=False``: the terminal view's one-screen summary)."""
     if fmt == "term":
         from harness.report import terminal  # rich is imported only when a terminal view is asked for
 
-        return terminal.render(report)
+        return terminal.render(report, full=full)
     return {"md": markdown.render, "json": json.render, "html": html.render}[fmt](report)
 
 

@@ -1,16 +1,23 @@
-"""Terminal view with rich."""
+"""Terminal view with rich: by default one screen (verdict, causes with actions, a line per section);
+``full=True`` adds every table, finding and control."""
 
 from __future__ import annotations
 
 import io
 
 from rich.console import Console
-from rich.markup import escape
+from rich.markup import escape as _escape
 from rich.table import Table as RichTable
 
-from harness.report.model import Cell, Code, Report, Sha, Table, open_findings
+from harness.report.model import Cell, Code, Finding, Report, Section, Sha, Table, open_findings
+from harness.report.safe import shown
 
 _SEV_STYLE = {"P1": "bold red", "P2": "yellow", "info": "cyan"}
+
+
+def escape(text: str) -> str:
+    """Repository data as rich markup: no terminal escapes or control characters, markup escaped."""
+    return _escape(shown(text))
 
 
 def _cell(c: Cell) -> str:
@@ -34,40 +41,82 @@ def _table(t: Table) -> RichTable:
     return rt
 
 
-def render_to(console: Console, report: Report) -> None:
+def _causes(console: Console, report: Report) -> None:
+    live = open_findings(report)
+    if not report.causes:
+        for f in live:
+            console.print(f"  [{_SEV_STYLE[f.severity]}]{f.severity}[/] {escape(f.title)} ({escape(f.id)})")
+        return
+    console.print(f"[bold]What to do[/] ({len(live)} open finding(s) from {len(report.causes)} cause(s)):")
+    for n, c in enumerate(report.causes, 1):
+        console.print(f"{n:>2}. [{_SEV_STYLE[c.severity]}]{c.severity}[/] {escape(c.title)}")
+        console.print(f"    [bold]→[/] {escape(c.action)}")
+        console.print(f"    [dim]findings: {escape(', '.join(c.findings))}[/]")
+
+
+def _section_line(s: Section) -> str:
+    counts: dict[str, int] = {}
+    for f in s.findings:
+        if not f.waived and f.status not in ("resolved", "retracted"):
+            counts[f.severity] = counts.get(f.severity, 0) + 1
+    shown_counts = [(k, v) for k, v in sorted(counts.items()) if k != "info"]
+    plain = " ".join(f"{v} {k}" for k, v in shown_counts) or "ok"
+    styled = " ".join(f"[{_SEV_STYLE[k]}]{v} {k}[/]" for k, v in shown_counts) or "[green]ok[/]"
+    failed = sum(1 for c in s.controls if c.ok is False)
+    extra = f" [red]{failed} control(s) failed[/]" if failed else ""
+    pad = " " * max(1, 10 - len(plain))
+    return f"  {styled}{pad}[bold]{escape(s.title)}[/]" + (f" — {escape(s.summary)}" if s.summary else "") + extra
+
+
+def _full_section(console: Console, s: Section) -> None:
+    console.print()
+    console.rule(escape(s.title), align="left")
+    if s.summary:
+        console.print(escape(s.summary))
+    for t in s.tables:
+        console.print(_table(t))
+    for f in s.findings:
+        _finding(console, f)
+    for c in s.controls:
+        mark = {True: "[green]ok[/]", False: "[red]FAILED[/]", None: "[cyan]info[/]"}[c.ok]
+        console.print(f"control {mark} {escape(c.name)}: {escape(c.result)}")
+    for d in s.details:
+        lines = d.body.splitlines()
+        console.print(f"[dim]{escape(d.summary)} ({len(lines)} lines, see the Markdown/HTML report)[/]")
+
+
+def _finding(console: Console, f: Finding) -> None:
+    waived = f" (waived: {escape(f.waived)})" if f.waived else ""
+    status = f" [{f.status}]" if f.status else ""
+    console.print(f"[{_SEV_STYLE[f.severity]}]{f.severity}[/] {escape(f.id)}{escape(status)} "
+                  f"{escape(f.title)}{waived}")
+    if f.detail:
+        console.print(f"    [dim]{escape(f.detail)}[/]")
+
+
+def render_to(console: Console, report: Report, full: bool = False) -> None:
     console.rule(f"[bold]{escape(report.title)}")
     if report.command:
         console.print(f"[dim]{escape(report.command)}[/]")
     console.print(f"[bold]Verdict:[/] {escape(report.verdict or 'not gated')}")
-    for f in open_findings(report):
-        console.print(f"  [{_SEV_STYLE[f.severity]}]{f.severity}[/] {escape(f.title)} ({escape(f.id)})")
-    for s in report.sections:
+    _causes(console, report)
+    if full:
+        for s in report.sections:
+            _full_section(console, s)
         console.print()
-        console.rule(escape(s.title), align="left")
-        if s.summary:
-            console.print(escape(s.summary))
-        for t in s.tables:
-            console.print(_table(t))
-        for f in s.findings:
-            waived = f" (waived: {escape(f.waived)})" if f.waived else ""
-            status = f" [{escape(f.status)}]" if f.status else ""
-            console.print(f"[{_SEV_STYLE[f.severity]}]{f.severity}[/] {escape(f.id)}{escape(status)} "
-                          f"{escape(f.title)}{waived}")
-            if f.detail:
-                console.print(f"    [dim]{escape(f.detail)}[/]")
-        for c in s.controls:
-            mark = {True: "[green]ok[/]", False: "[red]FAILED[/]", None: "[cyan]info[/]"}[c.ok]
-            console.print(f"control {mark} {escape(c.name)}: {escape(c.result)}")
-        for d in s.details:
-            lines = d.body.splitlines()
-            console.print(f"[dim]{escape(d.summary)} ({len(lines)} lines, see the Markdown/HTML report)[/]")
+        console.rule("Not verified", align="left")
+        for n in report.all_not_verified():
+            console.print(f"- {escape(n)}")
+        return
     console.print()
-    console.rule("Not verified", align="left")
-    for n in report.all_not_verified():
-        console.print(f"- {escape(n)}")
+    console.print(f"[bold]Sections[/] ({len(report.sections)}):")
+    for s in report.sections:
+        console.print(_section_line(s), overflow="ellipsis", no_wrap=True)
+    console.print(f"[dim]{len(report.all_not_verified())} item(s) not verified · every table: --full, "
+                  "or report.md / report.html[/]")
 
 
-def render(report: Report, width: int = 120) -> str:
+def render(report: Report, width: int = 120, full: bool = False) -> str:
     buf = io.StringIO()
-    render_to(Console(file=buf, width=width, color_system=None, force_terminal=False, highlight=False), report)
+    render_to(Console(file=buf, width=width, color_system=None, force_terminal=False, highlight=False), report, full)
     return buf.getvalue()

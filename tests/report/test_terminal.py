@@ -1,0 +1,73 @@
+"""Terminal view and progress: one screen by default, every table with --full, NO_COLOR, plain lines."""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+
+import pytest
+
+from harness.progress import phase
+
+CSI_COLOUR = re.compile(r"\x1b\[(?:[0-9;]*;)?(?:3[0-9]|4[0-9]|9[0-7])(?:;[0-9;]*)?m")  # colours, not bold/dim
+
+
+def _compare(run_cli, demo_dir: Path, tmp_path: Path, *extra: str) -> tuple[int, str, str]:
+    from harness.resources import data_dir
+
+    return run_cli("compare", "release/1.0", "backport/42", "--source", "main", "--source-branch", "pr/42",
+                   "--repo", str(demo_dir / "repo"), "--scenario", str(data_dir("scenarios") / "demo.yaml"),
+                   "--output", str(tmp_path / "out"), *extra)
+
+
+def test_default_view_is_one_screen_with_verdict_and_actions(run_cli, demo_dir: Path, tmp_path: Path) -> None:
+    code, out, err = _compare(run_cli, demo_dir, tmp_path)
+    assert code == 1
+    lines = out.splitlines()
+    assert len(lines) <= 40, out
+    assert next(i for i, line in enumerate(lines) if line.startswith("Verdict: BLOCKED")) <= 5
+    assert "→ cherry-pick -x 87c541f3 58ad6816 onto backport/42" in out
+    assert "Sections (11):" in out and "--full" in out
+    assert "┃" not in out  # no tables
+    assert "[1/9] cherry-pick fidelity: done in" in err  # plain progress lines: stderr is not a TTY
+
+
+def test_full_view_has_every_table(run_cli, demo_dir: Path, tmp_path: Path) -> None:
+    code, out, _ = _compare(run_cli, demo_dir, tmp_path, "--full")
+    assert code == 1 and len(out.splitlines()) > 200
+    assert "Verdict: BLOCKED" in out and "Not verified" in out and "┃" in out
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_on_a_terminal_shows_elapsed_time_and_honours_no_color(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HARNESS_PROGRESS", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    coloured = _Tty()
+    with phase("collect tests at main", stream=coloured):
+        pass
+    assert "collect tests at main" in coloured.getvalue() and "done in 0.0s" in coloured.getvalue()
+    assert CSI_COLOUR.search(coloured.getvalue())
+    monkeypatch.setenv("NO_COLOR", "1")
+    plain = _Tty()
+    with phase("collect tests at main", stream=plain):
+        with phase("inner", stream=plain):
+            pass
+    assert "done in" in plain.getvalue() and "inner" in plain.getvalue()
+    assert not CSI_COLOUR.search(plain.getvalue())
+
+
+def test_progress_off_a_terminal_is_plain_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HARNESS_PROGRESS", raising=False)
+    buf = io.StringIO()
+    with pytest.raises(RuntimeError):
+        with phase("mutmut over 2 changed function(s)", stream=buf):
+            raise RuntimeError("boom")
+    assert buf.getvalue().splitlines() == ["harness: mutmut over 2 changed function(s) …",
+                                           "harness: mutmut over 2 changed function(s): stopped in 0.0s"]
+    assert "\x1b" not in buf.getvalue()
