@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
-from html import escape
+from html import escape as _escape
 
-from harness.report.model import Cell, Code, Report, Sha, Table, open_findings
+from harness.report.model import Cell, Code, Finding, Report, Sha, Table, open_findings
+from harness.report.safe import clean, shown
+
+
+def escape(text: str) -> str:
+    """Repository data as HTML text: no control characters or terminal escapes, no live @mentions."""
+    return _escape(shown(text))
 
 _CSS = """
 *{box-sizing:border-box}
@@ -17,6 +23,7 @@ td code{white-space:pre-wrap;word-break:break-all}
 .P1{color:#b00;font-weight:bold}.P2{color:#9a6700;font-weight:bold}.info{color:#0969da}
 .mark{display:inline-block;min-width:3.2em;padding:0 4px;border-radius:3px;font-weight:bold;font-size:85%;text-align:center}
 .PASS{background:#dafbe1;color:#116329}.FAIL{background:#ffebe9;color:#a40e26}.INFO{background:#ddf4ff;color:#0550ae}
+.action{font-family:monospace;background:#fff8c5;padding:1px 4px;border-radius:3px}
 .legend{color:#57606a;font-size:90%}pre{background:#f6f8fa;padding:8px;overflow:auto;white-space:pre-wrap}
 """
 _MARK = {True: "PASS", False: "FAIL", None: "INFO"}
@@ -49,17 +56,34 @@ def _table(t: Table) -> str:
     return title + body + notes
 
 
+def _finding_item(f: Finding) -> str:
+    return (f'<li><span class="{f.severity}">{f.severity}</span> {escape(f.title)} '
+            f'<a href="#{_anchor(f.id)}"><code>{escape(f.id)}</code></a></li>')
+
+
+def _causes(report: Report) -> list[str]:
+    """Open findings grouped by root cause, each with its action (the flat list when ungrouped)."""
+    live = open_findings(report)
+    if not report.causes:
+        return ["<ul>", *(_finding_item(f) for f in live), "</ul>"]
+    by_id: dict[str, Finding] = {f.id: f for f in report.findings}
+    out = [f"<p><b>{len(live)} open finding(s) from {len(report.causes)} cause(s) — what to do:</b></p><ol>"]
+    for c in report.causes:
+        members = "".join(_finding_item(by_id[i]) for i in c.findings if i in by_id)
+        out.append(f'<li><span class="{c.severity}">{c.severity}</span> {escape(c.title)}<br>'
+                   f'<b>Action:</b> <span class="action">{escape(c.action)}</span><ul>{members}</ul></li>')
+    out.append("</ol>")
+    return out
+
+
 def render(report: Report) -> str:
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{escape(report.title)}</title>",
              f"<style>{_CSS}</style></head><body><h1>{escape(report.title)}</h1>"]
     if report.command or report.generated:
         parts.append(f'<p class="legend">{escape(report.generated)} <code>{escape(report.command)}</code></p>')
-    live = open_findings(report)
     verdict = report.verdict or "not gated"
-    parts.append(f"<p><b>Verdict:</b> {escape(verdict)}</p><ul>")
-    parts += [f'<li><span class="{f.severity}">{f.severity}</span> {escape(f.title)} '
-              f'<a href="#{_anchor(f.id)}"><code>{escape(f.id)}</code></a></li>' for f in live]
-    parts.append("</ul>")
+    parts.append(f"<p><b>Verdict:</b> {escape(verdict)}</p>")
+    parts += _causes(report)
     for s in report.sections:
         parts.append(f"<section><h2>{escape(s.title)}</h2>")
         if s.summary:
@@ -80,7 +104,7 @@ def render(report: Report) -> str:
                       f"{escape(c.result)}</li>" for c in s.controls]
             parts.append("</ul>")
         for d in s.details:
-            parts.append(f"<details><summary>{escape(d.summary)}</summary><pre>{escape(d.body)}</pre></details>")
+            parts.append(f"<details><summary>{escape(d.summary)}</summary><pre>{_escape(clean(d.body))}</pre></details>")
         if s.not_verified:
             parts.append(f'<p class="legend">Not verified here: {escape("; ".join(s.not_verified))}</p>')
         parts.append("</section>")
