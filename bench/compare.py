@@ -47,7 +47,7 @@ def main() -> None:
         scenario = ROOT / "scenarios" / "demo.yaml"
         cmd = [sys.executable, "-m", "harness", "compare", demo.REFS["base"], demo.REFS["head"], "--repo",
                str(repo), "--source", demo.REFS["source"], "--source-branch", demo.REFS["source_branch"],
-               "--scenario", str(scenario), "--output", str(t / "out"), "--format", "none"]
+               "--scenario", str(scenario), "--output-dir", str(t / "out"), "--format", "none"]
         cold, warm, rss = [], [], []
         for i in range(runs):
             env = {**os.environ, "HARNESS_CACHE_DIR": str(t / f"cache{i}"), "HARNESS_WORK_DIR": str(t / f"trees{i}")}

@@ -16,7 +16,8 @@ from harness.report.model import Report
 
 
 def add_report_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--format", choices=FORMATS, default="term", help="output format (default: term)")
+    p.add_argument("--format", choices=(*FORMATS, "none"), default="term",
+                   help="output format (default: term; none: no report, the exit code only)")
     p.add_argument("--output", metavar="FILE", help="write the report here instead of stdout")
     p.add_argument("--fail-on", choices=gate.FAIL_ON, default="p1",
                    help="exit 1 when a finding at or above this severity exists (default: p1)")
@@ -56,7 +57,9 @@ def emit(args: argparse.Namespace, report: Report) -> int:
     fmt = getattr(args, "format", "term")
     report.verdict, blocked = gate.verdict(report, getattr(args, "fail_on", "p1"))
     report.causes = causes.group(report, str(report.inputs.get("head", "HEAD")).split(" @ ")[0])
-    if args.output:
+    if fmt == "none":
+        pass
+    elif args.output:
         write_atomic(args.output, render(report, fmt))
     elif fmt == "term" and sys.stdout.isatty():
         from rich.console import Console

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from harness import causes, gate, ledger, policy
 from harness.commands._common import command_line, write_atomic
+from harness.commands._grammar import add_range, old_spelling, range_of
 from harness.compare import CompareInputs, build_report, run_plan
 from harness.errors import EXIT_INTERNAL, UsageError
 from harness.git import GitRepo
@@ -21,13 +22,13 @@ HELP = "run every section that applies to BASE → HEAD and write the review rep
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("base", help="the release branch (or any ref) the change lands on")
-    p.add_argument("head", help="the backport branch or commit under review")
+    add_range(p, "BASE: the release branch (or any ref) the change lands on; HEAD: the backport under review")
     p.add_argument("--source", metavar="REF", help="branch the picks came from (enables fidelity)")
     p.add_argument("--source-branch", metavar="REF", help="the PR branch squash-merged as the source")
     p.add_argument("--scenario", metavar="FILE", action="append", default=[],
                    help="scenario YAML: traces, pins, probes, mutations, lanes (repeatable)")
-    p.add_argument("--output", metavar="DIR", help="report folder (default: reports/<base>..<head>)")
+    p.add_argument("--output-dir", metavar="DIR", help="report folder (default: reports/<base>..<head>)")
+    p.add_argument("--output", dest="output_old", metavar="DIR", help=argparse.SUPPRESS)  # the old spelling
     p.add_argument("--format", choices=("term", "md", "json", "html", "none"), default="term",
                    help="what to print on stdout besides writing the files (default: term)")
     p.add_argument("--fail-on", choices=gate.FAIL_ON, default=None,
@@ -71,7 +72,7 @@ def default_output(repo: GitRepo, base: str, head: str) -> Path:
 def run_compare(repo: GitRepo, inputs: CompareInputs, *, output: Path, fmt: str = "term",
                 fail_on: str | None = None, policy_path: str | None = None, previous: str | None = None,
                 command: str = "", today: dt.date | None = None, report_url: str | None = None,
-                full: bool = False) -> int:
+                full: bool = False, old_output: bool = False) -> int:
     """The whole job: validate, run sections, apply policy and ledger, write the files, gate."""
     repo.resolve(inputs.base)
     repo.resolve(inputs.head)
@@ -109,6 +110,8 @@ def run_compare(repo: GitRepo, inputs: CompareInputs, *, output: Path, fmt: str 
     elif fmt != "none":
         sys.stdout.write(render(report, fmt, full=full))
     sys.stderr.write(f"harness: wrote {output}/report.md, report.json, report.html, comment.md\n")
+    if old_output:
+        old_spelling("--output DIR", "--output-dir DIR")
     if crashed:
         return EXIT_INTERNAL
     return 1 if blocking else 0
@@ -116,10 +119,13 @@ def run_compare(repo: GitRepo, inputs: CompareInputs, *, output: Path, fmt: str 
 
 def run(args: argparse.Namespace) -> int:
     repo = GitRepo(args.repo)
-    output = Path(args.output) if args.output else default_output(repo, args.base, args.head)
-    inputs = CompareInputs(base=args.base, head=args.head, source=args.source, source_branch=args.source_branch,
+    base, head = range_of(args)
+    out_dir = args.output_dir or args.output_old
+    output = Path(out_dir) if out_dir else default_output(repo, base, head)
+    inputs = CompareInputs(base=base, head=head, source=args.source, source_branch=args.source_branch,
                            scenario_paths=args.scenario, python=args.python, jobs=args.jobs,
                            no_cache=args.no_cache)
     return run_compare(repo, inputs, output=output,
                        fmt=args.format, fail_on=args.fail_on, policy_path=args.policy, previous=args.previous,
-                       command=command_line(args._argv), today=args.today, report_url=args.report_url, full=args.full)
+                       command=command_line(args._argv), today=args.today, report_url=args.report_url, full=args.full,
+                       old_output=bool(args.output_old and not args.output_dir))

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from harness import demo
 from harness.commands._common import command_line
+from harness.commands._grammar import old_spelling
 from harness.commands.compare import run_compare
 from harness.compare import CompareInputs
 from harness.errors import EXIT_BLOCKED, EXIT_OK, UsageError
@@ -27,8 +28,9 @@ def scenario_path(name: str = "demo.yaml") -> Path:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--dir", default="reports/demo", help="where the demo repository and reports go "
+    p.add_argument("--output-dir", metavar="DIR", help="where the demo repository and reports go "
                    "(default: reports/demo; --repo is ignored)")
+    p.add_argument("--dir", dest="dir_old", metavar="DIR", help=argparse.SUPPRESS)  # the old spelling
     p.add_argument("--format", choices=("term", "md", "json", "html", "none"), default="term",
                    help="what to print besides writing the files (default: term)")
     p.add_argument("--full", action="store_true",
@@ -41,7 +43,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    root = Path(args.dir)
+    root = Path(args.output_dir or args.dir_old or "reports/demo")
     scenarios = [str(scenario_path())] + ([str(scenario_path("demo-engine.yaml"))] if args.engine else [])
     repo_dir = root / "repo"
     sys.stderr.write(f"harness: building the demo repository in {repo_dir}\n")
@@ -50,7 +52,9 @@ def run(args: argparse.Namespace) -> int:
     inputs = CompareInputs(base=refs["base"], head=refs["head"], source=refs["source"],
                            source_branch=refs["source_branch"], scenario_paths=scenarios, python=args.python)
     code = run_compare(GitRepo(repo_dir), inputs, output=root, fmt=args.format, command=command_line(args._argv),
-                       full=args.full)
+                       full=args.full, old_output=False)
+    if args.dir_old and not args.output_dir:
+        old_spelling("--dir DIR", "--output-dir DIR")
     if args.gate or code not in (EXIT_OK, EXIT_BLOCKED):
         return code
     sys.stderr.write(f"harness: the gate would exit {code} ({'blocked' if code else 'pass'}); "

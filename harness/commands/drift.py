@@ -6,6 +6,7 @@ import argparse
 
 from harness.checks.drift import drift_section
 from harness.commands._common import add_report_options, check_output_path, command_line, emit
+from harness.commands._grammar import add_range, range_of
 from harness.git.repo import GitRepo
 from harness.report.model import Report
 
@@ -15,16 +16,16 @@ HELP = ("release drift: commits on BASE since the merge base, files both sides c
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("base", metavar="BASE", help="the release branch (or any commit-ish) the change targets")
-    p.add_argument("head", metavar="HEAD", help="the change (PR branch, backport)")
+    add_range(p, "BASE: the release branch (or any commit-ish) the change targets; HEAD: the change")
     add_report_options(p)
 
 
 def run(args: argparse.Namespace) -> int:
     check_output_path(args)
     repo = GitRepo(args.repo)
-    section = drift_section(repo, args.base, args.head)
-    report = Report(title=f"Drift: {args.base} vs {args.head}", command=command_line(args._argv),
+    base, head = range_of(args)
+    section = drift_section(repo, base, head)
+    report = Report(title=f"Drift: {base} vs {head}", command=command_line(args._argv),
                     sections=[section], inputs={"base": section.data["base"], "head": section.data["head"],
                                                 "merge base": section.data["merge_base"]})
     return emit(args, report)

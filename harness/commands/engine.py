@@ -27,13 +27,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                           "stand-in); gpu: the full distribution, for machines with a GPU")
     add.add_argument("--rebuild", action="store_true", help="build again even when it exists")
     lst = sub.add_parser("list", help="list built environments with their fingerprints")
-    lst.add_argument("--format", choices=("term", "json"), default="term")
+    lst.add_argument("--format", choices=("term", "json", "none"), default="term")
     chk = sub.add_parser("check", help="feed sampling params to the real SamplingParams of a version")
     chk.add_argument("spec", help="e.g. sglang==0.5.18")
     chk.add_argument("--params", required=True, metavar="JSON",
                      help='a JSON object of SamplingParams arguments, e.g. \'{"min_new_tokens": 8}\'')
     chk.add_argument("--vocab", type=int, default=DEFAULT_VOCAB, help=f"vocab size for verify() (default {DEFAULT_VOCAB})")
-    chk.add_argument("--format", choices=("term", "json"), default="term")
+    chk.add_argument("--format", choices=("term", "json", "none"), default="term")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -54,6 +54,8 @@ def _list(args: argparse.Namespace) -> int:
              "python": e.manifest.get("python", ""), "fingerprint": e.fingerprint,
              "packages": len(e.manifest.get("packages", [])), "path": str(e.path)}
             for e in store.list()]
+    if args.format == "none":
+        return 0
     if args.format == "json":
         sys.stdout.write(json.dumps({"root": str(store.root), "environments": rows}, indent=2) + "\n")
         return 0
@@ -89,7 +91,7 @@ def _check(args: argparse.Namespace) -> int:
                      "python": result.python, "fingerprint": result.fingerprint, "ok": result.proof_ok}}
     if args.format == "json":
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
-    else:
+    elif args.format != "none":
         sys.stdout.write(f"{one.outcome}\n"
                          f"  engine   sglang=={version} (SamplingParams(**params).normalize(None); verify({args.vocab}))\n"
                          f"  stage    {one.stage}\n"

@@ -7,6 +7,7 @@ import argparse
 from harness.checks.fidelity import fidelity_section
 from harness.checks.judgeable import judge_range
 from harness.commands._common import add_report_options, check_output_path, command_line, emit
+from harness.commands._grammar import add_range, range_of
 from harness.errors import UsageError
 from harness.git import GitRepo
 from harness.report.model import Report
@@ -16,7 +17,7 @@ HELP = "compare each commit of a backport range with its source commit(s), file 
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("range", metavar="BASE..HEAD", help="the picks: non-merge commits of this range")
+    add_range(p, "the picks: non-merge commits of this range")
     p.add_argument("--source", required=True, metavar="REF", help="branch the picks were taken from (e.g. main)")
     p.add_argument("--source-branch", metavar="REF",
                    help="PR branch squash-merged as the source (e.g. refs/pull/N/head): list commits missing "
@@ -40,11 +41,13 @@ def run(args: argparse.Namespace) -> int:
     check_output_path(args)
     mapping = parse_map(args.map)
     repo = GitRepo(args.repo)
-    base, head = repo.parse_range(args.range)
-    facts = judge_range(repo, *args.range.split("..", 1), source=args.source, source_branch=args.source_branch,
+    base_name, head_name = range_of(args)
+    base, head = repo.resolve(base_name), repo.resolve(head_name)
+    facts = judge_range(repo, base_name, head_name, source=args.source, source_branch=args.source_branch,
                         picks=True)
     section = fidelity_section(repo, base, head, args.source, args.source_branch, mapping)
-    inputs = {"range": args.range, "base": base, "head": head, **facts.header(), "source": args.source}
+    inputs = {"range": f"{base_name}..{head_name}", "base": base, "head": head, **facts.header(),
+              "source": args.source}
     if args.source_branch:
         inputs["source branch"] = args.source_branch
     report = Report("Cherry-pick fidelity", command_line(getattr(args, "_argv", None)), [section], inputs)

@@ -6,6 +6,7 @@ import argparse
 
 from harness.checks.pins import pin_section
 from harness.commands._common import add_report_options, check_output_path, command_line, emit
+from harness.commands._grammar import add_refs, refs_of
 from harness.git.repo import GitRepo
 from harness.report.model import Report
 
@@ -18,14 +19,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", metavar="FILE", help="path inside the repository, read at each ref (no checkout)")
     p.add_argument("keypath", metavar="KEYPATH", help='key path such as sglang["cuda13.0"].runtime_image_tag, '
                    "or a package name for requirements/pyproject files")
-    p.add_argument("--refs", nargs="+", required=True, metavar="REF", help="refs to read (one row each)")
+    add_refs(p, "ref to read (one row each)")
     add_report_options(p)
 
 
 def run(args: argparse.Namespace) -> int:
     check_output_path(args)
     repo = GitRepo(args.repo)
-    section = pin_section(repo, args.file, args.keypath, args.refs)
+    section = pin_section(repo, args.file, args.keypath, refs_of(args))
     report = Report(title=f"Pinned value: {args.keypath}", command=command_line(args._argv), sections=[section],
                     inputs={"file": args.file, "keypath": args.keypath,
                             **{f"ref {r['ref']}": r["sha"] for r in section.data["rows"]}})

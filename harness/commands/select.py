@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from harness.commands._common import add_report_options, check_output_path, command_line, emit
+from harness.commands._grammar import add_refs, refs_of
 from harness.errors import UsageError
 from harness.git.repo import GitRepo
 from harness.report.model import Report
@@ -17,8 +18,7 @@ HELP = "count the tests each CI lane (a pytest -m expression) selects at each re
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--ref", action="append", metavar="REF",
-                   help="ref to collect at (repeatable; default HEAD); two refs add a Δ column")
+    add_refs(p, "ref to collect at (default HEAD); two refs add a Δ column")
     p.add_argument("--lane", action="append", default=[], metavar="NAME=EXPR",
                    help="a lane: its name and pytest -m expression ('' selects all); repeatable")
     p.add_argument("--lanes-from-workflows", action="store_true",
@@ -40,7 +40,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     check_output_path(args)
     repo = GitRepo(args.repo)
-    refs = args.ref or ["HEAD"]
+    refs = refs_of(args, ["HEAD"])
     for ref in refs:
         repo.resolve(ref)  # fail before any work
     lanes = [parse_lane(s) for s in args.lane]

@@ -8,6 +8,7 @@ from harness.checks.conflicts import conflicts_section
 from harness.checks.judgeable import judge_range
 from harness.checks.shape import shape_section
 from harness.commands._common import add_report_options, check_output_path, command_line, emit
+from harness.commands._grammar import add_range, range_of
 from harness.git.repo import GitRepo
 from harness.report.model import Report
 
@@ -18,7 +19,7 @@ HELP = ("each commit in BASE..HEAD with its parents, author/committer identity a
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("range_", metavar="BASE..HEAD", help="the commits to describe")
+    add_range(p, "the commits to describe")
     p.add_argument("--same-tree", nargs=2, metavar=("A", "B"), help="also compare the trees of two commits")
     add_report_options(p)
 
@@ -26,12 +27,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     check_output_path(args)
     repo = GitRepo(args.repo)
-    repo.parse_range(args.range_)  # validates both ends (unknown or option-like refs → exit 2)
-    base, head = args.range_.split("..", 1)
+    base, head = range_of(args)
+    repo.resolve(base), repo.resolve(head)  # validates both ends (unknown or option-like refs → exit 2)
     facts = judge_range(repo, base, head)
     section = shape_section(repo, base, head, tuple(args.same_tree) if args.same_tree else None)
     sections = [section, conflicts_section(repo, base, head)]
-    report = Report(title=f"Shape of {args.range_}", command=command_line(args._argv), sections=sections,
+    report = Report(title=f"Shape of {base}..{head}", command=command_line(args._argv), sections=sections,
                     inputs={"base": section.data["base"], "head": section.data["head"], **facts.header(),
                             **({"same tree A": args.same_tree[0], "same tree B": args.same_tree[1]}
                                if args.same_tree else {})})

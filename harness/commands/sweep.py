@@ -7,6 +7,7 @@ import sys
 
 from harness.checks.judgeable import judge_range
 from harness.commands._common import add_report_options, check_output_path, command_line, emit
+from harness.commands._grammar import add_range, range_of
 from harness.git.repo import GitRepo
 from harness.report.model import Report
 from harness.sweep import check_mutmut, run_sweep, sweep_section
@@ -16,7 +17,7 @@ HELP = "mutation-test (mutmut 3.x) only the functions BASE..HEAD changes; its mu
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("range", metavar="BASE..HEAD", help="the change whose functions are swept")
+    add_range(p, "the change whose functions are swept")
     p.add_argument("--tests", action="append", default=[], metavar="PATH|NODEID",
                    help="test selection handed to mutmut's pytest runs (repeatable; default: all)")
     p.add_argument("-m", "--marker", metavar="EXPR", help="pytest -m expression for mutmut's runs")
@@ -32,8 +33,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     check_output_path(args)
     repo = GitRepo(args.repo)
-    base, head = repo.parse_range(args.range)
-    facts = judge_range(repo, *args.range.split("..", 1))  # the sweep reads the BASE→HEAD diff, merges included
+    base_name, head_name = range_of(args)
+    base, head = repo.resolve(base_name), repo.resolve(head_name)
+    facts = judge_range(repo, base_name, head_name)  # the sweep reads the BASE→HEAD diff, merges included
     check_mutmut(args.python)
     result = run_sweep(repo, base, head, tests=args.tests, marker=args.marker, python=args.python,
                        max_children=args.max_children, timeout=args.timeout, source_paths=args.source_path)

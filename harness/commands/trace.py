@@ -7,6 +7,7 @@ import argparse
 from harness.checks.judgeable import judge_range
 from harness.checks.trace import trace_section
 from harness.commands._common import add_report_options, check_output_path, command_line, emit
+from harness.commands._grammar import add_refs, refs_of
 from harness.git.repo import GitRepo
 from harness.report.model import Report
 
@@ -17,7 +18,7 @@ HELP = ("fixed-string occurrences at each ref (count and file:line) without chec
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("needle", metavar="STRING", help="fixed string to look for (not a regex)")
-    p.add_argument("--refs", nargs="+", required=True, metavar="REF", help="refs to search (one row each)")
+    add_refs(p, "ref to search (one row each)")
     p.add_argument("--under", metavar="PATH", help="only files under this path")
     p.add_argument("--range", dest="range_", metavar="A..B", help="also list commits in A..B that change the count")
     add_report_options(p)
@@ -30,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     a, sep, b = (args.range_ or "").partition("..")
     if sep and a and b and not b.startswith("."):  # a malformed --range is trace_section's usage error
         header = judge_range(repo, a, b).header()
-    section = trace_section(repo, args.needle, args.refs, args.under, args.range_)
+    section = trace_section(repo, args.needle, refs_of(args), args.under, args.range_)
     inputs = {"string": args.needle, **({"under": args.under} if args.under else {}),
               **{f"ref {r['ref']}": r["sha"] for r in section.data["rows"]}}
     if args.range_:

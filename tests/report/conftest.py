@@ -11,5 +11,5 @@ def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from harness.cli import main
 
     root = tmp_path_factory.mktemp("demo") / "d"
-    assert main(["demo", "--dir", str(root), "--format", "none"]) == 0
+    assert main(["demo", "--output-dir", str(root), "--format", "none"]) == 0
     return root

@@ -34,7 +34,7 @@ def test_causes_are_stable_across_runs(demo_dir: Path, tmp_path: Path) -> None:
     from harness.cli import main
 
     assert main(["compare", "release/1.0", "backport/42", "--source", "main", "--source-branch", "pr/42",
-                 "--repo", str(demo_dir / "repo"), "--output", str(tmp_path / "again"), "--format", "none",
+                 "--repo", str(demo_dir / "repo"), "--output-dir", str(tmp_path / "again"), "--format", "none",
                  "--previous", str(demo_dir / "report.json")]) == 1
     again = json.loads((tmp_path / "again" / "report.json").read_text(encoding="utf-8"))
     first, _ = _causes(demo_dir)

@@ -40,7 +40,7 @@ def big_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     _big_range(root / "repo")
     out = root / "out"
     code = main(["compare", "base", "backport", "--source", "main", "--repo", str(root / "repo"),
-                 "--output", str(out), "--format", "none"])
+                 "--output-dir", str(out), "--format", "none"])
     assert code == 1  # every pick is a subset: blocked
     return out
 

@@ -26,7 +26,7 @@ def test_all_formats_strip_escapes_and_quiet_mentions(builder, run_cli, tmp_path
     _repo(builder)
     out = tmp_path / "out"
     code, stdout, err = run_cli("compare", "main~1", "backport", "--source", "main", "--repo", str(builder.path),
-                                "--output", str(out), "--format", "term", "--full")
+                                "--output-dir", str(out), "--format", "term", "--full")
     assert code in (0, 1), err
     assert "\x1b" not in stdout and "Red" in stdout and "someone" in stdout
     for name in ("report.md", "comment.md", "report.html"):

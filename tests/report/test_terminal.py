@@ -18,7 +18,7 @@ def _compare(run_cli, demo_dir: Path, tmp_path: Path, *extra: str) -> tuple[int,
 
     return run_cli("compare", "release/1.0", "backport/42", "--source", "main", "--source-branch", "pr/42",
                    "--repo", str(demo_dir / "repo"), "--scenario", str(data_dir("scenarios") / "demo.yaml"),
-                   "--output", str(tmp_path / "out"), *extra)
+                   "--output-dir", str(tmp_path / "out"), *extra)
 
 
 def test_default_view_is_one_screen_with_verdict_and_actions(run_cli, demo_dir: Path, tmp_path: Path) -> None:
