@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -214,30 +215,44 @@ def run_mutations(repo: GitRepo, ref: str, mutations: Sequence[Mutation], tests:
         raise UsageError(f"duplicate mutation names: {sorted({n for n in names if names.count(n) > 1})}")
     proof_paths = _edited_paths(mutations)
     rows: list[Row] = []
-    for mutation in [None, *mutations]:
-        column = Column(mutation.name if mutation else "none", commit,
-                        list(mutation.edits) if mutation else [], role="control" if mutation else "ref")
-        try:
-            key = row_key(repo, column, tests, marker, proof_paths, python, timeout, setup)
-            hit = cache.get(key)
-            if hit is not None:
-                rows.append(_from_cache(repo, commit, mutation, key, hit))
+    with ExitStack() as trees:
+        # Every column's edits are applied before any test runs: a mutation that does not apply is
+        # bad input (exit 2) found before the work starts, or, for a gap, a row saying why.
+        prepared: list[tuple[Mutation | None, Column, str, Any]] = []
+        for mutation in [None, *mutations]:
+            column = Column(mutation.name if mutation else "none", commit,
+                            list(mutation.edits) if mutation else [], role="control" if mutation else "ref")
+            try:
+                key = row_key(repo, column, tests, marker, proof_paths, python, timeout, setup)
+                hit = cache.get(key)
+                if hit is not None:
+                    prepared.append((mutation, column, key, _from_cache(repo, commit, mutation, key, hit)))
+                    continue
+                prepared.append((mutation, column, key, trees.enter_context(materialize(repo, column, workroot))))
+            except UsageError as exc:
+                if mutation is None or mutation.gap is None:
+                    raise
+                prepared.append((mutation, column, "",
+                                 Row(mutation, Outcome(problem=f"does not apply on {ref}: {exc}"))))
+        for mutation, column, key, mat in prepared:
+            if isinstance(mat, Row):
+                rows.append(mat)
                 continue
-            with materialize(repo, column, workroot) as mat:
-                paths = sorted(set(proof_paths) | {p.path for p in mat.proofs if p.path.endswith(".py")})
+            paths = sorted(set(proof_paths) | {p.path for p in mat.proofs if p.path.endswith(".py")})
+            try:
                 with phase(f"tests under mutation {column.name}" if mutation else "tests without mutation"):
                     outcome = run_selection(mat.path, tests, marker, python=python, proof_paths=paths,
                                             timeout=timeout, setup=setup)
                 row = Row(mutation, outcome, mat.tree_sha, mat.proofs, key)
-            if not outcome.problem:  # a timeout or crash is measured again next time
-                cache.put(key, {"outcome": asdict(outcome), "tree": row.tree,
-                                "proofs": [{**asdict(p), "blob_user_before": None, "blob_user_after": None}
-                                           for p in row.proofs]})
-        except UsageError as exc:
-            if mutation is None or mutation.gap is None:
-                raise
-            row = Row(mutation, Outcome(problem=f"does not apply on {ref}: {exc}"))
-        rows.append(row)
+                if not outcome.problem:  # a timeout or crash is measured again next time
+                    cache.put(key, {"outcome": asdict(outcome), "tree": row.tree,
+                                    "proofs": [{**asdict(p), "blob_user_before": None, "blob_user_after": None}
+                                               for p in row.proofs]})
+            except UsageError as exc:
+                if mutation is None or mutation.gap is None:
+                    raise
+                row = Row(mutation, Outcome(problem=f"does not apply on {ref}: {exc}"))
+            rows.append(row)
     return MutationRun(ref, commit, list(tests), marker, rows)
 
 

@@ -78,3 +78,10 @@ def test_every_report_verb_offers_format_none() -> None:
             continue
         fmt = [a for a in sub._actions if a.dest == "format"]
         assert fmt and "none" in fmt[0].choices, name
+
+
+def test_readme_grammar_table_lists_every_verb() -> None:
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    table = readme.split("### One grammar", 1)[1].split("\n\n", 3)[2]
+    for name in commands.names():
+        assert f"| `{name}" in table, name

@@ -64,3 +64,8 @@ def test_comment_of_the_demo_is_whole_and_names_the_actions(demo_dir: Path) -> N
     assert "Cut to fit" not in text
     assert "**Action:** `cherry-pick -x 87c541f3 58ad6816 onto backport/42`" in text
     assert text.count("**Action:**") == 4
+
+
+def test_ci_doc_finds_the_sticky_comment_by_the_marker() -> None:
+    doc = (Path(__file__).parents[2] / "docs" / "ci.md").read_text(encoding="utf-8")
+    assert MARKER in doc and "comment.md" in doc and "GITHUB_STEP_SUMMARY" in doc and "upload-artifact" in doc
