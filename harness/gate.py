@@ -22,13 +22,18 @@ def blocking(findings: Iterable[Finding], fail_on: str) -> list[Finding]:
 
 
 def verdict(report: Report, fail_on: str, crashed: bool = False) -> tuple[str, list[Finding]]:
-    """The report's opening line and the findings that block it (computed once, for every renderer)."""
+    """The report's opening line and the findings that block it (computed once, for every renderer);
+    group ``report.causes`` first and the line says how many root causes the blocking findings have."""
     blocked = blocking(report.findings, fail_on)
     if crashed:
         return "HARNESS ERROR: a section crashed (exit 3); the rest of the report stands.", blocked
     if blocked:
         kinds = ", ".join(sorted({f.kind for f in blocked}))
-        return f"BLOCKED: {len(blocked)} open finding(s) at or above {fail_on.upper()} ({kinds}).", blocked
+        ids = {f.id for f in blocked}
+        n_causes = sum(1 for c in report.causes if ids.intersection(c.findings))
+        causes = f" from {n_causes} root cause(s)" if n_causes else ""
+        return (f"BLOCKED: {len(blocked)} open finding(s) at or above {fail_on.upper()}{causes} ({kinds}).",
+                blocked)
     if fail_on == "never":
         return "NOT GATED (--fail-on never): open findings are listed below.", blocked
     return f"PASS at --fail-on {fail_on}: no open finding at or above the threshold.", blocked

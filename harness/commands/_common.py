@@ -55,8 +55,8 @@ def write_atomic(path: str | Path, text: str) -> None:
 def emit(args: argparse.Namespace, report: Report) -> int:
     """Render in the chosen format, write it, and return the gate's exit code."""
     fmt = getattr(args, "format", "term")
-    report.verdict, blocked = gate.verdict(report, getattr(args, "fail_on", "p1"))
     report.causes = causes.group(report, str(report.inputs.get("head", "HEAD")).split(" @ ")[0])
+    report.verdict, blocked = gate.verdict(report, getattr(args, "fail_on", "p1"))
     if fmt == "none":
         pass
     elif args.output:

@@ -95,8 +95,8 @@ def run_compare(repo: GitRepo, inputs: CompareInputs, *, output: Path, fmt: str 
     if prev is not None:
         report.sections.append(ledger.apply(report, prev, repo.resolve(inputs.head, "tree")))
     threshold = fail_on or pol.fail_on or "p1"
-    report.verdict, blocking = gate.verdict(report, threshold, crashed)
     report.causes = causes.group(report, inputs.head)
+    report.verdict, blocking = gate.verdict(report, threshold, crashed)
     output.mkdir(parents=True, exist_ok=True)
     for ext, fmt_name in (("md", "md"), ("json", "json"), ("html", "html")):
         write_atomic(output / f"report.{ext}", render(report, fmt_name))

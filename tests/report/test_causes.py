@@ -53,3 +53,8 @@ def test_findings_without_anchors_group_by_kind_and_an_unrelated_file_stays_apar
     assert [x.findings for x in causes] == [[a.id, b.id], [c.id]]
     assert "aaaaaaaa bbbbbbbb" in causes[0].action
     assert anchors(c, None, {}) == []
+
+
+def test_verdict_counts_root_causes(demo_dir: Path) -> None:
+    doc, _ = _causes(demo_dir)
+    assert doc["verdict"].startswith("BLOCKED: 5 open finding(s) at or above P1 from 2 root cause(s)")

@@ -69,3 +69,13 @@ def test_comment_of_the_demo_is_whole_and_names_the_actions(demo_dir: Path) -> N
 def test_ci_doc_finds_the_sticky_comment_by_the_marker() -> None:
     doc = (Path(__file__).parents[2] / "docs" / "ci.md").read_text(encoding="utf-8")
     assert MARKER in doc and "comment.md" in doc and "GITHUB_STEP_SUMMARY" in doc and "upload-artifact" in doc
+
+
+def test_comment_is_deterministic(big_report: Path, tmp_path: Path) -> None:
+    from harness.cli import main
+
+    again = tmp_path / "again"
+    assert main(["compare", "base..backport", "--source", "main", "--repo", str(big_report.parent / "repo"),
+                 "--output-dir", str(again), "--format", "none"]) == 1
+    undated = lambda p: [x for x in p.read_text(encoding="utf-8").splitlines() if not x.startswith("<sub>Generated")]  # noqa: E731
+    assert undated(again / "comment.md") == undated(big_report / "comment.md")
