@@ -18,9 +18,9 @@ def repo(builder) -> Path:
     builder.branch("release")
     builder.commit("bump", {"app.py": "A = 2\n", "pins.yml": "engine:\n  tag: v2\n"})
     source = builder.repo.head.commit.hexsha
-    builder.checkout("release")
+    builder.branch("backport", "release")
+    builder.checkout("backport")
     builder.cherry_pick(source, "-x")
-    builder.branch("backport")
     builder.checkout("main")
     return builder.path
 

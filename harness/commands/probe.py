@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import sys
+from contextlib import nullcontext
+from pathlib import Path
 
 from harness.cache import Cache
 from harness.checks.probe_table import probe_sections
 from harness.commands._common import add_report_options, check_output_path, command_line, emit
 from harness.errors import UsageError
 from harness.git.repo import GitRepo
+from harness.progress import note, phase
 from harness.report.model import Report
 from harness.scenario import load_scenario
 
@@ -33,9 +35,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--jobs must be >= 1")
     repo = GitRepo(args.repo)
     scenario = load_scenario(args.scenario)
-    progress = None if args.quiet else (lambda m: sys.stderr.write(f"harness probe: {m}\n"))
-    sections = probe_sections(repo, scenario, args.probe, args.python, args.jobs,
-                              cache=Cache(enabled=not args.no_cache), progress=progress)
+    with nullcontext() if args.quiet else phase(f"probes of {Path(args.scenario).name}"):
+        sections = probe_sections(repo, scenario, args.probe, args.python, args.jobs,
+                                  cache=Cache(enabled=not args.no_cache), progress=None if args.quiet else note)
     inputs = {"scenario": str(args.scenario)}
     inputs.update({f"column {c.name}": c.ref + (f" + {len(c.edits)} edit(s)" if c.edits else "")
                    for c in scenario.columns})

@@ -28,7 +28,7 @@ def test_default_view_is_one_screen_with_verdict_and_actions(run_cli, demo_dir: 
     assert len(lines) <= 40, out
     assert next(i for i, line in enumerate(lines) if line.startswith("Verdict: BLOCKED")) <= 5
     assert "→ cherry-pick -x 87c541f3 58ad6816 onto backport/42" in out
-    assert "Sections (11):" in out and "--full" in out
+    assert "Sections (" in out and "--full" in out
     assert "┃" not in out  # no tables
     assert "[1/9] cherry-pick fidelity: done in" in err  # plain progress lines: stderr is not a TTY
 
