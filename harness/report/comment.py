@@ -9,6 +9,7 @@ summary and findings, and a closing line says what was cut and where the full re
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from harness.report import markdown
@@ -64,6 +65,13 @@ def _variants(s: Section, is_open: bool) -> list[tuple[str, str]]:
     return out
 
 
+def _where(full_report: str) -> str:
+    """A URL as an autolink (escaping would break it), anything else as escaped text."""
+    if re.fullmatch(r"https?://[^\s<>`]+", full_report):
+        return f"<{full_report}>"
+    return markdown.text(full_report)
+
+
 def _causes(report: Report, room: int) -> tuple[list[str], str]:
     """The causes block within ``room`` characters: in full, without member lines, then the first ones."""
     full = markdown.causes(report)
@@ -97,7 +105,7 @@ def render(report: Report, full_report: str = "report.md beside this file", limi
             *(f"- {markdown.text(n)}" for n in nv[:_MAX_NOT_VERIFIED]),
             *([f"- … {len(nv) - _MAX_NOT_VERIFIED} more in the full report"] if len(nv) > _MAX_NOT_VERIFIED else []),
             "", "</details>", ""]
-    full_line = f"Full report: {markdown.text(full_report)}."
+    full_line = f"Full report: {_where(full_report)}."
     opening = "\n".join(head) + "\n"
     closing = "\n".join(tail)
     reserve = 1500  # the cut note

@@ -79,3 +79,12 @@ def test_comment_is_deterministic(big_report: Path, tmp_path: Path) -> None:
                  "--output-dir", str(again), "--format", "none"]) == 1
     undated = lambda p: [x for x in p.read_text(encoding="utf-8").splitlines() if not x.startswith("<sub>Generated")]  # noqa: E731
     assert undated(again / "comment.md") == undated(big_report / "comment.md")
+
+
+def test_report_url_is_a_working_link(demo_dir: Path, tmp_path: Path) -> None:
+    from harness.cli import main
+
+    url = "https://github.com/o/r_x/actions/runs/42"
+    assert main(["compare", "release/1.0..backport/42", "--source", "main", "--repo", str(demo_dir / "repo"),
+                 "--output-dir", str(tmp_path / "o"), "--format", "none", "--report-url", url]) == 1
+    assert f"Full report: <{url}>." in (tmp_path / "o" / "comment.md").read_text(encoding="utf-8")
