@@ -3,7 +3,7 @@
 Computed once, before rendering (renderers only lay ``Report.causes`` out). Each open finding gets
 *anchors* read from its key and its section's data — ``commit:<sha>`` (a commit the pick lacks, a
 gap, a control's apply-commit), ``file:<path>`` (a file a pick got wrong, a missing commit touched,
-or a control edits), ``control:<probe>/<column>`` — and findings sharing an anchor join one cause.
+or a control edits), ``control:<probe>/<column>`` and ``edit:<what it does>`` — and findings sharing an anchor join one cause.
 Findings without anchors are grouped by kind. Finding ids are untouched: the ledger tracks each one.
 """
 
@@ -79,6 +79,7 @@ def anchors(f: Finding, section: Section | None, missing: dict[str, dict[str, An
                 out.append(f"control:{data.get('probe', '')}/{col['name']}")
                 out += [f"file:{p}" for p in col.get("edit_paths", [])]
                 out += [f"commit:{c}" for c in col.get("edit_commits", [])]
+                out += [f"edit:{e}" for e in col.get("edits", [])]
     return out
 
 
@@ -144,8 +145,9 @@ def _cause(fs: list[Finding], anchor_list: list[str], missing: list[dict[str, An
         if control_commits:
             action = f"cherry-pick -x {' '.join(_short(c) for c in control_commits)} onto {head}"
         else:
+            edits = "; ".join(dict.fromkeys(a.partition(":")[2] for a in anchor_list if a.startswith("edit:")))
             action = (f"change {', '.join(files) or 'the code'} on {head} as control "
-                      f"{', '.join(controls)} does, then re-run")
+                      f"{', '.join(controls)} does" + (f" ({edits})" if edits else "") + ", then re-run")
         key = "controls:" + ",".join(controls)
     elif files:
         title = f"{fs[0].title} ({', '.join(files)})"
