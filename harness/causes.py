@@ -145,7 +145,8 @@ def _cause(fs: list[Finding], anchor_list: list[str], missing: list[dict[str, An
         if control_commits:
             action = f"cherry-pick -x {' '.join(_short(c) for c in control_commits)} onto {head}"
         else:
-            edits = "; ".join(dict.fromkeys(a.partition(":")[2] for a in anchor_list if a.startswith("edit:")))
+            edits = "; ".join(dict.fromkeys(re.sub(r"\s+", " ", a.partition(":")[2])
+                                            for a in anchor_list if a.startswith("edit:")))
             action = (f"change {', '.join(files) or 'the code'} on {head} as control "
                       f"{', '.join(controls)} does" + (f" ({edits})" if edits else "") + ", then re-run")
         key = "controls:" + ",".join(controls)

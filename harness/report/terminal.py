@@ -51,7 +51,8 @@ def _causes(console: Console, report: Report) -> None:
     for n, c in enumerate(report.causes, 1):
         console.print(f"{n:>2}. [{_SEV_STYLE[c.severity]}]{c.severity}[/] {escape(c.title)}")
         console.print(f"    [bold]→[/] {escape(c.action)}")
-        console.print(f"    [dim]findings: {escape(', '.join(c.findings))}[/]")
+        console.print(f"    [dim]{len(c.findings)} finding(s): {escape(', '.join(c.findings))}[/]", no_wrap=True,
+                      overflow="ellipsis")
 
 
 def _section_line(s: Section) -> str:
