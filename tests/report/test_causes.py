@@ -58,3 +58,27 @@ def test_findings_without_anchors_group_by_kind_and_an_unrelated_file_stays_apar
 def test_verdict_counts_root_causes(demo_dir: Path) -> None:
     doc, _ = _causes(demo_dir)
     assert doc["verdict"].startswith("BLOCKED: 5 open finding(s) at or above P1 from 2 root cause(s)")
+
+
+def test_a_file_joins_a_pick_and_a_probe_control_and_apply_commit_controls_say_cherry_pick() -> None:
+    pick = "a" * 40
+    fidelity = Section("fidelity", "Fidelity", findings=[Finding("pick-adapted", "P2", "pick 1 is adapted",
+                                                                 key=f"{pick}:adapted")],
+                       data={"picks": [{"pick": pick, "files": [{"path": "srv/x.py", "same": False},
+                                                                {"path": "README.md", "same": True}]}]})
+    columns = [{"name": "head", "role": "ref"},
+               {"name": "fixed", "role": "control", "edits": ["replace in srv/x.py: a → b"],
+                "edit_paths": ["srv/x.py"], "edit_commits": []},
+               {"name": "with-fix", "role": "control", "edits": ["apply-commit " + "c" * 40],
+                "edit_paths": [], "edit_commits": ["c" * 40]}]
+    probe_a = Section("probe-a", "A", findings=[Finding("probe-expectation", "P1", "a differs",
+                                                        key="a:head same as fixed")],
+                      data={"probe": "a", "columns": columns})
+    probe_b = Section("probe-b", "B", findings=[Finding("probe-expectation", "P1", "b differs",
+                                                        key="b:head same as with-fix")],
+                      data={"probe": "b", "columns": columns})
+    causes = group(Report("t", "", [fidelity, probe_a, probe_b]), head="backport")
+    assert [len(c.findings) for c in causes] == [2, 1]
+    joined, picked = causes
+    assert "srv/x.py" in joined.title and "fixed" in joined.action and "replace in srv/x.py" in joined.action
+    assert picked.action == "cherry-pick -x cccccccc onto backport"
