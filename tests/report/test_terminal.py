@@ -51,7 +51,8 @@ def test_progress_on_a_terminal_shows_elapsed_time_and_honours_no_color(monkeypa
     coloured = _Tty()
     with phase("collect tests at main", stream=coloured):
         pass
-    assert "collect tests at main" in coloured.getvalue() and "done in 0.0s" in coloured.getvalue()
+    assert "collect tests at main" in coloured.getvalue()
+    assert re.search(r"done in \d+\.\ds", coloured.getvalue())  # the elapsed time, whatever it is
     assert CSI_COLOUR.search(coloured.getvalue())
     monkeypatch.setenv("NO_COLOR", "1")
     plain = _Tty()
@@ -68,6 +69,7 @@ def test_progress_off_a_terminal_is_plain_lines(monkeypatch: pytest.MonkeyPatch)
     with pytest.raises(RuntimeError):
         with phase("mutmut over 2 changed function(s)", stream=buf):
             raise RuntimeError("boom")
-    assert buf.getvalue().splitlines() == ["harness: mutmut over 2 changed function(s) …",
-                                           "harness: mutmut over 2 changed function(s): stopped in 0.0s"]
+    lines = buf.getvalue().splitlines()
+    assert lines[0] == "harness: mutmut over 2 changed function(s) …" and len(lines) == 2
+    assert re.fullmatch(r"harness: mutmut over 2 changed function\(s\): stopped in \d+\.\ds", lines[1])
     assert "\x1b" not in buf.getvalue()
