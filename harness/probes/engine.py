@@ -1,24 +1,27 @@
-"""Run a scenario's probes over rows × columns: cache lookups, one worker per column, in parallel."""
+"""Run a scenario's probes over rows × columns: cache lookups here, then one executor task per
+column that has cells to measure (harness/probes/column_task.py), in parallel."""
 
 from __future__ import annotations
 
 import shutil
 import sys
-import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from harness.cache import Cache, content_key, file_digest, interpreter_fingerprint
-from harness.columns import Column, ColumnIdentity, identify, materialize, user_blob
+from harness.columns import Column, ColumnIdentity, identify, user_blob
 from harness.edits import EditProof
 from harness.errors import UsageError
+from harness.executors import Executor, Resources, Task, TaskResult, TreeSpec
+from harness.executors.local import LocalExecutor
+from harness.executors.trees import InputFiles
 from harness.git.repo import GitRepo
 from harness.probes import kinds as kinds_pkg
-from harness.probes.kinds import CellResult, KeyColumn, KindContext, get_kind
-from harness.probes.subproc import PROBES_DIR, STOP
+from harness.probes.kinds import CellResult, KeyColumn, get_kind
+from harness.probes.column_task import ColumnJob, ColumnOutcome, run_column, shippable
+from harness.probes.subproc import PROBES_DIR
 
 ENGINE_VERSION = "2"
 
@@ -79,7 +82,7 @@ def _cached(cache: Cache, probe: Any, key: str) -> CellResult | None:
 
 def run_probes(repo: GitRepo, scenario: Any, probes: list[Any], *, python: str | None = None,
                jobs: int | None = None, cache: Cache | None = None, workroot: Path | None = None,
-               progress: Any = None) -> ProbeRun:
+               progress: Any = None, executor: Executor | None = None) -> ProbeRun:
     """Fill every (probe, column, row) cell, from the cache where the content key matches."""
     started = time.monotonic()
     python = python or sys.executable
@@ -116,80 +119,95 @@ def run_probes(repo: GitRepo, scenario: Any, probes: list[Any], *, python: str |
             for pr in cr.proofs:
                 pr.blob_user_before = pr.blob_user_after = user_blob(repo, cr.ident.commit_sha, pr.path)
 
-    def work(cr: ColumnRun) -> None:
-        pending = list(todo[cr.column.name])
-        first = True
-        while first or pending:
-            first = False
-            try:
-                with materialize(repo, cr.column, workroot) as mat:
-                    while pending:
-                        p = pending.pop(0)
-                        _run_one(repo, cr, mat, p, python, cells, keys, cache, run)
-                        if mat.changes():
-                            break  # written into: the next probe gets a fresh tree
-            except UsageError as exc:
-                if cr.column.role != "control":
-                    raise
-                # A control whose edit no longer applies (e.g. the head already carries the fix) is
-                # the outcome of its cells, not a failed run; it is not cached.
-                for p in [*todo[cr.column.name]]:
-                    slot = cells.get((p.id, cr.column.name), [])
-                    for i, c in enumerate(slot):
-                        if c is None:
-                            slot[i] = CellResult(None, "error", f"control does not apply: {exc}")
-                return
-            cr.proofs = mat.proofs
-            cache.put(content_key("column-proofs", ENGINE_VERSION, cr.ident.key),
-                      [{**asdict(p), "blob_user_before": None, "blob_user_after": None} for p in mat.proofs])
-
     needing = [cr for cr in columns if cr.column.name in todo]
     if jobs is not None and jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {jobs}")
+    executor = executor or LocalExecutor()
     workers = max(1, min(jobs or len(needing) or 1, len(needing) or 1))
     if progress:
         progress(f"{sum(len(v) for v in cells.values())} cells, {run.from_cache} from cache; "
-                 f"{len(needing)} column(s) to run with {workers} worker(s)")
-    if workers == 1:
-        for cr in needing:
-            work(cr)
-    else:
-        pool = ThreadPoolExecutor(max_workers=workers)
-        try:
-            for f in [pool.submit(work, cr) for cr in needing]:
-                f.result()
-        except BaseException:
-            STOP.set()  # running columns kill their probe processes and clean their trees
-            pool.shutdown(wait=True, cancel_futures=True)  # queued columns never start
-            STOP.clear()
-            raise
-        pool.shutdown(wait=True)
+                 f"{len(needing)} column(s) to run with {workers} worker(s) ({executor.name})")
+    remote = executor.name != "local"
+    inputs: dict[str, InputFiles] = {}
+    tasks: list[Task[ColumnOutcome]] = []
+    for cr in needing:
+        col_jobs = []
+        for p in todo[cr.column.name]:
+            idx = [i for i, c in enumerate(cells[(p.id, cr.column.name)]) if c is None]
+            if remote and p.id not in inputs:
+                kmod = get_kind(p.kind)
+                inputs[p.id] = InputFiles.of(p.base_dir, list(kmod.inputs(p)) if hasattr(kmod, "inputs") else [])
+            col_jobs.append(ColumnJob(shippable(p) if remote else p, idx, inputs.get(p.id)))
+        tasks.append(Task(cr.ident.key, run_column, TreeSpec(repo, cr.column, workroot, cr.ident.key),
+                          (cr.column, col_jobs, python, interp), column_resources(repo, python, cr, col_jobs),
+                          column_timeout(col_jobs), cr.column.name))
+    for cr, task, res in zip(needing, tasks, executor.run(tasks, jobs=jobs if remote else workers)):
+        _apply(repo, cr, task.args[1], res, cells, keys, cache, run)
     run.cells = {k: [c or CellResult(None, "error", "not run") for c in v] for k, v in cells.items()}
     run.seconds = time.monotonic() - started
     return run
 
 
-def _run_one(repo: GitRepo, cr: ColumnRun, mat: Any, probe: Any, python: str,
-             cells: dict[tuple[str, str], list[CellResult | None]], keys: dict[tuple[str, str], list[str]],
-             cache: Cache, run: ProbeRun) -> None:
-    slot = cells[(probe.id, cr.column.name)]
-    idx = [i for i, c in enumerate(slot) if c is None]
-    if not idx:
+def column_timeout(jobs: list[ColumnJob]) -> float:
+    """A column task's wall-clock bound (remote executors): generous over the rows' own timeouts,
+    whose expiry is already a cell; engine kinds get time to build their environment."""
+    total = 120.0
+    for j in jobs:
+        engine = "engine" in j.probe.spec or "engine_pin" in j.probe.spec
+        total += len(j.idx) * 2 * j.probe.timeout + (1800 if engine else 0)
+    return total
+
+
+def column_resources(repo: GitRepo, python: str, cr: ColumnRun, jobs: list[ColumnJob]) -> Resources:
+    """What a column asks of a remote worker: a ``sglang-<version>`` label per engine version its
+    probes resolve to before any tree is written, and a GPU for the gpu runtime."""
+    labels: set[str] = set()
+    gpus = 0
+    kc = KeyColumn(cr.column.name, cr.ident.commit_sha, cr.ident.tree_sha, cr.ident.edits, repo, python)
+    for j in jobs:
+        kmod = get_kind(j.probe.kind)
+        if not hasattr(kmod, "key_parts") or not ("engine" in j.probe.spec or "engine_pin" in j.probe.spec):
+            continue
+        parts = kmod.key_parts(j.probe, kc)
+        engine = parts.get("engine") if isinstance(parts, dict) else None
+        if isinstance(engine, str) and "==" in engine:
+            labels.add(engine.replace("==", "-"))
+        if isinstance(parts, dict) and parts.get("runtime") == "gpu":
+            gpus = 1
+    return Resources(gpus, tuple((label, 1.0) for label in sorted(labels)))
+
+
+def _apply(repo: GitRepo, cr: ColumnRun, jobs: list[ColumnJob], res: TaskResult[ColumnOutcome],
+           cells: dict[tuple[str, str], list[CellResult | None]], keys: dict[tuple[str, str], list[str]],
+           cache: Cache, run: ProbeRun) -> None:
+    """Fold a column task's result into the run; cache what may be cached (here, on the driver)."""
+    if res.status != "ok" or res.value is None:
+        # past its timeout, or its worker lost past the retry bound: the outcome of its cells (not cached)
+        status = "timeout" if res.status == "timeout" else "crash"
+        for j in jobs:
+            slot = cells[(j.probe.id, cr.column.name)]
+            for i in j.idx:
+                slot[i] = CellResult(None, status, res.detail)
         return
-    scratch = Path(tempfile.mkdtemp(prefix="harness-probe-"))
-    try:
-        ctx = KindContext(probe, [probe.rows[i] for i in idx], cr.column, mat, python, repo, scratch)
-        try:
-            results = get_kind(probe.kind).run(ctx)
-        except UsageError:
-            raise
-        except Exception as exc:  # a broken probe kind fails its cells, not the run
-            results = [CellResult(None, "error", f"probe kind {probe.kind} failed: {type(exc).__name__}: {exc}")
-                       for _ in idx]
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    for i, res in zip(idx, results):
-        slot[i] = res
-        run.ran += 1
-        if res.status in ("ok", "error") and not res.detail.startswith("wrote into the tree"):
-            cache.put(keys[(probe.id, cr.column.name)][i], res.to_json())
+    out = res.value
+    if out.control_error:
+        for j in jobs:
+            slot = cells[(j.probe.id, cr.column.name)]
+            for i, c in enumerate(slot):
+                if c is None:
+                    slot[i] = CellResult(None, "error", out.control_error)
+        return
+    for pid, results in out.cells.items():
+        slot = cells[(pid, cr.column.name)]
+        for i, cell in results:
+            slot[i] = cell
+            run.ran += 1
+            if cell.status in ("ok", "error") and not cell.detail.startswith("wrote into the tree"):
+                cache.put(keys[(pid, cr.column.name)][i], cell.to_json())
+    if out.proofs is not None:
+        cr.proofs = out.proofs
+        for pr in cr.proofs:
+            if pr.blob_user_after is None:  # packed trees: the user's copy is read here, after the run
+                pr.blob_user_after = user_blob(repo, cr.ident.commit_sha, pr.path)
+        cache.put(content_key("column-proofs", ENGINE_VERSION, cr.ident.key),
+                  [{**asdict(p), "blob_user_before": None, "blob_user_after": None} for p in cr.proofs])

@@ -1,0 +1,43 @@
+"""``local``: today's thread pool on this machine; trees are materialized in the harness's work root."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Sequence
+
+from harness.executors.base import Task, TaskResult
+from harness.executors.trees import tree_source
+from harness.probes.subproc import STOP
+
+
+def _call(task: Task[Any]) -> TaskResult[Any]:
+    return TaskResult("ok", task.fn(tree_source(task.tree, None), *task.args))
+
+
+class LocalExecutor:
+    """Runs tasks in threads of this process (``jobs`` at a time; one: inline, in order).
+
+    Bodies enforce their own timeouts here (per row, per pytest run); ``Task.timeout`` is not applied.
+    An interrupt sets ``STOP``: running bodies kill their process groups, queued tasks never start.
+    """
+
+    name = "local"
+
+    def run(self, tasks: Sequence[Task[Any]], jobs: int | None = None) -> list[TaskResult[Any]]:
+        workers = max(1, min(jobs or len(tasks) or 1, len(tasks) or 1))
+        if workers == 1:
+            return [_call(t) for t in tasks]
+        pool = ThreadPoolExecutor(max_workers=workers)
+        try:
+            futures = [pool.submit(_call, t) for t in tasks]
+            results = [f.result() for f in futures]
+        except BaseException:
+            STOP.set()  # running tasks kill their probe processes and clean their trees
+            pool.shutdown(wait=True, cancel_futures=True)  # queued tasks never start
+            STOP.clear()
+            raise
+        pool.shutdown(wait=True)
+        return results
+
+    def close(self) -> None:
+        return None

@@ -1,0 +1,154 @@
+"""``ray``: tasks on a Ray cluster (``--ray-address``, else ``RAY_ADDRESS``, else a local Ray for the run).
+
+Each task's tree is packed once on the driver (``harness.executors.trees.pack_tree``) and put in
+the object store; the remote function unpacks it on the worker. A worker that dies mid-task is
+retried by Ray (``MAX_RETRIES``); past that the result is ``lost``. A task past ``Task.timeout`` is
+cancelled and its result is ``timeout``. An interrupt (Ctrl-C, SIGTERM) cancels every remote task:
+first gently (a ``KeyboardInterrupt`` in the task, so bodies kill their process groups), then by
+force for those still running after ``CANCEL_GRACE`` seconds.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import time
+from typing import Any, Sequence
+
+from harness.errors import UsageError
+from harness.executors.base import Task, TaskResult
+from harness.executors.trees import PackedTree, pack_tree
+
+MAX_RETRIES = 2
+CANCEL_GRACE = 5.0
+POLL = 0.2
+
+
+def available() -> bool:
+    return importlib.util.find_spec("ray") is not None
+
+
+def _execute(fn: Any, meta: PackedTree | None, data: bytes | None, *args: Any) -> Any:
+    """The remote function: the packed tree's bytes arrive resolved from the object store."""
+    if meta is not None:
+        meta.data = data or b""
+    return fn(meta, *args)
+
+
+class RayExecutor:
+    """Runs tasks on Ray; connects lazily, so a run whose cells all come from the cache never does."""
+
+    name = "ray"
+
+    def __init__(self, address: str | None = None, *, num_cpus: int | None = None,
+                 object_store_mb: int = 500, retries: int = MAX_RETRIES) -> None:
+        if not available():
+            raise UsageError("--executor ray needs ray: pip install 'harness[ray]'")
+        self.address = address or os.environ.get("RAY_ADDRESS") or None
+        self.num_cpus = num_cpus
+        self.object_store_mb = object_store_mb
+        self.retries = retries
+        self.submitted = 0  # remote tasks submitted by this executor (a warm re-run submits none)
+        self._owns = False
+        self._remote: Any = None
+
+    def _connect(self) -> Any:
+        import ray
+
+        if self._remote is not None:
+            return ray
+        if not ray.is_initialized():
+            if self.address:
+                ray.init(address=self.address, log_to_driver=False)
+            else:
+                ray.init(address="local", num_cpus=self.num_cpus or os.cpu_count() or 1,
+                         include_dashboard=False, object_store_memory=self.object_store_mb * 1024 * 1024,
+                         log_to_driver=False)
+            self._owns = True
+        self._remote = ray.remote(_execute)
+        return ray
+
+    def run(self, tasks: Sequence[Task[Any]], jobs: int | None = None) -> list[TaskResult[Any]]:
+        if not tasks:
+            return []
+        ray = self._connect()
+        shipped: dict[str, tuple[PackedTree, Any]] = {}
+        for t in tasks:
+            if t.tree is not None and (t.tree.key or t.key) not in shipped:
+                packed = pack_tree(t.tree)
+                shipped[t.tree.key or t.key] = (packed.meta(), ray.put(packed.data))
+        offered = ray.cluster_resources()
+        limit = jobs or max(1, int(offered.get("CPU", 1)))
+        queue = list(range(len(tasks)))
+        running: dict[Any, tuple[int, float]] = {}
+        results: list[TaskResult[Any] | None] = [None] * len(tasks)
+        try:
+            while queue or running:
+                while queue and len(running) < limit:
+                    i = queue.pop(0)
+                    running[self._submit(tasks[i], shipped, offered)] = (i, time.monotonic())
+                ready, _ = ray.wait(list(running), num_returns=1, timeout=POLL)
+                for ref in ready:
+                    i, _started = running.pop(ref)
+                    results[i] = self._collect(ray, ref)
+                now = time.monotonic()
+                for ref, (i, started) in list(running.items()):
+                    t = tasks[i]
+                    if t.timeout is not None and now - started > t.timeout:
+                        del running[ref]
+                        self._cancel(ray, [ref])
+                        results[i] = TaskResult("timeout", None, f"{t.label or 'task'}: ran past "
+                                                f"{t.timeout:g}s on the ray executor (cancelled)")
+        except BaseException:
+            self._cancel(ray, list(running))
+            raise
+        return [r if r is not None else TaskResult("lost", None, "no result") for r in results]
+
+    def _submit(self, t: Task[Any], shipped: dict[str, tuple[PackedTree, Any]], offered: dict[str, float]) -> Any:
+        opts: dict[str, Any] = {"num_cpus": 1, "max_retries": self.retries, "retry_exceptions": False}
+        # Resources are asked for where the cluster offers them (a label per engine version, GPUs);
+        # a cluster without them runs the task anywhere and the kind says what was missing.
+        if t.resources.num_gpus and offered.get("GPU", 0) >= t.resources.num_gpus:
+            opts["num_gpus"] = t.resources.num_gpus
+        custom = {k: v for k, v in t.resources.custom if offered.get(k, 0) >= v}
+        if custom:
+            opts["resources"] = custom
+        meta, data = shipped.get(t.tree.key or t.key, (None, None)) if t.tree is not None else (None, None)
+        self.submitted += 1
+        return self._remote.options(**opts).remote(t.fn, meta, data, *t.args)
+
+    def _collect(self, ray: Any, ref: Any) -> TaskResult[Any]:
+        try:
+            return TaskResult("ok", ray.get(ref))
+        except ray.exceptions.RayTaskError as exc:
+            cause = getattr(exc, "cause", None)
+            if isinstance(cause, Exception):
+                raise cause from None  # the body's own error (e.g. a usage error), as if run here
+            raise
+        except ray.exceptions.RayError as exc:  # worker or node died past the retry bound
+            return TaskResult("lost", None, f"worker lost {self.retries + 1} time(s): {type(exc).__name__}")
+
+    def _cancel(self, ray: Any, refs: list[Any]) -> None:
+        """Cancel ``refs``: a KeyboardInterrupt in each task first, then force for the stubborn."""
+        for ref in refs:
+            try:
+                ray.cancel(ref, force=False)
+            except Exception:  # noqa: BLE001 - already finished or gone
+                pass
+        left = list(refs)
+        deadline = time.monotonic() + CANCEL_GRACE
+        while left and time.monotonic() < deadline:
+            _ready, left = ray.wait(left, num_returns=len(left), timeout=POLL)
+        for ref in left:
+            try:
+                ray.cancel(ref, force=True)
+            except Exception:  # noqa: BLE001
+                pass
+
+    def close(self) -> None:
+        if self._owns:
+            import ray
+
+            ray.shutdown()
+            self._owns = False
+        self._remote = None
