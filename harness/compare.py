@@ -32,6 +32,7 @@ class CompareInputs:
     jobs: int | None = None
     title: str = ""
     no_cache: bool = False  # measure every probe cell afresh, write nothing to the cache
+    executor: Any = None  # harness.executors.Executor running probe columns and mutation rows (None: local)
 
 
 @dataclass

@@ -214,7 +214,7 @@ def _probe_step(repo: GitRepo, scenario: Scenario, inputs: CompareInputs) -> Cal
 
     def step() -> list[Section]:
         return probe_sections(repo, scenario, None, inputs.python, inputs.jobs,
-                              cache=Cache(enabled=not inputs.no_cache))
+                              cache=Cache(enabled=not inputs.no_cache), executor=inputs.executor)
     return step
 
 

@@ -212,7 +212,7 @@ def edits_section(run: ProbeRun) -> Section | None:
 
 def probe_sections(repo: GitRepo, scenario: Scenario, probe_ids: list[str] | None = None,
                    python: str | None = None, jobs: int | None = None, *, cache: Cache | None = None,
-                   progress: Callable[[str], None] | None = None) -> list:  # list[Section]
+                   progress: Callable[[str], None] | None = None, executor: Any = None) -> list:  # list[Section]
     """Run the selected probes and build their sections (the edits proof section last)."""
     probes = scenario.probes
     if probe_ids:
@@ -221,7 +221,8 @@ def probe_sections(repo: GitRepo, scenario: Scenario, probe_ids: list[str] | Non
             raise UsageError(f"--probe {unknown[0]}: no such probe in {scenario.path} "
                              f"(probes: {', '.join(p.id for p in probes)})")
         probes = [p for p in probes if p.id in probe_ids]
-    run = run_probes(repo, scenario, probes, python=python, jobs=jobs, cache=cache, progress=progress)
+    run = run_probes(repo, scenario, probes, python=python, jobs=jobs, cache=cache, progress=progress,
+                     executor=executor)
     sections = [probe_section(scenario, p, run) for p in probes]
     edits = edits_section(run)
     if edits is not None:

@@ -14,6 +14,7 @@ from harness.commands._common import command_line, write_atomic
 from harness.commands._grammar import add_range, old_spelling, range_of
 from harness.compare import CompareInputs, build_report, run_plan
 from harness.errors import EXIT_INTERNAL, UsageError
+from harness.executors.options import add_executor_arguments, executor_from_args, without_executor_options
 from harness.git import GitRepo
 from harness.report import comment, render
 
@@ -42,6 +43,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--python", metavar="EXE", help="interpreter for probe columns (default: this one)")
     p.add_argument("--jobs", type=int, default=None, help="probe columns run in parallel (default: one worker per column)")
     p.add_argument("--no-cache", action="store_true", help="measure every probe cell afresh; read and write no cache")
+    add_executor_arguments(p)
     p.add_argument("--today", metavar="YYYY-MM-DD", type=_date, help=argparse.SUPPRESS)
 
 
@@ -125,7 +127,9 @@ def run(args: argparse.Namespace) -> int:
     inputs = CompareInputs(base=base, head=head, source=args.source, source_branch=args.source_branch,
                            scenario_paths=args.scenario, python=args.python, jobs=args.jobs,
                            no_cache=args.no_cache)
-    return run_compare(repo, inputs, output=output,
-                       fmt=args.format, fail_on=args.fail_on, policy_path=args.policy, previous=args.previous,
-                       command=command_line(args._argv), today=args.today, report_url=args.report_url, full=args.full,
-                       old_output=bool(args.output_old and not args.output_dir))
+    with executor_from_args(args) as inputs.executor:
+        return run_compare(repo, inputs, output=output,
+                           fmt=args.format, fail_on=args.fail_on, policy_path=args.policy, previous=args.previous,
+                           command=command_line(without_executor_options(args._argv)), today=args.today,
+                           report_url=args.report_url, full=args.full,
+                           old_output=bool(args.output_old and not args.output_dir))

@@ -12,6 +12,7 @@ from harness.commands._grammar import old_spelling
 from harness.commands.compare import run_compare
 from harness.compare import CompareInputs
 from harness.errors import EXIT_BLOCKED, EXIT_OK, UsageError
+from harness.executors.options import add_executor_arguments, executor_from_args, without_executor_options
 from harness.git import GitRepo
 from harness.resources import data_dir
 
@@ -40,6 +41,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--engine", action="store_true",
                    help="also judge each tree's sampling params with the real sglang it pins "
                         "(scenarios/demo-engine.yaml; builds engine environments: network on first use)")
+    add_executor_arguments(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -51,8 +53,10 @@ def run(args: argparse.Namespace) -> int:
     refs = demo.REFS
     inputs = CompareInputs(base=refs["base"], head=refs["head"], source=refs["source"],
                            source_branch=refs["source_branch"], scenario_paths=scenarios, python=args.python)
-    code = run_compare(GitRepo(repo_dir), inputs, output=root, fmt=args.format, command=command_line(args._argv),
-                       full=args.full, old_output=False)
+    with executor_from_args(args) as inputs.executor:
+        code = run_compare(GitRepo(repo_dir), inputs, output=root, fmt=args.format,
+                           command=command_line(without_executor_options(args._argv)), full=args.full,
+                           old_output=False)
     if args.dir_old and not args.output_dir:
         old_spelling("--dir DIR", "--output-dir DIR")
     if args.gate or code not in (EXIT_OK, EXIT_BLOCKED):

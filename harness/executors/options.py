@@ -29,8 +29,10 @@ def executor_from_args(args: argparse.Namespace) -> Iterator[Executor]:
         ex.close()
 
 
-def without_executor_options(argv: list[str]) -> list[str]:
+def without_executor_options(argv: list[str] | None) -> list[str] | None:
     """The command line as the report shows it: where cells ran does not change the report."""
+    if argv is None:
+        return None
     out: list[str] = []
     skip = False
     for a in argv:
