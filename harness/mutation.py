@@ -27,6 +27,8 @@ from harness.cache import Cache, content_key, file_digest, interpreter_fingerpri
 from harness.columns import Column, identify, materialize, user_blob
 from harness.edits import Edit, EditProof, edit_from_mapping
 from harness.errors import UsageError
+from harness.executors import Executor, Task, TreeSpec
+from harness.executors.local import LocalExecutor
 from harness.git.repo import GitRepo
 from harness.progress import phase
 from harness.report.model import Code, Control, Finding, Section, Sha, Table
@@ -205,20 +207,24 @@ def _from_cache(repo: GitRepo, commit: str, mutation: Mutation | None, key: str,
 
 def run_mutations(repo: GitRepo, ref: str, mutations: Sequence[Mutation], tests: Sequence[str],
                   marker: str | None = None, *, python: str = sys.executable, timeout: float = 900,
-                  workroot: Path | None = None, setup: Sequence[str] = (), cache: Cache | None = None) -> MutationRun:
+                  workroot: Path | None = None, setup: Sequence[str] = (), cache: Cache | None = None,
+                  executor: Executor | None = None, jobs: int | None = None) -> MutationRun:
     """Row "none" first, then each mutation in its own control column; a row whose key is in the
-    cache is served from it (``cache=Cache(enabled=False)`` runs every row)."""
+    cache is served from it (``cache=Cache(enabled=False)`` runs every row), the others are one
+    executor task each (``local`` runs them one after another unless ``jobs`` says otherwise)."""
     commit = repo.resolve(ref)
     cache = cache if cache is not None else Cache(namespace="mutations")
     names = [m.name for m in mutations]
     if len(set(names)) != len(names):
         raise UsageError(f"duplicate mutation names: {sorted({n for n in names if names.count(n) > 1})}")
     proof_paths = _edited_paths(mutations)
-    rows: list[Row] = []
+    executor = executor or LocalExecutor()
+    rows: list[Row | None] = []
+    tasks: list[Task[Row]] = []
+    slots: list[int] = []  # the rows that are tasks
     with ExitStack() as trees:
         # Every column's edits are applied before any test runs: a mutation that does not apply is
         # bad input (exit 2) found before the work starts, or, for a gap, a row saying why.
-        prepared: list[tuple[Mutation | None, Column, str, Any]] = []
         for mutation in [None, *mutations]:
             column = Column(mutation.name if mutation else "none", commit,
                             list(mutation.edits) if mutation else [], role="control" if mutation else "ref")
@@ -226,34 +232,54 @@ def run_mutations(repo: GitRepo, ref: str, mutations: Sequence[Mutation], tests:
                 key = row_key(repo, column, tests, marker, proof_paths, python, timeout, setup)
                 hit = cache.get(key)
                 if hit is not None:
-                    prepared.append((mutation, column, key, _from_cache(repo, commit, mutation, key, hit)))
+                    rows.append(_from_cache(repo, commit, mutation, key, hit))
                     continue
-                prepared.append((mutation, column, key, trees.enter_context(materialize(repo, column, workroot))))
+                mat = trees.enter_context(materialize(repo, column, workroot))
             except UsageError as exc:
                 if mutation is None or mutation.gap is None:
                     raise
-                prepared.append((mutation, column, "",
-                                 Row(mutation, Outcome(problem=f"does not apply on {ref}: {exc}"))))
-        for mutation, column, key, mat in prepared:
-            if isinstance(mat, Row):
-                rows.append(mat)
+                rows.append(Row(mutation, Outcome(problem=f"does not apply on {ref}: {exc}")))
                 continue
+            rows.append(None)
+            slots.append(len(rows) - 1)
+            tasks.append(Task(key, mutation_row, TreeSpec(repo, column, workroot, ready=mat),
+                              (mutation, ref, list(tests), marker, python, proof_paths, timeout, list(setup)),
+                              timeout=2 * timeout + 120, label=f"mutation {column.name}"))
+        results = executor.run(tasks, jobs=jobs or (1 if executor.name == "local" else None))
+    for i, task, res in zip(slots, tasks, results):
+        mutation = task.args[0]
+        if res.status != "ok" or res.value is None:  # past its timeout, or its worker lost: not cached
+            rows[i] = Row(mutation, Outcome(problem=res.detail), key=task.key)
+            continue
+        row = res.value
+        for p in row.proofs:
+            if p.blob_user_after is None:  # packed trees: the user's copy is read here, after the run
+                p.blob_user_after = user_blob(repo, commit, p.path)
+        if row.tree:  # it ran (a gap that does not apply has no key, as before)
+            row.key = task.key
+            if not row.outcome.problem:  # a timeout or crash is measured again next time
+                cache.put(task.key, {"outcome": asdict(row.outcome), "tree": row.tree,
+                                     "proofs": [{**asdict(p), "blob_user_before": None, "blob_user_after": None}
+                                                for p in row.proofs]})
+        rows[i] = row
+    return MutationRun(ref, commit, list(tests), marker, [r for r in rows if r is not None])
+
+
+def mutation_row(tree: Any, mutation: Mutation | None, ref: str, tests: list[str], marker: str | None,
+                 python: str, proof_paths: list[str], timeout: float, setup: list[str]) -> Row:
+    """One row as an executor task: the selection run once in the row's tree (wherever that is)."""
+    try:
+        with tree.open() as mat:
             paths = sorted(set(proof_paths) | {p.path for p in mat.proofs if p.path.endswith(".py")})
-            try:
-                with phase(f"tests under mutation {column.name}" if mutation else "tests without mutation"):
-                    outcome = run_selection(mat.path, tests, marker, python=python, proof_paths=paths,
-                                            timeout=timeout, setup=setup)
-                row = Row(mutation, outcome, mat.tree_sha, mat.proofs, key)
-                if not outcome.problem:  # a timeout or crash is measured again next time
-                    cache.put(key, {"outcome": asdict(outcome), "tree": row.tree,
-                                    "proofs": [{**asdict(p), "blob_user_before": None, "blob_user_after": None}
-                                               for p in row.proofs]})
-            except UsageError as exc:
-                if mutation is None or mutation.gap is None:
-                    raise
-                row = Row(mutation, Outcome(problem=f"does not apply on {ref}: {exc}"))
-            rows.append(row)
-    return MutationRun(ref, commit, list(tests), marker, rows)
+            with phase(f"tests under mutation {mutation.name}" if mutation else "tests without mutation"):
+                outcome = run_selection(mat.path, tests, marker, python=python, proof_paths=paths,
+                                        timeout=timeout, setup=setup)
+            row = Row(mutation, outcome, mat.tree_sha, mat.proofs)
+    except UsageError as exc:
+        if mutation is None or mutation.gap is None:
+            raise
+        row = Row(mutation, Outcome(problem=f"does not apply on {ref}: {exc}"))
+    return row
 
 
 # -- report --------------------------------------------------------------------------

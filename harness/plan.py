@@ -177,7 +177,7 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
         plan.skipped.append("probes, traces, pins, mutations (no --scenario)")
     for mut_v in _all(scenarios, "mutations"):
         plan.add("mutations", "mutation controls",
-                 _mutation_step(repo, refs, mut_v, state, inputs.python, inputs.no_cache))
+                 _mutation_step(repo, refs, mut_v, state, inputs.python, inputs.no_cache, inputs.executor))
     for sweep_v in _all(scenarios, "sweep"):
         plan.add("sweep", "mutmut sweep", _sweep_step(repo, base, head, sweep_v, inputs.python))
     return plan
@@ -219,7 +219,7 @@ def _probe_step(repo: GitRepo, scenario: Scenario, inputs: CompareInputs) -> Cal
 
 
 def _mutation_step(repo: GitRepo, refs: _Refs, v: Value, state: dict[str, Any],
-                   python: str | None, no_cache: bool = False) -> Callable[[], Section]:
+                   python: str | None, no_cache: bool = False, executor: Any = None) -> Callable[[], Section]:
     from harness.mutation import gap_mutations, mutation_from_mapping, mutation_section, run_mutations
 
     f = v.map(_EXTRA_FIELDS["mutations"], required=("tests",))
@@ -245,7 +245,7 @@ def _mutation_step(repo: GitRepo, refs: _Refs, v: Value, state: dict[str, Any],
             gaps += [c["sha"] for c in state["fidelity"].data.get("missing_commits", [])]
         run = run_mutations(repo, ref, [*mutations, *gap_mutations(repo, gaps)], tests, marker,
                             python=python or sys.executable, setup=setup,
-                            cache=Cache(namespace="mutations", enabled=not no_cache))
+                            cache=Cache(namespace="mutations", enabled=not no_cache), executor=executor)
         return mutation_section(run)
     return step
 

@@ -8,6 +8,7 @@ import sys
 from harness.commands._common import add_report_options, check_output_path, command_line, emit
 from harness.edits import Edit
 from harness.errors import UsageError
+from harness.executors.options import add_executor_arguments, executor_from_args, without_executor_options
 from harness.git.repo import GitRepo
 from harness.cache import Cache
 from harness.mutation import Mutation, gap_mutations, load_mutations, mutation_section, run_mutations
@@ -38,6 +39,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--setup", action="append", default=[], metavar="CMD",
                    help="shell command run in the harness's copy of the tree before pytest, e.g. to write the "
                         "version file a build step generates (repeatable)")
+    add_executor_arguments(p)
     add_report_options(p)
 
 
@@ -63,9 +65,10 @@ def run(args: argparse.Namespace) -> int:
     mutations += gap_mutations(repo, args.gap)
     if not mutations:
         raise UsageError("no mutations: pass --mutation FILE.yaml, --liveness/--replace PATH OLD NEW or --gap COMMIT")
-    result = run_mutations(repo, args.ref, mutations, args.tests, args.marker, python=args.python,
-                           timeout=args.timeout, setup=args.setup,
-                           cache=Cache(namespace="mutations", enabled=not args.no_cache))
-    report = Report(title="Mutation controls", command=command_line(args._argv),
+    with executor_from_args(args) as executor:
+        result = run_mutations(repo, args.ref, mutations, args.tests, args.marker, python=args.python,
+                               timeout=args.timeout, setup=args.setup,
+                               cache=Cache(namespace="mutations", enabled=not args.no_cache), executor=executor)
+    report = Report(title="Mutation controls", command=command_line(without_executor_options(args._argv)),
                     sections=[mutation_section(result)], inputs={args.ref: result.commit})
     return emit(args, report)

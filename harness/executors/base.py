@@ -36,6 +36,7 @@ class TreeSpec:
     column: Any  # harness.columns.Column
     workroot: Path | None = None
     key: str = ""  # the column's content key (tree sha + edits): one archive per key is shipped
+    ready: Any = None  # a harness.columns.Materialized already made (edits applied up front): used as is
 
 
 @dataclass

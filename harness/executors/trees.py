@@ -42,6 +42,8 @@ class LocalTree:
     remote: bool = False
 
     def open(self) -> ContextManager[Materialized]:
+        if self.spec.ready is not None:
+            return contextlib.nullcontext(self.spec.ready)
         return materialize(self.spec.repo, self.spec.column, self.spec.workroot)
 
 
@@ -107,7 +109,8 @@ def pack_tree(spec: TreeSpec) -> PackedTree:
         tree, data = archive_bytes(spec.repo, ident.commit_sha)
         return PackedTree(ident.key, tree, ident.commit_sha, [], "", data)
     try:
-        with materialize(spec.repo, spec.column, spec.workroot) as mat:
+        with contextlib.nullcontext(spec.ready) if spec.ready is not None else \
+                materialize(spec.repo, spec.column, spec.workroot) as mat:
             data = pack_dir(mat.path)
             proofs = [EditProof(**vars(p)) for p in mat.proofs]
     except UsageError as exc:
