@@ -25,7 +25,11 @@ POLL = 0.2
 
 
 def available() -> bool:
-    return importlib.util.find_spec("ray") is not None
+    """Whether ray can be imported here (without importing it: that takes a second)."""
+    try:
+        return importlib.util.find_spec("ray") is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def _execute(fn: Any, meta: PackedTree | None, data: bytes | None, *args: Any) -> Any:

@@ -1,0 +1,24 @@
+"""A real local Ray cluster for the executor tests: a head on this machine with two CPUs (two
+worker processes), a small object store and no dashboard; shut down (only it) at the end."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+HAVE_RAY = importlib.util.find_spec("ray") is not None
+NEEDS_RAY = pytest.mark.skipif(not HAVE_RAY, reason="ray is not installed (pip install 'harness[ray]')")
+
+
+@pytest.fixture(scope="session")
+def ray_cluster() -> str:
+    """The cluster's address (``--ray-address``); this test process is connected to it."""
+    if not HAVE_RAY:
+        pytest.skip("ray is not installed (pip install 'harness[ray]')")
+    import ray
+
+    ctx = ray.init(address="local", num_cpus=2, include_dashboard=False,
+                   object_store_memory=200 * 1024 * 1024, log_to_driver=False)
+    yield ctx.address_info["gcs_address"]
+    ray.shutdown()

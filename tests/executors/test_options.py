@@ -1,0 +1,88 @@
+"""Choosing an executor: names, the environment, a missing ray, and packed trees (no ray needed)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.columns import Column, listing_of, materialize
+from harness.edits import Edit
+from harness.executors import TreeSpec, make_executor
+from harness.executors.options import without_executor_options
+from harness.executors.trees import InputFiles, pack_tree
+from harness.git import GitRepo
+
+
+def test_unknown_executor_and_a_stray_address_are_one_line_exit_2(builder, run_cli, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    builder.commit("one", {"a": "1\n"})
+    out = tmp_path / "out"
+    for argv, said in ((["--executor", "slurm"], "--executor slurm: unknown executor (choose from local, ray)"),
+                       (["--ray-address", "10.0.0.1:6379"], "--ray-address needs --executor ray")):
+        code, _, err = run_cli("compare", "HEAD", "HEAD", "--repo", str(builder.path), "--output", str(out), *argv)
+        assert code == 2 and said in err, err
+        assert err.count("\n") == 1 and not out.exists()
+    monkeypatch.setenv("HARNESS_EXECUTOR", "nope")
+    code, _, err = run_cli("compare", "HEAD", "HEAD", "--repo", str(builder.path), "--output", str(out))
+    assert code == 2 and "--executor nope: unknown executor" in err and not out.exists()
+
+
+def test_executor_ray_without_ray_installed_is_one_line_exit_2(builder, run_cli, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    builder.commit("one", {"a": "1\n"})
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if not installed: find_spec gives up
+    code, _, err = run_cli("compare", "HEAD", "HEAD", "--repo", str(builder.path), "--output",
+                           str(tmp_path / "out"), "--executor", "ray")
+    assert code == 2 and err.count("\n") == 1
+    assert "--executor ray needs ray: pip install 'harness[ray]'" in err and not (tmp_path / "out").exists()
+
+
+def test_environment_picks_the_executor_and_local_is_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HARNESS_EXECUTOR", raising=False)
+    assert make_executor().name == "local"
+    monkeypatch.setenv("HARNESS_EXECUTOR", "local")
+    assert make_executor(None).name == "local"
+
+
+def test_the_report_command_line_leaves_executor_options_out() -> None:
+    argv = ["compare", "a", "b", "--executor", "ray", "--ray-address=h:1", "--ray-address", "h:2",
+            "--executor=local", "--format", "none"]
+    assert without_executor_options(argv) == ["compare", "a", "b", "--format", "none"]
+    assert without_executor_options(None) is None
+
+
+def test_a_packed_tree_unpacks_to_the_materialized_tree(builder, tmp_path: Path) -> None:
+    """Ref columns travel as git archive bytes, controls as their edited tree; both open to the same
+    files, modes and edit proofs as a local materialization, and the user's repository is not read
+    by the opener."""
+    builder.commit("one", {"pkg/m.py": "x = 1\n", "run.sh": "#!/bin/sh\n", "d/e/f.txt": "deep\n"})
+    repo = GitRepo(builder.path)
+    for column in (Column("head", "HEAD"),
+                   Column("ctl", "HEAD", [Edit(kind="replace", path="pkg/m.py", old="x = 1", new="x = 2")],
+                          role="control")):
+        packed = pack_tree(TreeSpec(repo, column, tmp_path / "work"))
+        with materialize(repo, column, tmp_path / "work2") as mat:
+            want = {p: (mat.path / p).read_bytes() for p in listing_of(mat.path)}
+            want_modes = {p: v[2] for p, v in listing_of(mat.path).items()}
+            want_proofs = [(p.path, p.blob_before, p.blob_after) for p in mat.proofs]
+        with packed.open() as got:
+            assert {p: (got.path / p).read_bytes() for p in listing_of(got.path)} == want
+            assert {p: v[2] for p, v in listing_of(got.path).items()} == want_modes
+            assert [(p.path, p.blob_before, p.blob_after) for p in got.proofs] == want_proofs
+            assert got.tree_sha == repo.resolve("HEAD", "tree") and not got.changes()
+            where = got.path
+        assert not where.exists()  # a worker's copy is removed after the task
+    bad = Column("ctl", "HEAD", [Edit(kind="replace", path="pkg/m.py", old="nope", new="x")], role="control")
+    packed = pack_tree(TreeSpec(repo, bad, tmp_path / "work"))
+    assert packed.error and not packed.data
+
+
+def test_input_files_move_with_the_probe(tmp_path: Path) -> None:
+    (tmp_path / "scen").mkdir()
+    (tmp_path / "probes").mkdir()
+    (tmp_path / "probes" / "p.py").write_text("def run(): return 1\n")
+    files = InputFiles.of(tmp_path / "scen", [tmp_path / "probes" / "p.py"])
+    base = files.place(tmp_path / "elsewhere", tmp_path / "scen")
+    assert (base / "../probes/p.py").resolve().read_text() == "def run(): return 1\n"
