@@ -1,0 +1,138 @@
+"""``--executor ray`` on a real local Ray cluster: the demo's compare gives the local bytes, also
+when a worker dies mid-run; a warm re-run schedules nothing remote."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from harness import demo
+from harness.executors import EXECUTORS
+
+from conftest import NEEDS_RAY
+
+pytestmark = NEEDS_RAY
+
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIO = ROOT / "scenarios" / "demo.yaml"
+REFS = ["release/1.0", "backport/42"]
+SOURCE = ["--source", "main", "--source-branch", "pr/42"]
+NAMES = ("report.md", "report.json", "report.html")
+DATED = re.compile(r"Generated \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ|\"generated\": \"[^\"]*\"|"
+                   r"<p class=\"legend\">[^<]*<code>")
+
+KILLER = '''import os, signal
+MARK = {mark!r}
+
+
+def run(n):
+    """Row n=2 kills the Ray worker running its column, once; everywhere else a plain value."""
+    if n == 2 and not os.path.exists(MARK):
+        with open(f"/proc/{{os.getppid()}}/cmdline", "rb") as fh:
+            title = fh.read()
+        if title.startswith(b"ray::"):
+            with open(MARK, "w") as fh:
+                fh.write(str(os.getppid()))
+            os.kill(os.getppid(), signal.SIGKILL)
+    return n * 10
+'''
+
+KILL_SCENARIO = '''refs: {{base: release/1.0, head: backport/42}}
+probes:
+  - id: survives-a-lost-worker
+    kind: python
+    file: {probe}
+    function: run
+    rows: {{n: [1, 2, 3]}}
+'''
+
+
+@pytest.fixture(scope="module")
+def demo_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    repo = tmp_path_factory.mktemp("ray-demo") / "repo"
+    demo.build(repo)
+    return repo
+
+
+@pytest.fixture
+def ray_made(monkeypatch: pytest.MonkeyPatch) -> list:
+    """The RayExecutor instances the commands create (to count what they submitted)."""
+    made: list = []
+    orig = EXECUTORS["ray"]
+    monkeypatch.setitem(EXECUTORS, "ray", lambda address: made.append(orig(address)) or made[-1])
+    return made
+
+
+def _compare(repo: Path, out: Path, cache: Path, monkeypatch: pytest.MonkeyPatch, *extra: str) -> tuple[int, dict]:
+    from harness.cli import main
+
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(cache))
+    code = main(["compare", *REFS, "--repo", str(repo), *SOURCE, "--scenario", str(SCENARIO), "--output", str(out),
+                 "--format", "none", *extra])
+    return code, {n: DATED.sub("", (out / n).read_text()) for n in NAMES}
+
+
+def test_compare_on_ray_gives_the_local_bytes(ray_cluster: str, demo_repo: Path, tmp_path: Path, ray_made: list,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "out"
+    code_local, local = _compare(demo_repo, out, tmp_path / "c-local", monkeypatch)
+    code_ray, remote = _compare(demo_repo, out, tmp_path / "c-ray", monkeypatch,
+                                "--executor", "ray", "--ray-address", ray_cluster)
+    assert code_local == code_ray == 1
+    for name in NAMES:
+        assert remote[name] == local[name], name
+    # it really ran there: one task per probe column (base, head, control, cancel-all) and one per
+    # mutation row (none, liveness, the gaps)
+    doc = json.loads((out / "report.json").read_text())
+    mutation = next(s for s in doc["sections"] if s["id"].startswith("mutation"))
+    assert len(ray_made) == 1 and ray_made[0].submitted == 4 + len(mutation["tables"][0]["rows"])
+    assert "measured: " in remote["report.md"]
+
+
+def test_a_worker_killed_mid_run_is_retried_and_the_bytes_match(ray_cluster: str, demo_repo: Path, tmp_path: Path,
+                                                                 ray_made: list,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    mark = tmp_path / "killed"
+    probe = tmp_path / "killer.py"
+    probe.write_text(KILLER.format(mark=str(mark)))
+    scen = tmp_path / "kill.yaml"
+    scen.write_text(KILL_SCENARIO.format(probe=probe))
+    out = tmp_path / "out"
+    code_local, local = _compare(demo_repo, out, tmp_path / "c-local", monkeypatch, "--scenario", str(scen))
+    assert not mark.exists()  # locally nothing is killed
+    code_ray, remote = _compare(demo_repo, out, tmp_path / "c-ray", monkeypatch, "--scenario", str(scen),
+                                "--executor", "ray", "--ray-address", ray_cluster)
+    killed = int(mark.read_text())  # a Ray worker really died mid-task
+    with pytest.raises(ProcessLookupError):
+        import os
+        os.kill(killed, 0)
+    assert code_local == code_ray
+    for name in NAMES:
+        assert remote[name] == local[name], name
+    doc = json.loads((out / "report.json").read_text())
+    table = next(s for s in doc["sections"] if s["id"] == "probe-survives-a-lost-worker")
+    assert "crash" not in json.dumps(table["data"]) and "30" in json.dumps(table["data"])
+
+
+def test_a_warm_rerun_schedules_nothing_remote(ray_cluster: str, demo_repo: Path, tmp_path: Path) -> None:
+    from harness.cache import Cache
+    from harness.checks.probe_table import probe_sections
+    from harness.executors.ray_executor import RayExecutor
+    from harness.git import GitRepo
+    from harness.scenario import load_scenario
+
+    repo = GitRepo(demo_repo)
+    cache = Cache(root=tmp_path / "cache")
+    rounds = []
+    for _ in range(2):
+        ex = RayExecutor(ray_cluster)
+        sections = probe_sections(repo, load_scenario(str(SCENARIO)), cache=cache, executor=ex)
+        rounds.append((ex.submitted, [s.data for s in sections]))
+        ex.close()
+    (cold, cold_data), (warm, warm_data) = rounds
+    assert cold == 4 and warm == 0
+    strip = re.compile(r"'from': '(run|cache)'")
+    assert strip.sub("", repr(cold_data)) == strip.sub("", repr(warm_data))

@@ -1,0 +1,128 @@
+"""Faults on a real local Ray cluster: Ctrl-C cancels every remote task (and their probe processes),
+a task past its timeout is an outcome, a worker lost more often than the retry bound is a crash cell."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import NEEDS_RAY
+
+pytestmark = NEEDS_RAY
+
+SLOW = '''refs: {{base: main, head: main}}
+controls:
+  ctl:
+    ref: main
+    edits: [{{replace: "x = 1", new: "x = 2", path: m.py}}]
+probes:
+  - id: slow
+    kind: python
+    file: {probe}
+    function: run
+    timeout: 120
+    rows: {{n: [1, 2]}}
+'''
+
+PROBE = '''import os, time
+def run(n):
+    with open({pids!r}, "a") as fh:
+        fh.write(f"{{os.getpid()}}\\n")
+    time.sleep(90)
+    return n
+'''
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _free_cpus() -> float:
+    import ray
+
+    return ray.available_resources().get("CPU", 0.0)
+
+
+def _wait(cond, timeout: float) -> bool:  # type: ignore[no-untyped-def]
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(0.2)
+    return cond()
+
+
+def test_ctrl_c_leaves_no_remote_task_running(ray_cluster: str, builder, tmp_path: Path) -> None:
+    builder.commit("one", {"m.py": "x = 1\n"})
+    pids = tmp_path / "pids"
+    (tmp_path / "p.py").write_text(PROBE.format(pids=str(pids)))
+    scen = tmp_path / "s.yaml"
+    scen.write_text(SLOW.format(probe=tmp_path / "p.py"))
+    total = _free_cpus()
+    proc = subprocess.Popen([sys.executable, "-m", "harness", "probe", str(scen), "--repo", str(builder.path),
+                             "--no-cache", "--executor", "ray", "--ray-address", ray_cluster],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        # both columns (main, ctl) are running their first row on Ray workers
+        assert _wait(lambda: pids.exists() and len(pids.read_text().split()) >= 2, 60), proc.stderr
+        assert _free_cpus() == total - 2
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    assert code == 130, err
+    probe_pids = [int(p) for p in pids.read_text().split()]
+    assert _wait(lambda: not any(_alive(p) for p in probe_pids), 10), "probe processes outlived Ctrl-C"
+    assert _wait(lambda: _free_cpus() == total, 20), "a remote task still holds a CPU"
+    assert len(pids.read_text().split()) == 2  # no row started after the interrupt
+
+
+def _sleep(tree: object, seconds: float) -> float:
+    time.sleep(seconds)
+    return seconds
+
+
+def test_a_task_past_its_timeout_is_an_outcome_and_is_cancelled(ray_cluster: str) -> None:
+    import ray
+
+    from harness.executors import Task
+    from harness.executors.ray_executor import RayExecutor
+
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import tests/
+    total = _free_cpus()
+    ex = RayExecutor(ray_cluster)
+    started = time.monotonic()
+    results = ex.run([Task("slow", _sleep, None, (60,), timeout=2, label="slow one"),
+                      Task("quick", _sleep, None, (0.1,), timeout=30)])
+    assert time.monotonic() - started < 20
+    assert [r.status for r in results] == ["timeout", "ok"] and results[1].value == 0.1
+    assert "slow one: ran past 2s" in results[0].detail
+    assert _wait(lambda: _free_cpus() == total, 10)
+
+
+def _die(tree: object) -> None:
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_a_worker_lost_past_the_retry_bound_is_lost_not_a_hang(ray_cluster: str) -> None:
+    import ray
+
+    from harness.executors import Task
+    from harness.executors.ray_executor import RayExecutor
+
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    ex = RayExecutor(ray_cluster, retries=1)
+    [result] = ex.run([Task("die", _die, None, timeout=60)])
+    assert result.status == "lost" and "worker lost 2 time(s)" in result.detail
