@@ -167,7 +167,7 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
     for sel_v in _all(scenarios, "selection"):
         plan.add("selection", "tests per CI lane",
                  _selection_step(repo, refs, sel_v, lane_ref, workflows, extra_lanes, inputs.python,
-                                 inputs.no_cache))
+                                 inputs.no_cache, inputs.executor))
     if not _all(scenarios, "selection"):
         plan.skipped.append("test counts per lane (no scenario with 'selection')")
     for scenario in scenarios:
@@ -185,8 +185,8 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
 
 def _selection_step(repo: GitRepo, refs: _Refs, v: Value, lane_ref: str, workflows: list[str] | None,
                     extra_lanes: list[dict] | None, python: str | None,
-                    no_cache: bool = False) -> Callable[[], Section]:
-    from harness.selection import collect_ref, lanes_from_workflows, selection_section
+                    no_cache: bool = False, executor: Any = None) -> Callable[[], Section]:
+    from harness.selection import collect_refs, lanes_from_workflows, selection_section
 
     f = v.map(_EXTRA_FIELDS["selection"])
     srefs = [refs.ref(x.str(), x) for x in f.req("refs").list()] if "refs" in f else \
@@ -199,9 +199,8 @@ def _selection_step(repo: GitRepo, refs: _Refs, v: Value, lane_ref: str, workflo
         import sys
         lanes, skipped = lanes_from_workflows(repo, lane_ref, workflows, extra_lanes)
         cache = Cache(namespace="collections", enabled=not no_cache)
-        cols = [collect_ref(repo, r, lanes, files, python=python or sys.executable, args=args, setup=setup,
-                            cache=cache)
-                for r in srefs]
+        cols = collect_refs(repo, srefs, lanes, files, python=python or sys.executable, args=args, setup=setup,
+                            cache=cache, executor=executor)
         section = selection_section(cols, lanes, files)
         section.not_verified += [f"workflow lane not evaluated (its expression is filled in by CI): {x}"
                                  for x in skipped]

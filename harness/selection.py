@@ -15,13 +15,14 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from harness.cache import Cache, content_key, file_digest, interpreter_fingerprint, provenance_text
-from harness.columns import default_workroot
-from harness.errors import UsageError
+from harness.columns import Column, default_workroot
+from harness.errors import HarnessError, UsageError
+from harness.executors import Executor, Task, TreeSpec
+from harness.executors.local import LocalExecutor
 from harness.git.repo import GitRepo
-from harness.git.tree import export_tree
 from harness.progress import phase
 from harness.report.model import Code, Control, Finding, Section, Table
 from harness.resources import PROBES_DIR
@@ -195,21 +196,50 @@ def collect_ref(repo: GitRepo, ref: str, lanes: Sequence[Lane], files: Sequence[
                 setup: Sequence[str] = (), cache: Cache | None = None) -> Collection:
     """Export ``ref`` into a temporary directory and collect it once (or serve the collection of an
     identical tree from the cache; ``cache=Cache(enabled=False)`` always collects)."""
-    commit = repo.resolve(ref)
+    return collect_refs(repo, [ref], lanes, files, python=python, args=args, timeout=timeout, setup=setup,
+                        cache=cache)[0]
+
+
+def collect_refs(repo: GitRepo, refs: Sequence[str], lanes: Sequence[Lane], files: Sequence[str] = (), *,
+                 python: str = sys.executable, args: Sequence[str] = (), timeout: float = 600,
+                 setup: Sequence[str] = (), cache: Cache | None = None,
+                 executor: Executor | None = None) -> list[Collection]:
+    """One collection pass per ref not in the cache, each an executor task (``local``: one after another)."""
     cache = cache if cache is not None else Cache(namespace="collections")
-    key = collection_key(repo.resolve(commit, "tree"), lanes, files, python, args, timeout, setup)
-    hit = cache.get(key)
-    if hit is not None:
-        return Collection(**{**hit, "ref": ref, "commit": commit, "key": key, "cached": True})
-    with tempfile.TemporaryDirectory(prefix="harness-select-") as tmp:
-        tree = export_tree(repo, commit, Path(tmp) / "tree")
+    executor = executor or LocalExecutor()
+    out: list[Collection | None] = []
+    tasks: list[Task[Collection]] = []
+    slots: list[int] = []
+    for ref in refs:
+        commit = repo.resolve(ref)
+        key = collection_key(repo.resolve(commit, "tree"), lanes, files, python, args, timeout, setup)
+        hit = cache.get(key)
+        if hit is not None:
+            out.append(Collection(**{**hit, "ref": ref, "commit": commit, "key": key, "cached": True}))
+            continue
+        out.append(None)
+        slots.append(len(out) - 1)
+        tasks.append(Task(key, collect_task, TreeSpec(repo, Column(ref, commit), scratch=True),
+                          (ref, list(lanes), list(files), python, list(args), timeout, list(setup)),
+                          timeout=2 * timeout + 120, label=f"collection at {ref}"))
+    for i, task, res in zip(slots, tasks, executor.run(tasks, jobs=1 if executor.name == "local" else None)):
+        if res.status != "ok" or res.value is None:
+            raise HarnessError(f"{task.label}: {res.detail}")
+        col = res.value
+        col.key = task.key
+        if col.pytest_version:  # pytest reached the end of collection: a result worth keeping
+            cache.put(task.key, {k: v for k, v in asdict(col).items() if k not in ("ref", "commit", "key", "cached")})
+        out[i] = col
+    return [c for c in out if c is not None]
+
+
+def collect_task(tree: Any, ref: str, lanes: list[Lane], files: list[str], python: str, args: list[str],
+                 timeout: float, setup: list[str]) -> Collection:
+    """One collection pass as an executor task, in the tree it is given."""
+    with tree.open() as mat:
         with phase(f"collect tests at {ref}"):
-            col = collect_dir(Path(tmp) / "tree", lanes, files, python=python, args=args,
-                              timeout=timeout, ref=ref, commit=commit, tree=tree, setup=setup)
-    col.key = key
-    if col.pytest_version:  # pytest reached the end of collection: a result worth keeping
-        cache.put(key, {k: v for k, v in asdict(col).items() if k not in ("ref", "commit", "key", "cached")})
-    return col
+            return collect_dir(mat.path, lanes, files, python=python, args=args, timeout=timeout, ref=ref,
+                               commit=mat.commit_sha, tree=mat.tree_sha, setup=setup)
 
 
 # -- report ------------------------------------------------------------------------

@@ -37,6 +37,7 @@ class TreeSpec:
     workroot: Path | None = None
     key: str = ""  # the column's content key (tree sha + edits): one archive per key is shipped
     ready: Any = None  # a harness.columns.Materialized already made (edits applied up front): used as is
+    scratch: bool = False  # local: export into a temporary directory removed after the task (not kept)
 
 
 @dataclass

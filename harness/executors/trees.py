@@ -23,7 +23,7 @@ from harness.columns import IGNORED_DIRS, Materialized, identify, listing_of, ma
 from harness.edits import EditProof
 from harness.errors import UsageError
 from harness.executors.base import TreeSpec
-from harness.git.tree import archive_bytes
+from harness.git.tree import archive_bytes, export_tree
 
 
 class TreeSource(Protocol):
@@ -44,7 +44,19 @@ class LocalTree:
     def open(self) -> ContextManager[Materialized]:
         if self.spec.ready is not None:
             return contextlib.nullcontext(self.spec.ready)
+        if self.spec.scratch:
+            return _scratch(self.spec)
         return materialize(self.spec.repo, self.spec.column, self.spec.workroot)
+
+
+@contextlib.contextmanager
+def _scratch(spec: TreeSpec) -> Iterator[Materialized]:
+    """A ref column exported into a temporary directory, removed afterwards (edits not supported)."""
+    ident = identify(spec.repo, spec.column)
+    with tempfile.TemporaryDirectory(prefix="harness-tree-") as tmp:
+        path = Path(tmp) / "tree"
+        export_tree(spec.repo, ident.commit_sha, path)
+        yield Materialized(path, ident.tree_sha, ident.commit_sha, [], ident.key, False, listing_of(path))
 
 
 @dataclass

@@ -84,11 +84,11 @@ def test_compare_on_ray_gives_the_local_bytes(ray_cluster: str, demo_repo: Path,
     assert code_local == code_ray == 1
     for name in NAMES:
         assert remote[name] == local[name], name
-    # it really ran there: one task per probe column (base, head, control, cancel-all) and one per
-    # mutation row (none, liveness, the gaps)
+    # it really ran there: one task per probe column (base, head, control, cancel-all), one per
+    # collection pass (base, head) and one per mutation row (none, liveness, the gaps)
     doc = json.loads((out / "report.json").read_text())
     mutation = next(s for s in doc["sections"] if s["id"].startswith("mutation"))
-    assert len(ray_made) == 1 and ray_made[0].submitted == 4 + len(mutation["tables"][0]["rows"])
+    assert len(ray_made) == 1 and ray_made[0].submitted == 4 + 2 + len(mutation["tables"][0]["rows"])
     assert "measured: " in remote["report.md"]
 
 
