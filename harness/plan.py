@@ -179,7 +179,7 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
         plan.add("mutations", "mutation controls",
                  _mutation_step(repo, refs, mut_v, state, inputs.python, inputs.no_cache, inputs.executor))
     for sweep_v in _all(scenarios, "sweep"):
-        plan.add("sweep", "mutmut sweep", _sweep_step(repo, base, head, sweep_v, inputs.python))
+        plan.add("sweep", "mutmut sweep", _sweep_step(repo, base, head, sweep_v, inputs.python, inputs.executor))
     return plan
 
 
@@ -249,7 +249,8 @@ def _mutation_step(repo: GitRepo, refs: _Refs, v: Value, state: dict[str, Any],
     return step
 
 
-def _sweep_step(repo: GitRepo, base: str, head: str, v: Value, python: str | None) -> Callable[[], Section]:
+def _sweep_step(repo: GitRepo, base: str, head: str, v: Value, python: str | None,
+                executor: Any = None) -> Callable[[], Section]:
     from harness.sweep import run_sweep, sweep_section
 
     f = v.map(_EXTRA_FIELDS["sweep"])
@@ -259,5 +260,5 @@ def _sweep_step(repo: GitRepo, base: str, head: str, v: Value, python: str | Non
     def step() -> Section:
         import sys
         return sweep_section(run_sweep(repo, base, head, tests=tests, marker=marker,
-                                       python=python or sys.executable))
+                                       python=python or sys.executable, executor=executor))
     return step

@@ -13,15 +13,19 @@ import difflib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Sequence
+from typing import Any, Sequence
 
-from harness.errors import UsageError
+from harness.columns import Column
+from harness.errors import HarnessError, UsageError
+from harness.executors import Executor, Task, TreeSpec
+from harness.executors.local import LocalExecutor
 from harness.git.mutation import changed_lines
 from harness.git.repo import GitRepo
 from harness.git.tree import export_tree
@@ -217,9 +221,19 @@ def _natural(key: str) -> tuple:
 
 def run_sweep(repo: GitRepo, base: str, head: str, *, tests: Sequence[str] = (), marker: str | None = None,
               python: str = sys.executable, max_children: int | None = None, timeout: float = 1800,
-              source_paths: Sequence[str] = ()) -> SweepResult:
-    """Export ``head``, configure mutmut for the changed functions, run it, read its verdicts."""
+              source_paths: Sequence[str] = (), executor: Executor | None = None,
+              shards: int | None = None) -> SweepResult:
+    """Export ``head``, configure mutmut for the changed functions, run it, read its verdicts.
+
+    One mutmut run per shard, each an executor task in its own copy of the head's tree: with one
+    shard (the default on ``local``) mutmut runs the changed functions' globs as always; with N, the
+    mutant names (generated here by mutmut itself) are split into N lists and the shards' verdicts
+    are merged as mutmut's own exit codes before they are read.
+    """
     base_sha, head_sha = repo.resolve(base), repo.resolve(head)
+    if shards is not None and shards < 1:
+        raise UsageError(f"--shards must be at least 1, got {shards}")
+    executor = executor or LocalExecutor()
     user_mutants = repo.work_tree / "mutants" if repo.work_tree else None
     existed = bool(user_mutants and user_mutants.exists())
     with tempfile.TemporaryDirectory(prefix="harness-sweep-") as tmp:
@@ -232,35 +246,133 @@ def run_sweep(repo: GitRepo, base: str, head: str, *, tests: Sequence[str] = (),
         result.config = _mutmut_config(functions, tests, marker, source_paths)
         write_mutmut_config(tree_dir, result.config)
         globs = sorted({f"*.{f.mangled}__mutmut_*" for f in functions})
-        env = dict(os.environ)
-        env.pop("PYTEST_ADDOPTS", None)
-        env["GIT_CEILING_DIRECTORIES"] = tmp  # mutmut asks git about "its" repo: there is none here
-        argv = [python, "-c", _RUN_MUTMUT, "run"]
-        if max_children:
-            argv += ["--max-children", str(max_children)]
+        n = shards or (1 if executor.name == "local" else executor.slots())
+        lists = [globs] if n == 1 else split_names(generate_names(tree_dir, python, functions), n)
+        spec = TreeSpec(repo, Column("head", head_sha), scratch=True)
+        tasks = [Task(f"sweep:{tree}:{i}", sweep_shard, spec, (result.config, names, python, max_children, timeout),
+                      timeout=timeout + 120, label=f"mutmut shard {i + 1}/{len(lists)}")
+                 for i, names in enumerate(lists)]
         start = time.monotonic()
-        try:
-            with phase(f"mutmut over {len(functions)} changed function(s)"):
-                proc = subprocess.run(argv + globs, cwd=str(tree_dir), env=env, capture_output=True,
-                                      timeout=timeout, stdin=subprocess.DEVNULL)
-            out = (proc.stdout + proc.stderr).decode("utf-8", "replace")
-            result.exit_code = proc.returncode
-        except subprocess.TimeoutExpired as exc:
-            out = ((exc.stdout or b"") + (exc.stderr or b"")).decode("utf-8", "replace")
-            result.exit_code = None
+        with phase(f"mutmut over {len(functions)} changed function(s)"):
+            done = executor.run(tasks, jobs=1 if executor.name == "local" else None)
         result.seconds = time.monotonic() - start
-        out = _strip_spinner(out)
-        result.output_tail = out[-3000:]
-        result.clean_ok = "Failed to run clean test" not in out and "Running clean tests" in out
-        result.forced_fail_ok = ("Unable to force test failures" not in out
-                                 and "Running mutation testing" in out)
-        result.mutmut_version = _mutmut_version(python)
-        if result.exit_code is not None:
+        parts = [r.value if r.status == "ok" and r.value is not None else None for r in done]
+        if any(p is not None and p.exit_code is None for p in parts) or any(r.status == "timeout" for r in done):
+            result.exit_code = None
+        else:
+            lost = [r.detail for r in done if r.status != "ok"]
+            if lost:
+                raise HarnessError(f"mutmut sweep: {lost[0]}")
+            shard_parts = [p for p in parts if p is not None]
+            result.exit_code = next((p.exit_code for p in shard_parts if p.exit_code), 0)
+            out = "\n".join(p.output for p in shard_parts)
+            result.output_tail = out[-3000:]
+            result.clean_ok = all("Failed to run clean test" not in p.output and "Running clean tests" in p.output
+                                  for p in shard_parts)
+            result.forced_fail_ok = all("Unable to force test failures" not in p.output
+                                        and "Running mutation testing" in p.output for p in shard_parts)
+            result.mutmut_version = _mutmut_version(python)
+            merge_shards(tree_dir, shard_parts, None if n == 1 else lists)
             result.mutants = _read_results(tree_dir, functions)
     result.leaked = bool(user_mutants and user_mutants.exists() and not existed)
     if result.exit_code is None:
         raise UsageError(f"mutmut ran past {timeout:.0f}s (raise --timeout or narrow --tests)")
     return result
+
+
+@dataclass
+class ShardResult:
+    """One mutmut run: its exit code (None: past the timeout), output, and per changed file the
+    mutants source and mutmut's ``exit_code_by_key``."""
+
+    exit_code: int | None
+    output: str
+    codes: dict[str, dict[str, int | None]] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)
+
+
+def sweep_shard(tree: Any, cfg: dict, names: list[str], python: str, max_children: int | None,
+                timeout: float) -> ShardResult:
+    """``mutmut run NAMES`` in a fresh copy of the head's tree (an executor task)."""
+    with tree.open() as mat:
+        tree_dir = Path(mat.path)
+        write_mutmut_config(tree_dir, cfg)
+        env = dict(os.environ)
+        env.pop("PYTEST_ADDOPTS", None)
+        env["GIT_CEILING_DIRECTORIES"] = str(tree_dir.parent)  # mutmut asks git about "its" repo: none here
+        argv = [python, "-c", _RUN_MUTMUT, "run"]
+        if max_children:
+            argv += ["--max-children", str(max_children)]
+        try:
+            proc = subprocess.run(argv + list(names), cwd=str(tree_dir), env=env, capture_output=True,
+                                  timeout=timeout, stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired as exc:
+            out = ((exc.stdout or b"") + (exc.stderr or b"")).decode("utf-8", "replace")
+            return ShardResult(None, _strip_spinner(out))
+        shard = ShardResult(proc.returncode, _strip_spinner((proc.stdout + proc.stderr).decode("utf-8", "replace")))
+        for path in cfg.get("only_mutate", []):
+            meta, mfile = tree_dir / "mutants" / (path + ".meta"), tree_dir / "mutants" / path
+            if meta.exists() and mfile.exists():
+                shard.codes[path] = json.loads(meta.read_text(encoding="utf-8")).get("exit_code_by_key", {})
+                shard.sources[path] = mfile.read_text(encoding="utf-8")
+        return shard
+
+
+_GENERATE = """import os, sys
+import mutmut.__main__ as m
+m.set_mutant_under_test("mutant_generation")
+os.makedirs("mutants", exist_ok=True)
+m.copy_src_dir(); m.copy_also_copy_files(); m.setup_source_paths(); m.store_lines_covered_by_tests()
+m.create_mutants(1)
+"""
+
+
+def generate_names(tree_dir: Path, python: str, functions: Sequence[ChangedFunction]) -> list[str]:
+    """The mutant names mutmut gives the changed functions (its own generation step, no test run),
+    in mutmut's order; the generated files are removed again."""
+    env = dict(os.environ)
+    env["GIT_CEILING_DIRECTORIES"] = str(tree_dir.parent)
+    proc = subprocess.run([python, "-c", _GENERATE], cwd=str(tree_dir), env=env, capture_output=True,
+                          stdin=subprocess.DEVNULL, timeout=600)
+    if proc.returncode != 0:
+        tail = (proc.stdout + proc.stderr).decode("utf-8", "replace").strip().splitlines()
+        raise HarnessError(f"mutmut could not generate mutants: {tail[-1] if tail else proc.returncode}")
+    wanted = {(f.path, f.mangled) for f in functions}
+    names: list[str] = []
+    for path in sorted({f.path for f in functions}):
+        meta = tree_dir / "mutants" / (path + ".meta")
+        if meta.exists():
+            keys = json.loads(meta.read_text(encoding="utf-8")).get("exit_code_by_key", {})
+            names += [k for k in sorted(keys, key=_natural)
+                      if (path, k.rsplit(".", 1)[-1].rsplit("__mutmut_", 1)[0]) in wanted]
+    shutil.rmtree(tree_dir / "mutants", ignore_errors=True)
+    return names
+
+
+def split_names(names: Sequence[str], n: int) -> list[list[str]]:
+    """``n`` shards (fewer when there are fewer mutants), round robin so each function spreads out."""
+    n = max(1, min(n, len(names)))
+    return [list(names[i::n]) for i in range(n)] if names else [[]]
+
+
+def merge_shards(tree_dir: Path, shards: Sequence[ShardResult], lists: list[list[str]] | None) -> None:
+    """Write mutmut's files into ``tree_dir/mutants``: the first shard's mutants source and, per
+    mutant, the exit code from the shard that ran it (``lists``: the names each shard ran)."""
+    if not shards:
+        return
+    first = shards[0]
+    for path, source in first.sources.items():
+        codes = dict(first.codes.get(path, {}))
+        if lists is not None:
+            for shard, names in zip(shards, lists):
+                for name in names:
+                    if name in shard.codes.get(path, {}):
+                        codes[name] = shard.codes[path][name]
+        target = tree_dir / "mutants" / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(source, encoding="utf-8")
+        (tree_dir / "mutants" / (path + ".meta")).write_text(json.dumps({"exit_code_by_key": codes}),
+                                                              encoding="utf-8")
 
 
 def _strip_spinner(text: str) -> str:

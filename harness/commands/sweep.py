@@ -8,6 +8,8 @@ import sys
 from harness.checks.judgeable import judge_range
 from harness.commands._common import add_report_options, check_output_path, command_line, emit
 from harness.commands._grammar import add_range, range_of
+from harness.errors import UsageError
+from harness.executors.options import add_executor_arguments, executor_from_args, without_executor_options
 from harness.git.repo import GitRepo
 from harness.report.model import Report
 from harness.sweep import check_mutmut, run_sweep, sweep_section
@@ -27,6 +29,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="interpreter with mutmut 3.x and the project's test dependencies")
     p.add_argument("--max-children", type=int, default=None, help="mutmut worker processes")
     p.add_argument("--timeout", type=float, default=1800, help="seconds for the whole mutmut run")
+    p.add_argument("--shards", type=int, default=None, metavar="N",
+                   help="split mutmut's mutants into N runs, one task each (default: 1 locally, one per "
+                        "CPU of the Ray cluster with --executor ray)")
+    add_executor_arguments(p)
     add_report_options(p)
 
 
@@ -36,9 +42,14 @@ def run(args: argparse.Namespace) -> int:
     base_name, head_name = range_of(args)
     base, head = repo.resolve(base_name), repo.resolve(head_name)
     facts = judge_range(repo, base_name, head_name)  # the sweep reads the BASE→HEAD diff, merges included
+    if args.shards is not None and args.shards < 1:
+        raise UsageError(f"--shards must be at least 1, got {args.shards}")
     check_mutmut(args.python)
-    result = run_sweep(repo, base, head, tests=args.tests, marker=args.marker, python=args.python,
-                       max_children=args.max_children, timeout=args.timeout, source_paths=args.source_path)
-    report = Report(title="Mutation sweep of the changed functions", command=command_line(args._argv),
+    with executor_from_args(args) as executor:
+        result = run_sweep(repo, base, head, tests=args.tests, marker=args.marker, python=args.python,
+                           max_children=args.max_children, timeout=args.timeout, source_paths=args.source_path,
+                           executor=executor, shards=args.shards)
+    report = Report(title="Mutation sweep of the changed functions",
+                    command=command_line(without_executor_options(args._argv)),
                     sections=[sweep_section(result)], inputs={"base": base, "head": head, **facts.header()})
     return emit(args, report)

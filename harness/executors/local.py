@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Sequence
 
@@ -38,6 +39,9 @@ class LocalExecutor:
             raise
         pool.shutdown(wait=True)
         return results
+
+    def slots(self) -> int:
+        return os.cpu_count() or 1
 
     def close(self) -> None:
         return None

@@ -108,6 +108,9 @@ class RayExecutor:
             raise
         return [r if r is not None else TaskResult("lost", None, "no result") for r in results]
 
+    def slots(self) -> int:
+        return max(1, int(self._connect().cluster_resources().get("CPU", 1)))
+
     def _submit(self, t: Task[Any], shipped: dict[str, tuple[PackedTree, Any]], offered: dict[str, float]) -> Any:
         opts: dict[str, Any] = {"num_cpus": 1, "max_retries": self.retries, "retry_exceptions": False}
         # Resources are asked for where the cluster offers them (a label per engine version, GPUs);
