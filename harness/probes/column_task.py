@@ -15,7 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.cache import interpreter_fingerprint
+import subprocess
+from functools import lru_cache
+
+from harness.cache import _DESCRIBE, content_key
 from harness.edits import EditProof
 from harness.errors import UsageError
 from harness.executors.trees import InputFiles
@@ -40,18 +43,27 @@ class ColumnOutcome:
     control_error: str = ""
 
 
+@lru_cache(maxsize=16)
+def runtime_fingerprint(python: str) -> str:
+    """The interpreter as a fresh process of it sees itself (version, prefix, distributions): compared
+    between driver and worker, where an in-process answer would depend on each process's sys.path."""
+    proc = subprocess.run([python, "-c", _DESCRIBE], capture_output=True, text=True)
+    return content_key(proc.stdout) if proc.returncode == 0 else f"unusable:{python}"
+
+
 def shippable(probe: Any) -> Any:
     """The probe without its located YAML fields (not needed to run; kept out of the payload)."""
     return dataclasses.replace(probe, fields=None)
 
 
 def run_column(tree: Any, column: Any, jobs: list[ColumnJob], python: str, interp: str) -> ColumnOutcome:
-    """Run every job in ``tree``; a job that writes into the tree gives the next one a fresh tree."""
+    """Run every job in ``tree``; a job that writes into the tree gives the next one a fresh tree.
+    ``interp``: the driver's ``runtime_fingerprint`` (checked on remote workers only)."""
     out = ColumnOutcome()
     work = Path(tempfile.mkdtemp(prefix="harness-column-"))
     try:
         if tree.remote:
-            mismatch = interpreter_fingerprint(python) != interp
+            mismatch = runtime_fingerprint(python) != interp
             jobs = [_placed(j, work / f"inputs-{n}") for n, j in enumerate(jobs)]
         else:
             mismatch = False

@@ -20,7 +20,7 @@ from harness.executors.trees import InputFiles
 from harness.git.repo import GitRepo
 from harness.probes import kinds as kinds_pkg
 from harness.probes.kinds import CellResult, KeyColumn, get_kind
-from harness.probes.column_task import ColumnJob, ColumnOutcome, run_column, shippable
+from harness.probes.column_task import ColumnJob, ColumnOutcome, run_column, runtime_fingerprint, shippable
 from harness.probes.subproc import PROBES_DIR
 
 ENGINE_VERSION = "2"
@@ -139,7 +139,7 @@ def run_probes(repo: GitRepo, scenario: Any, probes: list[Any], *, python: str |
                 inputs[p.id] = InputFiles.of(p.base_dir, list(kmod.inputs(p)) if hasattr(kmod, "inputs") else [])
             col_jobs.append(ColumnJob(shippable(p) if remote else p, idx, inputs.get(p.id)))
         tasks.append(Task(cr.ident.key, run_column, TreeSpec(repo, cr.column, workroot, cr.ident.key),
-                          (cr.column, col_jobs, python, interp), column_resources(repo, python, cr, col_jobs),
+                          (cr.column, col_jobs, python, runtime_fingerprint(python) if remote else ""), column_resources(repo, python, cr, col_jobs),
                           column_timeout(col_jobs), cr.column.name))
     for cr, task, res in zip(needing, tasks, executor.run(tasks, jobs=jobs if remote else workers)):
         _apply(repo, cr, task.args[1], res, cells, keys, cache, run)

@@ -74,7 +74,9 @@ def test_ctrl_c_leaves_no_remote_task_running(ray_cluster: str, builder, tmp_pat
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         # both columns (main, ctl) are running their first row on Ray workers
-        assert _wait(lambda: pids.exists() and len(pids.read_text().split()) >= 2, 60), proc.stderr
+        if not _wait(lambda: pids.exists() and len(pids.read_text().split()) >= 2, 90):
+            proc.kill()
+            pytest.fail(f"the probes never started on Ray: {proc.communicate()[1].decode()[-2000:]}")
         assert _free_cpus() == total - 2
         proc.send_signal(signal.SIGINT)
         code = proc.wait(timeout=60)
