@@ -8,10 +8,11 @@ import sys
 from typing import Any
 
 from harness.engines import sglang
-from harness.engines.params import DEFAULT_VOCAB, check_params
+from harness.engines.params import DEFAULT_VOCAB
 from harness.engines.store import EngineStore
 from harness.engines.versions import parse_spec
-from harness.errors import UsageError
+from harness.errors import HarnessError, UsageError
+from harness.executors.options import add_executor_arguments, executor_from_args
 
 NAME = "engine"
 HELP = "build, list and query real engine environments (sglang) per version"
@@ -34,6 +35,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                      help='a JSON object of SamplingParams arguments, e.g. \'{"min_new_tokens": 8}\'')
     chk.add_argument("--vocab", type=int, default=DEFAULT_VOCAB, help=f"vocab size for verify() (default {DEFAULT_VOCAB})")
     chk.add_argument("--format", choices=("term", "json", "none"), default="term")
+    add_executor_arguments(chk)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -83,7 +85,13 @@ def _check(args: argparse.Namespace) -> int:
     _, version = parse_spec(args.spec)
     if args.vocab < 1:
         raise UsageError("--vocab must be a positive integer")
-    result = check_params(version, [params], vocab=args.vocab, store=EngineStore())
+    from harness.engines.remote import check_task
+
+    with executor_from_args(args) as executor:  # on Ray: the environment is built on the worker
+        [res] = executor.run([check_task(version, [params], args.vocab)])
+    if res.status != "ok" or res.value is None:
+        raise HarnessError(res.detail)
+    result = res.value
     one = result.outcomes[0]
     doc = {"schema": "harness.engine-check/1", "engine": "sglang", "version": version,
            "params": params, "vocab": args.vocab, "outcome": one.outcome, "stage": one.stage,

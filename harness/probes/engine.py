@@ -17,6 +17,7 @@ from harness.errors import UsageError
 from harness.executors import Executor, Resources, Task, TaskResult, TreeSpec
 from harness.executors.local import LocalExecutor
 from harness.executors.trees import InputFiles
+from harness.engines.remote import engine_label
 from harness.git.repo import GitRepo
 from harness.probes import kinds as kinds_pkg
 from harness.probes.kinds import CellResult, KeyColumn, get_kind
@@ -171,7 +172,7 @@ def column_resources(repo: GitRepo, python: str, cr: ColumnRun, jobs: list[Colum
         parts = kmod.key_parts(j.probe, kc)
         engine = parts.get("engine") if isinstance(parts, dict) else None
         if isinstance(engine, str) and "==" in engine:
-            labels.add(engine.replace("==", "-"))
+            labels.add(engine_label(engine.split("==", 1)[1], engine.split("==", 1)[0]))
         if isinstance(parts, dict) and parts.get("runtime") == "gpu":
             gpus = 1
     return Resources(gpus, tuple((label, 1.0) for label in sorted(labels)))

@@ -8,7 +8,6 @@ import importlib.util
 import pytest
 
 HAVE_RAY = importlib.util.find_spec("ray") is not None
-NEEDS_RAY = pytest.mark.skipif(not HAVE_RAY, reason="ray is not installed (pip install 'harness[ray]')")
 
 
 @pytest.fixture(scope="session")

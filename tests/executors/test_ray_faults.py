@@ -3,6 +3,7 @@ a task past its timeout is an outcome, a worker lost more often than the retry b
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import signal
 import subprocess
@@ -12,9 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import NEEDS_RAY
-
-pytestmark = NEEDS_RAY
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("ray") is None,
+                                reason="ray is not installed (pip install 'harness[ray]')")
 
 SLOW = '''refs: {{base: main, head: main}}
 controls:
