@@ -8,10 +8,11 @@ import sys
 from harness.commands._common import add_report_options, check_output_path, command_line, emit
 from harness.commands._grammar import add_refs, refs_of
 from harness.errors import UsageError
+from harness.executors.options import add_executor_arguments, executor_from_args, without_executor_options
 from harness.git.repo import GitRepo
 from harness.report.model import Report
 from harness.cache import Cache
-from harness.selection import collect_ref, lanes_from_workflows, parse_lane, selection_section
+from harness.selection import collect_refs, lanes_from_workflows, parse_lane, selection_section
 
 NAME = "select"
 HELP = "count the tests each CI lane (a pytest -m expression) selects at each ref, in one collection pass"
@@ -34,6 +35,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--setup", action="append", default=[], metavar="CMD",
                    help="shell command run in the harness's copy of the tree before pytest, e.g. to write the "
                         "version file a build step generates (repeatable)")
+    add_executor_arguments(p)
     add_report_options(p)
 
 
@@ -53,12 +55,13 @@ def run(args: argparse.Namespace) -> int:
     names = [lane.name for lane in lanes]
     if len(set(names)) != len(names):
         raise UsageError(f"duplicate lane names in {names}")
-    collections = [collect_ref(repo, ref, lanes, args.file, python=args.python, args=args.pytest_arg,
-                               timeout=args.timeout, setup=args.setup,
-                               cache=Cache(namespace="collections", enabled=not args.no_cache)) for ref in refs]
+    with executor_from_args(args) as executor:
+        collections = collect_refs(repo, refs, lanes, args.file, python=args.python, args=args.pytest_arg,
+                                   timeout=args.timeout, setup=args.setup,
+                                   cache=Cache(namespace="collections", enabled=not args.no_cache), executor=executor)
     section = selection_section(collections, lanes, args.file)
     section.not_verified += [f"workflow lane not evaluated (its expression is filled in by CI): {s}"
                              for s in skipped]
-    report = Report(title="Test selection per CI lane", command=command_line(args._argv),
+    report = Report(title="Test selection per CI lane", command=command_line(without_executor_options(args._argv)),
                     sections=[section], inputs={c.ref: c.commit for c in collections})
     return emit(args, report)

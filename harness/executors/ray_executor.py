@@ -11,6 +11,7 @@ force for those still running after ``CANCEL_GRACE`` seconds.
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
 import time
 from typing import Any, Sequence
@@ -62,12 +63,12 @@ class RayExecutor:
         if self._remote is not None:
             return ray
         if not ray.is_initialized():
+            quiet = {"log_to_driver": False, "logging_level": logging.WARNING}
             if self.address:
-                ray.init(address=self.address, log_to_driver=False)
+                ray.init(address=self.address, **quiet)
             else:
                 ray.init(address="local", num_cpus=self.num_cpus or os.cpu_count() or 1,
-                         include_dashboard=False, object_store_memory=self.object_store_mb * 1024 * 1024,
-                         log_to_driver=False)
+                         include_dashboard=False, object_store_memory=self.object_store_mb * 1024 * 1024, **quiet)
             self._owns = True
         self._remote = ray.remote(_execute)
         return ray
