@@ -79,7 +79,7 @@ class PackedTree:
     def open(self) -> Iterator[Materialized]:
         if self.error:
             raise UsageError(self.error)
-        root = Path(tempfile.mkdtemp(prefix="harness-rtree-"))
+        root = worker_dir("harness-rtree-")
         try:
             path = root / "tree"
             unpack(self.data, path)
@@ -87,6 +87,34 @@ class PackedTree:
             yield Materialized(path, self.tree_sha, self.commit_sha, proofs, self.key, False, listing_of(path))
         finally:
             shutil.rmtree(root, ignore_errors=True)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def worker_root() -> Path:
+    """Where tasks keep their temporary trees: ``$TMPDIR/harness-<uid>/worker``."""
+    uid = os.getuid() if hasattr(os, "getuid") else "user"
+    return Path(tempfile.gettempdir()) / f"harness-{uid}" / "worker"
+
+
+def worker_dir(prefix: str) -> Path:
+    """A temporary directory ``<prefix><pid>-…`` under ``worker_root()``; first removes those of dead
+    processes (a worker killed mid-task cannot clean up after itself, the next task there does)."""
+    tmp = worker_root()
+    tmp.mkdir(parents=True, exist_ok=True)
+    for entry in tmp.glob(f"{prefix}*"):
+        pid = entry.name[len(prefix):].split("-", 1)[0]
+        if pid.isdigit() and not _pid_alive(int(pid)):
+            shutil.rmtree(entry, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=str(tmp)))
 
 
 def pack_dir(path: Path) -> bytes:

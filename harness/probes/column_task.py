@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ from functools import lru_cache
 from harness.cache import _DESCRIBE, content_key
 from harness.edits import EditProof
 from harness.errors import UsageError
-from harness.executors.trees import InputFiles
+from harness.executors.trees import InputFiles, worker_dir
 from harness.probes.kinds import CellResult, KindContext, get_kind
 
 
@@ -60,7 +59,7 @@ def run_column(tree: Any, column: Any, jobs: list[ColumnJob], python: str, inter
     """Run every job in ``tree``; a job that writes into the tree gives the next one a fresh tree.
     ``interp``: the driver's ``runtime_fingerprint`` (checked on remote workers only)."""
     out = ColumnOutcome()
-    work = Path(tempfile.mkdtemp(prefix="harness-column-"))
+    work = worker_dir("harness-column-")
     try:
         if tree.remote:
             mismatch = runtime_fingerprint(python) != interp
@@ -107,7 +106,7 @@ def _run_job(job: ColumnJob, column: Any, mat: Any, python: str, repo: Any, mism
     if mismatch:
         return [CellResult(None, "error", f"this worker's interpreter {python} differs from the driver's "
                            "(version or installed distributions): not run") for _ in job.idx]
-    scratch = Path(tempfile.mkdtemp(prefix="harness-probe-"))
+    scratch = worker_dir("harness-probe-")
     try:
         ctx = KindContext(probe, [probe.rows[i] for i in job.idx], column, mat, python, repo, scratch)
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import re
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 
 from harness import demo
 from harness.executors import EXECUTORS
+from harness.executors.trees import worker_root
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("ray") is None,
                                 reason="ray is not installed (pip install 'harness[ray]')")
@@ -107,8 +109,11 @@ def test_a_worker_killed_mid_run_is_retried_and_the_bytes_match(ray_cluster: str
                                 "--executor", "ray", "--ray-address", ray_cluster)
     killed = int(mark.read_text())  # a Ray worker really died mid-task
     with pytest.raises(ProcessLookupError):
-        import os
         os.kill(killed, 0)
+    # what the killed worker left in its temporary directory went with the next task there
+    left = [p for prefix in ("harness-rtree-", "harness-column-", "harness-probe-")
+            for p in worker_root().glob(f"{prefix}{killed}-*")]
+    assert left == []
     assert code_local == code_ray
     for name in NAMES:
         assert remote[name] == local[name], name
