@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
+import socket
 import time
 from typing import Any, Sequence
 
@@ -40,6 +41,19 @@ def _execute(fn: Any, meta: PackedTree | None, data: bytes | None, *args: Any) -
     return fn(meta, *args)
 
 
+def _check_reachable(address: str) -> None:
+    """A ``host:port`` nobody answers on is bad input, said before any work (``ray.init`` would wait
+    minutes); ``auto`` and ``ray://`` addresses are left to Ray."""
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit() or "://" in address or not host:
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=5).close()
+    except OSError as exc:
+        raise UsageError(f"--ray-address {address}: no Ray cluster answers there "
+                         f"({exc.strerror or type(exc).__name__})") from None
+
+
 class RayExecutor:
     """Runs tasks on Ray; connects lazily, so a run whose cells all come from the cache never does."""
 
@@ -50,6 +64,8 @@ class RayExecutor:
         if not available():
             raise UsageError("--executor ray needs ray: pip install 'harness[ray]'")
         self.address = address or os.environ.get("RAY_ADDRESS") or None
+        if self.address:
+            _check_reachable(self.address)
         self.num_cpus = num_cpus
         self.object_store_mb = object_store_mb
         self.retries = retries

@@ -39,6 +39,15 @@ def test_executor_ray_without_ray_installed_is_one_line_exit_2(builder, run_cli,
     assert "--executor ray needs ray: pip install 'harness[ray]'" in err and not (tmp_path / "out").exists()
 
 
+def test_an_address_nobody_answers_on_is_one_line_exit_2(builder, run_cli, tmp_path: Path) -> None:
+    pytest.importorskip("ray", reason="ray is not installed (pip install 'harness[ray]')")
+    builder.commit("one", {"a": "1\n"})
+    code, _, err = run_cli("compare", "HEAD", "HEAD", "--repo", str(builder.path), "--output", str(tmp_path / "o"),
+                           "--executor", "ray", "--ray-address", "127.0.0.1:1")
+    assert code == 2 and err.count("\n") == 1 and "--ray-address 127.0.0.1:1: no Ray cluster answers there" in err
+    assert not (tmp_path / "o").exists()
+
+
 def test_environment_picks_the_executor_and_local_is_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("HARNESS_EXECUTOR", raising=False)
     assert make_executor().name == "local"
