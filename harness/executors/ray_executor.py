@@ -17,7 +17,7 @@ import socket
 import time
 from typing import Any, Sequence
 
-from harness.errors import UsageError
+from harness.errors import HarnessError, UsageError
 from harness.executors.base import Task, TaskResult
 from harness.executors.trees import PackedTree, pack_tree
 
@@ -54,6 +54,23 @@ def _check_reachable(address: str) -> None:
                          f"({exc.strerror or type(exc).__name__})") from None
 
 
+def start_local(num_cpus: int, object_store_mb: int, attempts: int = 3) -> Any:
+    """A local Ray for this process (no dashboard). Ray gives its raylet 30 s to register; on a loaded
+    machine that can pass, so the start is tried ``attempts`` times."""
+    import ray
+
+    for attempt in range(1, attempts + 1):
+        try:
+            return ray.init(address="local", num_cpus=num_cpus, include_dashboard=False,
+                            object_store_memory=object_store_mb * 1024 * 1024, log_to_driver=False,
+                            logging_level=logging.WARNING)
+        except Exception as exc:  # noqa: BLE001 - Ray raises a bare Exception for a slow start
+            ray.shutdown()
+            if attempt == attempts:
+                raise HarnessError(f"a local Ray did not start ({attempts} tries): {exc}") from None
+    raise AssertionError("unreachable")
+
+
 class RayExecutor:
     """Runs tasks on Ray; connects lazily, so a run whose cells all come from the cache never does."""
 
@@ -83,8 +100,7 @@ class RayExecutor:
             if self.address:
                 ray.init(address=self.address, **quiet)
             else:
-                ray.init(address="local", num_cpus=self.num_cpus or os.cpu_count() or 1,
-                         include_dashboard=False, object_store_memory=self.object_store_mb * 1024 * 1024, **quiet)
+                start_local(self.num_cpus or os.cpu_count() or 1, self.object_store_mb)
             self._owns = True
         self._remote = ray.remote(_execute)
         return ray

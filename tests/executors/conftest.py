@@ -17,7 +17,8 @@ def ray_cluster() -> str:
         pytest.skip("ray is not installed (pip install 'harness[ray]')")
     import ray
 
-    ctx = ray.init(address="local", num_cpus=2, include_dashboard=False,
-                   object_store_memory=200 * 1024 * 1024, log_to_driver=False)
+    from harness.executors.ray_executor import start_local
+
+    ctx = start_local(2, 200)  # retried: a loaded machine can miss Ray's 30 s start-up window
     yield ctx.address_info["gcs_address"]
     ray.shutdown()
