@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import subprocess
+import tempfile
 from functools import lru_cache
 
 from harness.cache import _DESCRIBE, content_key
@@ -59,11 +60,11 @@ def run_column(tree: Any, column: Any, jobs: list[ColumnJob], python: str, inter
     """Run every job in ``tree``; a job that writes into the tree gives the next one a fresh tree.
     ``interp``: the driver's ``runtime_fingerprint`` (checked on remote workers only)."""
     out = ColumnOutcome()
-    work = worker_dir("harness-column-")
+    work = worker_dir("harness-column-") if tree.remote else None  # shipped probe files go here
     try:
         if tree.remote:
             mismatch = runtime_fingerprint(python) != interp
-            jobs = [_placed(j, work / f"inputs-{n}") for n, j in enumerate(jobs)]
+            jobs = [_placed(j, work / f"inputs-{n}") for n, j in enumerate(jobs)]  # type: ignore[operator]
         else:
             mismatch = False
         repo = tree.spec.repo if hasattr(tree, "spec") else None
@@ -76,7 +77,7 @@ def run_column(tree: Any, column: Any, jobs: list[ColumnJob], python: str, inter
                     while pending:
                         job = pending.pop(0)
                         out.cells[job.probe.id] = list(zip(job.idx, _run_job(job, column, mat, python, repo,
-                                                                             mismatch)))
+                                                                             mismatch, tree.remote)))
                         if mat.changes():
                             break  # written into: the next probe gets a fresh tree
             except UsageError as exc:
@@ -88,7 +89,8 @@ def run_column(tree: Any, column: Any, jobs: list[ColumnJob], python: str, inter
                 return out
             out.proofs = mat.proofs
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if work is not None:
+            shutil.rmtree(work, ignore_errors=True)
     return out
 
 
@@ -99,14 +101,16 @@ def _placed(job: ColumnJob, dest: Path) -> ColumnJob:
     return ColumnJob(dataclasses.replace(job.probe, base_dir=base), job.idx, None)
 
 
-def _run_job(job: ColumnJob, column: Any, mat: Any, python: str, repo: Any, mismatch: bool) -> list[CellResult]:
+def _run_job(job: ColumnJob, column: Any, mat: Any, python: str, repo: Any, mismatch: bool,
+             remote: bool) -> list[CellResult]:
     probe = job.probe
     if not job.idx:
         return []
     if mismatch:
         return [CellResult(None, "error", f"this worker's interpreter {python} differs from the driver's "
                            "(version or installed distributions): not run") for _ in job.idx]
-    scratch = worker_dir("harness-probe-")
+    # local: a temp dir as always; remote: named by pid, so a killed worker's is removed by the next task
+    scratch = worker_dir("harness-probe-") if remote else Path(tempfile.mkdtemp(prefix="harness-probe-"))
     try:
         ctx = KindContext(probe, [probe.rows[i] for i in job.idx], column, mat, python, repo, scratch)
         try:
