@@ -45,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
     inputs = {"scenario": str(args.scenario)}
     inputs.update({f"column {c.name}": c.ref + (f" + {len(c.edits)} edit(s)" if c.edits else "")
                    for c in scenario.columns})
-    report = Report(title=scenario.title, command=command_line(without_executor_options(getattr(args, "_argv", None))), sections=sections,
+    report = Report(title=scenario.title, command=command_line(without_executor_options(getattr(args, "_argv", None))),
+                    sections=sections,
                     inputs=inputs)
     return emit(args, report)

@@ -21,11 +21,12 @@ def test_unknown_executor_and_a_stray_address_are_one_line_exit_2(builder, run_c
     out = tmp_path / "out"
     for argv, said in ((["--executor", "slurm"], "--executor slurm: unknown executor (choose from local, ray)"),
                        (["--ray-address", "10.0.0.1:6379"], "--ray-address needs --executor ray")):
-        code, _, err = run_cli("compare", "HEAD", "HEAD", "--repo", str(builder.path), "--output", str(out), *argv)
+        code, _, err = run_cli("compare", "HEAD", "HEAD", "--repo", str(builder.path), "--output-dir", str(out),
+                               *argv)
         assert code == 2 and said in err, err
         assert err.count("\n") == 1 and not out.exists()
     monkeypatch.setenv("HARNESS_EXECUTOR", "nope")
-    code, _, err = run_cli("compare", "HEAD", "HEAD", "--repo", str(builder.path), "--output", str(out))
+    code, _, err = run_cli("compare", "HEAD", "HEAD", "--repo", str(builder.path), "--output-dir", str(out))
     assert code == 2 and "--executor nope: unknown executor" in err and not out.exists()
 
 
@@ -33,7 +34,7 @@ def test_executor_ray_without_ray_installed_is_one_line_exit_2(builder, run_cli,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     builder.commit("one", {"a": "1\n"})
     monkeypatch.setitem(sys.modules, "ray", None)  # as if not installed: find_spec gives up
-    code, _, err = run_cli("compare", "HEAD", "HEAD", "--repo", str(builder.path), "--output",
+    code, _, err = run_cli("compare", "HEAD", "HEAD", "--repo", str(builder.path), "--output-dir",
                            str(tmp_path / "out"), "--executor", "ray")
     assert code == 2 and err.count("\n") == 1
     assert "--executor ray needs ray: pip install 'harness[ray]'" in err and not (tmp_path / "out").exists()
@@ -42,8 +43,8 @@ def test_executor_ray_without_ray_installed_is_one_line_exit_2(builder, run_cli,
 def test_an_address_nobody_answers_on_is_one_line_exit_2(builder, run_cli, tmp_path: Path) -> None:
     pytest.importorskip("ray", reason="ray is not installed (pip install 'harness[ray]')")
     builder.commit("one", {"a": "1\n"})
-    code, _, err = run_cli("compare", "HEAD", "HEAD", "--repo", str(builder.path), "--output", str(tmp_path / "o"),
-                           "--executor", "ray", "--ray-address", "127.0.0.1:1")
+    code, _, err = run_cli("compare", "HEAD", "HEAD", "--repo", str(builder.path), "--output-dir",
+                           str(tmp_path / "o"), "--executor", "ray", "--ray-address", "127.0.0.1:1")
     assert code == 2 and err.count("\n") == 1 and "--ray-address 127.0.0.1:1: no Ray cluster answers there" in err
     assert not (tmp_path / "o").exists()
 

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "scenarios" / "demo.yaml"
 REFS = ["release/1.0", "backport/42"]
 SOURCE = ["--source", "main", "--source-branch", "pr/42"]
-NAMES = ("report.md", "report.json", "report.html")
+NAMES = ("report.md", "report.json", "report.html", "comment.md")
 DATED = re.compile(r"Generated \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ|\"generated\": \"[^\"]*\"|"
                    r"<p class=\"legend\">[^<]*<code>")
 
@@ -72,7 +72,7 @@ def _compare(repo: Path, out: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
     from harness.cli import main
 
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(cache))
-    code = main(["compare", *REFS, "--repo", str(repo), *SOURCE, "--scenario", str(SCENARIO), "--output", str(out),
+    code = main(["compare", *REFS, "--repo", str(repo), *SOURCE, "--scenario", str(SCENARIO), "--output-dir", str(out),
                  "--format", "none", *extra])
     return code, {n: DATED.sub("", (out / n).read_text()) for n in NAMES}
 
