@@ -96,3 +96,29 @@ def test_input_files_move_with_the_probe(tmp_path: Path) -> None:
     files = InputFiles.of(tmp_path / "scen", [tmp_path / "probes" / "p.py"])
     base = files.place(tmp_path / "elsewhere", tmp_path / "scen")
     assert (base / "../probes/p.py").resolve().read_text() == "def run(): return 1\n"
+
+
+def test_a_remote_column_on_a_different_interpreter_is_error_cells_not_results(builder, tmp_path: Path) -> None:
+    """What a worker runs is checked against the driver's interpreter fingerprint (part of every key):
+    a mismatch is said in the cells, and a match runs the probe from the shipped probe file."""
+    from harness.columns import Column
+    from harness.probes.column_task import ColumnJob, run_column, runtime_fingerprint, shippable
+    from harness.scenario import load_scenario
+
+    builder.commit("one", {"m.py": "X = 41\n"})
+    (tmp_path / "p.py").write_text("def run(n):\n    import m\n    return m.X + n\n")
+    scen = tmp_path / "s.yaml"
+    scen.write_text("refs: {head: HEAD}\nprobes:\n  - {id: p, kind: python, file: p.py, function: run, "
+                    "rows: {n: [1]}}\n")
+    scenario = load_scenario(str(scen))
+    probe = scenario.probes[0]
+    repo = GitRepo(builder.path)
+    column = Column("head", "HEAD")
+    packed = pack_tree(TreeSpec(repo, column, tmp_path / "work"))
+    job = ColumnJob(shippable(probe), [0], InputFiles.of(probe.base_dir, [tmp_path / "p.py"]))
+    (tmp_path / "p.py").unlink()  # the worker reads the shipped copy, not this one
+    ok = run_column(packed, column, [job], sys.executable, runtime_fingerprint(sys.executable))
+    assert [(i, c.status, c.value) for i, c in ok.cells["p"]] == [(0, "ok", 42)]
+    bad = run_column(packed, column, [job], sys.executable, "another interpreter")
+    [(_, cell)] = bad.cells["p"]
+    assert cell.status == "error" and "differs from the driver's" in cell.detail
