@@ -6,13 +6,10 @@ Stored as one small JSON file per key under ``HARNESS_CACHE_DIR`` (default
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import io
 import json
 import os
 import subprocess
-import sys
 import tempfile
 from functools import lru_cache
 from pathlib import Path
@@ -45,14 +42,10 @@ print(sorted({(d.metadata["Name"] or "").lower() + "==" + d.version for d in m.d
 @lru_cache(maxsize=16)
 def interpreter_fingerprint(python: str) -> str:
     """Realpath, version, prefix and installed distributions of an interpreter (a different pytest
-    or plugin set is a different key). The running interpreter describes itself in-process; any
-    other takes one subprocess per run."""
-    if python == sys.executable:
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            exec(_DESCRIBE, {})  # noqa: S102 - our own constant, the same text the subprocess runs
-        return content_key(out.getvalue())
-    proc = subprocess.run([python, "-c", _DESCRIBE], capture_output=True, text=True)
+    or plugin set is a different key). Always a fresh process started in ``/``: what the running
+    harness has on its own ``sys.path`` (its working directory, an editable checkout) must not
+    enter the key. One subprocess per interpreter per run."""
+    proc = subprocess.run([python, "-c", _DESCRIBE], capture_output=True, text=True, cwd=os.sep)
     if proc.returncode != 0:
         return f"unusable:{python}"
     return content_key(proc.stdout)
