@@ -11,20 +11,19 @@ import hashlib
 import io
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from harness import children
+
 
 def cache_dir() -> Path:
-    env = os.environ.get("HARNESS_CACHE_DIR")
-    if env:
-        return Path(env)
-    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(xdg) / "harness"
+    from harness.workarea import cache_area, ensure_private
+
+    return ensure_private(cache_area(), "cache directory")
 
 
 def content_key(*parts: Any) -> str:
@@ -52,7 +51,7 @@ def interpreter_fingerprint(python: str) -> str:
         with contextlib.redirect_stdout(out):
             exec(_DESCRIBE, {})  # noqa: S102 - our own constant, the same text the subprocess runs
         return content_key(out.getvalue())
-    proc = subprocess.run([python, "-c", _DESCRIBE], capture_output=True, text=True)
+    proc = children.run([python, "-c", _DESCRIBE], capture_output=True, text=True)
     if proc.returncode != 0:
         return f"unusable:{python}"
     return content_key(proc.stdout)

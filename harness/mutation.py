@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import tempfile
 import time
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
@@ -23,6 +22,7 @@ from typing import Any, Sequence
 
 import yaml
 
+from harness import children, workarea
 from harness.cache import Cache, content_key, file_digest, interpreter_fingerprint, provenance_text
 from harness.columns import Column, identify, materialize, user_blob
 from harness.edits import Edit, EditProof, edit_from_mapping
@@ -149,7 +149,7 @@ def run_selection(tree_dir: Path, tests: Sequence[str], marker: str | None, *, p
     """Run the pytest selection once in ``tree_dir``; the tree's own modules shadow installed copies."""
     extra = [tree_dir] + ([tree_dir / "src"] if (tree_dir / "src").is_dir() else [])
     env = pytest_env(extra, bytecode=True)  # trees are ours and reused
-    with tempfile.TemporaryDirectory(prefix="harness-outcomes-") as tmp:
+    with workarea.temp_dir("harness-outcomes-") as tmp:
         out = Path(tmp) / "out.json"
         env["HARNESS_OUTCOMES_OUT"] = str(out)
         env["HARNESS_PROOF_PATHS"] = json.dumps(list(proof_paths))
@@ -162,7 +162,7 @@ def run_selection(tree_dir: Path, tests: Sequence[str], marker: str | None, *, p
         if outcome.problem:
             return outcome
         try:
-            proc = subprocess.run(argv, cwd=str(tree_dir), env=env, capture_output=True, timeout=timeout,
+            proc = children.run(argv, cwd=str(tree_dir), env=env, capture_output=True, timeout=timeout,
                                   stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
             outcome.problem = f"timeout after {timeout:.0f}s"

@@ -11,14 +11,13 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Sequence
 
+from harness import children, workarea
 from harness.cache import Cache, content_key, file_digest, interpreter_fingerprint, provenance_text
-from harness.columns import default_workroot
 from harness.errors import UsageError
 from harness.git.repo import GitRepo
 from harness.git.tree import export_tree
@@ -101,7 +100,7 @@ def pytest_env(extra_paths: Sequence[Path] = (), *, bytecode: bool = False) -> d
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         # Compiled files (pytest's rewritten plugins too) go to a harness-owned folder, never
         # next to the sources of probes/ or of anything else on the path.
-        env.setdefault("PYTHONPYCACHEPREFIX", str(default_workroot().parent / "pycache"))
+        env.setdefault("PYTHONPYCACHEPREFIX", str(workarea.work_area() / "pycache"))
     else:
         env["PYTHONDONTWRITEBYTECODE"] = "1"
     paths = [str(PROBES_DIR), *map(str, extra_paths)]
@@ -116,7 +115,7 @@ def run_setup(tree_dir: Path, setup: Sequence[str], env: dict[str, str], timeout
     build step would generate); returns "" or the first failure, in one line."""
     for cmd in setup:
         try:
-            proc = subprocess.run(cmd, shell=True, cwd=str(tree_dir), env=env, capture_output=True,
+            proc = children.run(cmd, shell=True, cwd=str(tree_dir), env=env, capture_output=True,
                                   timeout=timeout, stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
             return f"setup {cmd!r} ran past {timeout:.0f}s"
@@ -132,7 +131,7 @@ def collect_dir(tree_dir: Path, lanes: Sequence[Lane], files: Sequence[str] = ()
     """Run ONE ``pytest --collect-only`` in ``tree_dir`` and read every lane's count."""
     all_lanes = {CONTROL_ALL: f"not {_SENTINEL}", CONTROL_NONE: _SENTINEL,
                  **{lane.name: lane.expr for lane in lanes}}
-    with tempfile.TemporaryDirectory(prefix="harness-lanes-") as tmp:
+    with workarea.temp_dir("harness-lanes-") as tmp:
         spec, out = Path(tmp) / "spec.json", Path(tmp) / "out.json"
         spec.write_text(json.dumps({"lanes": all_lanes, "files": list(files)}), encoding="utf-8")
         env = pytest_env([tree_dir] + ([tree_dir / "src"] if (tree_dir / "src").is_dir() else []))
@@ -147,7 +146,7 @@ def collect_dir(tree_dir: Path, lanes: Sequence[Lane], files: Sequence[str] = ()
             col.errors.append({"nodeid": "(setup)", "message": problem})
             return col
         try:
-            proc = subprocess.run(argv, cwd=str(tree_dir), env=env, capture_output=True,
+            proc = children.run(argv, cwd=str(tree_dir), env=env, capture_output=True,
                                   timeout=timeout, stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
             raise UsageError(f"pytest collection at {ref or tree_dir} ran past {timeout:.0f}s") from None
@@ -201,7 +200,7 @@ def collect_ref(repo: GitRepo, ref: str, lanes: Sequence[Lane], files: Sequence[
     hit = cache.get(key)
     if hit is not None:
         return Collection(**{**hit, "ref": ref, "commit": commit, "key": key, "cached": True})
-    with tempfile.TemporaryDirectory(prefix="harness-select-") as tmp:
+    with workarea.temp_dir("harness-select-") as tmp:
         tree = export_tree(repo, commit, Path(tmp) / "tree")
         with phase(f"collect tests at {ref}"):
             col = collect_dir(Path(tmp) / "tree", lanes, files, python=python, args=args,

@@ -15,12 +15,13 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Sequence
 
+from harness import children
+from harness import workarea
 from harness.errors import UsageError
 from harness.git.mutation import changed_lines
 from harness.git.repo import GitRepo
@@ -222,7 +223,7 @@ def run_sweep(repo: GitRepo, base: str, head: str, *, tests: Sequence[str] = (),
     base_sha, head_sha = repo.resolve(base), repo.resolve(head)
     user_mutants = repo.work_tree / "mutants" if repo.work_tree else None
     existed = bool(user_mutants and user_mutants.exists())
-    with tempfile.TemporaryDirectory(prefix="harness-sweep-") as tmp:
+    with workarea.temp_dir("harness-sweep-") as tmp:
         tree_dir = Path(tmp) / "tree"
         tree = export_tree(repo, head_sha, tree_dir)
         functions, skipped = find_changed_functions(repo, base_sha, head_sha, tree_dir)
@@ -241,7 +242,7 @@ def run_sweep(repo: GitRepo, base: str, head: str, *, tests: Sequence[str] = (),
         start = time.monotonic()
         try:
             with phase(f"mutmut over {len(functions)} changed function(s)"):
-                proc = subprocess.run(argv + globs, cwd=str(tree_dir), env=env, capture_output=True,
+                proc = children.run(argv + globs, cwd=str(tree_dir), env=env, capture_output=True,
                                       timeout=timeout, stdin=subprocess.DEVNULL)
             out = (proc.stdout + proc.stderr).decode("utf-8", "replace")
             result.exit_code = proc.returncode
@@ -270,7 +271,7 @@ def _strip_spinner(text: str) -> str:
 
 
 def _mutmut_version(python: str) -> str:
-    proc = subprocess.run([python, "-c", "import importlib.metadata as m; print(m.version('mutmut'))"],
+    proc = children.run([python, "-c", "import importlib.metadata as m; print(m.version('mutmut'))"],
                           capture_output=True, text=True)
     return proc.stdout.strip()
 

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from harness import children
 from harness.engines.store import EngineEnv, EngineStore, EnvKey
 from harness.engines.versions import version_key
 from harness.errors import HarnessError
@@ -67,7 +68,7 @@ def run_logged(cmd: list[str], log: Log, *, env: dict[str, str] | None = None,
                timeout: float = PIP_TIMEOUT_S) -> None:
     """Run a build step; on failure raise with the tail of its output."""
     log("$ " + " ".join(cmd))
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    proc = children.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                           env=env, timeout=timeout)
     if proc.returncode != 0:
         tail = "\n".join(proc.stdout.strip().splitlines()[-15:])
@@ -91,7 +92,7 @@ def describe(python: Path) -> dict[str, Any]:
     code = ("import importlib.metadata as m, json, platform;"
             "print(json.dumps({'python': platform.python_version(), 'packages': sorted("
             "f\"{d.metadata['Name'].lower().replace('_','-')}=={d.version}\" for d in m.distributions())}))")
-    out = subprocess.run([str(python), "-I", "-c", code], capture_output=True, text=True, check=True)
+    out = children.run([str(python), "-I", "-c", code], capture_output=True, text=True, check=True)
     data = json.loads(out.stdout)
     text = "python " + data["python"] + "\n" + "\n".join(data["packages"])
     data["fingerprint"] = hashlib.sha256(text.encode()).hexdigest()
@@ -122,7 +123,7 @@ def build_gpu(version: str, path: Path, log: Log) -> dict[str, Any]:
 def run_probe(python: Path, request: dict[str, Any], *, script: str = "sglang_params_check.py",
               timeout: float = 300, env: dict[str, str] | None = None) -> dict[str, Any]:
     """Run a probe script in an environment's interpreter (isolated mode) and parse its JSON."""
-    proc = subprocess.run([str(python), "-I", str(probe_script(script))], input=json.dumps(request),
+    proc = children.run([str(python), "-I", str(probe_script(script))], input=json.dumps(request),
                           capture_output=True, text=True, timeout=timeout, env=env)
     if proc.returncode != 0:
         tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-12:])

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import shutil
 import sys
-import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness import workarea
 from harness.cache import Cache, content_key, file_digest, interpreter_fingerprint
 from harness.columns import Column, ColumnIdentity, identify, materialize, user_blob
 from harness.edits import EditProof
@@ -176,7 +176,7 @@ def _run_one(repo: GitRepo, cr: ColumnRun, mat: Any, probe: Any, python: str,
     idx = [i for i, c in enumerate(slot) if c is None]
     if not idx:
         return
-    scratch = Path(tempfile.mkdtemp(prefix="harness-probe-"))
+    scratch = workarea.mkdtemp("harness-probe-")
     try:
         ctx = KindContext(probe, [probe.rows[i] for i in idx], cr.column, mat, python, repo, scratch)
         try:
