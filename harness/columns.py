@@ -229,7 +229,7 @@ def materialize(repo: GitRepo, column: Column, workroot: Path | None = None) -> 
         if shared:
             mat = _reuse(repo, root, ident)
             if mat is None:
-                tmp = root / f"{ident.key}.tmp-{os.getpid()}-{next(_counter)}"
+                tmp = workarea.run_dir() / f"{ident.key}.tmp-{os.getpid()}-{next(_counter)}"
                 try:
                     mat = _build(repo, column, ident, tmp)
                     shutil.rmtree(root / ident.key, ignore_errors=True)
@@ -241,7 +241,7 @@ def materialize(repo: GitRepo, column: Column, workroot: Path | None = None) -> 
                     {"commit": mat.commit_sha, "tree": mat.tree_sha, "listing": mat.listing,
                      "proofs": [asdict(p) for p in mat.proofs]}, sort_keys=True))
         else:  # another column or run holds this tree: a private copy, always removed
-            private = root / f"{ident.key}-p{os.getpid()}-{next(_counter)}"
+            private = workarea.run_dir() / f"{ident.key}-p{os.getpid()}-{next(_counter)}"
             try:
                 mat = _build(repo, column, ident, private)
             except BaseException:

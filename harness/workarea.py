@@ -77,8 +77,13 @@ def ensure_private(path: Path, what: str = "work area") -> Path:
 
 
 def check_areas() -> None:
-    """Refuse a planted or shared work area or cache before any work starts."""
-    ensure_private(work_area(), "work area")
+    """Refuse a planted or shared work area or cache before any work starts; remove what killed runs left."""
+    area = ensure_private(work_area(), "work area")
+    clean_runs(area / "runs")
+    if (area / "trees").is_dir():
+        from harness.columns import clean_stale
+
+        clean_stale(area / "trees")
     ensure_private(cache_area(), "cache directory")
 
 
