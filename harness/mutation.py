@@ -22,7 +22,7 @@ from typing import Any, Sequence
 
 import yaml
 
-from harness import children, workarea
+from harness import children, workarea, yamlpath
 from harness.cache import Cache, content_key, file_digest, interpreter_fingerprint, provenance_text
 from harness.columns import Column, identify, materialize, user_blob
 from harness.edits import Edit, EditProof, edit_from_mapping
@@ -97,9 +97,11 @@ def load_mutations(path: str) -> list[Mutation]:
     """Mutations from YAML: a list (or ``{mutations: [...]}``) of ``{name, expect, edits | <edit keys>}``."""
     try:
         with open(path, encoding="utf-8") as fh:
-            data = yaml.safe_load(fh)
+            data = yamlpath.safe_load(fh.read(yamlpath.MAX_BYTES + 1), f"--mutation {path}")
     except OSError as exc:
         raise UsageError(f"--mutation {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"--mutation {path}: not UTF-8") from None
     except yaml.YAMLError as exc:
         raise UsageError(f"--mutation {path}: invalid YAML: {str(exc).splitlines()[0]}") from None
     if isinstance(data, dict) and "mutations" in data:

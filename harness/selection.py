@@ -35,6 +35,20 @@ CONTROL_NONE = "(control: none)"
 class Lane:
     name: str
     expr: str  # pytest -m expression; "" selects every collected test
+    from_repo: bool = False  # read from the reviewed repository: an invalid expression is a finding
+
+
+def expression_problem(expr: str) -> str | None:
+    """Why pytest would refuse ``expr`` as a ``-m`` expression (None when valid or pytest is absent here)."""
+    try:
+        from _pytest.mark.expression import Expression, ParseError
+    except ImportError:
+        return None
+    try:
+        Expression.compile(expr)
+    except ParseError as exc:
+        return str(exc).splitlines()[0]
+    return None
 
 
 def parse_lane(spec: str) -> Lane:
@@ -42,6 +56,9 @@ def parse_lane(spec: str) -> Lane:
     name, sep, expr = spec.partition("=")
     if not sep or not name.strip():
         raise UsageError(f"--lane {spec!r}: expected NAME=EXPR (a pytest -m expression)")
+    why = expression_problem(expr.strip()) if expr.strip() else None
+    if why:
+        raise UsageError(f"--lane {spec!r}: invalid marker expression: {why}")
     return Lane(name.strip(), expr.strip())
 
 
@@ -84,7 +101,7 @@ def lanes_from_workflows(repo: GitRepo, ref: str, workflows: Sequence[str] | Non
             continue
         seen[found.name] = seen.get(found.name, 0) + 1
         lanes.append(Lane(found.name if seen[found.name] == 1 else f"{found.name} #{seen[found.name]}",
-                          found.expression))
+                          found.expression, from_repo=True))
     return lanes, skipped
 
 
@@ -169,9 +186,10 @@ def collect_dir(tree_dir: Path, lanes: Sequence[Lane], files: Sequence[str] = ()
                             if k not in (CONTROL_ALL, CONTROL_NONE)}
     col.complete = data["complete"]
     col.pytest_version = data["pytest"]
-    if col.invalid:
-        name, why = sorted(col.invalid.items())[0]
-        raise UsageError(f"lane {name!r}: invalid marker expression: {why.splitlines()[0]}")
+    given = {lane.name for lane in lanes if not lane.from_repo}
+    for name, why in sorted(col.invalid.items()):
+        if name in given:
+            raise UsageError(f"lane {name!r}: invalid marker expression: {why.splitlines()[0]}")
     return col
 
 
@@ -220,6 +238,9 @@ def selection_section(collections: Sequence[Collection], lanes: Sequence[Lane],
     cols = ["lane", "expression", *refs] + (["Δ"] if delta else [])
     rows: list[list] = []
     for lane in lanes:
+        if any(lane.name in c.invalid for c in collections):
+            rows.append([lane.name, Code(lane.expr), *["invalid -m"] * len(collections)] + (["—"] if delta else []))
+            continue
         counts = [c.counts.get(lane.name, 0) for c in collections]
         row: list = [lane.name, Code(lane.expr or "(all)"), *counts]
         if delta:
@@ -266,6 +287,14 @@ def selection_section(collections: Sequence[Collection], lanes: Sequence[Lane],
                     f"{len(c.errors)} collection error(s) at {c.ref}: lane counts are a lower bound",
                     "; ".join(e["nodeid"] for e in c.errors), key=f"{c.tree}:{len(c.errors)}"))
     for lane in lanes:
+        bad = {c.ref: c.invalid[lane.name] for c in collections if lane.name in c.invalid}
+        if bad:
+            why = next(iter(bad.values())).splitlines()[0]
+            findings.append(Finding("lane-invalid-expression", "P1",
+                                    f"lane {lane.name}: pytest refuses its -m expression {lane.expr!r}: "
+                                    "the CI job selects nothing or fails",
+                                    f"{why} (at {', '.join(bad)})", key=f"{lane.name}:{lane.expr}"))
+            continue
         zero = [c.ref for c in collections if c.counts.get(lane.name, 0) == 0 and c.total]
         if zero:
             findings.append(Finding("lane-selects-nothing", "P2",

@@ -20,8 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Sequence
 
-from harness import children
-from harness import workarea
+from harness import children, workarea
 from harness.errors import UsageError
 from harness.git.mutation import changed_lines
 from harness.git.repo import GitRepo
