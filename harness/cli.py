@@ -66,8 +66,10 @@ def _main(argv: Sequence[str] | None) -> int:
         return EXIT_USAGE
     args._argv = argv
     from harness import workarea
+    from harness.commands._validate import validate
 
     try:
+        validate(args.verb, args)
         workarea.check_areas()
         return int(args._run(args))
     except UsageError as exc:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -23,7 +24,7 @@ from typing import Any, Callable
 from harness import children
 from harness.engines.store import EngineEnv, EngineStore, EnvKey
 from harness.engines.versions import version_key
-from harness.errors import HarnessError
+from harness.errors import HarnessError, UsageError
 from harness.progress import phase
 from harness.resources import PROBES_DIR
 
@@ -64,6 +65,9 @@ def env_python() -> str:
     return os.environ.get("HARNESS_ENGINE_PYTHON") or sys.executable
 
 
+_NO_SUCH_VERSION = re.compile(r"No matching distribution found for (\S+)")
+
+
 def run_logged(cmd: list[str], log: Log, *, env: dict[str, str] | None = None,
                timeout: float = PIP_TIMEOUT_S) -> None:
     """Run a build step; on failure raise with the tail of its output."""
@@ -71,6 +75,9 @@ def run_logged(cmd: list[str], log: Log, *, env: dict[str, str] | None = None,
     proc = children.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                           env=env, timeout=timeout)
     if proc.returncode != 0:
+        missing = _NO_SUCH_VERSION.search(proc.stdout or "")
+        if missing:  # the index has no such release: the user's input, one line (not pip's version list)
+            raise UsageError(f"{missing.group(1)}: no such release in the package index")
         tail = "\n".join(proc.stdout.strip().splitlines()[-15:])
         raise HarnessError(f"build step failed ({proc.returncode}): {' '.join(cmd)}\n{tail}")
 
