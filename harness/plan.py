@@ -63,9 +63,10 @@ class _Refs:
 
     def ref(self, name: str, where: Value | None = None) -> str:
         ref = self.alias.get(name, name)
-        if self.repo.try_resolve(ref) is None:
-            msg = f"unknown ref {ref!r}"
-            raise where.error(msg) if where is not None else UsageError(msg)
+        try:
+            self.repo.resolve(ref)
+        except UsageError as exc:
+            raise where.error(str(exc)) if where is not None else exc from None
         return ref
 
     def defaults(self) -> list[str]:

@@ -268,9 +268,10 @@ class Scenario:
         for col in self.columns:
             where = self.column_where.get(col.name)
             for ref in [col.ref, *(e.commit for e in col.edits if e.kind == "apply-commit")]:
-                if repo.try_resolve(ref or "") is None:
-                    msg = f"unknown ref {ref!r}"
-                    raise where.error(msg) if where else UsageError(msg)
+                try:
+                    repo.resolve(ref or "")
+                except UsageError as exc:
+                    raise where.error(str(exc)) if where else exc from None
 
 
 def row_label(row: Row) -> str:
