@@ -21,6 +21,7 @@ from pathlib import Path, PurePosixPath
 from typing import Sequence
 
 from harness import children, workarea
+from harness import treefiles
 from harness.errors import UsageError
 from harness.git.mutation import changed_lines
 from harness.git.repo import GitRepo
@@ -78,6 +79,7 @@ class SweepResult:
     seconds: float = 0.0
     mutmut_version: str = ""
     config: dict = field(default_factory=dict)
+    refused: str = ""  # why mutmut was not run (the tree's config file is a link, …)
 
 
 def is_test_path(path: str) -> bool:
@@ -119,8 +121,11 @@ def find_changed_functions(repo: GitRepo, base: str, head: str, tree_dir: Path
             skipped.append((path, "test file"))
             continue
         try:
-            source = (tree_dir / path).read_text(encoding="utf-8")
+            source = treefiles.read(tree_dir, path).decode("utf-8")
             touched = functions_touched(path, source, lines)
+        except treefiles.TreePathError as exc:
+            skipped.append((path, str(exc).split(": ", 1)[-1]))
+            continue
         except (OSError, SyntaxError, UnicodeDecodeError) as exc:
             skipped.append((path, f"unreadable: {exc.__class__.__name__}"))
             continue
@@ -150,11 +155,11 @@ def _toml_value(v: object) -> str:
 
 def write_mutmut_config(tree_dir: Path, cfg: dict) -> None:
     """Replace any ``[tool.mutmut]`` table of the copy's pyproject.toml with ours."""
-    pyproject = tree_dir / "pyproject.toml"
-    text = pyproject.read_text(encoding="utf-8") if pyproject.exists() else ""
+    data = treefiles.read_if_present(tree_dir, "pyproject.toml")  # a link or a folder: TreePathError
+    text = data.decode("utf-8", "surrogateescape") if data is not None else ""
     text = re.sub(r"(?ms)^\[tool\.mutmut\]\s*$.*?(?=^\[|\Z)", "", text)
     table = "\n[tool.mutmut]\n" + "".join(f"{k} = {_toml_value(v)}\n" for k, v in cfg.items())
-    pyproject.write_text(text.rstrip("\n") + "\n" + table, encoding="utf-8")
+    treefiles.write(tree_dir, "pyproject.toml", (text.rstrip("\n") + "\n" + table).encode("utf-8", "surrogateescape"))
 
 
 def _mutant_lines(mutants_file: Path) -> dict[str, tuple[int, int]]:
@@ -230,7 +235,11 @@ def run_sweep(repo: GitRepo, base: str, head: str, *, tests: Sequence[str] = (),
         if not functions:
             return result
         result.config = _mutmut_config(functions, tests, marker, source_paths)
-        write_mutmut_config(tree_dir, result.config)
+        try:
+            write_mutmut_config(tree_dir, result.config)
+        except treefiles.TreePathError as exc:
+            result.refused = f"mutmut not run: {exc}"
+            return result
         globs = sorted({f"*.{f.mangled}__mutmut_*" for f in functions})
         env = dict(os.environ)
         env.pop("PYTEST_ADDOPTS", None)
@@ -316,7 +325,10 @@ def sweep_section(result: SweepResult) -> Section:
                             [[Code(p), why] for p, why in result.skipped_files],
                             control="from the same diff as the functions above"))
     findings: list[Finding] = []
-    if result.functions and not evidence:
+    if result.refused:
+        findings.append(Finding("sweep-not-run", "P1", "the sweep did not run: the sweep is not evidence",
+                                result.refused, key=f"{result.tree}:refused"))
+    elif result.functions and not evidence:
         findings.append(Finding("sweep-not-evidence", "P1",
                                 "mutmut's clean or forced-fail run did not pass: the sweep is not evidence",
                                 _last_lines(result.output_tail), key=f"{result.tree}"))
