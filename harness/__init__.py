@@ -1,28 +1,23 @@
 """harness: differential regression and cherry-pick fidelity harness."""
 
-__version__ = "0.1.0"
+import signal as _signal
+import sys as _sys
 
 
 def _early_interrupt(_signum: int, _frame: object) -> None:
-    """Ctrl-C before the CLI's handlers are in place: one line, exit 130, no traceback."""
+    """Ctrl-C before the CLI's own handling is in place: one line, exit 130, no traceback."""
     import os
-    import sys
 
-    sys.stderr.write("harness: interrupted\n")
-    sys.stderr.flush()
+    _sys.stderr.write("harness: interrupted\n")
+    _sys.stderr.flush()
     os._exit(130)
 
 
-def _install_early_interrupt() -> None:
-    import os
-    import signal
-    import sys
-    import threading
+# First thing when the CLI starts (console script or python -m harness): nothing slower runs before it.
+if _sys.argv and (_sys.argv[0] == "-m" or _sys.argv[0].rsplit("/", 1)[-1] in ("harness", "__main__.py")):
+    try:
+        _signal.signal(_signal.SIGINT, _early_interrupt)
+    except ValueError:  # not the main thread: an embedding program keeps its own handling
+        pass
 
-    argv0 = sys.argv[0] if sys.argv else ""
-    if threading.current_thread() is threading.main_thread() and (
-            argv0 == "-m" or os.path.basename(argv0) in ("harness", "__main__.py")):
-        signal.signal(signal.SIGINT, _early_interrupt)
-
-
-_install_early_interrupt()
+__version__ = "0.1.0"
