@@ -141,6 +141,29 @@ def run_probe(python: Path, request: dict[str, Any], *, script: str = "sglang_pa
         raise HarnessError(f"{script} printed no JSON: {proc.stdout[-500:]!r}") from exc
 
 
+def released(version: str) -> bool | None:
+    """Whether the package index lists ``sglang==version`` (one ``pip index versions`` query, before any
+    environment is made); None when the index cannot be asked (then the build step says)."""
+    try:
+        proc = children.run([sys.executable, "-m", "pip", "index", "versions", ENGINE,
+                             "--disable-pip-version-check"], capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("Available versions:")), None)
+    if proc.returncode != 0 or line is None:
+        return None
+    listed = {v.strip() for v in line.split(":", 1)[1].split(",")}
+    try:
+        from packaging.version import InvalidVersion, Version
+
+        try:
+            return Version(version) in {Version(v) for v in listed}
+        except InvalidVersion:
+            return version in listed
+    except ImportError:
+        return version in listed
+
+
 def ensure_env(version: str, runtime: str = "params", *, store: EngineStore | None = None,
                log: Log = _stderr, rebuild: bool = False) -> tuple[EngineEnv, bool]:
     """The environment for sglang==version/runtime, built when missing (says so via ``log``)."""
@@ -148,6 +171,8 @@ def ensure_env(version: str, runtime: str = "params", *, store: EngineStore | No
         raise HarnessError(f"unknown runtime {runtime!r}")
     store = store or EngineStore()
     key = EnvKey(ENGINE, version, runtime)
+    if (rebuild or store.get(key) is None) and released(version) is False:
+        raise UsageError(f"{ENGINE}=={version}: no such release in the package index")
 
     def builder(tmp: Path) -> dict[str, Any]:
         log(f"building engine environment {key} in {store.path_for(key)}")
