@@ -14,7 +14,8 @@ def _early_interrupt(_signum: int, _frame: object) -> None:
 
 
 # First thing when the CLI starts (console script or python -m harness): nothing slower runs before it.
-if _sys.argv and (_sys.argv[0] == "-m" or _sys.argv[0].rsplit("/", 1)[-1] in ("harness", "__main__.py")):
+_argv0 = _sys.argv[0] if _sys.argv else ""
+if _argv0 == "-m" or _argv0.rsplit("/", 1)[-1] == "harness" or _argv0.endswith("harness/__main__.py"):
     try:
         _signal.signal(_signal.SIGINT, _early_interrupt)
     except ValueError:  # not the main thread: an embedding program keeps its own handling

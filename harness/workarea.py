@@ -129,10 +129,12 @@ def clean_runs(runs: Path) -> list[str]:
 def run_dir() -> Path:
     """This process's run folder (created on first use, with what dead runs left removed first)."""
     with _lock:
-        existing = _state.get("dir")
-        if isinstance(existing, Path) and existing.is_dir():
-            return existing
         runs = ensure_private(work_area(), "work area") / "runs"
+        existing = _state.get("dir")
+        if isinstance(existing, Path) and existing.is_dir() and existing.parent == runs:
+            return existing
+        if existing is not None:  # the work area changed (in-process callers): finish the old run
+            _finish()
         runs.mkdir(mode=0o700, exist_ok=True)
         clean_runs(runs)
         name = f"{os.getpid()}-{next(_counter)}"
@@ -153,13 +155,17 @@ def run_dir() -> Path:
 def end_run() -> None:
     """Remove this process's run folder and release its lock (a no-op when none was made)."""
     with _lock:
-        path, fh, lock_path = _state.pop("dir", None), _state.pop("lock", None), _state.pop("lock_path", None)
-        if isinstance(path, Path):
-            shutil.rmtree(path, ignore_errors=True)
-        if isinstance(lock_path, Path):
-            lock_path.unlink(missing_ok=True)
-        if fh is not None:
-            fh.close()  # type: ignore[attr-defined]
+        _finish()
+
+
+def _finish() -> None:
+    path, fh, lock_path = _state.pop("dir", None), _state.pop("lock", None), _state.pop("lock_path", None)
+    if isinstance(path, Path):
+        shutil.rmtree(path, ignore_errors=True)
+    if isinstance(lock_path, Path):
+        lock_path.unlink(missing_ok=True)
+    if fh is not None:
+        fh.close()  # type: ignore[attr-defined]
 
 
 def mkdtemp(prefix: str) -> Path:

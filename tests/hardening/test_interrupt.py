@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 
-# What the console script does once the interpreter is up (a Ctrl-C during Python's own start-up, before
-# any harness code runs, is Python's to report): announce "up", then import and run the CLI.
-LAUNCH = ("import sys; sys.argv[0] = 'harness'; sys.stdout.write('up\\n'); sys.stdout.flush(); "
+# What the console script does (``from harness.cli import main``), with "up" announced once the package's
+# first statements ran: a Ctrl-C during Python's own start-up, before any harness code, is Python's.
+LAUNCH = ("import sys; sys.argv[0] = 'harness'; import harness; sys.stdout.write('up\\n'); sys.stdout.flush(); "
           "from harness.cli import main; raise SystemExit(main())")
 
 
