@@ -137,7 +137,7 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
         f = v.map(_EXTRA_FIELDS["traces"], required=("string",))
         needle = f.req("string").str()
         trefs = [refs.ref(x.str(), x) for x in f.req("refs").list()] if "refs" in f else refs.defaults()
-        under = f.req("under").str() if "under" in f else None
+        under = _repo_path(f.req("under")) if "under" in f else None
         rng = None
         if "range" in f:
             a, sep, b = f.req("range").str().partition("..")
@@ -149,7 +149,7 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
     for v in [x for group in _all(scenarios, "pins") for x in group.list()]:
         f = v.map(_EXTRA_FIELDS["pins"], required=("file", "key"))
         prefs = [refs.ref(x.str(), x) for x in f.req("refs").list()] if "refs" in f else refs.defaults()
-        path, key = f.req("file").str(), f.req("key").str()
+        path, key = _repo_path(f.req("file")), f.req("key").str()
         plan.add("pin", f"pin {key}", lambda p=path, k=key, r=prefs: pin_section(repo, p, k, r))
 
     lanes_v = _first(scenarios, "lanes")
@@ -182,6 +182,18 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
     for sweep_v in _all(scenarios, "sweep"):
         plan.add("sweep", "mutmut sweep", _sweep_step(repo, base, head, sweep_v, inputs.python))
     return plan
+
+
+def _repo_path(v: Value) -> str:
+    """A path inside the repository (relative, no '..'), else an error at the scenario's line."""
+    from harness.commands._validate import check_repo_path
+
+    text = v.str()
+    try:
+        check_repo_path(text, "path")
+    except UsageError as exc:
+        raise v.error(str(exc)) from None
+    return text
 
 
 def _selection_step(repo: GitRepo, refs: _Refs, v: Value, lane_ref: str, workflows: list[str] | None,

@@ -42,6 +42,8 @@ FILES = {
     "s-list.yaml": "- a\n",
     "s-unknown.yaml": "refs: {base: main}\nflavour: x\n",
     "s-empty.yaml": "",
+    "s-pin-outside.yaml": "pins:\n  - {file: ../../etc/passwd, key: x}\n",
+    "s-trace-outside.yaml": "traces:\n  - {string: x, under: /etc}\n",
     "m-bomb.yaml": BOMB,
     "m-syntax.yaml": "- {name: x\n",
 }
@@ -177,6 +179,10 @@ for name in ("s-bomb", "s-deep", "s-recursive", "s-syntax", "s-list", "s-unknown
     case(f"probe-scenario-{name}", ["probe", f"{{in}}/{name}.yaml", "--repo", "{repo}"], "")
     case(f"compare-scenario-{name}", [*VERBS["compare"], "--scenario", f"{{in}}/{name}.yaml", "--repo", "{repo}"],
          "")
+case("compare-scenario-pin-outside", [*VERBS["compare"], "--scenario", "{in}/s-pin-outside.yaml", "--repo", "{repo}"],
+     "s-pin-outside.yaml:2: pins[0].file")
+case("compare-scenario-trace-outside", [*VERBS["compare"], "--scenario", "{in}/s-trace-outside.yaml",
+                                        "--repo", "{repo}"], "s-trace-outside.yaml:2: traces[0].under")
 case("probe-scenario-missing", ["probe", "{in}/nope.yaml", "--repo", "{repo}"], "no such scenario")
 case("probe-scenario-a-dir", ["probe", "{in}/adir", "--repo", "{repo}"], "")
 for name in ("p-waivers-int", "p-bad-date", "p-text-date", "p-list", "p-unknown", "p-failon", "p-block",
