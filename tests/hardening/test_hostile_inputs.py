@@ -202,7 +202,7 @@ case("compare-jobs-zero", [*VERBS["compare"], "--jobs", "0", "--repo", "{repo}"]
 case("compare-today-bad", [*VERBS["compare"], "--today", "2026-02-30", "--repo", "{repo}"], "not a date")
 case("compare-source-range", [*VERBS["compare"], "--source", "main..main", "--repo", "{repo}"], "is a range")
 case("compare-source-branch-unknown", [*VERBS["compare"], "--source", "main", "--source-branch", "nope",
-                                       "--repo", "{repo}"], "unknown ref")
+                                       "--repo", "{repo}"], "--source-branch 'nope'")
 case("fidelity-source-range", ["fidelity", "HEAD~1..HEAD", "--source", "main..main", "--repo", "{repo}"],
      "is a range")
 case("fidelity-bad-map", ["fidelity", "HEAD~1..HEAD", "--source", "main", "--map", "nonsense", "--repo", "{repo}"],

@@ -62,6 +62,8 @@ def _setup(builder, tmp_path: Path, verb: str) -> tuple[list[str], dict[str, str
         (tmp_path / "p.py").write_text(SLOW_PROBE)
         (tmp_path / "s.yaml").write_text(SCENARIO.format(probe=tmp_path / "p.py"))
         return ["probe", str(tmp_path / "s.yaml")], env
+    if verb == "mutate":
+        return ["mutate", "--replace", "m.py", "x = 1", "x = 3", "--tests", "tests", "--timeout", "120"], env
     return ["select", "--lane", "all=not slow", "--timeout", "120"], env
 
 
@@ -70,8 +72,8 @@ def _pids(tmp_path: Path) -> list[int]:
     return [int(x) for x in f.read_text().split()] if f.exists() else []
 
 
-@pytest.mark.parametrize("verb,when", [("probe", "children"), ("select", "children"), ("probe", "start"),
-                                       ("select", "start")])
+@pytest.mark.parametrize("verb,when", [("probe", "children"), ("select", "children"), ("mutate", "children"),
+                                       ("probe", "start"), ("select", "start")])
 def test_sigkill_then_one_more_run_leaves_nothing(builder, tmp_path: Path, verb: str, when: str) -> None:
     argv, env = _setup(builder, tmp_path, verb)
     cmd = [sys.executable, "-m", "harness", *argv, "--repo", str(builder.path)]
