@@ -1,7 +1,7 @@
 """Checks every verb's arguments get before any work starts (a ``UsageError``: one line, exit 2).
 
-Generic by attribute name, so a new verb that reuses an option name is covered: ``output`` (a file,
-or a folder for ``compare``/``demo``), ``dir``, ``python``, ``timeout``, ``jobs``, ``max_children``,
+Generic by attribute name, so a new verb that reuses an option name is covered: ``output`` (a file),
+``output_dir`` and the old spellings of compare's ``--output`` / demo's ``--dir`` (folders), ``python``, ``timeout``, ``jobs``, ``max_children``,
 ``vocab``, and repository-relative paths (``file``, ``under``, ``workflow``, ``source_path``, the PATH of
 ``--replace``/``--liveness``). Refs are checked by the commands themselves (``GitRepo.resolve``).
 """
@@ -103,9 +103,10 @@ def validate(verb: str, args: argparse.Namespace) -> None:
     output = getattr(args, "output", None)
     if output:
         (check_output_dir if verb in FOLDER_OUTPUT else check_output_file)(output)
-    directory = getattr(args, "dir", None)
-    if verb == "demo" and directory:
-        check_output_dir(directory, "--dir")
+    for name, flag in (("output_dir", "--output-dir"), ("output_old", "--output"), ("dir_old", "--dir")):
+        folder = getattr(args, name, None)
+        if folder:
+            check_output_dir(folder, flag)
     python = getattr(args, "python", None)
     if python:
         check_python(python)

@@ -225,6 +225,13 @@ case("engine-add-bad-runtime", ["engine", "add", "sglang==0.5.18", "--runtime", 
 case("no-verb-unknown", ["frobnicate"], "invalid choice")
 
 
+def test_compare_default_report_folder_in_a_read_only_place_is_refused_before_work(world, run_cli,
+                                                                                    monkeypatch) -> None:
+    monkeypatch.chdir("/proc")  # reports/<base>..<head> cannot be made here
+    code, out, err = run_cli(*VERBS["compare"], "--repo", str(world["repo"]))
+    assert code == 2 and out == "" and err.count("\n") == 1 and "report folder" in err, err
+
+
 def test_the_corpus_is_large_and_covers_every_verb() -> None:
     from harness import commands
 
