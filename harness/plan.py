@@ -210,7 +210,8 @@ def _selection_step(repo: GitRepo, refs: _Refs, v: Value, lane_ref: str, workflo
 
     def step() -> Section:
         import sys
-        lanes, skipped = lanes_from_workflows(repo, lane_ref, workflows, extra_lanes)
+        unread: list[str] = []
+        lanes, skipped = lanes_from_workflows(repo, lane_ref, workflows, extra_lanes, unread)
         cache = Cache(namespace="collections", enabled=not no_cache)
         cols = [collect_ref(repo, r, lanes, files, python=python or sys.executable, args=args, setup=setup,
                             cache=cache)
@@ -218,6 +219,7 @@ def _selection_step(repo: GitRepo, refs: _Refs, v: Value, lane_ref: str, workflo
         section = selection_section(cols, lanes, files)
         section.not_verified += [f"workflow lane not evaluated (its expression is filled in by CI): {x}"
                                  for x in skipped]
+        section.not_verified += [f"workflow not read: {u}" for u in unread]
         return section
     return step
 

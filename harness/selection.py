@@ -40,15 +40,9 @@ class Lane:
 
 def expression_problem(expr: str) -> str | None:
     """Why pytest would refuse ``expr`` as a ``-m`` expression (None when valid or pytest is absent here)."""
-    try:
-        from _pytest.mark.expression import Expression, ParseError
-    except ImportError:
-        return None
-    try:
-        Expression.compile(expr)
-    except ParseError as exc:
-        return str(exc).splitlines()[0]
-    return None
+    from harness.checks.lanes import expression_error
+
+    return expression_error(expr)
 
 
 def parse_lane(spec: str) -> Lane:
@@ -87,15 +81,20 @@ class Collection:
 
 
 def lanes_from_workflows(repo: GitRepo, ref: str, workflows: Sequence[str] | None = None,
-                         extra_lanes: Sequence[dict] | None = None) -> tuple[list[Lane], list[str]]:
+                         extra_lanes: Sequence[dict] | None = None,
+                         unread: list[str] | None = None) -> tuple[list[Lane], list[str]]:
     """Lanes found in the CI workflows at ``ref`` (plus hand-given ones), named ``job · input``
-    (numbered when repeated), and those skipped because CI fills their expression in at run time."""
-    from harness.checks.lanes import filled_in_by_ci, find_lanes
+    (numbered when repeated), and those skipped because CI fills their expression in at run time;
+    ``unread`` collects "path: why" for workflows that could not be read (an alias bomb, bad YAML)."""
+    from harness.checks.lanes import filled_in_by_ci, scan_lanes
 
     lanes: list[Lane] = []
     skipped: list[str] = []
     seen: dict[str, int] = {}
-    for found in find_lanes(repo, ref, workflows, extra_lanes):
+    scan = scan_lanes(repo, ref, workflows, extra_lanes)
+    if unread is not None:
+        unread += [f"{path}: {why}" for path, why in scan.problems]
+    for found in scan.lanes:
         if filled_in_by_ci(found.expression):
             skipped.append(f"{found.name}: {found.expression}")
             continue
