@@ -1,8 +1,9 @@
 """Checks every verb's arguments get before any work starts (a ``UsageError``: one line, exit 2).
 
 Generic by attribute name, so a new verb that reuses an option name is covered: ``output`` (a file),
-``output_dir`` and the old spellings of compare's ``--output`` / demo's ``--dir`` (folders), ``python``, ``timeout``, ``jobs``, ``max_children``,
-``vocab``, and repository-relative paths (``file``, ``under``, ``workflow``, ``source_path``, the PATH of
+``output_dir`` and the old spellings of compare's ``--output`` / demo's ``--dir`` (folders), ``python``,
+``timeout``, ``jobs``, ``max_children``, ``vocab``, ``marker`` (a ``pytest -m`` expression), and
+repository-relative paths (``file``, ``under``, ``workflow``, ``source_path``, the PATH of
 ``--replace``/``--liveness``). Refs are checked by the commands themselves (``GitRepo.resolve``).
 """
 
@@ -114,6 +115,13 @@ def validate(verb: str, args: argparse.Namespace) -> None:
         value = getattr(args, name, None)
         if value is not None:
             check_positive(value, _flag(name))
+    marker = getattr(args, "marker", None)
+    if marker:
+        from harness.checks.lanes import expression_error
+
+        why = expression_error(marker)
+        if why:
+            raise UsageError(f"-m {marker!r}: invalid marker expression: {why}")
     for name in _REPO_PATHS:
         value = getattr(args, name, None)
         for v in ([value] if isinstance(value, str) else value or []):

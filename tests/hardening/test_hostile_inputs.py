@@ -164,6 +164,8 @@ case("mutate-mutation-missing", ["mutate", "--mutation", "{in}/nope.yaml", "--re
 case("mutate-mutation-bomb", ["mutate", "--mutation", "{in}/m-bomb.yaml", "--repo", "{repo}"],
      "alias expansion over")
 case("mutate-mutation-syntax", ["mutate", "--mutation", "{in}/m-syntax.yaml", "--repo", "{repo}"], "")
+case("mutate-bad-marker", [*VERBS["mutate"], "-m", "not (", "--repo", "{repo}"], "invalid marker expression")
+case("sweep-bad-marker", [*VERBS["sweep"], "-m", "a and", "--repo", "{repo}"], "invalid marker expression")
 case("mutate-nothing", ["mutate", "--repo", "{repo}"], "no mutations")
 case("mutate-ref-range", [*VERBS["mutate"], "--ref", "HEAD~1..HEAD", "--repo", "{repo}"], "is a range")
 case("sweep-timeout-negative", [*VERBS["sweep"], "--timeout", "-5", "--repo", "{repo}"], "positive")
