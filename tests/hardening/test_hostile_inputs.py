@@ -112,9 +112,10 @@ for verb, argv in VERBS.items():
         case(f"{verb}-output-a-file", [*with_repo, "--output", "{in}/afile"], "not a directory")
 
 for verb in ("compare", "drift"):
-    case(f"{verb}-base-range", [verb, "HEAD~1..HEAD", "HEAD", "--repo", "{repo}"], "is a range")
-    case(f"{verb}-head-range", [verb, "HEAD~1", "main..main", "--repo", "{repo}"], "is a range")
-    case(f"{verb}-head-symmetric", [verb, "HEAD~1", "HEAD~1...HEAD", "--repo", "{repo}"], "is a range")
+    case(f"{verb}-base-range", [verb, "HEAD~1..HEAD", "HEAD", "--repo", "{repo}"], "range")
+    case(f"{verb}-head-range", [verb, "HEAD~1", "main..main", "--repo", "{repo}"], "range")
+    case(f"{verb}-head-symmetric", [verb, "HEAD~1", "HEAD~1...HEAD", "--repo", "{repo}"], "range")
+    case(f"{verb}-range-then-more", [verb, "HEAD~1..HEAD~1..HEAD", "--repo", "{repo}"], "range")
     case(f"{verb}-head-negated", [verb, "HEAD~1", "^HEAD", "--repo", "{repo}"], "is a range")
     case(f"{verb}-head-parents", [verb, "HEAD~1", "HEAD^@", "--repo", "{repo}"], "is a range")
     case(f"{verb}-unknown-ref", [verb, "HEAD~1", "no-such-branch", "--repo", "{repo}"], "unknown ref")
