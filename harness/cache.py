@@ -9,19 +9,18 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import subprocess
 import tempfile
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from harness import children
+
 
 def cache_dir() -> Path:
-    env = os.environ.get("HARNESS_CACHE_DIR")
-    if env:
-        return Path(env)
-    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(xdg) / "harness"
+    from harness.workarea import cache_area, ensure_private
+
+    return ensure_private(cache_area(), "cache directory")
 
 
 def content_key(*parts: Any) -> str:
@@ -45,7 +44,7 @@ def interpreter_fingerprint(python: str) -> str:
     or plugin set is a different key). Always a fresh process started in ``/``: what the running
     harness has on its own ``sys.path`` (its working directory, an editable checkout) must not
     enter the key. One subprocess per interpreter per run."""
-    proc = subprocess.run([python, "-c", _DESCRIBE], capture_output=True, text=True, cwd=os.sep)
+    proc = children.run([python, "-c", _DESCRIBE], capture_output=True, text=True, cwd=os.sep)
     if proc.returncode != 0:
         return f"unusable:{python}"
     return content_key(proc.stdout)

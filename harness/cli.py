@@ -46,8 +46,17 @@ def _terminate(signum: int, _frame: object) -> NoReturn:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _terminate)
+    try:
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, _terminate)
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        return _main(argv)
+    except KeyboardInterrupt:
+        sys.stderr.write("harness: interrupted\n")
+        return 130
+
+
+def _main(argv: Sequence[str] | None) -> int:
     argv = list(argv) if argv is not None else sys.argv[1:]
     verb = next((a for a in argv if not a.startswith("-")), None)
     parser = build_parser(verb if verb in commands.names() else None)
@@ -56,7 +65,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     args._argv = argv
+    from harness import workarea
+    from harness.commands._validate import validate
+
     try:
+        validate(args.verb, args)
+        workarea.check_areas()
         return int(args._run(args))
     except UsageError as exc:
         sys.stderr.write(f"harness: {exc}\n")
@@ -72,3 +86,5 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         sys.stderr.write(f"harness: internal error: {exc.__class__.__name__}: {exc} (HARNESS_DEBUG=1 for the traceback)\n")
         return EXIT_INTERNAL
+    finally:
+        workarea.end_run()

@@ -1,6 +1,6 @@
 """Columns: a ref, or a control (a ref plus edits), materialized as a tree the harness owns.
 
-Trees live under a harness-owned root (``HARNESS_WORK_DIR``, default ``$TMPDIR/harness-<uid>/trees``),
+Trees live under a harness-owned root (``<work area>/trees``, see harness/workarea.py),
 one directory per content key (tree sha + edits). A ``<key>.lock`` file holds the pid of the run
 using it; ``<key>.json`` records the file listing taken right after materializing. A later run reuses
 the directory when the listing still matches (nothing wrote into it); directories whose owner died,
@@ -17,13 +17,13 @@ import json
 import os
 import re
 import shutil
-import tempfile
 import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Iterator
 
+from harness import workarea
 from harness.edits import Edit, EditProof, apply_edits
 from harness.git.repo import GitRepo
 from harness.git.tree import export_tree
@@ -95,11 +95,8 @@ def user_blob(repo: GitRepo, commit_sha: str, path: str) -> str | None:
 
 
 def default_workroot() -> Path:
-    env = os.environ.get("HARNESS_WORK_DIR")
-    if env:
-        return Path(env)
-    uid = os.getuid() if hasattr(os, "getuid") else "user"
-    return Path(tempfile.gettempdir()) / f"harness-{uid}" / "trees"
+    """``<work area>/trees`` (the work area checked private first)."""
+    return workarea.trees_root()
 
 
 # -- listings (write detection) -------------------------------------------------------------
@@ -232,7 +229,7 @@ def materialize(repo: GitRepo, column: Column, workroot: Path | None = None) -> 
         if shared:
             mat = _reuse(repo, root, ident)
             if mat is None:
-                tmp = root / f"{ident.key}.tmp-{os.getpid()}-{next(_counter)}"
+                tmp = workarea.run_dir() / f"{ident.key}.tmp-{os.getpid()}-{next(_counter)}"
                 try:
                     mat = _build(repo, column, ident, tmp)
                     shutil.rmtree(root / ident.key, ignore_errors=True)
@@ -244,7 +241,7 @@ def materialize(repo: GitRepo, column: Column, workroot: Path | None = None) -> 
                     {"commit": mat.commit_sha, "tree": mat.tree_sha, "listing": mat.listing,
                      "proofs": [asdict(p) for p in mat.proofs]}, sort_keys=True))
         else:  # another column or run holds this tree: a private copy, always removed
-            private = root / f"{ident.key}-p{os.getpid()}-{next(_counter)}"
+            private = workarea.run_dir() / f"{ident.key}-p{os.getpid()}-{next(_counter)}"
             try:
                 mat = _build(repo, column, ident, private)
             except BaseException:

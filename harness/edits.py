@@ -7,11 +7,13 @@ touch a tree the harness exported (``tree_dir``), never the user's work tree.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness import treefiles
 from harness.errors import UsageError
 from harness.git.repo import GitRepo
 from harness.git.worktree import apply_patch, blob_sha, commit_diff
@@ -114,10 +116,21 @@ def _safe_path(tree_dir: Path, rel: str, where: str) -> Path:
 
 
 def _read(tree_dir: Path, rel: str, where: str) -> bytes:
-    p = _safe_path(tree_dir, rel, where)
-    if not p.is_file():
+    if rel.startswith("/") or ".." in Path(rel).parts:
+        raise UsageError(f"{where}path {rel!r} lies outside the tree")
+    if not os.path.lexists(tree_dir / rel):
         raise UsageError(f"{where}{rel}: no such file in the column's tree")
-    return p.read_bytes()
+    try:
+        return treefiles.read(tree_dir, rel)  # a link (or a linked folder on the way) is refused
+    except treefiles.TreePathError as exc:
+        raise UsageError(f"{where}{exc}") from None
+
+
+def _write(tree_dir: Path, rel: str, data: bytes, where: str) -> None:
+    try:
+        treefiles.write(tree_dir, rel, data)
+    except treefiles.TreePathError as exc:
+        raise UsageError(f"{where}{exc}") from None
 
 
 def _replace(data: bytes, e: Edit) -> bytes:
@@ -178,7 +191,7 @@ def apply_edits(repo: GitRepo, tree_dir: Path, edits: list[Edit]) -> list[EditPr
             after = _replace(before, e) if e.kind == "replace" else _move(before, e)
             if after == before:
                 raise UsageError(f"{e.where}{e.kind} in {e.path}: the edit changes nothing")
-            _safe_path(tree_dir, e.path, e.where).write_bytes(after)
+            _write(tree_dir, e.path, after, e.where)
             proofs.append(EditProof(e.path, blob_sha(repo, before), blob_sha(repo, after)))
             continue
         if e.kind == "patch":

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import tempfile
 import time
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
@@ -23,6 +22,7 @@ from typing import Any, Sequence
 
 import yaml
 
+from harness import children, workarea, yamlpath
 from harness.cache import Cache, content_key, file_digest, interpreter_fingerprint, provenance_text
 from harness.columns import Column, identify, materialize, user_blob
 from harness.edits import Edit, EditProof, edit_from_mapping
@@ -99,9 +99,11 @@ def load_mutations(path: str) -> list[Mutation]:
     """Mutations from YAML: a list (or ``{mutations: [...]}``) of ``{name, expect, edits | <edit keys>}``."""
     try:
         with open(path, encoding="utf-8") as fh:
-            data = yaml.safe_load(fh)
+            data = yamlpath.safe_load(fh.read(yamlpath.MAX_BYTES + 1), f"--mutation {path}")
     except OSError as exc:
         raise UsageError(f"--mutation {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"--mutation {path}: not UTF-8") from None
     except yaml.YAMLError as exc:
         raise UsageError(f"--mutation {path}: invalid YAML: {str(exc).splitlines()[0]}") from None
     if isinstance(data, dict) and "mutations" in data:
@@ -151,7 +153,7 @@ def run_selection(tree_dir: Path, tests: Sequence[str], marker: str | None, *, p
     """Run the pytest selection once in ``tree_dir``; the tree's own modules shadow installed copies."""
     extra = [tree_dir] + ([tree_dir / "src"] if (tree_dir / "src").is_dir() else [])
     env = pytest_env(extra, bytecode=True)  # trees are ours and reused
-    with tempfile.TemporaryDirectory(prefix="harness-outcomes-") as tmp:
+    with workarea.temp_dir("harness-outcomes-") as tmp:
         out = Path(tmp) / "out.json"
         env["HARNESS_OUTCOMES_OUT"] = str(out)
         env["HARNESS_PROOF_PATHS"] = json.dumps(list(proof_paths))
@@ -164,7 +166,7 @@ def run_selection(tree_dir: Path, tests: Sequence[str], marker: str | None, *, p
         if outcome.problem:
             return outcome
         try:
-            proc = subprocess.run(argv, cwd=str(tree_dir), env=env, capture_output=True, timeout=timeout,
+            proc = children.run(argv, cwd=str(tree_dir), env=env, capture_output=True, timeout=timeout,
                                   stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
             outcome.problem = f"timeout after {timeout:.0f}s"

@@ -63,9 +63,10 @@ class _Refs:
 
     def ref(self, name: str, where: Value | None = None) -> str:
         ref = self.alias.get(name, name)
-        if self.repo.try_resolve(ref) is None:
-            msg = f"unknown ref {ref!r}"
-            raise where.error(msg) if where is not None else UsageError(msg)
+        try:
+            self.repo.resolve(ref)
+        except UsageError as exc:
+            raise where.error(str(exc)) if where is not None else exc from None
         return ref
 
     def defaults(self) -> list[str]:
@@ -136,7 +137,7 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
         f = v.map(_EXTRA_FIELDS["traces"], required=("string",))
         needle = f.req("string").str()
         trefs = [refs.ref(x.str(), x) for x in f.req("refs").list()] if "refs" in f else refs.defaults()
-        under = f.req("under").str() if "under" in f else None
+        under = _repo_path(f.req("under")) if "under" in f else None
         rng = None
         if "range" in f:
             a, sep, b = f.req("range").str().partition("..")
@@ -148,7 +149,7 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
     for v in [x for group in _all(scenarios, "pins") for x in group.list()]:
         f = v.map(_EXTRA_FIELDS["pins"], required=("file", "key"))
         prefs = [refs.ref(x.str(), x) for x in f.req("refs").list()] if "refs" in f else refs.defaults()
-        path, key = f.req("file").str(), f.req("key").str()
+        path, key = _repo_path(f.req("file")), f.req("key").str()
         plan.add("pin", f"pin {key}", lambda p=path, k=key, r=prefs: pin_section(repo, p, k, r))
 
     lanes_v = _first(scenarios, "lanes")
@@ -183,6 +184,18 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
     return plan
 
 
+def _repo_path(v: Value) -> str:
+    """A path inside the repository (relative, no '..'), else an error at the scenario's line."""
+    from harness.commands._validate import check_repo_path
+
+    text = v.str()
+    try:
+        check_repo_path(text, "path")
+    except UsageError as exc:
+        raise v.error(str(exc)) from None
+    return text
+
+
 def _selection_step(repo: GitRepo, refs: _Refs, v: Value, lane_ref: str, workflows: list[str] | None,
                     extra_lanes: list[dict] | None, python: str | None,
                     no_cache: bool = False, executor: Any = None) -> Callable[[], Section]:
@@ -197,13 +210,15 @@ def _selection_step(repo: GitRepo, refs: _Refs, v: Value, lane_ref: str, workflo
 
     def step() -> Section:
         import sys
-        lanes, skipped = lanes_from_workflows(repo, lane_ref, workflows, extra_lanes)
+        unread: list[str] = []
+        lanes, skipped = lanes_from_workflows(repo, lane_ref, workflows, extra_lanes, unread)
         cache = Cache(namespace="collections", enabled=not no_cache)
         cols = collect_refs(repo, srefs, lanes, files, python=python or sys.executable, args=args, setup=setup,
                             cache=cache, executor=executor)
         section = selection_section(cols, lanes, files)
         section.not_verified += [f"workflow lane not evaluated (its expression is filled in by CI): {x}"
                                  for x in skipped]
+        section.not_verified += [f"workflow not read: {u}" for u in unread]
         return section
     return step
 

@@ -6,8 +6,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
+from harness import yamlpath
 from harness.errors import UsageError
 from harness.report.model import Finding
 
@@ -29,13 +28,13 @@ class Policy:
 def load(path: str) -> Policy:
     """Read a policy YAML file; errors name the file and key (exit 2)."""
     try:
-        doc = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        doc = yamlpath.safe_load(Path(path).read_text(encoding="utf-8"), f"--policy {path}") or {}
     except FileNotFoundError:
         raise UsageError(f"--policy {path}: no such file") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f":{mark.line + 1}" if mark else ""
-        raise UsageError(f"{path}{where}: invalid YAML") from None
+    except IsADirectoryError:
+        raise UsageError(f"--policy {path}: is a directory") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"--policy {path}: cannot read it ({exc.__class__.__name__})") from None
     if not isinstance(doc, dict):
         raise UsageError(f"{path}: a policy must be a mapping")
     unknown = set(doc) - {"fail_on", "block", "waivers"}
@@ -48,7 +47,10 @@ def load(path: str) -> Policy:
     if not isinstance(block, list) or not all(isinstance(b, str) for b in block):
         raise UsageError(f"{path}: block must be a list of finding kinds")
     waivers = []
-    for i, w in enumerate(doc.get("waivers", []) or []):
+    listed = doc.get("waivers", []) or []
+    if not isinstance(listed, list):
+        raise UsageError(f"{path}: waivers must be a list of mappings")
+    for i, w in enumerate(listed):
         if not isinstance(w, dict):
             raise UsageError(f"{path}: waivers[{i}] must be a mapping")
         match = w.get("id") or w.get("kind")

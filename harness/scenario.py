@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
 import yaml
 
+from harness import yamlpath
 from harness.columns import Column
 from harness.edits import Edit, edit_from_mapping
 from harness.errors import UsageError
@@ -56,7 +58,7 @@ class Value:
         loader = yaml.SafeLoader("")
         try:
             return loader.construct_object(self.node, deep=True)
-        except yaml.YAMLError as exc:
+        except (yaml.YAMLError, ValueError, TypeError, OverflowError) as exc:
             raise self.error(str(exc).splitlines()[0]) from None
         finally:
             loader.dispose()
@@ -172,24 +174,39 @@ class Fields:
         return {k: v.plain() for k, v in self.items.items()}
 
 
+def _line_in(message: str) -> int:
+    found = re.search(r"\(line (\d+)\)$", message)
+    return int(found.group(1)) if found else 1
+
+
 def load_value(path: str | Path) -> Value:
     """Compose a YAML file into a located root Value (a mapping)."""
     p = Path(path)
     try:
+        if p.stat().st_size > yamlpath.MAX_BYTES:
+            raise ScenarioError(f"{p}:1: not read: over {yamlpath.MAX_BYTES} bytes")
         text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise UsageError(f"{p}: no such scenario file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{p}: cannot read scenario: {exc}") from None
     try:
+        yamlpath.check_nesting(text)
         node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yamlpath.YamlError as exc:
+        raise ScenarioError(f"{p}:{_line_in(str(exc))}: {exc}") from None
     except yaml.MarkedYAMLError as exc:
         line = exc.problem_mark.line + 1 if exc.problem_mark else 1
         raise ScenarioError(f"{p}:{line}: invalid YAML: {exc.problem}") from None
     except yaml.YAMLError as exc:
         raise ScenarioError(f"{p}:1: invalid YAML: {exc}") from None
+    except RecursionError:
+        raise ScenarioError(f"{p}:1: not read: nesting deeper than {yamlpath.MAX_DEPTH} levels") from None
     if node is None:
         raise ScenarioError(f"{p}:1: empty scenario")
+    problem = yamlpath.limit_problem(node)
+    if problem is not None:
+        raise ScenarioError(f"{p}:{problem[1]}: {problem[0]}")
     root = Value(node, str(p))
     root.map()  # must be a mapping
     return root
@@ -251,9 +268,10 @@ class Scenario:
         for col in self.columns:
             where = self.column_where.get(col.name)
             for ref in [col.ref, *(e.commit for e in col.edits if e.kind == "apply-commit")]:
-                if repo.try_resolve(ref or "") is None:
-                    msg = f"unknown ref {ref!r}"
-                    raise where.error(msg) if where else UsageError(msg)
+                try:
+                    repo.resolve(ref or "")
+                except UsageError as exc:
+                    raise where.error(str(exc)) if where else exc from None
 
 
 def row_label(row: Row) -> str:

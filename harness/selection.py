@@ -11,12 +11,12 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from harness import children, workarea
 from harness.cache import Cache, content_key, file_digest, interpreter_fingerprint, provenance_text
 from harness.columns import Column, default_workroot
 from harness.errors import HarnessError, UsageError
@@ -37,6 +37,14 @@ CONTROL_NONE = "(control: none)"
 class Lane:
     name: str
     expr: str  # pytest -m expression; "" selects every collected test
+    from_repo: bool = False  # read from the reviewed repository: an invalid expression is a finding
+
+
+def expression_problem(expr: str) -> str | None:
+    """Why pytest would refuse ``expr`` as a ``-m`` expression (None when valid or pytest is absent here)."""
+    from harness.checks.lanes import expression_error
+
+    return expression_error(expr)
 
 
 def parse_lane(spec: str) -> Lane:
@@ -44,6 +52,9 @@ def parse_lane(spec: str) -> Lane:
     name, sep, expr = spec.partition("=")
     if not sep or not name.strip():
         raise UsageError(f"--lane {spec!r}: expected NAME=EXPR (a pytest -m expression)")
+    why = expression_problem(expr.strip()) if expr.strip() else None
+    if why:
+        raise UsageError(f"--lane {spec!r}: invalid marker expression: {why}")
     return Lane(name.strip(), expr.strip())
 
 
@@ -72,21 +83,26 @@ class Collection:
 
 
 def lanes_from_workflows(repo: GitRepo, ref: str, workflows: Sequence[str] | None = None,
-                         extra_lanes: Sequence[dict] | None = None) -> tuple[list[Lane], list[str]]:
+                         extra_lanes: Sequence[dict] | None = None,
+                         unread: list[str] | None = None) -> tuple[list[Lane], list[str]]:
     """Lanes found in the CI workflows at ``ref`` (plus hand-given ones), named ``job · input``
-    (numbered when repeated), and those skipped because CI fills their expression in at run time."""
-    from harness.checks.lanes import filled_in_by_ci, find_lanes
+    (numbered when repeated), and those skipped because CI fills their expression in at run time;
+    ``unread`` collects "path: why" for workflows that could not be read (an alias bomb, bad YAML)."""
+    from harness.checks.lanes import filled_in_by_ci, scan_lanes
 
     lanes: list[Lane] = []
     skipped: list[str] = []
     seen: dict[str, int] = {}
-    for found in find_lanes(repo, ref, workflows, extra_lanes):
+    scan = scan_lanes(repo, ref, workflows, extra_lanes)
+    if unread is not None:
+        unread += [f"{path}: {why}" for path, why in scan.problems]
+    for found in scan.lanes:
         if filled_in_by_ci(found.expression):
             skipped.append(f"{found.name}: {found.expression}")
             continue
         seen[found.name] = seen.get(found.name, 0) + 1
         lanes.append(Lane(found.name if seen[found.name] == 1 else f"{found.name} #{seen[found.name]}",
-                          found.expression))
+                          found.expression, from_repo=True))
     return lanes, skipped
 
 
@@ -102,7 +118,7 @@ def pytest_env(extra_paths: Sequence[Path] = (), *, bytecode: bool = False) -> d
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         # Compiled files (pytest's rewritten plugins too) go to a harness-owned folder, never
         # next to the sources of probes/ or of anything else on the path.
-        env.setdefault("PYTHONPYCACHEPREFIX", str(default_workroot().parent / "pycache"))
+        env.setdefault("PYTHONPYCACHEPREFIX", str(workarea.work_area() / "pycache"))
     else:
         env["PYTHONDONTWRITEBYTECODE"] = "1"
     paths = [str(PROBES_DIR), *map(str, extra_paths)]
@@ -117,7 +133,7 @@ def run_setup(tree_dir: Path, setup: Sequence[str], env: dict[str, str], timeout
     build step would generate); returns "" or the first failure, in one line."""
     for cmd in setup:
         try:
-            proc = subprocess.run(cmd, shell=True, cwd=str(tree_dir), env=env, capture_output=True,
+            proc = children.run(cmd, shell=True, cwd=str(tree_dir), env=env, capture_output=True,
                                   timeout=timeout, stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
             return f"setup {cmd!r} ran past {timeout:.0f}s"
@@ -133,7 +149,7 @@ def collect_dir(tree_dir: Path, lanes: Sequence[Lane], files: Sequence[str] = ()
     """Run ONE ``pytest --collect-only`` in ``tree_dir`` and read every lane's count."""
     all_lanes = {CONTROL_ALL: f"not {_SENTINEL}", CONTROL_NONE: _SENTINEL,
                  **{lane.name: lane.expr for lane in lanes}}
-    with tempfile.TemporaryDirectory(prefix="harness-lanes-") as tmp:
+    with workarea.temp_dir("harness-lanes-") as tmp:
         spec, out = Path(tmp) / "spec.json", Path(tmp) / "out.json"
         spec.write_text(json.dumps({"lanes": all_lanes, "files": list(files)}), encoding="utf-8")
         env = pytest_env([tree_dir] + ([tree_dir / "src"] if (tree_dir / "src").is_dir() else []))
@@ -148,7 +164,7 @@ def collect_dir(tree_dir: Path, lanes: Sequence[Lane], files: Sequence[str] = ()
             col.errors.append({"nodeid": "(setup)", "message": problem})
             return col
         try:
-            proc = subprocess.run(argv, cwd=str(tree_dir), env=env, capture_output=True,
+            proc = children.run(argv, cwd=str(tree_dir), env=env, capture_output=True,
                                   timeout=timeout, stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
             raise UsageError(f"pytest collection at {ref or tree_dir} ran past {timeout:.0f}s") from None
@@ -171,9 +187,10 @@ def collect_dir(tree_dir: Path, lanes: Sequence[Lane], files: Sequence[str] = ()
                             if k not in (CONTROL_ALL, CONTROL_NONE)}
     col.complete = data["complete"]
     col.pytest_version = data["pytest"]
-    if col.invalid:
-        name, why = sorted(col.invalid.items())[0]
-        raise UsageError(f"lane {name!r}: invalid marker expression: {why.splitlines()[0]}")
+    given = {lane.name for lane in lanes if not lane.from_repo}
+    for name, why in sorted(col.invalid.items()):
+        if name in given:
+            raise UsageError(f"lane {name!r}: invalid marker expression: {why.splitlines()[0]}")
     return col
 
 
@@ -251,6 +268,9 @@ def selection_section(collections: Sequence[Collection], lanes: Sequence[Lane],
     cols = ["lane", "expression", *refs] + (["Δ"] if delta else [])
     rows: list[list] = []
     for lane in lanes:
+        if any(lane.name in c.invalid for c in collections):
+            rows.append([lane.name, Code(lane.expr), *["invalid -m"] * len(collections)] + (["—"] if delta else []))
+            continue
         counts = [c.counts.get(lane.name, 0) for c in collections]
         row: list = [lane.name, Code(lane.expr or "(all)"), *counts]
         if delta:
@@ -297,6 +317,14 @@ def selection_section(collections: Sequence[Collection], lanes: Sequence[Lane],
                     f"{len(c.errors)} collection error(s) at {c.ref}: lane counts are a lower bound",
                     "; ".join(e["nodeid"] for e in c.errors), key=f"{c.tree}:{len(c.errors)}"))
     for lane in lanes:
+        bad = {c.ref: c.invalid[lane.name] for c in collections if lane.name in c.invalid}
+        if bad:
+            why = next(iter(bad.values())).splitlines()[0]
+            findings.append(Finding("lane-invalid-expression", "P1",
+                                    f"lane {lane.name}: pytest refuses its -m expression {lane.expr!r}: "
+                                    "the CI job selects nothing or fails",
+                                    f"{why} (at {', '.join(bad)})", key=f"{lane.name}:{lane.expr}"))
+            continue
         zero = [c.ref for c in collections if c.counts.get(lane.name, 0) == 0 and c.total]
         if zero:
             findings.append(Finding("lane-selects-nothing", "P2",

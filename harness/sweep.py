@@ -16,12 +16,12 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Sequence
 
+from harness import children, treefiles, workarea
 from harness.columns import Column
 from harness.errors import HarnessError, UsageError
 from harness.executors import Executor, Task, TreeSpec
@@ -82,6 +82,7 @@ class SweepResult:
     seconds: float = 0.0
     mutmut_version: str = ""
     config: dict = field(default_factory=dict)
+    refused: str = ""  # why mutmut was not run (the tree's config file is a link, …)
 
 
 def is_test_path(path: str) -> bool:
@@ -123,8 +124,11 @@ def find_changed_functions(repo: GitRepo, base: str, head: str, tree_dir: Path
             skipped.append((path, "test file"))
             continue
         try:
-            source = (tree_dir / path).read_text(encoding="utf-8")
+            source = treefiles.read(tree_dir, path).decode("utf-8")
             touched = functions_touched(path, source, lines)
+        except treefiles.TreePathError as exc:
+            skipped.append((path, str(exc).split(": ", 1)[-1]))
+            continue
         except (OSError, SyntaxError, UnicodeDecodeError) as exc:
             skipped.append((path, f"unreadable: {exc.__class__.__name__}"))
             continue
@@ -154,11 +158,11 @@ def _toml_value(v: object) -> str:
 
 def write_mutmut_config(tree_dir: Path, cfg: dict) -> None:
     """Replace any ``[tool.mutmut]`` table of the copy's pyproject.toml with ours."""
-    pyproject = tree_dir / "pyproject.toml"
-    text = pyproject.read_text(encoding="utf-8") if pyproject.exists() else ""
+    data = treefiles.read_if_present(tree_dir, "pyproject.toml")  # a link or a folder: TreePathError
+    text = data.decode("utf-8", "surrogateescape") if data is not None else ""
     text = re.sub(r"(?ms)^\[tool\.mutmut\]\s*$.*?(?=^\[|\Z)", "", text)
     table = "\n[tool.mutmut]\n" + "".join(f"{k} = {_toml_value(v)}\n" for k, v in cfg.items())
-    pyproject.write_text(text.rstrip("\n") + "\n" + table, encoding="utf-8")
+    treefiles.write(tree_dir, "pyproject.toml", (text.rstrip("\n") + "\n" + table).encode("utf-8", "surrogateescape"))
 
 
 def _mutant_lines(mutants_file: Path) -> dict[str, tuple[int, int]]:
@@ -236,7 +240,7 @@ def run_sweep(repo: GitRepo, base: str, head: str, *, tests: Sequence[str] = (),
     executor = executor or LocalExecutor()
     user_mutants = repo.work_tree / "mutants" if repo.work_tree else None
     existed = bool(user_mutants and user_mutants.exists())
-    with tempfile.TemporaryDirectory(prefix="harness-sweep-") as tmp:
+    with workarea.temp_dir("harness-sweep-") as tmp:
         tree_dir = Path(tmp) / "tree"
         tree = export_tree(repo, head_sha, tree_dir)
         functions, skipped = find_changed_functions(repo, base_sha, head_sha, tree_dir)
@@ -244,7 +248,11 @@ def run_sweep(repo: GitRepo, base: str, head: str, *, tests: Sequence[str] = (),
         if not functions:
             return result
         result.config = _mutmut_config(functions, tests, marker, source_paths)
-        write_mutmut_config(tree_dir, result.config)
+        try:
+            write_mutmut_config(tree_dir, result.config)
+        except treefiles.TreePathError as exc:
+            result.refused = f"mutmut not run: {exc}"
+            return result
         globs = sorted({f"*.{f.mangled}__mutmut_*" for f in functions})
         n = shards or (1 if executor.name == "local" else executor.slots())
         lists = [globs] if n == 1 else split_names(generate_names(tree_dir, python, functions), n)
@@ -304,8 +312,8 @@ def sweep_shard(tree: Any, cfg: dict, names: list[str], python: str, max_childre
         if max_children:
             argv += ["--max-children", str(max_children)]
         try:
-            proc = subprocess.run(argv + list(names), cwd=str(tree_dir), env=env, capture_output=True,
-                                  timeout=timeout, stdin=subprocess.DEVNULL)
+            proc = children.run(argv + list(names), cwd=str(tree_dir), env=env, capture_output=True,
+                                timeout=timeout, stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired as exc:
             out = ((exc.stdout or b"") + (exc.stderr or b"")).decode("utf-8", "replace")
             return ShardResult(None, _strip_spinner(out))
@@ -332,8 +340,8 @@ def generate_names(tree_dir: Path, python: str, functions: Sequence[ChangedFunct
     in mutmut's order; the generated files are removed again."""
     env = dict(os.environ)
     env["GIT_CEILING_DIRECTORIES"] = str(tree_dir.parent)
-    proc = subprocess.run([python, "-c", _GENERATE], cwd=str(tree_dir), env=env, capture_output=True,
-                          stdin=subprocess.DEVNULL, timeout=600)
+    proc = children.run([python, "-c", _GENERATE], cwd=str(tree_dir), env=env, capture_output=True,
+                        stdin=subprocess.DEVNULL, timeout=600)
     if proc.returncode != 0:
         tail = (proc.stdout + proc.stderr).decode("utf-8", "replace").strip().splitlines()
         raise HarnessError(f"mutmut could not generate mutants: {tail[-1] if tail else proc.returncode}")
@@ -368,11 +376,11 @@ def merge_shards(tree_dir: Path, shards: Sequence[ShardResult], lists: list[list
                 for name in names:
                     if name in shard.codes.get(path, {}):
                         codes[name] = shard.codes[path][name]
-        target = tree_dir / "mutants" / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(source, encoding="utf-8")
-        (tree_dir / "mutants" / (path + ".meta")).write_text(json.dumps({"exit_code_by_key": codes}),
-                                                              encoding="utf-8")
+        # mutants/ is ours (mutmut's output), but a reviewed tree could ship a link there: never written through
+        treefiles.checked(tree_dir, str(PurePosixPath("mutants", path).parent), must_exist=False)
+        (tree_dir / "mutants" / path).parent.mkdir(parents=True, exist_ok=True)
+        treefiles.write(tree_dir, f"mutants/{path}", source.encode("utf-8", "surrogateescape"))
+        treefiles.write(tree_dir, f"mutants/{path}.meta", json.dumps({"exit_code_by_key": codes}).encode())
 
 
 def _strip_spinner(text: str) -> str:
@@ -382,7 +390,7 @@ def _strip_spinner(text: str) -> str:
 
 
 def _mutmut_version(python: str) -> str:
-    proc = subprocess.run([python, "-c", "import importlib.metadata as m; print(m.version('mutmut'))"],
+    proc = children.run([python, "-c", "import importlib.metadata as m; print(m.version('mutmut'))"],
                           capture_output=True, text=True)
     return proc.stdout.strip()
 
@@ -428,7 +436,10 @@ def sweep_section(result: SweepResult) -> Section:
                             [[Code(p), why] for p, why in result.skipped_files],
                             control="from the same diff as the functions above"))
     findings: list[Finding] = []
-    if result.functions and not evidence:
+    if result.refused:
+        findings.append(Finding("sweep-not-run", "P1", "the sweep did not run: the sweep is not evidence",
+                                result.refused, key=f"{result.tree}:refused"))
+    elif result.functions and not evidence:
         findings.append(Finding("sweep-not-evidence", "P1",
                                 "mutmut's clean or forced-fail run did not pass: the sweep is not evidence",
                                 _last_lines(result.output_tail), key=f"{result.tree}"))

@@ -84,16 +84,104 @@ def decode(data: bytes) -> tuple[str, bool]:
         return data.decode("utf-8", "replace"), True
 
 
+MAX_BYTES = 4 * 1024 * 1024  # a larger YAML file is not read
+MAX_NODES = 100_000  # nodes once aliases and merge keys are expanded
+MAX_DEPTH = 100  # nesting, aliases expanded
+
+
+def limit_problem(root: Node | None, max_nodes: int = MAX_NODES, max_depth: int = MAX_DEPTH) -> tuple[str, int] | None:
+    """Why a node tree is too big to walk once aliases are expanded (message, 1-based line), else None.
+
+    Sizes and depths are memoized per node, so a billion-laughs document costs its distinct nodes.
+    """
+    if root is None:
+        return None
+    done: dict[int, tuple[int, int]] = {}
+    active: set[int] = set()
+    stack: list[tuple[Node, bool]] = [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        nid = id(node)
+        if nid in done:
+            continue
+        kids: list[Node] = []
+        if isinstance(node, SequenceNode):
+            kids = list(node.value)
+        elif isinstance(node, MappingNode):
+            kids = [n for pair in node.value for n in pair]
+        if not expanded:
+            if nid in active:
+                return "not read: a recursive alias", line_of(node)
+            active.add(nid)
+            stack.append((node, True))
+            for kid in kids:
+                if id(kid) in active and id(kid) not in done:
+                    return "not read: a recursive alias", line_of(kid)
+                stack.append((kid, False))
+            continue
+        size = 1 + sum(done[id(k)][0] for k in kids)
+        depth = 1 + max((done[id(k)][1] for k in kids), default=0)
+        active.discard(nid)
+        if size > max_nodes:
+            return f"not read: alias expansion over {max_nodes} nodes", line_of(node)
+        if depth > max_depth:
+            return f"not read: nesting deeper than {max_depth} levels", line_of(node)
+        done[nid] = (size, depth)
+    return None
+
+
 def compose(text: str) -> Node | None:
-    """The first document's node tree (None for an empty document)."""
+    """The first document's node tree (None for an empty document), within the size limits."""
+    if len(text) > MAX_BYTES:
+        raise YamlError(f"not read: over {MAX_BYTES} bytes")
     try:
-        return yaml.compose(text, Loader=yaml.SafeLoader)
+        check_nesting(text)
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.composer.ComposerError as exc:  # several documents
-        if "expected a single document" in str(exc):
-            return next(iter(yaml.compose_all(text, Loader=yaml.SafeLoader)), None)
-        raise YamlError(_yaml_msg(exc)) from None
+        if "expected a single document" not in str(exc):
+            raise YamlError(_yaml_msg(exc)) from None
+        node = _first_document(text)
     except yaml.YAMLError as exc:
         raise YamlError(_yaml_msg(exc)) from None
+    except RecursionError:
+        raise YamlError(f"not read: nesting deeper than {MAX_DEPTH} levels") from None
+    problem = limit_problem(node)
+    if problem is not None:
+        raise YamlError(f"{problem[0]} (line {problem[1]})")
+    return node
+
+
+def check_nesting(text: str) -> None:
+    """Refuse nesting deeper than MAX_DEPTH before composing (the composer recurses per level)."""
+    depth = 0
+    for ev in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(ev, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise YamlError(f"not read: nesting deeper than {MAX_DEPTH} levels (line {ev.start_mark.line + 1})")
+        elif isinstance(ev, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+            depth -= 1
+
+
+def _first_document(text: str) -> Node | None:
+    try:
+        return next(iter(yaml.compose_all(text, Loader=yaml.SafeLoader)), None)
+    except yaml.YAMLError as exc:
+        raise YamlError(_yaml_msg(exc)) from None
+    except RecursionError:
+        raise YamlError(f"not read: nesting deeper than {MAX_DEPTH} levels") from None
+
+
+def safe_load(text: str, name: str) -> object:
+    """``yaml.safe_load`` within the limits; a ``UsageError`` naming ``name:line`` past them (trusted files)."""
+    try:
+        node = compose(text)
+    except YamlError as exc:
+        raise UsageError(f"{name}: {exc}") from None
+    try:
+        return None if node is None else to_python(node)
+    except YamlError as exc:
+        raise UsageError(f"{name}: {exc}") from None
 
 
 def _yaml_msg(exc: yaml.YAMLError) -> str:
@@ -200,9 +288,12 @@ def scalar_text(node: Node | None) -> str | None:
 
 
 def to_python(node: Node) -> object:
+    """The value as ``yaml.safe_load`` gives it; a value it cannot build (2026-02-30) is a ``YamlError``."""
     loader = yaml.SafeLoader("")
     try:
         return loader.construct_object(node, deep=True)
+    except (yaml.YAMLError, ValueError, TypeError, OverflowError) as exc:
+        raise YamlError(f"cannot read a value: {str(exc).splitlines()[0]} (line {line_of(node)})") from None
     finally:
         loader.dispose()
 
@@ -216,5 +307,5 @@ def value_text(node: Node | None) -> str | None:
     return json.dumps(to_python(node), sort_keys=True, default=str, ensure_ascii=False)
 
 
-__all__ = ["Lookup", "YamlError", "compose", "decode", "format_keypath", "get", "get_entry", "items", "keys",
+__all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_NODES", "Lookup", "YamlError", "check_nesting", "compose", "limit_problem", "safe_load", "decode", "format_keypath", "get", "get_entry", "items", "keys",
            "kind", "line_of", "lookup", "parse_keypath", "scalar_text", "to_python", "value_text"]

@@ -21,6 +21,7 @@ from harness.errors import UsageError
 from harness.git import Commit, GitRepo
 from harness.git.picks import LogEntry
 from harness.git.picks import history as read_history
+from harness.report.printable import escape
 from harness.report.model import Code, Control, Details, Finding, Section, Sha, Table
 
 T = TypeVar("T")
@@ -288,13 +289,9 @@ def _section(results: list[PickResult], merges: list[Commit], missing: MissingRe
 
 
 def _printable(obj: T) -> T:
-    """Paths and subjects that are not UTF-8 reach us with surrogate escapes: show them with U+FFFD."""
+    """Paths and subjects that are not UTF-8 reach us with surrogate escapes: show each byte as ``\\xNN``."""
     if isinstance(obj, str):
-        try:
-            obj.encode("utf-8")
-            return obj
-        except UnicodeEncodeError:
-            return obj.encode("utf-8", "surrogateescape").decode("utf-8", "replace")  # type: ignore[return-value]
+        return escape(obj)  # type: ignore[return-value]
     if isinstance(obj, list):
         return [_printable(x) for x in obj]  # type: ignore[return-value]
     if isinstance(obj, dict):

@@ -25,7 +25,7 @@ CONFIRM_OVERLAP = 0.5  # PR-number candidates must share this fraction of signed
 SIMILARITY_MIN = 0.7
 _MENTION = 0.2  # a rejected best candidate at least this similar is named in the note
 _COMMON_LINE = 500  # a line carried by more source commits than this is not evidence
-_TRAILER = re.compile(r"\(cherry picked from commit ([0-9a-fA-F]{7,40})\)")
+_TRAILER = re.compile(r"\(cherry picked from commit ([0-9a-fA-F]{7,64})\)")
 _PARENS = re.compile(r"\(([^()]*)\)")
 _NUMBER = re.compile(r"#(\d+)\b")
 # Bot and GitHub conventions outside parentheses: "Backport PR #N: …", "Merge pull request #N from …".

@@ -38,9 +38,11 @@ class RangeFacts:
 
 
 def _need(repo: GitRepo, label: str, ref: str, shallow: bool) -> str:
-    sha = repo.try_resolve(ref)
-    if sha is not None:
-        return sha
+    try:
+        return repo.resolve(ref)
+    except UsageError as exc:
+        if "is a range" in str(exc) or "invalid ref" in str(exc):
+            raise UsageError(f"{label} {exc}") from None
     if shallow:
         raise UsageError(f"{label} {ref!r}: not in this shallow repository; {UNSHALLOW} and fetch {ref}")
     raise UsageError(f"{label} {ref!r}: not in this repository; fetch it (e.g. `git fetch origin {ref}`; "

@@ -339,9 +339,13 @@ def lanes_in_text(path: str, text: str, read: Reader | None = None,
     """
     notes = notes if notes is not None else []
     try:
-        root = yamlpath.compose(text)
+        return _lanes_in_text(path, text, read, notes)
     except yamlpath.YamlError as exc:
-        return [], f"not valid YAML: {exc}"
+        return [], str(exc) if str(exc).startswith(("not read", "cannot read")) else f"not valid YAML: {exc}"
+
+
+def _lanes_in_text(path: str, text: str, read: Reader | None, notes: list[str]) -> tuple[list[Lane], str | None]:
+    root = yamlpath.compose(text)
     if not isinstance(root, MappingNode):
         return [], f"top level is {yamlpath.kind(root)}, not a mapping"
     lanes = _input_defaults(path, root)

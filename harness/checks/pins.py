@@ -116,6 +116,8 @@ def _toml_value(text: str, segs: list[str], lines: list[str]) -> tuple[str | Non
 def _read_one(ref: str, sha: str, path: str, keypath: str, blob: bytes | None) -> PinRow:
     if blob is None:
         return PinRow(ref, sha, None, None, "missing file", note=f"{path} does not exist at {ref}")
+    if len(blob) > yamlpath.MAX_BYTES:
+        return PinRow(ref, sha, None, None, "unreadable", note=f"not read: over {yamlpath.MAX_BYTES} bytes")
     text, replaced = yamlpath.decode(blob)
     note = "non-UTF-8 bytes shown as U+FFFD" if replaced else ""
     lines = text.splitlines()
@@ -139,12 +141,16 @@ def _read_one(ref: str, sha: str, path: str, keypath: str, blob: bytes | None) -
     try:
         root = yamlpath.compose(text)
     except yamlpath.YamlError as exc:
-        return PinRow(ref, sha, None, None, "unreadable", note=_join(note, f"not YAML: {exc}"), kind="yaml")
+        why = str(exc) if str(exc).startswith("not read") else f"not YAML: {exc}"
+        return PinRow(ref, sha, None, None, "unreadable", note=_join(note, why), kind="yaml")
     found = yamlpath.lookup(root, yamlpath.parse_keypath(keypath))
     if found.node is None:
         return PinRow(ref, sha, None, None, "missing key", note=_join(note, found.reason), kind="yaml")
     line = yamlpath.line_of(found.node)
-    value = yamlpath.value_text(found.node)
+    try:
+        value = yamlpath.value_text(found.node)
+    except yamlpath.YamlError as exc:
+        return PinRow(ref, sha, None, line, "unreadable", _raw(lines, line), _join(note, str(exc)), "yaml")
     status = "null" if value is None else "found"
     return PinRow(ref, sha, value, line, status, _raw(lines, line), note, "yaml")
 

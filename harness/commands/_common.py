@@ -10,7 +10,6 @@ import tempfile
 from pathlib import Path
 
 from harness import causes, gate
-from harness.errors import UsageError
 from harness.report import FORMATS, render
 from harness.report.model import Report
 
@@ -27,9 +26,9 @@ def check_output_path(args: argparse.Namespace) -> None:
     """Fail early (before any work) when --output cannot be written."""
     out = getattr(args, "output", None)
     if out:
-        parent = Path(out).resolve().parent
-        if not parent.is_dir():
-            raise UsageError(f"--output {out}: directory {parent} does not exist")
+        from harness.commands._validate import check_output_file
+
+        check_output_file(out)
 
 
 def command_line(argv: list[str] | None = None) -> str:

@@ -12,6 +12,7 @@ from pathlib import Path
 from harness import causes, gate, ledger, policy
 from harness.commands._common import command_line, write_atomic
 from harness.commands._grammar import add_range, old_spelling, range_of
+from harness.commands._validate import check_output_dir
 from harness.compare import CompareInputs, build_report, run_plan
 from harness.errors import EXIT_INTERNAL, UsageError
 from harness.executors.options import add_executor_arguments, executor_from_args, without_executor_options
@@ -124,6 +125,8 @@ def run(args: argparse.Namespace) -> int:
     base, head = range_of(args)
     out_dir = args.output_dir or args.output_old
     output = Path(out_dir) if out_dir else default_output(repo, base, head)
+    if not out_dir:  # the default folder must be writable too, before any work
+        check_output_dir(str(output), "report folder")
     inputs = CompareInputs(base=base, head=head, source=args.source, source_branch=args.source_branch,
                            scenario_paths=args.scenario, python=args.python, jobs=args.jobs,
                            no_cache=args.no_cache)

@@ -47,11 +47,13 @@ def run(args: argparse.Namespace) -> int:
         repo.resolve(ref)  # fail before any work
     lanes = [parse_lane(s) for s in args.lane]
     skipped: list[str] = []
+    unread: list[str] = []
     if args.lanes_from_workflows:
-        found, skipped = lanes_from_workflows(repo, refs[-1])
+        found, skipped = lanes_from_workflows(repo, refs[-1], unread=unread)
         lanes += found
     if not lanes:
-        raise UsageError("no lanes: pass --lane NAME=EXPR (repeatable) or --lanes-from-workflows")
+        why = f" (workflows not read: {'; '.join(unread)})" if unread else ""
+        raise UsageError(f"no lanes: pass --lane NAME=EXPR (repeatable) or --lanes-from-workflows{why}")
     names = [lane.name for lane in lanes]
     if len(set(names)) != len(names):
         raise UsageError(f"duplicate lane names in {names}")
@@ -62,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
     section = selection_section(collections, lanes, args.file)
     section.not_verified += [f"workflow lane not evaluated (its expression is filled in by CI): {s}"
                              for s in skipped]
+    section.not_verified += [f"workflow not read: {u}" for u in unread]
     report = Report(title="Test selection per CI lane", command=command_line(without_executor_options(args._argv)),
                     sections=[section], inputs={c.ref: c.commit for c in collections})
     return emit(args, report)

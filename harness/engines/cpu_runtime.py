@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
+from harness import children
 from harness.engines import sglang as sg
 from harness.errors import HarnessError
 
@@ -42,7 +42,7 @@ def _norm(name: str) -> str:
 def cpu_requirements(python: Path) -> list[str]:
     """The installed sglang's own Requires-Dist (no extras), minus GPU_ONLY, evaluated in the env."""
     code = ("import importlib.metadata as m, json; print(json.dumps(m.requires('sglang') or []))")
-    out = subprocess.run([str(python), "-I", "-c", code], capture_output=True, text=True, check=True).stdout
+    out = children.run([str(python), "-I", "-c", code], capture_output=True, text=True, check=True).stdout
     import json
 
     keep = []
@@ -59,7 +59,7 @@ def cpu_requirements(python: Path) -> list[str]:
 
 
 def install_standin(python: Path) -> Path:
-    site = subprocess.run([str(python), "-I", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+    site = children.run([str(python), "-I", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                           capture_output=True, text=True, check=True).stdout.strip()
     target = Path(site) / "sgl_kernel"
     target.mkdir(parents=True, exist_ok=True)

@@ -14,15 +14,17 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any, Callable
 
+from harness import children
 from harness.engines.store import EngineEnv, EngineStore, EnvKey
 from harness.engines.versions import version_key
-from harness.errors import HarnessError
+from harness.errors import HarnessError, UsageError
 from harness.progress import phase
 from harness.resources import PROBES_DIR
 
@@ -63,13 +65,19 @@ def env_python() -> str:
     return os.environ.get("HARNESS_ENGINE_PYTHON") or sys.executable
 
 
+_NO_SUCH_VERSION = re.compile(r"No matching distribution found for (\S+)")
+
+
 def run_logged(cmd: list[str], log: Log, *, env: dict[str, str] | None = None,
                timeout: float = PIP_TIMEOUT_S) -> None:
     """Run a build step; on failure raise with the tail of its output."""
     log("$ " + " ".join(cmd))
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    proc = children.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                           env=env, timeout=timeout)
     if proc.returncode != 0:
+        missing = _NO_SUCH_VERSION.search(proc.stdout or "")
+        if missing:  # the index has no such release: the user's input, one line (not pip's version list)
+            raise UsageError(f"{missing.group(1)}: no such release in the package index")
         tail = "\n".join(proc.stdout.strip().splitlines()[-15:])
         raise HarnessError(f"build step failed ({proc.returncode}): {' '.join(cmd)}\n{tail}")
 
@@ -91,7 +99,7 @@ def describe(python: Path) -> dict[str, Any]:
     code = ("import importlib.metadata as m, json, platform;"
             "print(json.dumps({'python': platform.python_version(), 'packages': sorted("
             "f\"{d.metadata['Name'].lower().replace('_','-')}=={d.version}\" for d in m.distributions())}))")
-    out = subprocess.run([str(python), "-I", "-c", code], capture_output=True, text=True, check=True)
+    out = children.run([str(python), "-I", "-c", code], capture_output=True, text=True, check=True)
     data = json.loads(out.stdout)
     text = "python " + data["python"] + "\n" + "\n".join(data["packages"])
     data["fingerprint"] = hashlib.sha256(text.encode()).hexdigest()
@@ -122,7 +130,7 @@ def build_gpu(version: str, path: Path, log: Log) -> dict[str, Any]:
 def run_probe(python: Path, request: dict[str, Any], *, script: str = "sglang_params_check.py",
               timeout: float = 300, env: dict[str, str] | None = None) -> dict[str, Any]:
     """Run a probe script in an environment's interpreter (isolated mode) and parse its JSON."""
-    proc = subprocess.run([str(python), "-I", str(probe_script(script))], input=json.dumps(request),
+    proc = children.run([str(python), "-I", str(probe_script(script))], input=json.dumps(request),
                           capture_output=True, text=True, timeout=timeout, env=env)
     if proc.returncode != 0:
         tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-12:])
@@ -133,6 +141,29 @@ def run_probe(python: Path, request: dict[str, Any], *, script: str = "sglang_pa
         raise HarnessError(f"{script} printed no JSON: {proc.stdout[-500:]!r}") from exc
 
 
+def released(version: str) -> bool | None:
+    """Whether the package index lists ``sglang==version`` (one ``pip index versions`` query, before any
+    environment is made); None when the index cannot be asked (then the build step says)."""
+    try:
+        proc = children.run([sys.executable, "-m", "pip", "index", "versions", ENGINE,
+                             "--disable-pip-version-check"], capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("Available versions:")), None)
+    if proc.returncode != 0 or line is None:
+        return None
+    listed = {v.strip() for v in line.split(":", 1)[1].split(",")}
+    try:
+        from packaging.version import InvalidVersion, Version
+
+        try:
+            return Version(version) in {Version(v) for v in listed}
+        except InvalidVersion:
+            return version in listed
+    except ImportError:
+        return version in listed
+
+
 def ensure_env(version: str, runtime: str = "params", *, store: EngineStore | None = None,
                log: Log = _stderr, rebuild: bool = False) -> tuple[EngineEnv, bool]:
     """The environment for sglang==version/runtime, built when missing (says so via ``log``)."""
@@ -140,6 +171,8 @@ def ensure_env(version: str, runtime: str = "params", *, store: EngineStore | No
         raise HarnessError(f"unknown runtime {runtime!r}")
     store = store or EngineStore()
     key = EnvKey(ENGINE, version, runtime)
+    if (rebuild or store.get(key) is None) and released(version) is False:
+        raise UsageError(f"{ENGINE}=={version}: no such release in the package index")
 
     def builder(tmp: Path) -> dict[str, Any]:
         log(f"building engine environment {key} in {store.path_for(key)}")

@@ -102,8 +102,9 @@ class EngineStore:
             if existing and not rebuild:
                 return existing, False
             final = self.path_for(key)
+            for left in self.root.glob(f".{key.name}.building-*"):  # under the key's lock: a killed build's
+                shutil.rmtree(left, ignore_errors=True)
             tmp = self.root / f".{key.name}.building-{os.getpid()}"
-            shutil.rmtree(tmp, ignore_errors=True)
             try:
                 manifest = {"engine": key.engine, "version": key.version, "runtime": key.runtime,
                             **builder(tmp)}

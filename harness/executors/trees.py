@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ContextManager, Iterator, Protocol
 
+from harness import workarea
 from harness.columns import IGNORED_DIRS, Materialized, identify, listing_of, materialize
 from harness.edits import EditProof
 from harness.errors import UsageError
@@ -53,7 +54,7 @@ class LocalTree:
 def _scratch(spec: TreeSpec) -> Iterator[Materialized]:
     """A ref column exported into a temporary directory, removed afterwards (edits not supported)."""
     ident = identify(spec.repo, spec.column)
-    with tempfile.TemporaryDirectory(prefix="harness-tree-") as tmp:
+    with workarea.temp_dir("harness-tree-") as tmp:
         path = Path(tmp) / "tree"
         export_tree(spec.repo, ident.commit_sha, path)
         yield Materialized(path, ident.tree_sha, ident.commit_sha, [], ident.key, False, listing_of(path))

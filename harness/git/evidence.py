@@ -7,11 +7,11 @@ nothing a user types reaches git's option parser. Batched: one process per quest
 from __future__ import annotations
 
 import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
+from harness import workarea
 from harness.errors import UsageError
 from harness.git.repo import GitError, GitRepo
 
@@ -45,7 +45,7 @@ def _objects_dir(repo: GitRepo) -> Path:
 
 def trial_merge(repo: GitRepo, ours: str, theirs: str) -> TrialMerge:
     """Merge ``theirs`` into ``ours`` in memory; new objects go to a throwaway object directory."""
-    tmp = tempfile.mkdtemp(prefix="harness-merge-objects-")
+    tmp = str(workarea.mkdtemp("harness-merge-objects-"))
     env = {"GIT_OBJECT_DIRECTORY": tmp, "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(_objects_dir(repo))}
     try:
         proc = repo.popen(["merge-tree", "--write-tree", "-z", "--messages", ours, theirs], env=env)

@@ -186,10 +186,9 @@ def parse_files(raw: bytes) -> list[FilePatch]:
         elif line.startswith(b"index "):
             blobs = line[6:].split(b" ")[0].split(b"..")
             if len(blobs) == 2:
-                zero = "0" * 40
-                old, new = (x.decode() for x in blobs)
-                cur.old_blob = None if old.strip("0") == "" and len(old) == len(zero) else old
-                cur.new_blob = None if new.strip("0") == "" and len(new) == len(zero) else new
+                old, new = (x.decode() for x in blobs)  # all zeros (40 or 64 hex): no blob on that side
+                cur.old_blob = None if old.strip("0") == "" and len(old) in (40, 64) else old
+                cur.new_blob = None if new.strip("0") == "" and len(new) in (40, 64) else new
         elif line.startswith(b"Binary files ") or line == b"GIT binary patch":
             cur.binary = True
         elif line.startswith(b"--- ") or line.startswith(b"+++ "):

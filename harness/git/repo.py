@@ -8,6 +8,7 @@ few that write objects (a trial merge) write them into a temporary object direct
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +56,9 @@ def _gitpython() -> ModuleType:
     import git
 
     return git
+
+_RANGE = re.compile(r"\.\.|^\^|\^[@!-]")  # A..B, A...B, ^A, A^@, A^!, A^-: several commits
+_OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 class GitRepo:
@@ -115,17 +119,18 @@ class GitRepo:
         """Resolve a ref to a full sha; unknown refs and option-looking names are usage errors."""
         if not ref or "\n" in ref or "\0" in ref:
             raise UsageError(f"invalid ref {ref!r}")
+        if _RANGE.search(ref):
+            raise UsageError(f"{ref!r} is a range; one ref (a single {kind}) is expected here")
         known = self._resolved.get((ref, kind))
         if known:  # one answer per name for the whole run: later sections see the refs the first saw
             return known
         out = self.run(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{{kind}}}"],
-                       check=False).decode().strip()
-        if out:
-            self._resolved[(ref, kind)] = out
-        if not out:
+                       check=False).decode("utf-8", "replace").strip()
+        if not _OBJECT_ID.fullmatch(out):
             hint = ("; this repository is shallow: run `git fetch --unshallow` and fetch the branch (GitHub "
                     "Actions: actions/checkout with `fetch-depth: 0`)") if self.is_shallow() else ""
             raise UsageError(f"unknown ref {ref!r} (not a {kind} in {self.git_dir}{hint})")
+        self._resolved[(ref, kind)] = out
         return out
 
     def is_shallow(self) -> bool:

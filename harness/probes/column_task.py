@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import subprocess
-import tempfile
 from functools import lru_cache
 
+from harness import workarea
 from harness.cache import _DESCRIBE, content_key
 from harness.edits import EditProof
 from harness.errors import UsageError
@@ -110,7 +110,7 @@ def _run_job(job: ColumnJob, column: Any, mat: Any, python: str, repo: Any, mism
         return [CellResult(None, "error", f"this worker's interpreter {python} differs from the driver's "
                            "(version or installed distributions): not run") for _ in job.idx]
     # local: a temp dir as always; remote: named by pid, so a killed worker's is removed by the next task
-    scratch = worker_dir("harness-probe-") if remote else Path(tempfile.mkdtemp(prefix="harness-probe-"))
+    scratch = worker_dir("harness-probe-") if remote else workarea.mkdtemp("harness-probe-")
     try:
         ctx = KindContext(probe, [probe.rows[i] for i in job.idx], column, mat, python, repo, scratch)
         try:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import threading
 import time
@@ -14,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
+from harness import children
 from harness.probes.kinds import CellResult
 from harness.resources import PROBES_DIR
 
@@ -31,11 +31,7 @@ def probe_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()
-    proc.wait()
+    children.kill_group(proc)
 
 
 def _size(*paths: Path) -> int:
@@ -65,6 +61,8 @@ def _reaped(proc: subprocess.Popen) -> Iterator[None]:
     except BaseException:
         _kill(proc)
         raise
+    finally:
+        children.unregister(proc.pid)
 
 
 def _check_stop() -> None:
@@ -77,8 +75,8 @@ def run_once(argv: list[str], cwd: Path, scratch: Path, timeout: float, env: dic
     """Run one process; returns (status ok|timeout|flood, exit code, output head, detail)."""
     out = scratch / f"out-{time.monotonic_ns()}.log"
     with open(out, "wb") as fh:
-        proc = subprocess.Popen(argv, cwd=str(cwd), stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                env=env, start_new_session=True)
+        proc = children.popen(argv, cwd=str(cwd), stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                               env=env)
         deadline = time.monotonic() + timeout
         status = "ok"
         with _reaped(proc):
@@ -112,9 +110,8 @@ def run_rows(python: str, spec: dict[str, Any], rows: list[dict[str, Any]], tree
         spec_path.write_text(json.dumps({**spec, "tree": str(tree), "rows": rows, "start": start}))
         res_path.write_bytes(b"")
         with open(out_path, "wb") as out:
-            proc = subprocess.Popen([python, str(RUNNER), str(spec_path), str(res_path)], cwd=str(tree),
-                                    stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
-                                    start_new_session=True)
+            proc = children.popen([python, str(RUNNER), str(spec_path), str(res_path)], cwd=str(tree),
+                                   stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
             done, last_progress, failure = start, time.monotonic(), None
             with _reaped(proc):
                 while True:

@@ -14,6 +14,7 @@ from dataclasses import replace
 
 from harness.report import markdown
 from harness.report.model import Report, Section, open_findings
+from harness.report.printable import printable
 
 MARKER = "<!-- harness-report -->"
 LIMIT = 60_000
@@ -89,6 +90,7 @@ def _causes(report: Report, room: int) -> tuple[list[str], str]:
 
 def render(report: Report, full_report: str = "report.md beside this file", limit: int = LIMIT) -> str:
     """The comment; never longer than ``limit`` characters."""
+    printable(report)  # bytes that are not UTF-8 shown as \xNN
     head = [MARKER, f"### {markdown.text(report.title)}", ""]
     if report.generated or report.command:
         meta = markdown.code(report.command) if report.command else ""

@@ -62,7 +62,7 @@ class Finding:
 
     def __post_init__(self) -> None:
         if not self.id:
-            digest = hashlib.sha1(f"{self.kind}\0{self.key or self.title}".encode()).hexdigest()[:10]
+            digest = hashlib.sha1(f"{self.kind}\0{self.key or self.title}".encode("utf-8", "surrogateescape")).hexdigest()[:10]
             self.id = f"{self.kind}-{digest}"
 
 

@@ -10,6 +10,7 @@ from rich.markup import escape as _escape
 from rich.table import Table as RichTable
 
 from harness.report.model import Cell, Code, Finding, Report, Section, Sha, Table, open_findings
+from harness.report.printable import printable
 from harness.report.safe import shown
 
 _SEV_STYLE = {"P1": "bold red", "P2": "yellow", "info": "cyan"}
@@ -96,6 +97,7 @@ def _finding(console: Console, f: Finding) -> None:
 
 
 def render_to(console: Console, report: Report, full: bool = False) -> None:
+    printable(report)  # bytes that are not UTF-8 shown as \xNN
     console.rule(f"[bold]{escape(report.title)}")
     if report.command:
         console.print(f"[dim]{escape(report.command)}[/]")

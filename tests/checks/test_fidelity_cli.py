@@ -116,7 +116,7 @@ def test_non_utf8_file_name_and_subject(builder, run_cli, tmp_path):
                            "--format", "json", "--output", str(out))
     assert code == 0, err
     pick = json.loads(out.read_text(encoding="utf-8"))["sections"][0]["data"]["picks"][0]
-    assert pick["status"] == "identical" and pick["files"][0]["path"] == "caf\ufffd.txt"
+    assert pick["status"] == "identical" and pick["files"][0]["path"] == "caf\\xe9.txt"  # escaped, not U+FFFD
 
 
 def test_two_picks_resolving_to_one_source_are_flagged(builder, run_cli):

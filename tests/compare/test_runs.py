@@ -95,8 +95,11 @@ def test_sigterm_kills_probe_processes_and_leaves_no_lock_or_scratch(builder, tm
         except ProcessLookupError:
             alive = False
         assert not alive, f"probe process {pid} survived SIGTERM"
-    assert not list(work.glob("*.lock")) and not list(work.glob("*.tmp-*")) and not list(work.glob("*-p*"))
-    assert not [p for p in scratch.iterdir() if p.name.startswith("harness-probe-")]
+    trees = work / "trees"
+    assert not list(trees.glob("*.lock")) and not list(trees.glob("*.tmp-*")) and not list(trees.glob("*-p*"))
+    assert list(trees.glob("*.json")), "the trees should have been made under <work>/trees"
+    assert not list((work / "runs").iterdir()), "the run folder is removed on SIGTERM"
+    assert not list(scratch.iterdir())
 
 
 def test_ledger_marks_findings_new_against_a_round_that_lacked_them(builder, run_cli, tmp_path: Path) -> None:

@@ -48,3 +48,18 @@ def test_root_from_environment(tmp_path, monkeypatch):
     monkeypatch.delenv("HARNESS_ENGINE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "c"))
     assert EngineStore().root == tmp_path / "c" / "harness" / "engines"
+
+
+def test_a_killed_build_is_removed_by_the_next_build_of_that_version(tmp_path):
+    store = EngineStore(tmp_path)
+    left = tmp_path / f".{KEY.name}.building-999999"  # a SIGKILLed build (its lock is free again)
+    left.mkdir()
+    (left / "half").write_text("x")
+
+    def builder(path):
+        path.mkdir()
+        return {"fingerprint": "abc"}
+
+    store.build(KEY, builder)
+    assert not left.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f".{KEY.name}.lock", KEY.name]

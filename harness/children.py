@@ -1,0 +1,118 @@
+"""Child processes that never outlive the harness.
+
+Every pytest, probe, mutmut or engine child starts in its own process group (``start_new_session``)
+and its group id is registered with one watchdog process per run. The watchdog reads its stdin, the
+write end of which only the harness holds: when the harness exits, however it exits (SIGKILL
+included), the pipe closes and the watchdog kills every group still registered, then exits.
+Groups are unregistered once their leader is reaped, so a reused id is never signalled.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+from typing import IO, Any, Sequence
+
+_WATCHDOG = r"""
+import os, signal, sys
+groups = set()
+for line in sys.stdin:
+    try:
+        pgid = int(line[1:])
+    except ValueError:
+        continue
+    (groups.add if line[0] == "+" else groups.discard)(pgid)
+for pgid in groups:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except OSError:
+        pass
+"""
+
+_lock = threading.Lock()
+_pipe: dict[int, IO[bytes]] = {}  # pid of the harness → the watchdog's stdin (a fork gets its own)
+
+
+def _watchdog() -> IO[bytes] | None:
+    pipe = _pipe.get(os.getpid())
+    if pipe is None:
+        try:
+            proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", _WATCHDOG], stdin=subprocess.PIPE,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        except OSError:
+            return None
+        pipe = proc.stdin
+        if pipe is None:
+            return None
+        _pipe[os.getpid()] = pipe
+    return pipe
+
+
+def _tell(op: str, pgid: int) -> None:
+    with _lock:
+        pipe = _watchdog()
+        if pipe is None:
+            return
+        try:
+            pipe.write(f"{op}{pgid}\n".encode())
+            pipe.flush()
+        except (OSError, ValueError):
+            pass
+
+
+def register(pgid: int) -> None:
+    """The process group ``pgid`` dies with the harness."""
+    _tell("+", pgid)
+
+
+def unregister(pgid: int) -> None:
+    """``pgid``'s leader was reaped: forget it."""
+    _tell("-", pgid)
+
+
+def kill_group(proc: subprocess.Popen[Any]) -> None:
+    """SIGKILL the child's whole group and reap the child."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+    proc.wait()
+
+
+def popen(argv: Sequence[str] | str, **kw: Any) -> subprocess.Popen[Any]:
+    """``subprocess.Popen`` in a new process group registered with the watchdog (``unregister`` after reaping)."""
+    kw["start_new_session"] = True
+    proc = subprocess.Popen(argv, **kw)
+    register(proc.pid)
+    return proc
+
+
+def run(argv: Sequence[str] | str, *, input: Any = None, timeout: float | None = None, check: bool = False,
+        capture_output: bool = False, **kw: Any) -> subprocess.CompletedProcess[Any]:
+    """``subprocess.run`` whose child (and its descendants) die with the harness and on a timeout."""
+    if capture_output:
+        kw["stdout"] = kw["stderr"] = subprocess.PIPE
+    if input is not None:
+        kw["stdin"] = subprocess.PIPE
+    proc = popen(argv, **kw)
+    try:
+        with proc:
+            try:
+                out, err = proc.communicate(input, timeout=timeout)
+            except subprocess.TimeoutExpired as exc:
+                kill_group(proc)
+                out, err = proc.communicate()
+                raise subprocess.TimeoutExpired(proc.args, exc.timeout, output=out, stderr=err) from None
+            except BaseException:
+                kill_group(proc)
+                raise
+    finally:
+        unregister(proc.pid)
+    code = proc.poll()
+    assert code is not None
+    if check and code:
+        raise subprocess.CalledProcessError(code, proc.args, out, err)
+    return subprocess.CompletedProcess(proc.args, code, out, err)

@@ -1,0 +1,134 @@
+"""Checks every verb's arguments get before any work starts (a ``UsageError``: one line, exit 2).
+
+Generic by attribute name, so a new verb that reuses an option name is covered: ``output`` (a file),
+``output_dir`` and the old spellings of compare's ``--output`` / demo's ``--dir`` (folders), ``python``,
+``timeout``, ``jobs``, ``max_children``, ``vocab``, ``marker`` (a ``pytest -m`` expression), and
+repository-relative paths (``file``, ``under``, ``workflow``, ``source_path``, the PATH of
+``--replace``/``--liveness``). Refs are checked by the commands themselves (``GitRepo.resolve``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import shutil
+import stat
+import tempfile
+from pathlib import Path, PurePosixPath
+
+from harness.errors import UsageError
+
+FOLDER_OUTPUT = frozenset({"compare", "demo"})
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _writable_dir(path: Path, what: str) -> None:
+    """``path`` is an existing folder the harness can create a file in (tried, then removed)."""
+    if not path.is_dir():
+        raise UsageError(f"{what}: {path} is not a directory" if path.exists() else
+                         f"{what}: directory {path} does not exist")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".harness-probe-", dir=str(path))
+    except OSError as exc:
+        raise UsageError(f"{what}: cannot write in {path} ({exc.strerror})") from None
+    os.close(fd)
+    os.unlink(probe)
+
+
+def _nearest_existing(path: Path) -> Path:
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
+
+
+def check_output_file(value: str, what: str = "--output") -> None:
+    """A report file: absent or a regular file, in a folder we can write."""
+    path = Path(value)
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise UsageError(f"{what} {value}: {exc.strerror}") from None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise UsageError(f"{what} {value}: is a directory (a report file is expected)")
+    if st is not None and not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+        raise UsageError(f"{what} {value}: is not a regular file")
+    _writable_dir(path.absolute().parent, f"{what} {value}")
+
+
+def check_output_dir(value: str, what: str = "--output") -> None:
+    """A report folder: an existing folder we can write in, or one we can create."""
+    path = Path(value)
+    if path.exists():
+        if not path.is_dir():
+            raise UsageError(f"{what} {value}: exists and is not a directory")
+        _writable_dir(path, f"{what} {value}")
+        return
+    base = _nearest_existing(path.absolute().parent)
+    _writable_dir(base, f"{what} {value}")
+
+
+def check_python(value: str, what: str = "--python") -> None:
+    """An interpreter that exists and can be executed."""
+    found = shutil.which(value) if os.sep not in value else (value if os.path.isfile(value) else None)
+    if not found:
+        raise UsageError(f"{what} {value}: no such interpreter")
+    if not os.access(found, os.X_OK):
+        raise UsageError(f"{what} {value}: not executable")
+
+
+def check_positive(value: float, what: str) -> None:
+    if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+        raise UsageError(f"{what} must be a positive number, got {value!r}")
+
+
+def check_repo_path(value: str, what: str) -> None:
+    """A path inside the repository: relative, no ``..``, no NUL."""
+    if not value or "\0" in value:
+        raise UsageError(f"{what} {value!r}: not a path")
+    posix = PurePosixPath(value.replace(os.sep, "/"))
+    if posix.is_absolute() or ".." in posix.parts:
+        raise UsageError(f"{what} {value}: must be a path inside the repository (relative, no '..')")
+
+
+_REPO_PATHS = ("under", "workflow", "source_path")
+
+
+def validate(verb: str, args: argparse.Namespace) -> None:
+    """Refuse bad arguments of ``verb`` before any work (nothing is written)."""
+    output = getattr(args, "output", None)
+    if output:
+        (check_output_dir if verb in FOLDER_OUTPUT else check_output_file)(output)
+    for name, flag in (("output_dir", "--output-dir"), ("output_old", "--output"), ("dir_old", "--dir")):
+        folder = getattr(args, name, None)
+        if folder:
+            check_output_dir(folder, flag)
+    python = getattr(args, "python", None)
+    if python:
+        check_python(python)
+    for name in ("timeout", "jobs", "max_children", "vocab"):
+        value = getattr(args, name, None)
+        if value is not None:
+            check_positive(value, _flag(name))
+    marker = getattr(args, "marker", None)
+    if marker:
+        from harness.checks.lanes import expression_error
+
+        why = expression_error(marker)
+        if why:
+            raise UsageError(f"-m {marker!r}: invalid marker expression: {why}")
+    for name in _REPO_PATHS:
+        value = getattr(args, name, None)
+        for v in ([value] if isinstance(value, str) else value or []):
+            check_repo_path(v, _flag(name))
+    file_arg = getattr(args, "file", None)
+    for v in ([file_arg] if isinstance(file_arg, str) else file_arg or []):
+        check_repo_path(v, "FILE" if verb == "pin" else "--file")
+    for name in ("replace", "liveness"):
+        for triple in getattr(args, name, None) or []:
+            check_repo_path(triple[0], _flag(name))

@@ -1,0 +1,183 @@
+"""The per-user private work area and the run folder that holds every temporary folder of a run.
+
+The work area is ``HARNESS_WORK_DIR`` (default ``$TMPDIR/harness-<uid>``); the cache is
+``HARNESS_CACHE_DIR`` (default ``$XDG_CACHE_HOME/harness``). Both are created 0700 and refused (a
+``UsageError``: exit 2) when they exist but are a symlink, not a directory, not owned by the user, or
+group/world-writable — as ssh and pip do: a folder another local user planted is never trusted.
+
+Each run gets ``<work>/runs/<pid>-<n>/`` and holds an ``flock`` on ``<work>/runs/<pid>-<n>.lock``; the
+kernel drops the lock when the process dies, however it dies, so the next run (any verb) removes the
+folders of runs whose lock is free.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import fcntl
+import itertools
+import os
+import shutil
+import stat
+import tempfile
+import threading
+from pathlib import Path
+from typing import IO, Iterator
+
+from harness.errors import UsageError
+
+_state: dict[str, object] = {}
+_lock = threading.Lock()
+_counter = itertools.count()
+
+
+def work_area() -> Path:
+    """Where trees, run folders and bytecode caches live (not checked; see ``ensure_private``)."""
+    env = os.environ.get("HARNESS_WORK_DIR")
+    if env:
+        return Path(env)
+    uid = os.getuid() if hasattr(os, "getuid") else "user"
+    return Path(tempfile.gettempdir()) / f"harness-{uid}"
+
+
+def cache_area() -> Path:
+    """Where the content-keyed probe cache lives."""
+    env = os.environ.get("HARNESS_CACHE_DIR")
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg) / "harness"
+
+
+def ensure_private(path: Path, what: str = "work area") -> Path:
+    """Create ``path`` 0700 (parents as usual), or check that the existing one is ours and private."""
+    path = Path(path)
+    try:
+        os.makedirs(path.parent, exist_ok=True)
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise UsageError(f"{what} {path}: cannot create it ({exc.strerror})") from None
+    try:
+        st = os.lstat(path)
+    except OSError as exc:
+        raise UsageError(f"{what} {path}: {exc.strerror}") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise UsageError(f"{what} {path} is a symbolic link; refusing to use it (remove it)")
+    if not stat.S_ISDIR(st.st_mode):
+        raise UsageError(f"{what} {path} is not a directory; refusing to use it (remove it)")
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        raise UsageError(f"{what} {path} is owned by uid {st.st_uid}, not you; refusing to use it "
+                         f"(remove it or set HARNESS_WORK_DIR / HARNESS_CACHE_DIR)")
+    if st.st_mode & 0o022:
+        raise UsageError(f"{what} {path} is group- or world-writable (mode {stat.S_IMODE(st.st_mode):o}); "
+                         f"refusing to use it (chmod 700 it)")
+    return path
+
+
+def check_areas() -> None:
+    """Refuse a planted or shared work area or cache before any work starts; remove what killed runs left."""
+    area = ensure_private(work_area(), "work area")
+    clean_runs(area / "runs")
+    if (area / "trees").is_dir():
+        from harness.columns import clean_stale
+
+        clean_stale(area / "trees")
+    ensure_private(cache_area(), "cache directory")
+
+
+def trees_root() -> Path:
+    return ensure_private(work_area(), "work area") / "trees"
+
+
+def _free(lock: Path) -> bool:
+    """True when no live process holds ``lock`` (its run died or finished)."""
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_NOFOLLOW)
+    except OSError:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return True
+
+
+def clean_runs(runs: Path) -> list[str]:
+    """Remove the run folders whose owner no longer holds its lock; returns their names."""
+    removed: list[str] = []
+    if not runs.is_dir():
+        return removed
+    mine = _state.get("dir")
+    for entry in sorted(runs.iterdir()):
+        if entry.suffix == ".lock" or entry == mine:
+            continue
+        lock = runs / f"{entry.name}.lock"
+        if _free(lock):
+            shutil.rmtree(entry, ignore_errors=True)
+            lock.unlink(missing_ok=True)
+            removed.append(entry.name)
+    for lock in sorted(runs.glob("*.lock")):
+        if not (runs / lock.stem).exists() and _free(lock):
+            lock.unlink(missing_ok=True)
+    return removed
+
+
+def run_dir() -> Path:
+    """This process's run folder (created on first use, with what dead runs left removed first)."""
+    with _lock:
+        runs = ensure_private(work_area(), "work area") / "runs"
+        existing = _state.get("dir")
+        if isinstance(existing, Path) and existing.is_dir() and existing.parent == runs:
+            return existing
+        if existing is not None:  # the work area changed (in-process callers): finish the old run
+            _finish()
+        runs.mkdir(mode=0o700, exist_ok=True)
+        clean_runs(runs)
+        name = f"{os.getpid()}-{next(_counter)}"
+        lock_path = runs / f"{name}.lock"
+        fh: IO[str] = open(os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600), "w")
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        fh.write(str(os.getpid()))
+        fh.flush()
+        path = runs / name
+        path.mkdir(mode=0o700)
+        _state.update({"dir": path, "lock": fh, "lock_path": lock_path})
+        if not _state.get("atexit"):
+            atexit.register(end_run)
+            _state["atexit"] = True
+        return path
+
+
+def end_run() -> None:
+    """Remove this process's run folder and release its lock (a no-op when none was made)."""
+    with _lock:
+        _finish()
+
+
+def _finish() -> None:
+    path, fh, lock_path = _state.pop("dir", None), _state.pop("lock", None), _state.pop("lock_path", None)
+    if isinstance(path, Path):
+        shutil.rmtree(path, ignore_errors=True)
+    if isinstance(lock_path, Path):
+        lock_path.unlink(missing_ok=True)
+    if fh is not None:
+        fh.close()  # type: ignore[attr-defined]
+
+
+def mkdtemp(prefix: str) -> Path:
+    """A fresh temporary folder inside this run's folder."""
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=str(run_dir())))
+
+
+@contextlib.contextmanager
+def temp_dir(prefix: str) -> Iterator[str]:
+    """Like ``tempfile.TemporaryDirectory`` but inside the run folder."""
+    path = mkdtemp(prefix)
+    try:
+        yield str(path)
+    finally:
+        shutil.rmtree(path, ignore_errors=True)

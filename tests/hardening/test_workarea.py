@@ -1,0 +1,117 @@
+"""The private work area: created 0700, refused when planted, shared or a link; run folders by lock."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness import workarea
+
+SCENARIO = """refs: {{head: main}}
+probes:
+  - {{id: p, kind: python, file: {probe}, function: run, rows: {{n: [1]}}}}
+"""
+
+
+def _repo_and_scenario(builder, tmp_path: Path) -> Path:
+    builder.commit("one", {"m.py": "x = 1\n"})
+    probe = tmp_path / "p.py"
+    probe.write_text("UNDER_TEST = ['m']\ndef run(n):\n    import m\n    return m.x * n\n")
+    scen = tmp_path / "s.yaml"
+    scen.write_text(SCENARIO.format(probe=probe))
+    return scen
+
+
+def test_a_fresh_work_area_and_cache_are_created_private(builder, run_cli, tmp_path, monkeypatch) -> None:
+    scen = _repo_and_scenario(builder, tmp_path)
+    monkeypatch.setenv("HARNESS_WORK_DIR", str(tmp_path / "w"))
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "c"))
+    code, _, err = run_cli("probe", str(scen), "--repo", str(builder.path), "--format", "json")
+    assert code == 0, err
+    for p in (tmp_path / "w", tmp_path / "c"):
+        assert stat.S_IMODE(p.stat().st_mode) == 0o700
+    assert list((tmp_path / "w" / "trees").glob("*.json"))
+    assert not list((tmp_path / "w" / "runs").iterdir()), "the run folder is removed when the run ends"
+
+
+def _plant(tmp_path: Path, monkeypatch, how: str, which: str) -> Path:
+    planted = tmp_path / f"planted-{which}"
+    (planted / "trees").mkdir(parents=True)
+    (planted / "trees" / ("0" * 24)).mkdir()
+    (planted / "trees" / ("0" * 24) / "m.py").write_text("raise SystemExit('planted code ran')\n")
+    if how == "world-writable":
+        planted.chmod(0o777)
+    elif how == "group-writable":
+        planted.chmod(0o770)
+    elif how == "other-owner":
+        if os.getuid() != 0:
+            pytest.skip("changing a folder's owner needs root")
+        os.chown(planted, 65534, 65534)
+        planted.chmod(0o700)
+    elif how == "symlink":
+        link = tmp_path / f"link-{which}"
+        link.symlink_to(planted, target_is_directory=True)
+        planted = link
+    elif how == "a-file":
+        planted = tmp_path / f"file-{which}"
+        planted.write_text("x")
+    monkeypatch.setenv("HARNESS_WORK_DIR" if which == "work" else "HARNESS_CACHE_DIR", str(planted))
+    return planted
+
+
+@pytest.mark.parametrize("which", ["work", "cache"])
+@pytest.mark.parametrize("how", ["world-writable", "group-writable", "other-owner", "symlink", "a-file"])
+def test_a_planted_or_shared_area_is_refused_before_any_work(builder, run_cli, tmp_path, monkeypatch,
+                                                              how: str, which: str) -> None:
+    scen = _repo_and_scenario(builder, tmp_path)
+    planted = _plant(tmp_path, monkeypatch, how, which)
+    before = sorted(str(p) for p in Path(planted).rglob("*")) if Path(planted).is_dir() else []
+    code, out, err = run_cli("probe", str(scen), "--repo", str(builder.path), "--format", "json")
+    assert code == 2 and out == "" and err.count("\n") == 1 and "Traceback" not in err, err
+    assert "refusing" in err and str(planted) in err
+    after = sorted(str(p) for p in Path(planted).rglob("*")) if Path(planted).is_dir() else []
+    assert after == before, "nothing is written into a refused area"
+
+
+def test_planted_default_area_under_tmpdir_is_refused(builder, tmp_path, monkeypatch) -> None:
+    """The default $TMPDIR/harness-<uid>, made world-writable by someone else, is not used."""
+    scen = _repo_and_scenario(builder, tmp_path)
+    tmpdir = tmp_path / "tmp"
+    planted = tmpdir / f"harness-{os.getuid()}"
+    planted.mkdir(parents=True)
+    planted.chmod(0o777)
+    env = {k: v for k, v in os.environ.items() if k != "HARNESS_WORK_DIR"}
+    env["TMPDIR"] = str(tmpdir)
+    proc = subprocess.run([sys.executable, "-m", "harness", "probe", str(scen), "--repo", str(builder.path)],
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "world-writable" in proc.stderr
+    assert list(planted.iterdir()) == []
+
+
+def test_run_folders_of_dead_runs_are_removed_and_live_ones_kept(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("HARNESS_WORK_DIR", str(tmp_path / "w"))
+    runs = tmp_path / "w" / "runs"
+    runs.mkdir(parents=True)
+    (runs / "999999-0").mkdir()
+    (runs / "999999-0" / "harness-select-x").mkdir()
+    (runs / "999999-0.lock").write_text("999999")  # nobody holds it: its run died
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import fcntl, os, sys, time\n"
+        f"fd = os.open({str(runs / 'live-0.lock')!r}, os.O_RDWR | os.O_CREAT)\n"
+        "fcntl.flock(fd, fcntl.LOCK_EX); print('locked', flush=True); time.sleep(30)\n")],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        (runs / "live-0").mkdir()
+        workarea.check_areas()
+        assert sorted(p.name for p in runs.iterdir()) == ["live-0", "live-0.lock"]
+    finally:
+        holder.kill()
+        holder.wait()
+    workarea.check_areas()
+    assert list(runs.iterdir()) == []
