@@ -1,11 +1,13 @@
 """The ``gpu`` runtime installed offline from a bundle (``engine add … --runtime gpu --from-bundle DIR``).
 
 A venv with ``--system-site-packages`` over the machine's own interpreter (its torch, CUDA and
-triton), then ``pip install --no-index --find-links DIR --no-deps`` of the bundle's requirement
+triton; when that interpreter is itself a venv, its site folders are added through a ``.pth``),
+then ``pip install --no-index --find-links DIR --no-deps`` of the bundle's requirement
 list (nothing is resolved from an index; dependencies the engine path does not import are not
-shipped, hence ``--no-deps``). ``$HARNESS_ENGINE_BASE_SITE`` (folders, ``:``-separated) adds site
-folders under the venv through a ``.pth`` file: how a machine whose torch lives elsewhere (here:
-the ``cpu`` environment's) stands in for the image's system site-packages.
+shipped, hence ``--no-deps``). ``$HARNESS_ENGINE_BASE_SITE`` (folders, ``:``-separated) replaces
+the system site-packages: the venv is made without them and those folders go under it through a
+``.pth`` file: how a machine whose torch lives elsewhere (here: the ``cpu`` environment's, see
+``base_site.py``) stands in for the image.
 
 The manifest records the bundle (sha256 of its ``bundle.json``, stand-ins, what was left out), the
 torch and CUDA the environment found, the engine switches the stand-ins need, and the fingerprint.
@@ -61,21 +63,36 @@ def torch_info(python: Path) -> dict[str, Any]:
     return json.loads(proc.stdout)
 
 
-def _base_site(python: Path) -> list[str]:
-    dirs = [d for d in os.environ.get(BASE_SITE_ENV, "").split(os.pathsep) if d]
+def _interpreter_sites(python: str) -> list[str]:
+    """The site folders of ``python`` when it is itself a venv (the device's python3 is
+    /opt/torch/.venv): a venv made from it with --system-site-packages would see only the base
+    interpreter's, not the torch beside it."""
+    code = ("import json, site, sys; print(json.dumps(site.getsitepackages() "
+            "if sys.prefix != sys.base_prefix else []))")
+    out = subprocess.run([python, "-I", "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    return json.loads(out.stdout)
+
+
+def _base_site(python: Path, dirs: list[str]) -> None:
+    """Put ``dirs`` under the environment as site folders (their own .pth files processed too)."""
     if dirs:
         site = subprocess.run([str(python), "-I", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                               capture_output=True, text=True, check=True, timeout=60).stdout.strip()
-        Path(site, "_harness_base_site.pth").write_text("".join(str(Path(d).resolve()) + "\n" for d in dirs))
-    return dirs
+        Path(site, "_harness_base_site.pth").write_text(
+            "".join(f"import site; site.addsitedir({str(Path(d).resolve())!r})\n" for d in dirs))
 
 
 def build_from_bundle(version: str, folder: Path, path: Path, log: sg.Log) -> dict[str, Any]:
     """Create the environment at ``path`` from the bundle in ``folder``; return its manifest."""
     bundle = read_bundle(folder, version)
-    sg.run_logged([sg.env_python(), "-m", "venv", "--without-pip", "--system-site-packages", str(path)], log)
+    base = [d for d in os.environ.get(BASE_SITE_ENV, "").split(os.pathsep) if d]
+    system_site = not base
+    if system_site:
+        base = _interpreter_sites(sg.env_python())
+    sg.run_logged([sg.env_python(), "-m", "venv", "--without-pip", *(["--system-site-packages"] if system_site else []),
+                   str(path)], log)
     python = path / "bin" / "python"
-    base = _base_site(python)
+    _base_site(python, base)
     sg.run_logged([sys.executable, "-m", "pip", "--python", str(python), "install", "--disable-pip-version-check",
                    "-q", "--no-index", "--find-links", str(folder), "--no-deps", *bundle["requirements"]], log)
     torch = torch_info(python)
@@ -94,7 +111,7 @@ def build_from_bundle(version: str, folder: Path, path: Path, log: sg.Log) -> di
             "bundle": {"path": str(folder.resolve()), "sha256": digest, "lock": bundle["lock"],
                        "standins": bundle["standins"], "left_out": len(bundle["left_out"]),
                        "total_bytes": bundle["total_bytes"]},
-            "base_site": base, "system_site_packages": True, "machine": platform.node(),
+            "base_site": base, "system_site_packages": system_site, "machine": platform.node(),
             "torch": torch.get("torch", ""), "cuda": torch.get("cuda"), "cuda_available": torch.get("cuda_available"),
             "gpu": torch.get("device"), "env": bundle.get("engine_env", {}),
             "engine_kwargs": bundle.get("engine_kwargs", {}), "standins": bundle["standins"],
