@@ -1,13 +1,14 @@
 """The ``gpu`` runtime installed offline from a bundle (``engine add … --runtime gpu --from-bundle DIR``).
 
-A venv with ``--system-site-packages`` over the machine's own interpreter (its torch, CUDA and
-triton; when that interpreter is itself a venv, its site folders are added through a ``.pth``),
-then ``pip install --no-index --find-links DIR --no-deps`` of the bundle's requirement
-list (nothing is resolved from an index; dependencies the engine path does not import are not
-shipped, hence ``--no-deps``). ``$HARNESS_ENGINE_BASE_SITE`` (folders, ``:``-separated) replaces
-the system site-packages: the venv is made without them and those folders go under it through a
-``.pth`` file: how a machine whose torch lives elsewhere (here: the ``cpu`` environment's, see
-``base_site.py``) stands in for the image.
+A venv over the machine's own interpreter that sees that interpreter's site folders (its torch,
+CUDA and triton) after its own: the effect of ``--system-site-packages``, done with a ``.pth`` of
+``site.addsitedir`` lines so that it also holds when the interpreter is itself a venv (the
+device's python3 is /opt/torch/.venv, whose torch a plain --system-site-packages would miss);
+then ``pip install --no-index --find-links DIR --no-deps`` of the bundle's requirement list
+(nothing is resolved from an index; dependencies the engine path does not import are not shipped,
+hence ``--no-deps``). ``$HARNESS_ENGINE_BASE_SITE`` (folders, ``:``-separated) replaces
+the interpreter's folders: how a machine whose torch lives elsewhere (here: the ``cpu``
+environment's, see ``base_site.py``) stands in for the image.
 
 The manifest records the bundle (sha256 of its ``bundle.json``, stand-ins, what was left out), the
 torch and CUDA the environment found, the engine switches the stand-ins need, and the fingerprint.
@@ -64,11 +65,11 @@ def torch_info(python: Path) -> dict[str, Any]:
 
 
 def _interpreter_sites(python: str) -> list[str]:
-    """The site folders of ``python`` when it is itself a venv (the device's python3 is
-    /opt/torch/.venv): a venv made from it with --system-site-packages would see only the base
-    interpreter's, not the torch beside it."""
-    code = ("import json, site, sys; print(json.dumps(site.getsitepackages() "
-            "if sys.prefix != sys.base_prefix else []))")
+    """The site folders ``python`` itself imports from, in its order. The device's python3 is a
+    venv (/opt/torch/.venv): a venv made from it with --system-site-packages would see the base
+    interpreter's folders, not the torch beside it; these folders are what it really sees."""
+    code = ("import json, sys; print(json.dumps([p for p in sys.path "
+            "if p.rstrip('/').endswith(('site-packages', 'dist-packages'))]))")
     out = subprocess.run([python, "-I", "-c", code], capture_output=True, text=True, check=True, timeout=60)
     return json.loads(out.stdout)
 
@@ -89,8 +90,7 @@ def build_from_bundle(version: str, folder: Path, path: Path, log: sg.Log) -> di
     system_site = not base
     if system_site:
         base = _interpreter_sites(sg.env_python())
-    sg.run_logged([sg.env_python(), "-m", "venv", "--without-pip", *(["--system-site-packages"] if system_site else []),
-                   str(path)], log)
+    sg.run_logged([sg.env_python(), "-m", "venv", "--without-pip", str(path)], log)
     python = path / "bin" / "python"
     _base_site(python, base)
     sg.run_logged([sys.executable, "-m", "pip", "--python", str(python), "install", "--disable-pip-version-check",
@@ -111,7 +111,7 @@ def build_from_bundle(version: str, folder: Path, path: Path, log: sg.Log) -> di
             "bundle": {"path": str(folder.resolve()), "sha256": digest, "lock": bundle["lock"],
                        "standins": bundle["standins"], "left_out": len(bundle["left_out"]),
                        "total_bytes": bundle["total_bytes"]},
-            "base_site": base, "system_site_packages": system_site, "machine": platform.node(),
+            "site_under": base, "site_from": "interpreter" if system_site else BASE_SITE_ENV, "machine": platform.node(),
             "torch": torch.get("torch", ""), "cuda": torch.get("cuda"), "cuda_available": torch.get("cuda_available"),
             "gpu": torch.get("device"), "env": bundle.get("engine_env", {}),
             "engine_kwargs": bundle.get("engine_kwargs", {}), "standins": bundle["standins"],
