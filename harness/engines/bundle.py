@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -33,7 +34,7 @@ from typing import Any, Callable
 
 from harness.engines.engine_path import FIT_OR_STANDIN, OPTIONAL, lock_for
 from harness.engines.standin_wheel import build_standin_wheel
-from harness.engines.target import Target, exact_pins, is_pure, norm, required_names, wheel_requires
+from harness.engines.target import Target, exact_pins, is_pure, norm, required_names, requirements, wheel_requires
 from harness.errors import HarnessError, UsageError
 
 MANIFEST = "bundle.json"
@@ -43,14 +44,18 @@ DEFAULT_MAX_MIB = 60.0
 PIP_TIMEOUT_S = 900
 # With a stand-in sgl_kernel the engine must keep off its kernels: real sglang switches.
 STANDIN_ENV = {"SGLANG_SKIP_SGL_KERNEL_VERSION_CHECK": "1", "SGLANG_FORCE_FUSED_OP_BACKEND": "torch"}
-_MANIFEST_ALLOWANCE = 64 * 1024  # room kept for bundle.json when deciding whether a kernel fits
+_MANIFEST_ALLOWANCE = 64 * 1024
+# Never shipped to shadow the target's copy (size, and binaries built against each other).
+NEVER_SHIP = {"torch", "triton", "torchvision", "torchaudio", "numpy"}  # room kept for bundle.json when deciding whether a kernel fits
 
 Log = Callable[[str], None]
 
 
 def _pip(args: list[str], log: Log, timeout: float = PIP_TIMEOUT_S) -> subprocess.CompletedProcess[str]:
     cmd = [sys.executable, "-m", "pip", "--disable-pip-version-check", *args]
-    log("$ pip " + " ".join(args))
+    tags = [a for a in args if a.startswith("manylinux")]
+    shown = re.sub(r"(--platform \S+ )+", f"--platform <{tags[0] if tags else ''} and older> ", " ".join(args))
+    log("$ pip " + shown)
     return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
 
 
@@ -150,6 +155,36 @@ def has_pure_wheel(name: str, version: str) -> bool:
     return any(is_pure(f["filename"]) for f in _index_wheels(name, version) or [])
 
 
+def _ship_what_shipped_wheels_need(target: Target, folder: Path, files: list[dict[str, Any]],
+                                   left_out: list[dict[str, str]], lock: dict[str, str], log: Log) -> None:
+    """A shipped wheel may refuse the target's copy of a dependency (transformers 5.12.1 wants
+    tokenizers<=0.23.0; the image has 0.23.2): ship the traced version instead when it satisfies
+    the requirement, else record the mismatch. Repeats for what it ships in turn."""
+    seen: set[str] = set()
+    for _ in range(5):
+        shipped = {_name_version(f["file"])[0] for f in files}
+        need: dict[str, str] = {}
+        for f in files:
+            if f["role"] == "sglang" or f["file"] in seen:
+                continue
+            seen.add(f["file"])
+            for name, spec in requirements(wheel_requires(folder / f["file"]), target):
+                have = target.has.get(name)
+                if not have or name in shipped or name in need or spec.contains(have, prereleases=True):
+                    continue
+                why = f"target has {name}=={have}; {f['file'].split('-')[0]} {f['file'].split('-')[1]} requires {name}{spec}"
+                traced = lock.get(name)
+                if name in NEVER_SHIP or name.startswith("nvidia-") or not traced or not spec.contains(traced, True):
+                    left_out.append({"name": name, "version": traced or "", "reason": why + ": the target's is used (mismatch)"})
+                    shipped.add(name)
+                    continue
+                need[f"{name}=={traced}"] = why + f": shipped the traced {traced}"
+        if not need:
+            return
+        for spec_, wheel in download(target, sorted(need), folder, log).items():
+            files.append({"file": wheel, "role": "dependency", "why": need[spec_]})
+
+
 def _folder_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
 
@@ -224,6 +259,7 @@ def _fill(version: str, target: Target, folder: Path, max_bytes: int, log: Log) 
         files.append({"file": wheel, "role": "dependency"})
     for spec, wheel in download(target, sorted(if_pure), folder, log).items():
         files.append({"file": wheel, "role": "dependency", "why": if_pure[spec] + ": shipped (pure python)"})
+    _ship_what_shipped_wheels_need(target, folder, files, left_out, lock, log)
 
     standins: dict[str, str] = {}
     engine_kwargs: dict[str, Any] = {}

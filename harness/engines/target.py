@@ -11,6 +11,7 @@ import re
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from harness.errors import UsageError
 
@@ -107,22 +108,29 @@ def _marker_env(target: Target) -> dict[str, str]:
             "implementation_name": "cpython", "platform_python_implementation": "CPython", "extra": ""}
 
 
+def requirements(requires: list[str], target: Target) -> list[tuple[str, Any]]:
+    """(normalized name, SpecifierSet) of the Requires-Dist lines that apply on the target
+    without extras."""
+    try:
+        from packaging.requirements import InvalidRequirement, Requirement
+    except ImportError:  # pip always carries a copy
+        from pip._vendor.packaging.requirements import InvalidRequirement, Requirement  # type: ignore[no-redef]
+    env = _marker_env(target)
+    out = []
+    for line in requires:
+        try:
+            req = Requirement(line)
+        except InvalidRequirement:
+            continue
+        if req.marker is not None and not req.marker.evaluate(env):
+            continue
+        out.append((norm(req.name), req.specifier))
+    return out
+
+
 def required_names(requires: list[str], target: Target) -> list[str]:
     """Normalized names of the Requires-Dist lines that apply on the target without extras."""
-    try:
-        from packaging.markers import Marker
-    except ImportError:  # pip always carries a copy
-        from pip._vendor.packaging.markers import Marker  # type: ignore[no-redef]
-    env = _marker_env(target)
-    names = []
-    for req in requires:
-        m = _REQ.match(req)
-        if not m:
-            continue
-        if m["marker"] and not Marker(m["marker"].strip()).evaluate(env):
-            continue
-        names.append(norm(m["name"]))
-    return names
+    return [name for name, _ in requirements(requires, target)]
 
 
 def is_pure(wheel_name: str) -> bool:

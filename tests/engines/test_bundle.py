@@ -205,6 +205,12 @@ def test_device_bundle_fits_60_mib(device_bundles, version, capsys):
     assert m["engine_env"]["SGLANG_SKIP_SGL_KERNEL_VERSION_CHECK"] == "1"
     assert m["engine_kwargs"]["attention_backend"] == "torch_native"
     assert all(x in left for x in ("mistral-common", "zstandard"))  # optional: never shipped
+    why = {f["name"]: f.get("why", "") for f in m["files"]}
+    if version == "0.5.18":  # the image's tokenizers 0.23.2 is refused by the transformers 0.5.18 pins
+        assert "transformers 5.12.1 requires tokenizers<=0.23.0,>=0.22.0: shipped the traced 0.22.2" in why["tokenizers"]
+        assert "xgrammar" in m["standins"]  # 42.6 MiB: does not fit
+    else:
+        assert "tokenizers" not in names and "xgrammar" in names  # 0.23.2 is what 0.5.22 pins; xgrammar 0.2.7 fits
 
 
 @pytest.mark.slow
