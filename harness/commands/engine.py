@@ -43,6 +43,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     bnd.add_argument("--max-size", type=float, default=None, metavar="MIB",
                      help="refuse a bundle larger than this many MiB (default 60)")
     bnd.add_argument("--format", choices=("term", "json"), default="term")
+    bnd.add_argument("--verbose", action="store_true", help="print each pip step on stderr")
     lst = sub.add_parser("list", help="list built environments with their fingerprints")
     lst.add_argument("--format", choices=("term", "json", "none"), default="term")
     chk = sub.add_parser("check", help="feed sampling params to the real SamplingParams of a version")
@@ -89,7 +90,8 @@ def _bundle(args: argparse.Namespace) -> int:
                          Path(args.target_has) if args.target_has else None)
     out = Path(args.out)
     bd.check_out_dir(out)
-    manifest = bd.build_bundle(version, target, out, max_bytes=int(max_mib * bd.MIB), log=sglang._stderr)
+    log = sglang._stderr if args.verbose else (lambda msg: None)
+    manifest = bd.build_bundle(version, target, out, max_bytes=int(max_mib * bd.MIB), log=log)
     if args.format == "json":
         sys.stdout.write(json.dumps({k: manifest[k] for k in ("version", "total_bytes", "max_bytes", "standins",
                                                               "requirements")} | {"out": str(out)}, indent=2) + "\n")
