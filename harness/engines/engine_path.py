@@ -1,6 +1,6 @@
 """What the sglang engine path imports, per version: the ``gpu`` bundle's requirement list.
 
-Measured, not guessed: ``harness/engines/import_trace.py`` starts the real ``sglang.Engine`` (tiny
+Measured, not guessed: ``import_trace.py`` starts the real ``sglang.Engine`` (tiny
 Llama, dummy weights, the n>1 probe) in the ``cpu`` environment of that version with a
 ``sitecustomize`` that records every top-level module in every engine process (the main process,
 the scheduler and the detokenizer), then maps modules to distributions with
