@@ -308,14 +308,12 @@ def _fill(version: str, target: Target, folder: Path, max_bytes: int, log: Log) 
         "install": "pip install --no-index --find-links DIR --no-deps " + " ".join(requirements),
         "max_bytes": max_bytes,
     }
-    wheels_bytes = sum(f["size"] for f in files)
-    manifest["total_bytes"] = wheels_bytes  # placeholder, replaced with the bundle's real size below
-    text = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
-    manifest["total_bytes"] = wheels_bytes + len(text.encode()) + 16  # the count's own digits
-    (folder / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-    manifest["total_bytes"] = _folder_bytes(folder)
-    (folder / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-    manifest["total_bytes"] = _folder_bytes(folder)
+    manifest["total_bytes"] = 0
+    for _ in range(4):  # the total counts bundle.json itself, whose size depends on the total's digits
+        (folder / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+        if manifest["total_bytes"] == _folder_bytes(folder):
+            break
+        manifest["total_bytes"] = _folder_bytes(folder)
     return manifest
 
 
