@@ -20,4 +20,5 @@ fi
 export PYTHONUNBUFFERED=1
 # On the GPU machine the environments are made from the interpreter that holds torch.
 if command -v nvidia-smi >/dev/null 2>&1; then export HARNESS_ENGINE_PYTHON=${HARNESS_ENGINE_PYTHON:-$(command -v python3)}; fi
-exec timeout "${HARNESS_BENCH_TIMEOUT:-900}" "$PY" bench/gpu_engine.py "$@"
+if command -v nvidia-smi >/dev/null 2>&1; then limit=540; else limit=1800; fi  # a device call runs <= 600 s
+exec timeout "${HARNESS_BENCH_TIMEOUT:-$limit}" "$PY" bench/gpu_engine.py "$@"
