@@ -200,6 +200,7 @@ def build_bundle(version: str, target: Target, out: Path, *, max_bytes: int, log
     """Download and write the bundle for sglang==version into ``out`` (see module docstring)."""
     check_out_dir(out)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
+    tmp.chmod(0o755)
     try:
         manifest = _fill(version, target, tmp, max_bytes, log)
         total = manifest["total_bytes"]
