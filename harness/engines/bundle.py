@@ -185,6 +185,19 @@ def _ship_what_shipped_wheels_need(target: Target, folder: Path, files: list[dic
             files.append({"file": wheel, "role": "dependency", "why": need[spec_]})
 
 
+def _no_sglang_wheel(version: str, target: Target) -> str:
+    """Why pip found no sglang wheel: no such release, or none for this Python and platform."""
+    wheels = _index_wheels("sglang", version)
+    if wheels is None:
+        return f"sglang=={version}: pip found no wheel for {target.abi} on {target.platform} or older"
+    if not wheels:
+        return f"sglang=={version}: the index has no wheel of that version"
+    parts = [f["filename"][:-4].split("-") for f in wheels]
+    pys, plats = sorted({p[-3] for p in parts}), sorted({p[-1] for p in parts})
+    return (f"sglang=={version}: no wheel for {target.abi} on {target.platform} or older "
+            f"(the index has {', '.join(pys)} on {', '.join(plats)})")
+
+
 def _folder_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
 
@@ -224,8 +237,7 @@ def _fill(version: str, target: Target, folder: Path, max_bytes: int, log: Log) 
     proc = _pip(["download", "--no-deps", "-q", "-d", str(folder), *_target_flags(target), f"sglang=={version}"], log)
     new = _wheels(folder) - before
     if proc.returncode != 0 or not new:
-        raise UsageError(f"sglang=={version}: no wheel for cp{target.abi[2:]} on {target.platform} or older "
-                         f"(sglang 0.5.18+ ships manylinux_2_34 wheels; pass a newer --platform)")
+        raise UsageError(_no_sglang_wheel(version, target))
     sglang_wheel = new.pop()
     files.append({"file": sglang_wheel, "role": "sglang"})
     pins = exact_pins(wheel_requires(folder / sglang_wheel))

@@ -267,3 +267,16 @@ def test_offline_install_on_a_cpu_torch_answers_the_params_table(run_cli, tmp_pa
     res = sg.run_probe(tmp_path / "engines" / "sglang-0.5.18-gpu" / "bin" / "python",
                        {"vocab": 512, "cases": [{"min_new_tokens": 8, "max_new_tokens": 16}]})
     assert res["results"][0]["outcome"].startswith("ValueError: min_new_tokens=8 is unavailable")
+
+
+@pytest.mark.slow
+def test_no_wheel_for_the_target_or_no_release_is_one_line(run_cli, tmp_path):
+    why = _pypi()
+    if why:
+        pytest.skip(why)
+    err = _one_line_exit_2(run_cli, "engine", "bundle", "sglang==0.5.18", "--platform", "manylinux_2_28_x86_64",
+                           "--out", str(tmp_path / "b"))
+    assert "no wheel for cp312 on manylinux_2_28_x86_64 or older" in err and "manylinux_2_34_x86_64" in err
+    err = _one_line_exit_2(run_cli, "engine", "bundle", "sglang==9.9.9", "--out", str(tmp_path / "b"))
+    assert "the index has no wheel of that version" in err
+    assert list(tmp_path.iterdir()) == []
