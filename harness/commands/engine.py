@@ -29,7 +29,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add.add_argument("--rebuild", action="store_true", help="build again even when it exists")
     add.add_argument("--from-bundle", metavar="DIR", default=None,
                      help="gpu runtime only: install offline from a `harness engine bundle` folder "
-                          "(venv with --system-site-packages over this machine's torch)")
+                          "(a venv that sees this machine's own torch)")
     bnd = sub.add_parser("bundle", help="download the wheels a gpu engine needs on a machine without an index")
     bnd.add_argument("spec", help="e.g. sglang==0.5.18")
     bnd.add_argument("--runtime", choices=("gpu",), default="gpu", help="the runtime the bundle installs (gpu)")
@@ -42,7 +42,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     bnd.add_argument("--out", required=True, metavar="DIR", help="folder to write (must not exist or be empty)")
     bnd.add_argument("--max-size", type=float, default=None, metavar="MIB",
                      help="refuse a bundle larger than this many MiB (default 60)")
-    bnd.add_argument("--format", choices=("term", "json"), default="term")
+    bnd.add_argument("--format", choices=("term", "json", "none"), default="term")
     bnd.add_argument("--verbose", action="store_true", help="print each pip step on stderr")
     lst = sub.add_parser("list", help="list built environments with their fingerprints")
     lst.add_argument("--format", choices=("term", "json", "none"), default="term")
@@ -92,6 +92,8 @@ def _bundle(args: argparse.Namespace) -> int:
     bd.check_out_dir(out)
     log = sglang._stderr if args.verbose else (lambda msg: None)
     manifest = bd.build_bundle(version, target, out, max_bytes=int(max_mib * bd.MIB), log=log)
+    if args.format == "none":
+        return 0
     if args.format == "json":
         sys.stdout.write(json.dumps({k: manifest[k] for k in ("version", "total_bytes", "max_bytes", "standins",
                                                               "requirements")} | {"out": str(out)}, indent=2) + "\n")
