@@ -44,9 +44,9 @@ DEFAULT_MAX_MIB = 60.0
 PIP_TIMEOUT_S = 900
 # With a stand-in sgl_kernel the engine must keep off its kernels: real sglang switches.
 STANDIN_ENV = {"SGLANG_SKIP_SGL_KERNEL_VERSION_CHECK": "1", "SGLANG_FORCE_FUSED_OP_BACKEND": "torch"}
-_MANIFEST_ALLOWANCE = 64 * 1024
+_MANIFEST_ALLOWANCE = 64 * 1024  # room kept for bundle.json when deciding whether a kernel fits
 # Never shipped to shadow the target's copy (size, and binaries built against each other).
-NEVER_SHIP = {"torch", "triton", "torchvision", "torchaudio", "numpy"}  # room kept for bundle.json when deciding whether a kernel fits
+NEVER_SHIP = {"torch", "triton", "torchvision", "torchaudio", "numpy"}
 
 Log = Callable[[str], None]
 
@@ -172,10 +172,12 @@ def _ship_what_shipped_wheels_need(target: Target, folder: Path, files: list[dic
                 have = target.has.get(name)
                 if not have or name in shipped or name in need or spec.contains(have, prereleases=True):
                     continue
-                why = f"target has {name}=={have}; {f['file'].split('-')[0]} {f['file'].split('-')[1]} requires {name}{spec}"
+                by, by_version = _name_version(f["file"])
+                why = f"target has {name}=={have}; {by} {by_version} requires {name}{spec}"
                 traced = lock.get(name)
                 if name in NEVER_SHIP or name.startswith("nvidia-") or not traced or not spec.contains(traced, True):
-                    left_out.append({"name": name, "version": traced or "", "reason": why + ": the target's is used (mismatch)"})
+                    left_out.append({"name": name, "version": traced or "",
+                                     "reason": why + ": the target's is used (mismatch)"})
                     shipped.add(name)
                     continue
                 need[f"{name}=={traced}"] = why + f": shipped the traced {traced}"
