@@ -3,7 +3,9 @@
 Runs inside an engine environment (never imports harness). Reads JSON on stdin:
     {"model_config": {...config.json...}, "n": 2, "max_new_tokens": 200, "settle_s": 2.0,
      "engine_kwargs": {...sglang.Engine arguments...}}
-writes JSON on stdout: {"version", "module_file", "startup_s", "scenarios": {...}}.
+     optional: "n_table": false (skip the questions below), "params_cases": [{...}] (each through
+     the real engine's generate), "tokenizer": true (a tiny real tokenizer beside the weights)
+writes JSON on stdout: {"version", "module_file", "startup_s", "scenarios": {...}, "params": [...]}.
 
 One engine start answers four questions (weights are dummy, prompts are token ids):
 - ids: does each of the n choices get its own id, and is any of them the caller's rid?
@@ -121,26 +123,62 @@ async def scenarios(eng, n: int, max_new: int, settle: float) -> dict:
     return result
 
 
+def write_tiny_tokenizer(folder: str, vocab_size: int) -> None:
+    """A real (tokenizers/transformers) word-level tokenizer for the tiny model: <unk>=0, <s>=1, </s>=2."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    vocab = {"<unk>": 0, "<s>": 1, "</s>": 2, **{f"t{i}": i for i in range(3, vocab_size)}}
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok.save(os.path.join(folder, "tokenizer.json"))
+    with open(os.path.join(folder, "tokenizer_config.json"), "w") as fh:
+        json.dump({"tokenizer_class": "PreTrainedTokenizerFast", "bos_token": "<s>", "eos_token": "</s>",
+                   "unk_token": "<unk>", "model_max_length": 1024}, fh)
+
+
+async def params_through_engine(eng, cases: list) -> list:
+    """Each SamplingParams case through the real engine's generate: ACCEPTED or the exact exception."""
+    results = []
+    for case in cases:
+        try:
+            await eng.async_generate(input_ids=PROMPT, sampling_params=dict(case))
+            results.append({"outcome": "ACCEPTED"})
+        except Exception as exc:  # the engine's exact answer is the result
+            results.append({"outcome": f"{type(exc).__name__}: {exc}"})
+    return results
+
+
+async def run_all(eng, req: dict) -> dict:
+    res = {}
+    if req.get("n_table", True):
+        res = await scenarios(eng, int(req.get("n", 2)), int(req.get("max_new_tokens", 200)),
+                              float(req.get("settle_s", 2.0)))
+    return {"scenarios": res, "params": await params_through_engine(eng, req.get("params_cases", []))}
+
+
 def main() -> int:
     req = json.load(sys.stdin)
-    os.environ.setdefault("SGLANG_USE_CPU_ENGINE", "1")
+    if req["engine_kwargs"].get("device") == "cpu":  # never on the GPU path
+        os.environ.setdefault("SGLANG_USE_CPU_ENGINE", "1")
     with tempfile.TemporaryDirectory(prefix="harness-tiny-model-") as model_dir:
         with open(os.path.join(model_dir, "config.json"), "w") as fh:
             json.dump(req["model_config"], fh)
+        kwargs = dict(req["engine_kwargs"])
+        if req.get("tokenizer"):  # a real tokenizer beside the weights: skip_tokenizer_init off
+            write_tiny_tokenizer(model_dir, int(req["model_config"]["vocab_size"]))
+            kwargs["skip_tokenizer_init"] = False
         t0 = time.monotonic()
         import sglang  # the real package (its __init__ runs here: torch, the server and all)
         from sglang.srt.entrypoints.engine import Engine
 
-        eng = Engine(model_path=model_dir, **req["engine_kwargs"])
+        eng = Engine(model_path=model_dir, **kwargs)
         startup = time.monotonic() - t0
         try:
-            res = eng.loop.run_until_complete(scenarios(eng, int(req.get("n", 2)),
-                                                        int(req.get("max_new_tokens", 200)),
-                                                        float(req.get("settle_s", 2.0))))
+            res = eng.loop.run_until_complete(run_all(eng, req))
         finally:
             eng.shutdown()
     json.dump({"version": importlib.metadata.version("sglang"), "module_file": sglang.__file__,
-               "startup_s": round(startup, 1), "scenarios": res}, sys.stdout)
+               "startup_s": round(startup, 1), "tokenizer": bool(req.get("tokenizer")), **res}, sys.stdout)
     return 0
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from harness.engines import sglang
@@ -27,6 +28,23 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                      help="params: the sampling module only; cpu: the real engine on the CPU (sgl_kernel "
                           "stand-in); gpu: the full distribution, for machines with a GPU")
     add.add_argument("--rebuild", action="store_true", help="build again even when it exists")
+    add.add_argument("--from-bundle", metavar="DIR", default=None,
+                     help="gpu runtime only: install offline from a `harness engine bundle` folder "
+                          "(a venv that sees this machine's own torch)")
+    bnd = sub.add_parser("bundle", help="download the wheels a gpu engine needs on a machine without an index")
+    bnd.add_argument("spec", help="e.g. sglang==0.5.18")
+    bnd.add_argument("--runtime", choices=("gpu",), default="gpu", help="the runtime the bundle installs (gpu)")
+    bnd.add_argument("--python-version", default="3.12", help="the target's Python (default 3.12)")
+    bnd.add_argument("--platform", default=None,
+                     help="the target's newest manylinux tag (default manylinux_2_39_x86_64: Ubuntu 24.04)")
+    bnd.add_argument("--target-has", metavar="FILE", default=None,
+                     help="name==version lines the target already has (default: the lent H200 image, "
+                          "harness/engines/targets/h200-cuda13.txt)")
+    bnd.add_argument("--out", required=True, metavar="DIR", help="folder to write (must not exist or be empty)")
+    bnd.add_argument("--max-size", type=float, default=None, metavar="MIB",
+                     help="refuse a bundle larger than this many MiB (default 60)")
+    bnd.add_argument("--format", choices=("term", "json", "none"), default="term")
+    bnd.add_argument("--verbose", action="store_true", help="print each pip step on stderr")
     lst = sub.add_parser("list", help="list built environments with their fingerprints")
     lst.add_argument("--format", choices=("term", "json", "none"), default="term")
     chk = sub.add_parser("check", help="feed sampling params to the real SamplingParams of a version")
@@ -39,14 +57,59 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    return {"add": _add, "list": _list, "check": _check}[args.engine_action](args)
+    return {"add": _add, "list": _list, "check": _check, "bundle": _bundle}[args.engine_action](args)
 
 
 def _add(args: argparse.Namespace) -> int:
     _, version = parse_spec(args.spec)
-    env, built = sglang.ensure_env(version, args.runtime, store=EngineStore(), rebuild=args.rebuild)
+    bundle = None
+    if getattr(args, "from_bundle", None) is not None:
+        if args.runtime != "gpu":
+            raise UsageError("--from-bundle needs --runtime gpu")
+        from harness.engines.gpu_runtime import check_bundle
+
+        bundle = Path(args.from_bundle)
+        check_bundle(bundle, version)
+    env, built = sglang.ensure_env(version, args.runtime, store=EngineStore(), rebuild=args.rebuild, bundle=bundle)
     state = "built" if built else "already built"
     sys.stdout.write(f"{env.key}: {state}\n  path {env.path}\n  fingerprint {env.fingerprint}\n")
+    if bundle is not None or "cuda" in env.manifest:
+        m = env.manifest
+        sys.stdout.write(f"  torch {m.get('torch')} cuda {m.get('cuda')} (available: {m.get('cuda_available')})\n"
+                         f"  stand-ins {', '.join(sorted(m.get('standins', {}))) or 'none'}\n")
+    return 0
+
+
+def _bundle(args: argparse.Namespace) -> int:
+    from harness.engines import bundle as bd
+    from harness.engines.target import DEFAULT_PLATFORM, make_target
+
+    _, version = parse_spec(args.spec)
+    max_mib = bd.DEFAULT_MAX_MIB if args.max_size is None else args.max_size
+    if not max_mib > 0:
+        raise UsageError("--max-size must be a positive number of MiB")
+    target = make_target(args.python_version, args.platform or DEFAULT_PLATFORM,
+                         Path(args.target_has) if args.target_has else None)
+    out = Path(args.out)
+    bd.check_out_dir(out)
+    log = sglang._stderr if args.verbose else (lambda msg: None)
+    manifest = bd.build_bundle(version, target, out, max_bytes=int(max_mib * bd.MIB), log=log)
+    if args.format == "none":
+        return 0
+    if args.format == "json":
+        sys.stdout.write(json.dumps({k: manifest[k] for k in ("version", "total_bytes", "max_bytes", "standins",
+                                                              "requirements")} | {"out": str(out)}, indent=2) + "\n")
+        return 0
+    roles: dict[str, int] = {}
+    for f in manifest["files"]:
+        roles[f["role"]] = roles.get(f["role"], 0) + 1
+    sys.stdout.write(f"sglang=={version} gpu bundle: {manifest['total_bytes'] / bd.MIB:.1f} MiB "
+                     f"(limit {max_mib:g} MiB), {len(manifest['files'])} files "
+                     f"({', '.join(f'{n} {r}' for r, n in sorted(roles.items()))}) in {out}\n"
+                     f"  target   cp{target.abi[2:]} {target.platform}; has {len(target.has)} packages "
+                     f"({target.has_source})\n"
+                     f"  left out {len(manifest['left_out'])} (see {out / bd.MANIFEST})\n"
+                     f"  stand-ins {', '.join(sorted(manifest['standins'])) or 'none'}\n")
     return 0
 
 

@@ -33,17 +33,32 @@ GPU_ENGINE_KWARGS = {"load_format": "dummy", "skip_tokenizer_init": True, "mem_f
 QUESTIONS = ("distinct_ids", "abort_caller", "abort_choices", "cancel_midstream", "state_left")
 
 
-def n_request(n: int = 2, max_new_tokens: int = 200, device: str = "cpu") -> dict[str, Any]:
+def n_request(n: int = 2, max_new_tokens: int = 200, device: str = "cpu",
+              extra_kwargs: dict[str, Any] | None = None, **options: Any) -> dict[str, Any]:
+    """The probe's stdin: the tiny model, the engine arguments for ``device`` (plus
+    ``extra_kwargs``, e.g. what a bundle's stand-ins need) and ``options`` (``params_cases``,
+    ``tokenizer``, ``n_table``; see probes/sglang_n_probe.py)."""
+    kwargs = dict(CPU_ENGINE_KWARGS if device == "cpu" else GPU_ENGINE_KWARGS)
+    kwargs.update(extra_kwargs or {})
     return {"model_config": TINY_LLAMA, "n": n, "max_new_tokens": max_new_tokens, "settle_s": 2.0,
-            "engine_kwargs": CPU_ENGINE_KWARGS if device == "cpu" else GPU_ENGINE_KWARGS}
+            "engine_kwargs": kwargs, **options}
 
 
 def run_n_probe(version: str, *, runtime: str = "cpu", store: EngineStore | None = None,
-                log: sglang.Log = sglang._stderr, timeout: float = 900) -> dict[str, Any]:
-    """Start the real Engine of ``version`` once and answer the n>1 questions (raw JSON)."""
+                log: sglang.Log = sglang._stderr, timeout: float = 900, device: str | None = None,
+                **options: Any) -> dict[str, Any]:
+    """Start the real Engine of ``version`` once and answer the n>1 questions (raw JSON).
+
+    A ``gpu`` environment built from a bundle brings the engine switches its stand-ins need
+    (manifest ``env`` and ``engine_kwargs``); ``device`` overrides where it runs (``cpu`` for a
+    gpu environment on a machine without one, as the CPU half of bench/gpu_engine.sh does)."""
     env, _ = sglang.ensure_env(version, runtime, store=store, log=log)
-    penv = {**os.environ, **CPU_ENV} if runtime == "cpu" else dict(os.environ)
-    out = sglang.run_probe(env.python, n_request(device="cpu" if runtime == "cpu" else "cuda"),
+    device = device or ("cpu" if runtime == "cpu" else "cuda")
+    penv = {**os.environ, **env.manifest.get("env", {})}
+    extra = dict(env.manifest.get("engine_kwargs", {}))
+    if device == "cpu":
+        penv.update(CPU_ENV)
+    out = sglang.run_probe(env.python, n_request(device=device, extra_kwargs=extra, **options),
                            script="sglang_n_probe.py", timeout=timeout, env=penv)
     out["fingerprint"] = env.fingerprint
     out["env_path"] = str(env.path)

@@ -1,10 +1,12 @@
 """STAND-IN for the ``sgl_kernel`` package (PyPI's sglang-kernel ships CUDA builds only).
 
 Installed as ``sgl_kernel/__init__.py`` into a harness ``cpu`` engine environment, never into a
-real one. On the CPU path (device="cpu", attention_backend="torch_native",
-sampling_backend="pytorch") sglang imports names from sgl_kernel but does not call them; every
-name and submodule here resolves to a stub that raises if it is ever called, so a call would show
-up as an error, never as a silently wrong answer.
+real one; the ``gpu`` bundle ships it (and, for ``flashinfer``, the same file) as a
+``harness-standin-*`` wheel when the real wheel does not fit (standin_wheel.py).
+On the CPU path (device="cpu", attention_backend="torch_native", sampling_backend="pytorch")
+sglang imports names from sgl_kernel but does not call them; every name and submodule here resolves
+to a stub that raises if it is ever called, so a call would show up as an error, never as a
+silently wrong answer.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ class _Stub:
         self._name = name
 
     def __call__(self, *args, **kwargs):
-        raise NotImplementedError(f"{self._name} is a harness stand-in for sgl_kernel (no CPU build)")
+        raise NotImplementedError(f"{self._name} is a harness stand-in (the real package is not installed)")
 
     def __getattr__(self, attr: str) -> "_Stub":
         if attr.startswith("__"):

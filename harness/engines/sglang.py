@@ -6,7 +6,8 @@ Runtimes:
   ``watermarking.core`` imports torch). Enough to run ``SamplingParams`` without the server.
 - ``cpu``: the real engine on the CPU (see ``cpu_runtime.py``).
 - ``gpu``: the full distribution with its own dependencies (CUDA torch, the real ``sgl_kernel``), for
-  machines with a GPU; not built or run on machines without one.
+  machines with a GPU that reach an index; or, offline, from a bundle (``bundle.py``,
+  ``gpu_runtime.py``) over the machine's own torch.
 """
 
 from __future__ import annotations
@@ -165,8 +166,9 @@ def released(version: str) -> bool | None:
 
 
 def ensure_env(version: str, runtime: str = "params", *, store: EngineStore | None = None,
-               log: Log = _stderr, rebuild: bool = False) -> tuple[EngineEnv, bool]:
-    """The environment for sglang==version/runtime, built when missing (says so via ``log``)."""
+               log: Log = _stderr, rebuild: bool = False, bundle: Path | None = None) -> tuple[EngineEnv, bool]:
+    """The environment for sglang==version/runtime, built when missing (says so via ``log``);
+    ``bundle``: build the ``gpu`` runtime offline from that ``harness engine bundle`` folder."""
     if runtime not in RUNTIMES:
         raise HarnessError(f"unknown runtime {runtime!r}")
     store = store or EngineStore()
@@ -180,6 +182,9 @@ def ensure_env(version: str, runtime: str = "params", *, store: EngineStore | No
         with phase(f"build engine environment {key}"):
             if runtime == "params":
                 manifest = build_params(version, tmp, log)
+            elif runtime == "gpu" and bundle is not None:
+                from harness.engines.gpu_runtime import build_from_bundle
+                manifest = build_from_bundle(version, bundle, tmp, log)
             elif runtime == "gpu":
                 manifest = build_gpu(version, tmp, log)
             else:

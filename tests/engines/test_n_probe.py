@@ -53,9 +53,15 @@ def test_n_choices_on_real_cpu_engine(cpu_run):
 def test_n_choices_on_gpu(engine_store):
     if shutil.which("nvidia-smi") is None:
         pytest.skip("no GPU (nvidia-smi not found)")
+    bundle = os.environ.get("HARNESS_GPU_BUNDLE")  # a `harness engine bundle` folder: install offline
+    if bundle and engine_store.get(EnvKey("sglang", VERSION, "gpu")) is None:
+        from harness.engines.sglang import ensure_env
+
+        ensure_env(VERSION, "gpu", store=engine_store, log=lambda m: None, bundle=Path(bundle))
     if engine_store.get(EnvKey("sglang", VERSION, "gpu")) is None and os.environ.get("HARNESS_BUILD_GPU_ENGINE") != "1":
         pytest.skip(f"no gpu env sglang=={VERSION} in {engine_store.root}: run `harness engine add "
-                    f"sglang=={VERSION} --runtime gpu` or set HARNESS_BUILD_GPU_ENGINE=1")
+                    f"sglang=={VERSION} --runtime gpu [--from-bundle DIR]`, set HARNESS_GPU_BUNDLE=DIR "
+                    f"or HARNESS_BUILD_GPU_ENGINE=1")
     raw = run_n_probe(VERSION, runtime="gpu", store=engine_store, log=lambda m: None)
     got = answers(raw)
     assert raw["version"] == VERSION and raw["scenarios"]["ids"]["distinct"]
