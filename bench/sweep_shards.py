@@ -63,8 +63,9 @@ def main() -> int:
         t_children = time.monotonic() - start
         import ray
 
-        ray.init(address="local", num_cpus=workers, include_dashboard=False,
-                 object_store_memory=200 * 1024 * 1024, log_to_driver=False)
+        from harness.executors.ray_executor import start_local
+
+        start_local(workers, 200)  # loopback only
         try:
             ex = RayExecutor()
             start = time.monotonic()

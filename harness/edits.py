@@ -209,6 +209,5 @@ def apply_edits(repo: GitRepo, tree_dir: Path, edits: list[Edit]) -> list[EditPr
         befores = {p: _blob(repo, _safe_path(tree_dir, p, e.where)) for p in paths}
         apply_patch(tree_dir, diff, what=what, include=e.path)
         for p in paths:
-            after = _blob(repo, _safe_path(tree_dir, p, e.where))
-            proofs.append(EditProof(p, befores[p], after))
+            proofs.append(EditProof(p, befores[p], _blob(repo, _safe_path(tree_dir, p, e.where))))
     return proofs

@@ -19,6 +19,7 @@ Ref names may be scenario column names or base/head/source/source_branch.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable
 
 from harness.cache import Cache
@@ -145,12 +146,12 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
                 raise f.req("range").error("expected A..B")
             rng = f"{refs.ref(a, f.req('range'))}..{refs.ref(b, f.req('range'))}"
         plan.add("trace", f"trace {needle!r}",
-                 lambda n=needle, r=trefs, u=under, g=rng: trace_section(repo, n, r, u, g))
+                 functools.partial(trace_section, repo, needle, trefs, under, rng))
     for v in [x for group in _all(scenarios, "pins") for x in group.list()]:
         f = v.map(_EXTRA_FIELDS["pins"], required=("file", "key"))
         prefs = [refs.ref(x.str(), x) for x in f.req("refs").list()] if "refs" in f else refs.defaults()
         path, key = _repo_path(f.req("file")), f.req("key").str()
-        plan.add("pin", f"pin {key}", lambda p=path, k=key, r=prefs: pin_section(repo, p, k, r))
+        plan.add("pin", f"pin {key}", functools.partial(pin_section, repo, path, key, prefs))
 
     lanes_v = _first(scenarios, "lanes")
     lane_ref, workflows, extra_lanes = head, None, None

@@ -7,6 +7,8 @@ they own (``Scenario.extra``) with the same toolkit.
 
 from __future__ import annotations
 
+import builtins
+
 import itertools
 import json
 import re
@@ -131,16 +133,16 @@ class Value:
             raise self.error(f"must be >= {minimum}, got {v}")
         return float(v)
 
-    def bool(self) -> bool:
+    def bool(self) -> builtins.bool:
         v = self.plain()
         if not isinstance(v, bool):
             raise self.error(f"expected true or false, got {self._kind(v)}")
         return v
 
-    def str_list(self, *, allow_scalar: bool = True) -> list[str]:
+    def str_list(self, *, allow_scalar: builtins.bool = True) -> builtins.list[builtins.str]:
         return [x.str() for x in self.list(allow_scalar=allow_scalar)]
 
-    def _kind(self, v: Any = ...) -> str:
+    def _kind(self, v: Any = ...) -> builtins.str:
         if v is ...:
             if self.is_map():
                 return "a mapping"
@@ -355,7 +357,7 @@ def load_scenario(path: str | Path, *, require_probes: bool = True) -> Scenario:
         for name, v in refs_v.map().items.items():
             if v.is_map():
                 f = v.map(("ref", "description"), required=("ref",))
-                ref, desc = f.req("ref").str(), (f.get("description").str() if "description" in f else "")
+                ref, desc = f.req("ref").str(), (f.req("description").str() if "description" in f else "")
             else:
                 ref, desc = v.str(), ""
             columns.append(Column(name, ref, [], "ref", desc))
@@ -371,7 +373,7 @@ def load_scenario(path: str | Path, *, require_probes: bool = True) -> Scenario:
             edits = [_edit(x) for x in f.req("edits").list()]
             if not edits:
                 raise f.req("edits").error("a control needs at least one edit")
-            desc = f.get("description").str() if "description" in f else ""
+            desc = f.req("description").str() if "description" in f else ""
             columns.append(Column(name, ref_of.get(ref, ref), edits, "control", desc))
             where[name] = f.req("ref")
     if not columns and require_probes:
@@ -394,8 +396,8 @@ def load_scenario(path: str | Path, *, require_probes: bool = True) -> Scenario:
             raise pf.req("id").error(f"duplicate probe id {pid!r}")
         rows = parse_rows(pf.req("rows")) if "rows" in pf else default_rows
         spec = {k: v.plain() for k, v in pf.items.items() if k in kmod.FIELDS}
-        probe = ProbeDef(pid, kind, rows, pf.get("timeout").number(0.1) if "timeout" in pf else 60.0,
-                         pf.get("description").str() if "description" in pf else "", spec, pf, base_dir,
+        probe = ProbeDef(pid, kind, rows, pf.req("timeout").number(0.1) if "timeout" in pf else 60.0,
+                         pf.req("description").str() if "description" in pf else "", spec, pf, base_dir,
                          pv.where.rstrip(": "))
         if "columns" in pf:
             probe.columns = [x.str(names) for x in pf.req("columns").list()]
@@ -418,6 +420,6 @@ def load_scenario(path: str | Path, *, require_probes: bool = True) -> Scenario:
             if e.probe is None and len(probes) > 1:
                 raise x.error("name the probe (the scenario has several)")
             expectations.append(e)
-    title = top.get("title").str() if "title" in top else Path(path).stem
+    title = top.req("title").str() if "title" in top else Path(path).stem
     extra = {k: v for k, v in top.items.items() if k in EXTRA_KEYS}
     return Scenario(Path(path), title, columns, probes, expectations, extra, where)

@@ -24,7 +24,7 @@ from harness.executors import Executor, Task, TreeSpec
 from harness.executors.local import LocalExecutor
 from harness.git.repo import GitRepo
 from harness.progress import phase
-from harness.report.model import Code, Control, Finding, Section, Table
+from harness.report.model import Cell, Code, Control, Finding, Section, Table
 from harness.resources import PROBES_DIR
 
 # Controls evaluated with the lanes: a marker nothing carries selects 0, its negation selects all.
@@ -266,19 +266,19 @@ def selection_section(collections: Sequence[Collection], lanes: Sequence[Lane],
     refs = [c.ref for c in collections]
     delta = len(collections) == 2
     cols = ["lane", "expression", *refs] + (["Δ"] if delta else [])
-    rows: list[list] = []
+    rows: list[list[Cell]] = []
     for lane in lanes:
         if any(lane.name in c.invalid for c in collections):
-            rows.append([lane.name, Code(lane.expr), *["invalid -m"] * len(collections)] + (["—"] if delta else []))
+            rows.append([lane.name, Code(lane.expr), *["invalid -m"] * len(collections), *(["—"] if delta else [])])
             continue
         counts = [c.counts.get(lane.name, 0) for c in collections]
-        row: list = [lane.name, Code(lane.expr or "(all)"), *counts]
+        row: list[Cell] = [lane.name, Code(lane.expr or "(all)"), *counts]
         if delta:
             row.append(_delta(counts[0], counts[1]))
         rows.append(row)
     for name, expr in ((CONTROL_ALL, f"not {_SENTINEL}"), (CONTROL_NONE, _SENTINEL)):
         counts = [c.counts.get(name, 0) for c in collections]
-        rows.append([name, Code(expr), *counts] + ([_delta(counts[0], counts[1])] if delta else []))
+        rows.append([name, Code(expr), *counts, *([_delta(counts[0], counts[1])] if delta else [])])
     controls_ok = all(c.counts.get(CONTROL_ALL) == c.total and c.counts.get(CONTROL_NONE) == 0
                       and c.complete for c in collections)
     lane_table = Table(
@@ -292,11 +292,11 @@ def selection_section(collections: Sequence[Collection], lanes: Sequence[Lane],
 
     interest = list(files) or _changed_files(collections)
     if interest:
-        frows: list[list] = []
+        frows: list[list[Cell]] = []
         for path in interest:
             for lane in lanes:
                 counts = [_file_count(c, path, lane.name) for c in collections]
-                frows.append([Code(path), lane.name, *counts] + ([_delta(counts[0], counts[1])] if delta else []))
+                frows.append([Code(path), lane.name, *counts, *([_delta(counts[0], counts[1])] if delta else [])])
         tables.append(Table(
             "Tests selected per file of interest" + ("" if files else " (files whose collected count changed)"),
             ["file", "lane", *refs] + (["Δ"] if delta else []), frows,
@@ -304,7 +304,7 @@ def selection_section(collections: Sequence[Collection], lanes: Sequence[Lane],
             control="per-file counts come from the same pass as the lane totals"))
 
     findings: list[Finding] = []
-    err_rows = [[c.ref, Code(e["nodeid"]), e["message"]] for c in collections for e in c.errors]
+    err_rows: list[list[Cell]] = [[c.ref, Code(e["nodeid"]), e["message"]] for c in collections for e in c.errors]
     if err_rows:
         tables.append(Table("Collection errors (counted apart; lane counts above exclude these files)",
                             ["ref", "node id", "error"], err_rows,
@@ -330,7 +330,7 @@ def selection_section(collections: Sequence[Collection], lanes: Sequence[Lane],
             findings.append(Finding("lane-selects-nothing", "P2",
                                     f"lane {lane.name} ({lane.expr or 'all'}) selects no test at {', '.join(zero)}",
                                     key=f"{lane.name}:{lane.expr}"))
-    unk_rows: list[list] = []
+    unk_rows: list[list[Cell]] = []
     for c in collections:
         for marker, n in sorted(c.unknown_used.items()):
             unk_rows.append([c.ref, Code(marker), "on collected tests", n])

@@ -377,8 +377,12 @@ def merge_shards(tree_dir: Path, shards: Sequence[ShardResult], lists: list[list
                     if name in shard.codes.get(path, {}):
                         codes[name] = shard.codes[path][name]
         # mutants/ is ours (mutmut's output), but a reviewed tree could ship a link there: never written through
-        treefiles.checked(tree_dir, str(PurePosixPath("mutants", path).parent), must_exist=False)
-        (tree_dir / "mutants" / path).parent.mkdir(parents=True, exist_ok=True)
+        folder = tree_dir
+        for part in PurePosixPath("mutants", path).parent.parts:  # each folder made here, none a link
+            folder = folder / part
+            if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+                raise treefiles.TreePathError(f"{folder.relative_to(tree_dir)}: not a real folder in the tree")
+            folder.mkdir(exist_ok=True)
         treefiles.write(tree_dir, f"mutants/{path}", source.encode("utf-8", "surrogateescape"))
         treefiles.write(tree_dir, f"mutants/{path}.meta", json.dumps({"exit_code_by_key": codes}).encode())
 

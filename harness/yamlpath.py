@@ -158,7 +158,7 @@ def check_nesting(text: str) -> None:
         if isinstance(ev, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
             depth += 1
             if depth > MAX_DEPTH:
-                raise YamlError(f"not read: nesting deeper than {MAX_DEPTH} levels (line {ev.start_mark.line + 1})")
+                raise YamlError(f"not read: nesting deeper than {MAX_DEPTH} levels (line {ev.start_mark.line + 1 if ev.start_mark else '?'})")
         elif isinstance(ev, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
             depth -= 1
 

@@ -30,7 +30,7 @@ from harness.checks.gha_matrix import MAX_COMBOS, Matrix, expand_matrix
 from harness.errors import UsageError
 from harness.git.evidence import ls_tree
 from harness.git.repo import GitRepo
-from harness.report.model import Code, Control, Finding, Section, Table
+from harness.report.model import Code, Control, Finding, Section, Severity, Table
 
 WORKFLOW_DIR = ".github/workflows"
 _MARKER_NAME = re.compile(r"marker|pytest_mark", re.I)
@@ -179,7 +179,7 @@ def _run_tmpls(path: str, step: Node, label: str, source: str,
         expr = _pytest_marker(command)
         if expr is not None:
             if folded:  # the value joined source lines with spaces: find the expression's own source line
-                lines = _block_lines(run)
+                lines = _block_lines(run) if run is not None else []
                 at = next((k for k, ln in enumerate(lines) if expr in ln), 0)
             else:
                 at = next((k for k in range(start, j + 1) if expr in raw[k]), start)  # the expression's own line
@@ -479,7 +479,7 @@ def lanes_section(repo: GitRepo, ref: str = "HEAD", workflows: Sequence[str] | N
             findings.append(Finding("lane-expression", "P2", f"lane {lane.name}: not a valid pytest -m expression",
                                     f"{lane.expression!r} at {where}: {err}", key=f"{lane.path}\0{lane.name}"))
     for path, why in scan.problems:
-        sev = "info" if why.startswith("non-UTF-8") else "P2"
+        sev: Severity = "info" if why.startswith("non-UTF-8") else "P2"
         detail = ("expressions from this file may contain U+FFFD where the bytes were not UTF-8" if sev == "info"
                   else "lanes in this file are missing from the table")
         findings.append(Finding("workflow-unreadable", sev, f"{path}: {why}", detail, key=f"{path}\0{why}"))

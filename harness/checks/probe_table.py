@@ -200,7 +200,7 @@ def edits_section(run: ProbeRun) -> Section | None:
                 Control("user's copies unchanged by the run (user before = after)",
                         f"{len(leaked) - sum(leaked)} of {len(leaked)}", not any(leaked))]
     findings = [Finding("probe-edit-leak", "P1", "a control edit changed the user's copy", ", ".join(
-        r[1] for r, lk in zip(rows, leaked) if lk), key="edit-leak")] if any(leaked) else []
+        str(r[1]) for r, lk in zip(rows, leaked) if lk), key="edit-leak")] if any(leaked) else []
     table = Table("control edits: blob shas", ["column", "path", "before edit", "after edit", "user's copy before",
                                                 "user's copy after"], rows,
                   "blob ids as git computes them; the user's copy is the work-tree file (bare repository: the ref)",

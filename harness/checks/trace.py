@@ -7,7 +7,7 @@ from typing import Sequence
 
 from harness.git.evidence import GrepHit, count_merges, grep_at, grep_counts, ls_tree, pickaxe
 from harness.git.repo import GitRepo
-from harness.report.model import Code, Control, Finding, Section, Sha, Table
+from harness.report.model import Cell, Code, Control, Finding, Section, Severity, Sha, Table
 
 _CELL_HITS = 8  # hits shown inline per ref; the rest are in the folded table
 _READBACK_FILES = 50
@@ -149,8 +149,8 @@ def trace_section(repo: GitRepo, needle: str, refs: Sequence[str], under: str | 
         legend="fixed-string match, one hit per matching line; binary files skipped; a zero is a result, not an error",
         control="each file's hits re-counted from the blob; zero rows re-checked with a string known to be there",
     )]
-    all_hits = [[Code(r.ref), Code(h.path), h.line, Code(h.text.decode("utf-8", "replace").strip()[:160])]
-                for r in rows for h in r.hits]
+    all_hits: list[list[Cell]] = [[Code(r.ref), Code(h.path), h.line,
+                                   Code(h.text.decode("utf-8", "replace").strip()[:160])] for r in rows for h in r.hits]
     if all_hits:
         tables.append(Table("all hits", ["ref", "path", "line", "text"], all_hits, collapsed=True,
                             control="same git grep as above; text decoded as UTF-8 with U+FFFD for other bytes"))
@@ -175,7 +175,7 @@ def trace_section(repo: GitRepo, needle: str, refs: Sequence[str], under: str | 
             None if rng.merges else net == expected))
         removals = [c for c in rng.changes if c.change == "removed"]
         if removals and rng.count_head > 0:
-            sev = "P2" if rng.count_head < rng.count_base else "info"
+            sev: Severity = "P2" if rng.count_head < rng.count_base else "info"
             by = ", ".join(c.sha[:12] for c in removals)
             findings.append(Finding(
                 "trace-still-present", sev,
@@ -196,7 +196,7 @@ def trace_section(repo: GitRepo, needle: str, refs: Sequence[str], under: str | 
 
 
 def _range_table(needle: str, spec: str, rng: RangeTrace) -> Table:
-    rows: list[list[object]] = [[Sha(c.sha), c.subject, c.before, c.after,
+    rows: list[list[Cell]] = [[Sha(c.sha), c.subject, c.before, c.after,
                                  c.change + (" (merge)" if c.is_merge else "")]
                                 for c in rng.changes]
     return Table(

@@ -299,8 +299,8 @@ def _fill(version: str, target: Target, folder: Path, max_bytes: int, log: Log) 
                 continue
             (folder / wheel_name).unlink()
             why = f"{name}=={want}: needs {', '.join(unmet)}, which neither the target nor the bundle has"
-        wheel = build_standin_wheel(package, folder, name, Path(__file__).with_name(source))
-        files.append({"file": wheel.name, "role": "standin", "why": why})
+        standin = build_standin_wheel(package, folder, name, Path(__file__).with_name(source))
+        files.append({"file": standin.name, "role": "standin", "why": why})
         standins[package] = why
         engine_kwargs.update(kwargs)
         left_out.append({"name": name, "version": want, "reason": why + ": STAND-IN shipped instead"})

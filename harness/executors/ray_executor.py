@@ -55,9 +55,15 @@ def _check_reachable(address: str) -> None:
 
 
 def start_local(num_cpus: int, object_store_mb: int, attempts: int = 3) -> Any:
-    """A local Ray for this process (no dashboard). Ray gives its raylet 30 s to register; on a loaded
+    """A local Ray for this process (no dashboard, loopback only: 127.0.0.1). Ray gives its raylet 30 s to register; on a loaded
     machine that can pass, so the start is tried ``attempts`` times."""
+    # A single-machine cluster stays on the loopback interface: Ray otherwise binds the node to the
+    # machine's network address. Read by ray at import, and inherited by its workers.
+    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     import ray
+    from ray._private import ray_constants
+
+    ray_constants.ENABLE_RAY_CLUSTER = False  # ray may have been imported before this call
 
     for attempt in range(1, attempts + 1):
         try:
@@ -96,7 +102,7 @@ class RayExecutor:
         if self._remote is not None:
             return ray
         if not ray.is_initialized():
-            quiet = {"log_to_driver": False, "logging_level": logging.WARNING}
+            quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING}
             if self.address:
                 ray.init(address=self.address, **quiet)
             else:

@@ -10,6 +10,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Mapping
 
 from harness.errors import UsageError
 
@@ -23,7 +24,7 @@ class CommitSpec:
     mark: str
     branch: str
     message: str
-    files: dict[str, str | None]
+    files: Mapping[str, str | None]
     parents: list[str] = field(default_factory=list)  # marks; first is the first parent
     author: str = "Demo Author <author@example.com>"
     committer: str | None = None

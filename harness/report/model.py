@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field, fields, is_dataclass
-from typing import Any, Literal, Union
+from typing import Any, Literal, Sequence, Union
 
 Severity = Literal["P1", "P2", "info"]
 SEVERITY_RANK: dict[str, int] = {"P1": 2, "P2": 1, "info": 0}
@@ -41,7 +41,7 @@ class Table:
 
     title: str
     columns: list[str]
-    rows: list[list[Cell]]
+    rows: Sequence[Sequence[Cell]]
     legend: str = ""
     control: str = ""
     collapsed: bool = False  # long evidence: renderers fold it (<details> in Markdown)
