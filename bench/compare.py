@@ -26,7 +26,9 @@ def run(cmd: list[str], env: dict[str, str]) -> tuple[float, int]:
     """Wall seconds and the child's peak RSS (KiB) of one harness run."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     start = time.perf_counter()
-    proc = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.run(
+        cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
     took = time.perf_counter() - start
     if proc.returncode not in (0, 1):
         sys.exit(f"bench: {' '.join(cmd)} exited {proc.returncode}: {proc.stderr[-500:]}")
@@ -45,12 +47,33 @@ def main() -> None:
         repo = t / "repo"
         demo.build(repo)
         scenario = ROOT / "scenarios" / "demo.yaml"
-        cmd = [sys.executable, "-m", "harness", "compare", demo.REFS["base"], demo.REFS["head"], "--repo",
-               str(repo), "--source", demo.REFS["source"], "--source-branch", demo.REFS["source_branch"],
-               "--scenario", str(scenario), "--output-dir", str(t / "out"), "--format", "none"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "harness",
+            "compare",
+            demo.REFS["base"],
+            demo.REFS["head"],
+            "--repo",
+            str(repo),
+            "--source",
+            demo.REFS["source"],
+            "--source-branch",
+            demo.REFS["source_branch"],
+            "--scenario",
+            str(scenario),
+            "--output-dir",
+            str(t / "out"),
+            "--format",
+            "none",
+        ]
         cold, warm, rss = [], [], []
         for i in range(runs):
-            env = {**os.environ, "HARNESS_CACHE_DIR": str(t / f"cache{i}"), "HARNESS_WORK_DIR": str(t / f"trees{i}")}
+            env = {
+                **os.environ,
+                "HARNESS_CACHE_DIR": str(t / f"cache{i}"),
+                "HARNESS_WORK_DIR": str(t / f"trees{i}"),
+            }
             took, peak = run(cmd, env)
             cold.append(took)
             rss.append(peak)

@@ -26,8 +26,13 @@ from collections import Counter
 from pathlib import Path
 
 FILES, PRIMARY, SECONDARY = 200, 100, 20  # files × line slots; each main commit owns its own slot
-KINDS = (["identical"] * 12 + ["whitespace-only"] * 2 + ["adapted"] * 2 + ["subset"] * 2
-         + ["superset", "no-source"])
+KINDS = (
+    ["identical"] * 12
+    + ["whitespace-only"] * 2
+    + ["adapted"] * 2
+    + ["subset"] * 2
+    + ["superset", "no-source"]
+)
 
 
 def _base_line(f: int, line: int) -> str:
@@ -85,7 +90,9 @@ class Stream:
         return self.mark
 
 
-def _fast_import(dest: Path, marks: Path, importing: bool) -> tuple[subprocess.Popen[bytes], "Stream"]:
+def _fast_import(
+    dest: Path, marks: Path, importing: bool
+) -> tuple[subprocess.Popen[bytes], Stream]:
     args = ["git", "--git-dir", str(dest), "fast-import", "--quiet", f"--export-marks={marks}"]
     if importing:
         args.append(f"--import-marks={marks}")
@@ -123,7 +130,9 @@ def generate(dest: Path, n_source: int, n_picks: int) -> tuple[str, dict[str, in
         for f, ln in _slots(i):
             main[f][ln] = _new_line(f, ln, i)
             changed[_path(f)] = "\n".join(main[f]) + "\n"
-        prev = st.commit("refs/heads/main", f"Change {i} in mod_{i % FILES} (#{10000 + i})", changed, prev)
+        prev = st.commit(
+            "refs/heads/main", f"Change {i} in mod_{i % FILES} (#{10000 + i})", changed, prev
+        )
         sources[i] = prev
     st._w(f"reset refs/heads/base\nfrom :{root}\n\n")
     _finish(proc)
@@ -138,7 +147,9 @@ def generate(dest: Path, n_source: int, n_picks: int) -> tuple[str, dict[str, in
         slots = _slots(i)
         subject = f"[release] Change {i} in mod_{i % FILES} (#{10000 + i}) (#{90000 + k})"
         if kind == "identical" and k % 20 == 0:  # trailer only
-            subject = f"Change {i} backported\n\n(cherry picked from commit {sha_of[f':{sources[i]}']})"
+            subject = (
+                f"Change {i} backported\n\n(cherry picked from commit {sha_of[f':{sources[i]}']})"
+            )
         elif kind == "identical" and k % 20 == 1:  # neither number nor trailer: patch-id
             subject = f"Backport change {i}"
         if kind == "subset":
@@ -147,7 +158,9 @@ def generate(dest: Path, n_source: int, n_picks: int) -> tuple[str, dict[str, in
             slots = []
         changed = {}
         for f, ln in slots:
-            release[f][ln] = _new_line(f, ln, i, kind if kind in ("whitespace-only", "adapted") else "identical")
+            release[f][ln] = _new_line(
+                f, ln, i, kind if kind in ("whitespace-only", "adapted") else "identical"
+            )
             changed[_path(f)] = "\n".join(release[f]) + "\n"
         if kind in ("superset", "no-source"):
             rel_only[k] = f"release line {k} changed on release only"
@@ -167,14 +180,19 @@ def _child_cpu() -> float:
 
 
 def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "--git-dir", str(repo), *args], check=True, capture_output=True,
-                          text=True).stdout
+    return subprocess.run(
+        ["git", "--git-dir", str(repo), *args], check=True, capture_output=True, text=True
+    ).stdout
 
 
 def _patch_id(repo: Path, sha: str) -> str:
     show = subprocess.Popen(["git", "--git-dir", str(repo), "show", sha], stdout=subprocess.PIPE)
-    out = subprocess.run(["git", "--git-dir", str(repo), "patch-id", "--stable"], stdin=show.stdout,
-                         capture_output=True, text=True).stdout
+    out = subprocess.run(
+        ["git", "--git-dir", str(repo), "patch-id", "--stable"],
+        stdin=show.stdout,
+        capture_output=True,
+        text=True,
+    ).stdout
     assert show.stdout is not None
     show.stdout.close()
     show.wait()
@@ -206,18 +224,37 @@ def baseline(repo: Path, rng: str, source: str, mode: str) -> Counter[str]:
         if mode == "dict":
             src = by_subject.get(key) or by_subject.get(subj)
         else:
-            found = _git(repo, "log", "-F", f"--grep={key}", "--format=%H", "-n1", source, f"^{head}").split()
+            found = _git(
+                repo, "log", "-F", f"--grep={key}", "--format=%H", "-n1", source, f"^{head}"
+            ).split()
             src = found[0] if found else None
         if src is None:
             verdict["no source"] += 1
         else:
-            verdict["same patch-id" if _patch_id(repo, sha) == _patch_id(repo, src) else "differs"] += 1
+            verdict[
+                "same patch-id" if _patch_id(repo, sha) == _patch_id(repo, src) else "differs"
+            ] += 1
     return verdict
 
 
 def harness_run(repo: Path, rng: str, source: str, out: Path) -> dict[str, object]:
-    cmd = [sys.executable, "-m", "harness", "fidelity", rng, "--source", source, "--repo", str(repo),
-           "--format", "json", "--output", str(out), "--fail-on", "never"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "harness",
+        "fidelity",
+        rng,
+        "--source",
+        source,
+        "--repo",
+        str(repo),
+        "--format",
+        "json",
+        "--output",
+        str(out),
+        "--fail-on",
+        "never",
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"harness failed ({proc.returncode}): {proc.stderr.strip()}")
@@ -225,14 +262,20 @@ def harness_run(repo: Path, rng: str, source: str, out: Path) -> dict[str, objec
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--small", action="store_true", help="2k source commits and 30 picks")
     ap.add_argument("--repo", help="time an existing repository instead of a generated one")
     ap.add_argument("--range", dest="rng", help="BASE..HEAD (with --repo)")
     ap.add_argument("--source", default="main", help="source ref (with --repo)")
     ap.add_argument("--repeat", type=int, default=1, help="runs of each side; the best time counts")
-    ap.add_argument("--baseline", choices=("grep", "dict", "both"), default="both",
-                    help="grep: a git log --grep per pick; dict: one git log of subjects (default: both)")
+    ap.add_argument(
+        "--baseline",
+        choices=("grep", "dict", "both"),
+        default="both",
+        help="grep: a git log --grep per pick; dict: one git log of subjects (default: both)",
+    )
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="harness-bench-") as tmp:
         expected: dict[str, int] = {}
@@ -245,8 +288,10 @@ def main() -> int:
             repo, source = Path(tmp) / "bench.git", "main"
             t0 = time.perf_counter()
             rng, expected = generate(repo, n_source, n_picks)
-            print(f"generated {n_source} source commits and {n_picks} picks in {time.perf_counter() - t0:.1f}s "
-                  f"(fast-import)")
+            print(
+                f"generated {n_source} source commits and {n_picks} picks in {time.perf_counter() - t0:.1f}s "
+                f"(fast-import)"
+            )
         modes = ["grep", "dict"] if a.baseline == "both" else [a.baseline]
         wall: dict[str, list[float]] = {m: [] for m in ["harness", *modes]}
         cpu: dict[str, list[float]] = {m: [] for m in ["harness", *modes]}
@@ -264,16 +309,24 @@ def main() -> int:
         picks = doc["sections"][0]["data"]["picks"]  # type: ignore[index]
         got = Counter(p["status"] for p in picks)
         via = Counter(str(p["source_via"]) for p in picks)
-        print(f"picks: {len(picks)}; harness statuses: {dict(sorted(got.items()))}; via: {dict(sorted(via.items()))}")
+        print(
+            f"picks: {len(picks)}; harness statuses: {dict(sorted(got.items()))}; via: {dict(sorted(via.items()))}"
+        )
         if expected:
             print(f"generated as: {dict(sorted(expected.items()))}")
         hw, hc = min(wall["harness"]), min(cpu["harness"])
-        print(f"harness fidelity (full tables): {hw:.2f}s wall, {hc:.2f}s cpu (with its git processes)")
+        print(
+            f"harness fidelity (full tables): {hw:.2f}s wall, {hc:.2f}s cpu (with its git processes)"
+        )
         for m in modes:
             bw, bc = min(wall[m]), min(cpu[m])
-            print(f"baseline [{m}] verdicts (one bit per pick): {dict(sorted(verdicts[m].items()))}")
-            print(f"baseline [{m}]: {bw:.2f}s wall, {bc:.2f}s cpu -> ratio harness/baseline "
-                  f"{hw / bw:.2f}x wall, {hc / bc:.2f}x cpu")
+            print(
+                f"baseline [{m}] verdicts (one bit per pick): {dict(sorted(verdicts[m].items()))}"
+            )
+            print(
+                f"baseline [{m}]: {bw:.2f}s wall, {bc:.2f}s cpu -> ratio harness/baseline "
+                f"{hw / bw:.2f}x wall, {hc / bc:.2f}x cpu"
+            )
         print("target: <= 0.5x on the generated repository, <= 1.5x on a real one (~40 picks)")
     return 0
 

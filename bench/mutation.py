@@ -27,14 +27,21 @@ def make_repo(root: Path, n_tests: int, n_funcs: int) -> None:
     (root / "pkg").mkdir(parents=True)
     (root / "tests").mkdir()
     (root / "pkg" / "__init__.py").write_text("")
-    (root / "pkg" / "ops.py").write_text("".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(n_funcs)))
+    (root / "pkg" / "ops.py").write_text(
+        "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(n_funcs))
+    )
     body = ["from pkg import ops", ""]
     for t in range(n_tests):
         i = t % n_funcs
         body += [f"def test_{t}():", f"    assert ops.f{i}({t}) == {t + i}", ""]
     (root / "tests" / "test_ops.py").write_text("\n".join(body))
-    env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "b",
-           "GIT_COMMITTER_EMAIL": "b@b"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "b",
+        "GIT_AUTHOR_EMAIL": "b@b",
+        "GIT_COMMITTER_NAME": "b",
+        "GIT_COMMITTER_EMAIL": "b@b",
+    }
     for argv in (["git", "init", "-q"], ["git", "add", "-A"], ["git", "commit", "-qm", "bench"]):
         subprocess.run(argv, cwd=root, env=env, check=True)
 
@@ -57,9 +64,21 @@ def main() -> int:
             subprocess.run(bare_argv, cwd=Path(tmp) / "bare", capture_output=True, check=True)
             times.append(time.monotonic() - start)
         t_bare = min(times)
-        mutations = [Mutation(f"m{i}", [Edit(kind="replace", path="pkg/ops.py", old=f"return x + {i}\n",
-                                             new=f"return x - {i}\n")], expect="killed" if i == 1 else None)
-                     for i in range(n_mut)]
+        mutations = [
+            Mutation(
+                f"m{i}",
+                [
+                    Edit(
+                        kind="replace",
+                        path="pkg/ops.py",
+                        old=f"return x + {i}\n",
+                        new=f"return x - {i}\n",
+                    )
+                ],
+                expect="killed" if i == 1 else None,
+            )
+            for i in range(n_mut)
+        ]
         start = time.monotonic()
         run = run_mutations(repo, "HEAD", mutations, ["tests"])
         t_cold = time.monotonic() - start
@@ -71,8 +90,12 @@ def main() -> int:
     assert section.data["evidence"], "liveness control did not hold"
     print(f"selection: {n_tests} tests; {n_mut} mutations + row 'none' = {rows} pytest runs")
     print(f"bare pytest run:                 {t_bare:.2f}s")
-    print(f"per row, cold trees:             {t_cold / rows:.2f}s = {t_cold / rows / t_bare:.2f}x bare")
-    print(f"per row, warm (trees reused):    {t_warm / rows:.2f}s = {t_warm / rows / t_bare:.2f}x bare")
+    print(
+        f"per row, cold trees:             {t_cold / rows:.2f}s = {t_cold / rows / t_bare:.2f}x bare"
+    )
+    print(
+        f"per row, warm (trees reused):    {t_warm / rows:.2f}s = {t_warm / rows / t_bare:.2f}x bare"
+    )
     print(f"overhead per row (warm - bare):  {t_warm / rows - t_bare:+.2f}s")
     return 0
 

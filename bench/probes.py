@@ -36,8 +36,10 @@ def build(tmp: Path, row_seconds: float) -> tuple[GitRepo, object]:
         b.branch(f"v{k}")
     sc = tmp / "bench.yaml"
     refs = ", ".join(f"c{k}: v{k}" for k in range(4))
-    sc.write_text(f"refs: {{{refs}}}\nprobes:\n  - id: p\n    kind: python\n    function: 'm:f'\n"
-                  f"    rows: {{n: [0, 1, 2, 3, 4, 5, 6, 7], pause: [{row_seconds}]}}\n")
+    sc.write_text(
+        f"refs: {{{refs}}}\nprobes:\n  - id: p\n    kind: python\n    function: 'm:f'\n"
+        f"    rows: {{n: [0, 1, 2, 3, 4, 5, 6, 7], pause: [{row_seconds}]}}\n"
+    )
     return GitRepo(b.path), load_scenario(sc)
 
 
@@ -65,8 +67,10 @@ def main() -> int:
         warm = timed(lambda: probe_sections(repo, scenario, cache=warm_cache))
     print(f"4 columns × 8 rows, {args.row_seconds:g}s per row, {os.cpu_count()} CPUs")
     print(f"sequential {seq:.2f}s · parallel {par:.2f}s · parallel/sequential = {par / seq:.2f}")
-    print(f"cold {cold:.2f}s · warm {warm:.3f}s · warm/cold = {warm / cold:.3f} "
-          f"({warm_cache.hits} hits, {warm_cache.misses} misses)")
+    print(
+        f"cold {cold:.2f}s · warm {warm:.3f}s · warm/cold = {warm / cold:.3f} "
+        f"({warm_cache.hits} hits, {warm_cache.misses} misses)"
+    )
     ok = warm / cold <= 0.10
     print("warm ≤ 10% of cold:", "yes" if ok else "NO")
     return 0 if ok else 1

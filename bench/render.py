@@ -20,14 +20,42 @@ def report(rows: int) -> Report:
     sections = []
     per = 50
     for s in range(max(1, rows // per)):
-        table = Table(f"pick {s}", ["file", "status", "+", "-", "sha"],
-                      [[Code(f"src/pkg/mod_{s}_{i}.py"), "identical", i, i % 7, Sha(f"{s:08x}{i:032x}")]
-                       for i in range(per)], legend="legend text " * 5, control="da39a3ee")
-        findings = [Finding("pick-subset", "P2", f"pick {s} finding {j}", "detail " * 8, key=f"{s}:{j}",
-                            id=f"pick-subset-{s:04x}{j:04x}") for j in range(3)]
-        sections.append(Section(f"s{s}", f"Section {s}", "summary", [table], findings,
-                                [Control("control", "held", True)], ["a limit"], data={"rows": s}))
-    return Report("bench", "harness compare a b", sections, generated="2026-01-01 00:00:00Z", verdict="PASS")
+        table = Table(
+            f"pick {s}",
+            ["file", "status", "+", "-", "sha"],
+            [
+                [Code(f"src/pkg/mod_{s}_{i}.py"), "identical", i, i % 7, Sha(f"{s:08x}{i:032x}")]
+                for i in range(per)
+            ],
+            legend="legend text " * 5,
+            control="da39a3ee",
+        )
+        findings = [
+            Finding(
+                "pick-subset",
+                "P2",
+                f"pick {s} finding {j}",
+                "detail " * 8,
+                key=f"{s}:{j}",
+                id=f"pick-subset-{s:04x}{j:04x}",
+            )
+            for j in range(3)
+        ]
+        sections.append(
+            Section(
+                f"s{s}",
+                f"Section {s}",
+                "summary",
+                [table],
+                findings,
+                [Control("control", "held", True)],
+                ["a limit"],
+                data={"rows": s},
+            )
+        )
+    return Report(
+        "bench", "harness compare a b", sections, generated="2026-01-01 00:00:00Z", verdict="PASS"
+    )
 
 
 def main() -> None:
@@ -42,8 +70,10 @@ def main() -> None:
             text = render(r, fmt)
             took = time.perf_counter() - start
             per_row.append(took / (base * mult))
-            print(f"{fmt:5s} {base * mult:7d} rows {len(text) / 1e6:7.2f} MB {took:7.3f} s "
-                  f"per-row ratio vs 1x: {per_row[-1] / per_row[0]:.2f}")
+            print(
+                f"{fmt:5s} {base * mult:7d} rows {len(text) / 1e6:7.2f} MB {took:7.3f} s "
+                f"per-row ratio vs 1x: {per_row[-1] / per_row[0]:.2f}"
+            )
 
 
 if __name__ == "__main__":

@@ -21,13 +21,23 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from harness.selection import Lane, collect_dir, pytest_env  # noqa: E402
 
 MARKERS = ["slow", "gpu", "net", "integration", "flaky"]
-LANE_EXPRS = ["not slow and not gpu", "gpu", "slow", "integration and not net", "net or flaky",
-              "not integration", "slow and gpu", "not (slow or gpu or net)"]
+LANE_EXPRS = [
+    "not slow and not gpu",
+    "gpu",
+    "slow",
+    "integration and not net",
+    "net or flaky",
+    "not integration",
+    "slow and gpu",
+    "not (slow or gpu or net)",
+]
 
 
 def make_suite(root: Path, n_tests: int, per_file: int = 50) -> None:
     (root / "tests").mkdir(parents=True)
-    (root / "pytest.ini").write_text("[pytest]\nmarkers =\n" + "".join(f"    {m}: {m}\n" for m in MARKERS))
+    (root / "pytest.ini").write_text(
+        "[pytest]\nmarkers =\n" + "".join(f"    {m}: {m}\n" for m in MARKERS)
+    )
     for f in range(n_tests // per_file):
         lines = ["import pytest", ""]
         for t in range(per_file):
@@ -70,13 +80,19 @@ def main() -> int:
             dt, out = timed(base + ["-m", lane.expr], root)
             t_sep += dt
             if selected(out) != col.counts[lane.name]:
-                raise SystemExit(f"{lane.name}: -m gives {selected(out)}, one pass gives {col.counts[lane.name]}")
+                raise SystemExit(
+                    f"{lane.name}: -m gives {selected(out)}, one pass gives {col.counts[lane.name]}"
+                )
     assert col.total == total, (col.total, total)
     print(f"suite: {total} tests, {n_lanes} lanes; counts agree with separate -m runs")
     print(f"baseline (one plain collection): {t_base:.2f}s")
-    print(f"one pass, all lanes:             {t_one:.2f}s  = {t_one / t_base:.2f}x baseline (target <= 1.30x)")
-    print(f"{n_lanes} separate -m collections:     {t_sep:.2f}s  = {t_sep / t_base:.2f}x baseline, "
-          f"{t_sep / t_one:.2f}x the one pass")
+    print(
+        f"one pass, all lanes:             {t_one:.2f}s  = {t_one / t_base:.2f}x baseline (target <= 1.30x)"
+    )
+    print(
+        f"{n_lanes} separate -m collections:     {t_sep:.2f}s  = {t_sep / t_base:.2f}x baseline, "
+        f"{t_sep / t_one:.2f}x the one pass"
+    )
     return 0 if t_one / t_base <= 1.3 else 1
 
 

@@ -13,8 +13,10 @@ import subprocess
 import sys
 import time
 
-FIRST_GIT = ("import harness.cli, harness.commands.{verb}; from harness.git import GitRepo; "
-             "GitRepo('.').resolve('HEAD')")
+FIRST_GIT = (
+    "import harness.cli, harness.commands.{verb}; from harness.git import GitRepo; "
+    "GitRepo('.').resolve('HEAD')"
+)
 
 
 def timed(argv: list[str], runs: int) -> float:
@@ -33,12 +35,16 @@ def main() -> None:
     bare = timed([sys.executable, "-c", "pass"], runs)
     print(f"bare interpreter start: {bare * 1000:.0f} ms (median of {runs})")
     rows = [("harness --help", [sys.executable, "-m", "harness", "--help"], 0.150)]
-    rows += [(f"{v}: first git call", [sys.executable, "-c", FIRST_GIT.format(verb=v)], 0.250)
-             for v in ("fidelity", "compare", "shape", "lanes")]
+    rows += [
+        (f"{v}: first git call", [sys.executable, "-c", FIRST_GIT.format(verb=v)], 0.250)
+        for v in ("fidelity", "compare", "shape", "lanes")
+    ]
     for name, argv, target in rows:
         t = timed(argv, runs)
-        print(f"{name:28s} {t * 1000:6.0f} ms  {t / bare:5.1f}x bare  target {target * 1000:.0f} ms "
-              f"{'met' if t <= target else 'NOT met'}")
+        print(
+            f"{name:28s} {t * 1000:6.0f} ms  {t / bare:5.1f}x bare  target {target * 1000:.0f} ms "
+            f"{'met' if t <= target else 'NOT met'}"
+        )
 
 
 if __name__ == "__main__":

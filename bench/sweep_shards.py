@@ -26,8 +26,13 @@ from harness.sweep import run_sweep  # noqa: E402
 
 
 def _commit(root: Path, msg: str) -> None:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "b",
-           "GIT_COMMITTER_EMAIL": "b@b"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "b",
+        "GIT_AUTHOR_EMAIL": "b@b",
+        "GIT_COMMITTER_NAME": "b",
+        "GIT_COMMITTER_EMAIL": "b@b",
+    }
     subprocess.run(["git", "add", "-A"], cwd=root, env=env, check=True)
     subprocess.run(["git", "commit", "-qm", msg], cwd=root, env=env, check=True)
 
@@ -36,15 +41,23 @@ def make_repo(root: Path, n_funcs: int) -> None:
     (root / "pkg").mkdir(parents=True)
     (root / "tests").mkdir()
     (root / "pkg" / "__init__.py").write_text("")
-    (root / "pkg" / "ops.py").write_text("".join(f"def f{i}(x, y):\n    return x\n\n\n" for i in range(n_funcs)))
-    (root / "tests" / "test_ops.py").write_text("\n".join(
-        ["import time", "from pkg import ops", ""]
-        + [f"def test_{i}():\n    time.sleep(0.02)\n    assert ops.f{i}(7, 3) == {7 + 3 * 2 - (i % 5)}\n"
-           for i in range(n_funcs)]))
+    (root / "pkg" / "ops.py").write_text(
+        "".join(f"def f{i}(x, y):\n    return x\n\n\n" for i in range(n_funcs))
+    )
+    (root / "tests" / "test_ops.py").write_text(
+        "\n".join(
+            ["import time", "from pkg import ops", ""]
+            + [
+                f"def test_{i}():\n    time.sleep(0.02)\n    assert ops.f{i}(7, 3) == {7 + 3 * 2 - (i % 5)}\n"
+                for i in range(n_funcs)
+            ]
+        )
+    )
     subprocess.run(["git", "init", "-q"], cwd=root, check=True)
     _commit(root, "base")
-    (root / "pkg" / "ops.py").write_text("".join(
-        f"def f{i}(x, y):\n    return x + y * 2 - {i % 5}\n\n\n" for i in range(n_funcs)))
+    (root / "pkg" / "ops.py").write_text(
+        "".join(f"def f{i}(x, y):\n    return x + y * 2 - {i % 5}\n\n\n" for i in range(n_funcs))
+    )
     _commit(root, "head")
 
 
@@ -69,16 +82,23 @@ def main() -> int:
         try:
             ex = RayExecutor()
             start = time.monotonic()
-            sharded = run_sweep(repo, "HEAD~1", "HEAD", tests=["tests"], max_children=1, executor=ex,
-                                shards=workers)
+            sharded = run_sweep(
+                repo, "HEAD~1", "HEAD", tests=["tests"], max_children=1, executor=ex, shards=workers
+            )
             t_sharded = time.monotonic() - start
         finally:
             ray.shutdown()
-    same = [(m.name, m.status) for m in one.mutants] == [(m.name, m.status) for m in sharded.mutants]
+    same = [(m.name, m.status) for m in one.mutants] == [
+        (m.name, m.status) for m in sharded.mutants
+    ]
     print(f"mutants: {len(one.mutants)} ({sum(m.status == 'killed' for m in one.mutants)} killed)")
     print(f"one mutmut run (local):        {t_one:7.1f}s")
-    print(f"one mutmut run, {workers} children:   {t_children:7.1f}s   ratio {t_one / t_children:.2f}x")
-    print(f"{workers} shards on {workers} Ray workers:   {t_sharded:7.1f}s   ratio {t_one / t_sharded:.2f}x")
+    print(
+        f"one mutmut run, {workers} children:   {t_children:7.1f}s   ratio {t_one / t_children:.2f}x"
+    )
+    print(
+        f"{workers} shards on {workers} Ray workers:   {t_sharded:7.1f}s   ratio {t_one / t_sharded:.2f}x"
+    )
     print(f"verdicts equal: {same}")
     return 0 if same else 1
 

@@ -25,11 +25,15 @@ def cache_dir() -> Path:
 
 def content_key(*parts: Any) -> str:
     """A stable sha256 over JSON-able parts."""
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str).encode()).hexdigest()
+    return hashlib.sha256(
+        json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str).encode()
+    ).hexdigest()
 
 
 def file_digest(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest() if Path(path).is_file() else "missing"
+    return (
+        hashlib.sha256(Path(path).read_bytes()).hexdigest() if Path(path).is_file() else "missing"
+    )
 
 
 _DESCRIBE = """import sys, os, importlib.metadata as m
@@ -53,7 +57,9 @@ def interpreter_fingerprint(python: str) -> str:
 class Cache:
     """A directory of JSON entries keyed by content (``namespace/ab/cdef….json``)."""
 
-    def __init__(self, root: Path | None = None, namespace: str = "probes", enabled: bool = True) -> None:
+    def __init__(
+        self, root: Path | None = None, namespace: str = "probes", enabled: bool = True
+    ) -> None:
         self.root = (root or cache_dir()) / namespace
         self.enabled = enabled
         self.hits = 0

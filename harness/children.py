@@ -14,7 +14,8 @@ import signal
 import subprocess
 import sys
 import threading
-from typing import IO, Any, Sequence
+from collections.abc import Sequence
+from typing import IO, Any
 
 _WATCHDOG = r"""
 import os, signal, sys
@@ -40,8 +41,13 @@ def _watchdog() -> IO[bytes] | None:
     pipe = _pipe.get(os.getpid())
     if pipe is None:
         try:
-            proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", _WATCHDOG], stdin=subprocess.PIPE,
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+            proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", _WATCHDOG],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         except OSError:
             return None
         pipe = proc.stdin
@@ -90,8 +96,15 @@ def popen(argv: Sequence[str] | str, **kw: Any) -> subprocess.Popen[Any]:
     return proc
 
 
-def run(argv: Sequence[str] | str, *, input: Any = None, timeout: float | None = None, check: bool = False,
-        capture_output: bool = False, **kw: Any) -> subprocess.CompletedProcess[Any]:
+def run(
+    argv: Sequence[str] | str,
+    *,
+    input: Any = None,
+    timeout: float | None = None,
+    check: bool = False,
+    capture_output: bool = False,
+    **kw: Any,
+) -> subprocess.CompletedProcess[Any]:
     """``subprocess.run`` whose child (and its descendants) die with the harness and on a timeout."""
     if capture_output:
         kw["stdout"] = kw["stderr"] = subprocess.PIPE
@@ -105,7 +118,9 @@ def run(argv: Sequence[str] | str, *, input: Any = None, timeout: float | None =
             except subprocess.TimeoutExpired as exc:
                 kill_group(proc)
                 out, err = proc.communicate()
-                raise subprocess.TimeoutExpired(proc.args, exc.timeout, output=out, stderr=err) from None
+                raise subprocess.TimeoutExpired(
+                    proc.args, exc.timeout, output=out, stderr=err
+                ) from None
             except BaseException:
                 kill_group(proc)
                 raise

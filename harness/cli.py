@@ -7,13 +7,17 @@ import os
 import signal
 import sys
 import threading
-from typing import NoReturn, Sequence
+from collections.abc import Sequence
+from typing import NoReturn
 
 from harness import __version__, commands
 from harness.errors import EXIT_INTERNAL, EXIT_USAGE, HarnessError, UsageError
 from harness.git import GitError
 
-EXIT_CODES = """exit codes: 0 pass · 1 blocked by a finding (see --fail-on) · 2 usage or input error · 3 harness failure"""
+EXIT_CODES = (
+    "exit codes: 0 pass · 1 blocked by a finding (see --fail-on) · 2 usage or input error · "
+    "3 harness failure"
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -23,8 +27,11 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    parser = _Parser(prog="harness", description="Differential regression and cherry-pick fidelity harness.",
-                     epilog=EXIT_CODES)
+    parser = _Parser(
+        prog="harness",
+        description="Differential regression and cherry-pick fidelity harness.",
+        epilog=EXIT_CODES,
+    )
     parser.add_argument("--version", action="version", version=f"harness {__version__}")
     sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
     if only is None:  # the verb list only: each verb's HELP read from its source, nothing imported
@@ -33,8 +40,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         return parser
     for mod in commands.discover(only):
         p = sub.add_parser(mod.NAME, help=mod.HELP, description=mod.HELP, epilog=EXIT_CODES)
-        p.add_argument("--repo", metavar="PATH", default=None,
-                       help="repository to read (default: the current one; bare repositories work)")
+        p.add_argument(
+            "--repo",
+            metavar="PATH",
+            default=None,
+            help="repository to read (default: the current one; bare repositories work)",
+        )
         mod.add_arguments(p)
         p.set_defaults(_run=mod.run)
     return parser
@@ -84,7 +95,9 @@ def _main(argv: Sequence[str] | None) -> int:
     except Exception as exc:  # noqa: BLE001 - a harness bug is exit 3, not a traceback for the user
         if os.environ.get("HARNESS_DEBUG"):
             raise
-        sys.stderr.write(f"harness: internal error: {exc.__class__.__name__}: {exc} (HARNESS_DEBUG=1 for the traceback)\n")
+        sys.stderr.write(
+            f"harness: internal error: {exc.__class__.__name__}: {exc} (HARNESS_DEBUG=1 for the traceback)\n"
+        )
         return EXIT_INTERNAL
     finally:
         workarea.end_run()

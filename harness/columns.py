@@ -19,9 +19,9 @@ import re
 import shutil
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 from harness import workarea
 from harness.edits import Edit, EditProof, apply_edits
@@ -101,6 +101,7 @@ def default_workroot() -> Path:
 
 # -- listings (write detection) -------------------------------------------------------------
 
+
 def listing_of(root: Path) -> dict[str, list[int]]:
     """rel path → [size, mtime_ns, mode] for every file and symlink, bytecode caches ignored."""
     out: dict[str, list[int]] = {}
@@ -179,7 +180,11 @@ def clean_stale(root: Path, *, now: float | None = None) -> list[str]:
             if pid is None or not _alive(pid):
                 shutil.rmtree(entry, ignore_errors=True)
                 removed.append(name)
-        elif entry.is_dir() and not (root / f"{name}.lock").exists() and not (root / f"{name}.json").exists():
+        elif (
+            entry.is_dir()
+            and not (root / f"{name}.lock").exists()
+            and not (root / f"{name}.json").exists()
+        ):
             shutil.rmtree(entry, ignore_errors=True)  # orphan: its record went missing
             removed.append(name)
         elif name.endswith(".json") and not (root / (name[:-5] + ".lock")).exists():
@@ -205,11 +210,15 @@ def _build(repo: GitRepo, column: Column, ident: ColumnIdentity, dest: Path) -> 
     proofs = apply_edits(repo, dest, column.edits)
     for p in proofs:
         p.blob_user_before = user_blob(repo, ident.commit_sha, p.path)
-    return Materialized(dest, ident.tree_sha, ident.commit_sha, proofs, ident.key, False, listing_of(dest))
+    return Materialized(
+        dest, ident.tree_sha, ident.commit_sha, proofs, ident.key, False, listing_of(dest)
+    )
 
 
 @contextlib.contextmanager
-def materialize(repo: GitRepo, column: Column, workroot: Path | None = None) -> Iterator[Materialized]:
+def materialize(
+    repo: GitRepo, column: Column, workroot: Path | None = None
+) -> Iterator[Materialized]:
     """A column's tree for the duration of the ``with`` block (reused across runs when unchanged)."""
     root = Path(workroot) if workroot else default_workroot()
     root.mkdir(parents=True, exist_ok=True)
@@ -237,9 +246,17 @@ def materialize(repo: GitRepo, column: Column, workroot: Path | None = None) -> 
                 finally:
                     shutil.rmtree(tmp, ignore_errors=True)
                 mat.path = root / ident.key
-                (root / f"{ident.key}.json").write_text(json.dumps(
-                    {"commit": mat.commit_sha, "tree": mat.tree_sha, "listing": mat.listing,
-                     "proofs": [asdict(p) for p in mat.proofs]}, sort_keys=True))
+                (root / f"{ident.key}.json").write_text(
+                    json.dumps(
+                        {
+                            "commit": mat.commit_sha,
+                            "tree": mat.tree_sha,
+                            "listing": mat.listing,
+                            "proofs": [asdict(p) for p in mat.proofs],
+                        },
+                        sort_keys=True,
+                    )
+                )
         else:  # another column or run holds this tree: a private copy, always removed
             private = workarea.run_dir() / f"{ident.key}-p{os.getpid()}-{next(_counter)}"
             try:
@@ -272,9 +289,13 @@ def _reuse(repo: GitRepo, root: Path, ident: ColumnIdentity) -> Materialized | N
         meta = json.loads(meta_path.read_text())
     except (OSError, ValueError):
         return None
-    if meta.get("tree") != ident.tree_sha or diff_listing(meta.get("listing", {}), listing_of(path)):
+    if meta.get("tree") != ident.tree_sha or diff_listing(
+        meta.get("listing", {}), listing_of(path)
+    ):
         return None
     proofs = [EditProof(**p) for p in meta.get("proofs", [])]
     for p in proofs:
         p.blob_user_before = user_blob(repo, ident.commit_sha, p.path)
-    return Materialized(path, ident.tree_sha, ident.commit_sha, proofs, ident.key, True, meta["listing"])
+    return Materialized(
+        path, ident.tree_sha, ident.commit_sha, proofs, ident.key, True, meta["listing"]
+    )

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import traceback
+from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from harness import __version__
 from harness.errors import UsageError
@@ -32,22 +33,30 @@ class CompareInputs:
     jobs: int | None = None
     title: str = ""
     no_cache: bool = False  # measure every probe cell afresh, write nothing to the cache
-    executor: Any = None  # harness.executors.Executor running probe columns and mutation rows (None: local)
+    executor: Any = (
+        None  # harness.executors.Executor running probe columns and mutation rows (None: local)
+    )
 
 
 @dataclass
 class Plan:
     """The sections to run, in report order: (id, title, thunk)."""
 
-    steps: list[tuple[str, str, Callable[[], Section | list[Section]]]] = field(default_factory=list)
+    steps: list[tuple[str, str, Callable[[], Section | list[Section]]]] = field(
+        default_factory=list
+    )
     skipped: list[str] = field(default_factory=list)
-    header: dict[str, str] = field(default_factory=dict)  # report header lines the plan found (merge base)
+    header: dict[str, str] = field(
+        default_factory=dict
+    )  # report header lines the plan found (merge base)
 
     def add(self, sid: str, title: str, fn: Callable[[], Section | list[Section]]) -> None:
         self.steps.append((sid, title, fn))
 
 
-def run_plan(plan: Plan, progress: Callable[[str], None] | None = None) -> tuple[list[Section], bool]:
+def run_plan(
+    plan: Plan, progress: Callable[[str], None] | None = None
+) -> tuple[list[Section], bool]:
     """Run each step; a crash becomes a harness-error section. Returns (sections, crashed).
 
     Each step is a progress phase (spinner with elapsed time on a terminal, plain lines otherwise);
@@ -66,10 +75,21 @@ def run_plan(plan: Plan, progress: Callable[[str], None] | None = None) -> tuple
         except Exception as exc:  # noqa: BLE001 - a broken section must not lose the others
             crashed = True
             tb = traceback.format_exc(limit=6)
-            out = Section(sid, title, summary="This section failed inside the harness.",
-                          findings=[Finding("harness-error", "P1", f"{title}: the harness failed: {exc}",
-                                            detail=tb.strip().splitlines()[-1], key=sid)],
-                          not_verified=[f"{title}: nothing (the section crashed)"])
+            out = Section(
+                sid,
+                title,
+                summary="This section failed inside the harness.",
+                findings=[
+                    Finding(
+                        "harness-error",
+                        "P1",
+                        f"{title}: the harness failed: {exc}",
+                        detail=tb.strip().splitlines()[-1],
+                        key=sid,
+                    )
+                ],
+                not_verified=[f"{title}: nothing (the section crashed)"],
+            )
         sections.extend(out if isinstance(out, list) else [out])
     return sections, crashed
 
@@ -80,8 +100,15 @@ def scenario_digest(path: str | None) -> str:
     return hashlib.sha1(Path(path).read_bytes()).hexdigest()[:12]
 
 
-def build_report(repo: GitRepo, inputs: CompareInputs, sections: list[Section], skipped: list[str],
-                 command: str, generated: str, header: dict[str, str] | None = None) -> Report:
+def build_report(
+    repo: GitRepo,
+    inputs: CompareInputs,
+    sections: list[Section],
+    skipped: list[str],
+    command: str,
+    generated: str,
+    header: dict[str, str] | None = None,
+) -> Report:
     base_sha, head_sha = repo.resolve(inputs.base), repo.resolve(inputs.head)
     info: dict[str, Any] = {
         "base": f"{inputs.base} @ {base_sha[:12]}",
@@ -92,11 +119,20 @@ def build_report(repo: GitRepo, inputs: CompareInputs, sections: list[Section], 
     if inputs.source:
         info["source"] = f"{inputs.source} @ {repo.resolve(inputs.source)[:12]}"
     if inputs.source_branch:
-        info["source branch"] = f"{inputs.source_branch} @ {repo.resolve(inputs.source_branch)[:12]}"
+        info["source branch"] = (
+            f"{inputs.source_branch} @ {repo.resolve(inputs.source_branch)[:12]}"
+        )
     for i, path in enumerate(inputs.scenario_paths):
-        info["scenario" if i == 0 else f"scenario {i + 1}"] = f"{Path(path).name} (sha1 {scenario_digest(path)})"
+        info["scenario" if i == 0 else f"scenario {i + 1}"] = (
+            f"{Path(path).name} (sha1 {scenario_digest(path)})"
+        )
     info["harness"] = __version__
-    report = Report(title=inputs.title or f"Backport review: {inputs.base} → {inputs.head}", command=command,
-                    sections=sections, inputs=info, generated=generated)
+    report = Report(
+        title=inputs.title or f"Backport review: {inputs.base} → {inputs.head}",
+        command=command,
+        sections=sections,
+        inputs=info,
+        generated=generated,
+    )
     report.not_verified = [f"section not run: {s}" for s in skipped]
     return report

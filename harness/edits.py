@@ -20,7 +20,12 @@ from harness.git.worktree import apply_patch, blob_sha, commit_diff
 
 KINDS = ("replace", "move", "patch", "apply-commit")
 _PRIMARY = {"replace": "old", "move": "line", "patch": "diff", "apply-commit": "commit"}
-_FIELDS = {"replace": ("old", "new"), "move": ("line", "above"), "patch": ("diff",), "apply-commit": ("commit",)}
+_FIELDS = {
+    "replace": ("old", "new"),
+    "move": ("line", "above"),
+    "patch": ("diff",),
+    "apply-commit": ("commit",),
+}
 
 
 @dataclass
@@ -62,7 +67,9 @@ class EditProof:
     blob_before: str | None
     blob_after: str | None
     blob_user_after: str | None = None
-    blob_user_before: str | None = None  # filled by columns; equal to blob_user_after: nothing leaked
+    blob_user_before: str | None = (
+        None  # filled by columns; equal to blob_user_after: nothing leaked
+    )
 
     @property
     def landed(self) -> bool:
@@ -97,7 +104,9 @@ def edit_from_mapping(d: dict[str, Any], where: str = "") -> Edit:
     allowed = {"path", *_FIELDS[kind]}
     unknown = sorted(set(d) - allowed)
     if unknown:
-        raise UsageError(f"{where}{kind} edit: unknown key {unknown[0]!r} (allowed: {', '.join(sorted(allowed))})")
+        raise UsageError(
+            f"{where}{kind} edit: unknown key {unknown[0]!r} (allowed: {', '.join(sorted(allowed))})"
+        )
     for k in _FIELDS[kind]:
         if not isinstance(d.get(k), str):
             raise UsageError(f"{where}{kind} edit: {k!r} must be a string")
@@ -137,7 +146,9 @@ def _replace(data: bytes, e: Edit) -> bytes:
     old, new = (e.old or "").encode(), (e.new or "").encode()
     n = data.count(old) if old else 0
     if n != 1:
-        raise UsageError(f"{e.where}replace in {e.path}: old text must occur exactly once, found {n}")
+        raise UsageError(
+            f"{e.where}replace in {e.path}: old text must occur exactly once, found {n}"
+        )
     return data.replace(old, new, 1)
 
 
@@ -145,8 +156,10 @@ def _find_line(lines: list[bytes], text: str, e: Edit, what: str) -> int:
     want = text.strip().encode()
     hits = [i for i, ln in enumerate(lines) if ln.strip() == want]
     if len(hits) != 1:
-        raise UsageError(f"{e.where}move in {e.path}: {what} {text.strip()!r} must match exactly one line, "
-                         f"found {len(hits)}")
+        raise UsageError(
+            f"{e.where}move in {e.path}: {what} {text.strip()!r} must match exactly one line, "
+            f"found {len(hits)}"
+        )
     return hits[0]
 
 
@@ -159,7 +172,7 @@ def _move(data: bytes, e: Edit) -> bytes:
     dst = _find_line(lines, e.above or "", e, "above")
     target = lines[dst]
     indent = target[: len(target) - len(target.lstrip())]
-    ending = moved[len(moved.rstrip(b"\r\n")):] or b"\n"
+    ending = moved[len(moved.rstrip(b"\r\n")) :] or b"\n"
     lines.insert(dst, indent + moved.strip() + ending)
     return b"".join(lines)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from harness.errors import UsageError
 from harness.report.model import SEVERITY_RANK, Finding, Report
@@ -17,8 +17,14 @@ def blocking(findings: Iterable[Finding], fail_on: str) -> list[Finding]:
     if fail_on == "never":
         return []
     floor = SEVERITY_RANK[fail_on.upper()]
-    return [f for f in findings if SEVERITY_RANK[f.severity] >= floor and f.severity != "info"
-            and not f.waived and f.status not in ("resolved", "retracted")]
+    return [
+        f
+        for f in findings
+        if SEVERITY_RANK[f.severity] >= floor
+        and f.severity != "info"
+        and not f.waived
+        and f.status not in ("resolved", "retracted")
+    ]
 
 
 def verdict(report: Report, fail_on: str, crashed: bool = False) -> tuple[str, list[Finding]]:
@@ -32,8 +38,10 @@ def verdict(report: Report, fail_on: str, crashed: bool = False) -> tuple[str, l
         ids = {f.id for f in blocked}
         n_causes = sum(1 for c in report.causes if ids.intersection(c.findings))
         causes = f" from {n_causes} root cause(s)" if n_causes else ""
-        return (f"BLOCKED: {len(blocked)} open finding(s) at or above {fail_on.upper()}{causes} ({kinds}).",
-                blocked)
+        return (
+            f"BLOCKED: {len(blocked)} open finding(s) at or above {fail_on.upper()}{causes} ({kinds}).",
+            blocked,
+        )
     if fail_on == "never":
         return "NOT GATED (--fail-on never): open findings are listed below.", blocked
     return f"PASS at --fail-on {fail_on}: no open finding at or above the threshold.", blocked

@@ -15,10 +15,11 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import yaml
 
@@ -67,8 +68,9 @@ class Outcome:
 
     @property
     def failing(self) -> set[str]:
-        return ({k for k, v in self.outcomes.items() if v in ("failed", "error")}
-                | {e["nodeid"] for e in self.collection_errors})
+        return {k for k, v in self.outcomes.items() if v in ("failed", "error")} | {
+            e["nodeid"] for e in self.collection_errors
+        }
 
 
 @dataclass
@@ -142,14 +144,25 @@ def gap_mutations(repo: GitRepo, commits: Sequence[str]) -> list[Mutation]:
     for ref in commits:
         sha = repo.resolve(ref)
         subject = repo.commit(sha).subject
-        result.append(Mutation(f"gap {sha[:10]} {subject[:50]}", [Edit(kind="apply-commit", commit=sha)],
-                               gap=sha))
+        result.append(
+            Mutation(
+                f"gap {sha[:10]} {subject[:50]}", [Edit(kind="apply-commit", commit=sha)], gap=sha
+            )
+        )
     return result
 
 
 # -- running -------------------------------------------------------------------------
-def run_selection(tree_dir: Path, tests: Sequence[str], marker: str | None, *, python: str = sys.executable,
-                  proof_paths: Sequence[str] = (), timeout: float = 900, setup: Sequence[str] = ()) -> Outcome:
+def run_selection(
+    tree_dir: Path,
+    tests: Sequence[str],
+    marker: str | None,
+    *,
+    python: str = sys.executable,
+    proof_paths: Sequence[str] = (),
+    timeout: float = 900,
+    setup: Sequence[str] = (),
+) -> Outcome:
     """Run the pytest selection once in ``tree_dir``; the tree's own modules shadow installed copies."""
     extra = [tree_dir] + ([tree_dir / "src"] if (tree_dir / "src").is_dir() else [])
     env = pytest_env(extra, bytecode=True)  # trees are ours and reused
@@ -157,17 +170,39 @@ def run_selection(tree_dir: Path, tests: Sequence[str], marker: str | None, *, p
         out = Path(tmp) / "out.json"
         env["HARNESS_OUTCOMES_OUT"] = str(out)
         env["HARNESS_PROOF_PATHS"] = json.dumps(list(proof_paths))
-        argv = [python, "-m", "pytest", "-q", "-p", "pytest_outcomes_plugin", "-p", "no:cacheprovider",
-                "-o", "addopts=", "--rootdir", str(tree_dir), "-o", "console_output_style=classic",
-                *(["-m", marker] if marker else []), "--", *tests]
+        argv = [
+            python,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "pytest_outcomes_plugin",
+            "-p",
+            "no:cacheprovider",
+            "-o",
+            "addopts=",
+            "--rootdir",
+            str(tree_dir),
+            "-o",
+            "console_output_style=classic",
+            *(["-m", marker] if marker else []),
+            "--",
+            *tests,
+        ]
         start = time.monotonic()
         outcome = Outcome()
         outcome.problem = run_setup(tree_dir, setup, env, timeout)
         if outcome.problem:
             return outcome
         try:
-            proc = children.run(argv, cwd=str(tree_dir), env=env, capture_output=True, timeout=timeout,
-                                  stdin=subprocess.DEVNULL)
+            proc = children.run(
+                argv,
+                cwd=str(tree_dir),
+                env=env,
+                capture_output=True,
+                timeout=timeout,
+                stdin=subprocess.DEVNULL,
+            )
         except subprocess.TimeoutExpired:
             outcome.problem = f"timeout after {timeout:.0f}s"
             outcome.seconds = time.monotonic() - start
@@ -175,15 +210,23 @@ def run_selection(tree_dir: Path, tests: Sequence[str], marker: str | None, *, p
         outcome.seconds = time.monotonic() - start
         outcome.exit_code = proc.returncode
         if not out.exists():
-            tail = [ln for ln in (proc.stdout + proc.stderr).decode("utf-8", "replace").splitlines() if ln.strip()]
-            outcome.problem = f"pytest exited {proc.returncode} without a report: " + (tail[-1] if tail else "")
+            tail = [
+                ln
+                for ln in (proc.stdout + proc.stderr).decode("utf-8", "replace").splitlines()
+                if ln.strip()
+            ]
+            outcome.problem = f"pytest exited {proc.returncode} without a report: " + (
+                tail[-1] if tail else ""
+            )
             return outcome
         data = json.loads(out.read_text(encoding="utf-8"))
     outcome.outcomes = data["outcomes"]
     outcome.collection_errors = data["collection_errors"]
     outcome.module_proofs = data["module_proofs"]
     if proc.returncode == 4:  # pytest usage error, e.g. a node id that does not exist
-        outcome.problem = "pytest usage error (exit 4): " + proc.stderr.decode("utf-8", "replace").strip()[-200:]
+        outcome.problem = (
+            "pytest usage error (exit 4): " + proc.stderr.decode("utf-8", "replace").strip()[-200:]
+        )
     return outcome
 
 
@@ -191,26 +234,56 @@ def _edited_paths(mutations: Sequence[Mutation]) -> list[str]:
     return sorted({e.path for m in mutations for e in m.edits if e.path and e.path.endswith(".py")})
 
 
-def row_key(repo: GitRepo, column: Column, tests: Sequence[str], marker: str | None, proof_paths: Sequence[str],
-            python: str, timeout: float, setup: Sequence[str]) -> str:
+def row_key(
+    repo: GitRepo,
+    column: Column,
+    tests: Sequence[str],
+    marker: str | None,
+    proof_paths: Sequence[str],
+    python: str,
+    timeout: float,
+    setup: Sequence[str],
+) -> str:
     """What a row's outcome depends on: the column's tree and edits, the selection, the interpreter
     with its distributions, the setup, and the code that runs and reads the selection."""
     code = [file_digest(PROBES_DIR / "pytest_outcomes_plugin.py"), file_digest(Path(__file__))]
-    return content_key("mutation-row", identify(repo, column).key, list(tests), marker, list(proof_paths),
-                       interpreter_fingerprint(python), timeout, list(setup), code)
+    return content_key(
+        "mutation-row",
+        identify(repo, column).key,
+        list(tests),
+        marker,
+        list(proof_paths),
+        interpreter_fingerprint(python),
+        timeout,
+        list(setup),
+        code,
+    )
 
 
-def _from_cache(repo: GitRepo, commit: str, mutation: Mutation | None, key: str, hit: dict[str, Any]) -> Row:
+def _from_cache(
+    repo: GitRepo, commit: str, mutation: Mutation | None, key: str, hit: dict[str, Any]
+) -> Row:
     proofs = [EditProof(**p) for p in hit["proofs"]]
     for p in proofs:  # the user's copy is read now, never from the cache
         p.blob_user_before = p.blob_user_after = user_blob(repo, commit, p.path)
     return Row(mutation, Outcome(**hit["outcome"]), hit["tree"], proofs, key, cached=True)
 
 
-def run_mutations(repo: GitRepo, ref: str, mutations: Sequence[Mutation], tests: Sequence[str],
-                  marker: str | None = None, *, python: str = sys.executable, timeout: float = 900,
-                  workroot: Path | None = None, setup: Sequence[str] = (), cache: Cache | None = None,
-                  executor: Executor | None = None, jobs: int | None = None) -> MutationRun:
+def run_mutations(
+    repo: GitRepo,
+    ref: str,
+    mutations: Sequence[Mutation],
+    tests: Sequence[str],
+    marker: str | None = None,
+    *,
+    python: str = sys.executable,
+    timeout: float = 900,
+    workroot: Path | None = None,
+    setup: Sequence[str] = (),
+    cache: Cache | None = None,
+    executor: Executor | None = None,
+    jobs: int | None = None,
+) -> MutationRun:
     """Row "none" first, then each mutation in its own control column; a row whose key is in the
     cache is served from it (``cache=Cache(enabled=False)`` runs every row), the others are one
     executor task each (``local`` runs them one after another unless ``jobs`` says otherwise)."""
@@ -218,7 +291,9 @@ def run_mutations(repo: GitRepo, ref: str, mutations: Sequence[Mutation], tests:
     cache = cache if cache is not None else Cache(namespace="mutations")
     names = [m.name for m in mutations]
     if len(set(names)) != len(names):
-        raise UsageError(f"duplicate mutation names: {sorted({n for n in names if names.count(n) > 1})}")
+        raise UsageError(
+            f"duplicate mutation names: {sorted({n for n in names if names.count(n) > 1})}"
+        )
     proof_paths = _edited_paths(mutations)
     executor = executor or LocalExecutor()
     rows: list[Row | None] = []
@@ -228,8 +303,12 @@ def run_mutations(repo: GitRepo, ref: str, mutations: Sequence[Mutation], tests:
         # Every column's edits are applied before any test runs: a mutation that does not apply is
         # bad input (exit 2) found before the work starts, or, for a gap, a row saying why.
         for mutation in [None, *mutations]:
-            column = Column(mutation.name if mutation else "none", commit,
-                            list(mutation.edits) if mutation else [], role="control" if mutation else "ref")
+            column = Column(
+                mutation.name if mutation else "none",
+                commit,
+                list(mutation.edits) if mutation else [],
+                role="control" if mutation else "ref",
+            )
             try:
                 key = row_key(repo, column, tests, marker, proof_paths, python, timeout, setup)
                 hit = cache.get(key)
@@ -244,38 +323,77 @@ def run_mutations(repo: GitRepo, ref: str, mutations: Sequence[Mutation], tests:
                 continue
             rows.append(None)
             slots.append(len(rows) - 1)
-            tasks.append(Task(key, mutation_row, TreeSpec(repo, column, workroot, ready=mat),
-                              (mutation, ref, list(tests), marker, python, proof_paths, timeout, list(setup)),
-                              timeout=2 * timeout + 120, label=f"mutation {column.name}"))
+            tasks.append(
+                Task(
+                    key,
+                    mutation_row,
+                    TreeSpec(repo, column, workroot, ready=mat),
+                    (mutation, ref, list(tests), marker, python, proof_paths, timeout, list(setup)),
+                    timeout=2 * timeout + 120,
+                    label=f"mutation {column.name}",
+                )
+            )
         results = executor.run(tasks, jobs=jobs or (1 if executor.name == "local" else None))
-    for i, task, res in zip(slots, tasks, results):
+    for i, task, res in zip(slots, tasks, results, strict=False):
         mutation = task.args[0]
-        if res.status != "ok" or res.value is None:  # past its timeout, or its worker lost: not cached
+        if (
+            res.status != "ok" or res.value is None
+        ):  # past its timeout, or its worker lost: not cached
             rows[i] = Row(mutation, Outcome(problem=res.detail), key=task.key)
             continue
         row = res.value
         for p in row.proofs:
-            if p.blob_user_after is None:  # packed trees: the user's copy is read here, after the run
+            if (
+                p.blob_user_after is None
+            ):  # packed trees: the user's copy is read here, after the run
                 p.blob_user_after = user_blob(repo, commit, p.path)
         if row.tree:  # it ran (a gap that does not apply has no key, as before)
             row.key = task.key
             if not row.outcome.problem:  # a timeout or crash is measured again next time
-                cache.put(task.key, {"outcome": asdict(row.outcome), "tree": row.tree,
-                                     "proofs": [{**asdict(p), "blob_user_before": None, "blob_user_after": None}
-                                                for p in row.proofs]})
+                cache.put(
+                    task.key,
+                    {
+                        "outcome": asdict(row.outcome),
+                        "tree": row.tree,
+                        "proofs": [
+                            {**asdict(p), "blob_user_before": None, "blob_user_after": None}
+                            for p in row.proofs
+                        ],
+                    },
+                )
         rows[i] = row
     return MutationRun(ref, commit, list(tests), marker, [r for r in rows if r is not None])
 
 
-def mutation_row(tree: Any, mutation: Mutation | None, ref: str, tests: list[str], marker: str | None,
-                 python: str, proof_paths: list[str], timeout: float, setup: list[str]) -> Row:
+def mutation_row(
+    tree: Any,
+    mutation: Mutation | None,
+    ref: str,
+    tests: list[str],
+    marker: str | None,
+    python: str,
+    proof_paths: list[str],
+    timeout: float,
+    setup: list[str],
+) -> Row:
     """One row as an executor task: the selection run once in the row's tree (wherever that is)."""
     try:
         with tree.open() as mat:
-            paths = sorted(set(proof_paths) | {p.path for p in mat.proofs if p.path.endswith(".py")})
-            with phase(f"tests under mutation {mutation.name}" if mutation else "tests without mutation"):
-                outcome = run_selection(mat.path, tests, marker, python=python, proof_paths=paths,
-                                        timeout=timeout, setup=setup)
+            paths = sorted(
+                set(proof_paths) | {p.path for p in mat.proofs if p.path.endswith(".py")}
+            )
+            with phase(
+                f"tests under mutation {mutation.name}" if mutation else "tests without mutation"
+            ):
+                outcome = run_selection(
+                    mat.path,
+                    tests,
+                    marker,
+                    python=python,
+                    proof_paths=paths,
+                    timeout=timeout,
+                    setup=setup,
+                )
             row = Row(mutation, outcome, mat.tree_sha, mat.proofs)
     except UsageError as exc:
         if mutation is None or mutation.gap is None:
@@ -318,9 +436,18 @@ def mutation_section(run: MutationRun) -> Section:
     live_rows = [r for r in run.rows[1:] if r.mutation and r.mutation.expect == "killed"]
     liveness_failed = [r for r in live_rows if not killed_by(r, base)]
     baseline_total = len(base.outcome.outcomes) + len(base.outcome.collection_errors)
-    shadowed = [r for r in run.rows if any(v["status"] == "shadowed" for v in r.outcome.module_proofs.values())]
-    evidence = bool(live_rows) and not liveness_failed and baseline_total > 0 and not base.outcome.problem \
+    shadowed = [
+        r
+        for r in run.rows
+        if any(v["status"] == "shadowed" for v in r.outcome.module_proofs.values())
+    ]
+    evidence = (
+        bool(live_rows)
+        and not liveness_failed
+        and baseline_total > 0
+        and not base.outcome.problem
         and not shadowed
+    )
 
     for r in run.rows:
         o = r.outcome
@@ -335,108 +462,222 @@ def mutation_section(run: MutationRun) -> Section:
         else:
             verdict = "killed" if kills else "survived"
         first = r.proofs[0] if r.proofs else None
-        rows.append([
-            r.name, (r.mutation.expect or "") if r.mutation else "", verdict,
-            *(o.count(k) for k in COUNTED),
-            Code(", ".join(kills[:5]) + (f" (+{len(kills) - 5})" if len(kills) > 5 else "")) if kills else "",
-            Sha(first.blob_before) if first and first.blob_before else None,
-            Sha(first.blob_after) if first and first.blob_after else None,
-            Sha(first.blob_user_after) if first and first.blob_user_after else None,
-            _proof_cell(r),
-            o.problem,
-        ])
+        rows.append(
+            [
+                r.name,
+                (r.mutation.expect or "") if r.mutation else "",
+                verdict,
+                *(o.count(k) for k in COUNTED),
+                Code(", ".join(kills[:5]) + (f" (+{len(kills) - 5})" if len(kills) > 5 else ""))
+                if kills
+                else "",
+                Sha(first.blob_before) if first and first.blob_before else None,
+                Sha(first.blob_after) if first and first.blob_after else None,
+                Sha(first.blob_user_after) if first and first.blob_user_after else None,
+                _proof_cell(r),
+                o.problem,
+            ]
+        )
         for p in r.proofs:
             unchanged = p.blob_user_before == p.blob_user_after
-            proof_rows.append([r.name, Code(p.path), Sha(p.blob_before) if p.blob_before else "(new)",
-                               Sha(p.blob_after) if p.blob_after else "(deleted)",
-                               Sha(p.blob_user_after) if p.blob_user_after else "(absent)",
-                               "unchanged" if unchanged else "CHANGED"])
+            proof_rows.append(
+                [
+                    r.name,
+                    Code(p.path),
+                    Sha(p.blob_before) if p.blob_before else "(new)",
+                    Sha(p.blob_after) if p.blob_after else "(deleted)",
+                    Sha(p.blob_user_after) if p.blob_user_after else "(absent)",
+                    "unchanged" if unchanged else "CHANGED",
+                ]
+            )
             if not unchanged:
-                findings.append(Finding("mutation-leaked", "P1",
-                                        f"the user's copy of {p.path} changed during mutation {r.name}",
-                                        key=f"{r.name}:{p.path}"))
+                findings.append(
+                    Finding(
+                        "mutation-leaked",
+                        "P1",
+                        f"the user's copy of {p.path} changed during mutation {r.name}",
+                        key=f"{r.name}:{p.path}",
+                    )
+                )
         if r.mutation and r.mutation.expect == "survived" and kills:
-            findings.append(Finding("mutation-expectation", "P2",
-                                    f"mutation {r.name} was expected to survive but {len(kills)} test(s) failed",
-                                    ", ".join(kills[:10]), key=r.name))
+            findings.append(
+                Finding(
+                    "mutation-expectation",
+                    "P2",
+                    f"mutation {r.name} was expected to survive but {len(kills)} test(s) failed",
+                    ", ".join(kills[:10]),
+                    key=r.name,
+                )
+            )
         if r.mutation and r.mutation.gap and not o.problem and not moved:
             counts = ", ".join(f"{o.count(k)} {k}" for k in COUNTED)
-            findings.append(Finding(
-                "gap-not-pinned", "P2", f"no test in this selection pins this gap: {r.name}",
-                f"with the gap filled the selection gives {counts} — the same outcome for all "
-                f"{len(o.outcomes)} tests as without it", key=f"{r.mutation.gap}:{run.tests}:{run.marker}"))
+            findings.append(
+                Finding(
+                    "gap-not-pinned",
+                    "P2",
+                    f"no test in this selection pins this gap: {r.name}",
+                    f"with the gap filled the selection gives {counts} — the same outcome for all "
+                    f"{len(o.outcomes)} tests as without it",
+                    key=f"{r.mutation.gap}:{run.tests}:{run.marker}",
+                )
+            )
 
     for r in liveness_failed:
-        findings.append(Finding(
-            "liveness-failed", "P1",
-            f"liveness control {r.name} made no test fail: the suite cannot fail for this selection",
-            f"{r.outcome.count('passed')} passed, {r.outcome.count('failed')} failed; the mutation table is "
-            "not evidence", key=f"{r.name}:{run.tests}:{run.marker}"))
+        findings.append(
+            Finding(
+                "liveness-failed",
+                "P1",
+                f"liveness control {r.name} made no test fail: the suite cannot fail for this selection",
+                f"{r.outcome.count('passed')} passed, {r.outcome.count('failed')} failed; the mutation table is "
+                "not evidence",
+                key=f"{r.name}:{run.tests}:{run.marker}",
+            )
+        )
     if baseline_total == 0:
-        findings.append(Finding("selection-empty", "P1", "the test selection ran no test at the baseline",
-                                base.outcome.problem, key=f"{run.tests}:{run.marker}"))
+        findings.append(
+            Finding(
+                "selection-empty",
+                "P1",
+                "the test selection ran no test at the baseline",
+                base.outcome.problem,
+                key=f"{run.tests}:{run.marker}",
+            )
+        )
     if base.outcome.failing:
-        findings.append(Finding("baseline-failing", "P2",
-                                f"{len(base.outcome.failing)} test(s) already fail without any mutation",
-                                ", ".join(sorted(base.outcome.failing)[:10]), key=str(sorted(base.outcome.failing))))
+        findings.append(
+            Finding(
+                "baseline-failing",
+                "P2",
+                f"{len(base.outcome.failing)} test(s) already fail without any mutation",
+                ", ".join(sorted(base.outcome.failing)[:10]),
+                key=str(sorted(base.outcome.failing)),
+            )
+        )
     for r in shadowed:
-        findings.append(Finding("module-shadowed", "P1",
-                                f"row {r.name}: the edited module was imported from outside the column's tree",
-                                "; ".join(f"{k}: {v['file']}" for k, v in r.outcome.module_proofs.items()
-                                          if v["status"] == "shadowed"), key=f"{r.name}"))
+        findings.append(
+            Finding(
+                "module-shadowed",
+                "P1",
+                f"row {r.name}: the edited module was imported from outside the column's tree",
+                "; ".join(
+                    f"{k}: {v['file']}"
+                    for k, v in r.outcome.module_proofs.items()
+                    if v["status"] == "shadowed"
+                ),
+                key=f"{r.name}",
+            )
+        )
 
     if not live_rows:
         liveness = "no liveness mutation (expect: killed) declared — not evidence"
     elif liveness_failed:
-        liveness = "liveness FAILED (" + ", ".join(r.name for r in liveness_failed) + "): NOT EVIDENCE"
+        liveness = (
+            "liveness FAILED (" + ", ".join(r.name for r in liveness_failed) + "): NOT EVIDENCE"
+        )
     else:
-        liveness = "liveness held: " + ", ".join(f"{r.name} killed {len(killed_by(r, base))}" for r in live_rows)
-    liveness += " · rows " + provenance_text([(r.key, "cache" if r.cached else "run") for r in run.rows if r.key])
+        liveness = "liveness held: " + ", ".join(
+            f"{r.name} killed {len(killed_by(r, base))}" for r in live_rows
+        )
+    liveness += " · rows " + provenance_text(
+        [(r.key, "cache" if r.cached else "run") for r in run.rows if r.key]
+    )
     selection = " ".join(run.tests) + (f" -m {run.marker!r}" if run.marker else "")
     table = Table(
         f"Mutations at {run.ref} — selection: {selection or '(all)'}",
-        ["mutation", "expect", "verdict", *COUNTED, "tests killed", "baseline", "mutated", "restored",
-         "module", "problem"],
+        [
+            "mutation",
+            "expect",
+            "verdict",
+            *COUNTED,
+            "tests killed",
+            "baseline",
+            "mutated",
+            "restored",
+            "module",
+            "problem",
+        ],
         rows,
         legend="killed = a test passing in 'none' fails; gap rows: pinned = some test changes outcome; "
-               "baseline/mutated = blob of the edited file in the column, restored = the user's copy afterwards "
-               "(equal to baseline when --ref is the checked-out, clean commit); "
-               "module = where the edited module was imported from",
-        control=liveness)
+        "baseline/mutated = blob of the edited file in the column, restored = the user's copy afterwards "
+        "(equal to baseline when --ref is the checked-out, clean commit); "
+        "module = where the edited module was imported from",
+        control=liveness,
+    )
     tables = [table]
     if proof_rows:
-        tables.append(Table("Edit sha proofs per file", ["mutation", "file", "baseline", "mutated", "restored",
-                                                         "user's copy"], proof_rows,
-                            control="restored must equal the user's copy before the run",
-                            collapsed=len(proof_rows) > 8))
+        tables.append(
+            Table(
+                "Edit sha proofs per file",
+                ["mutation", "file", "baseline", "mutated", "restored", "user's copy"],
+                proof_rows,
+                control="restored must equal the user's copy before the run",
+                collapsed=len(proof_rows) > 8,
+            )
+        )
     gaps = [r for r in run.rows if r.mutation and r.mutation.gap]
     not_pinned = [r for r in gaps if not r.outcome.problem and not changed_tests(r, base)]
     controls = [
-        Control("row 'none' (baseline)", f"{baseline_total} tests, {len(base.outcome.failing)} failing",
-                baseline_total > 0 and not base.outcome.problem),
+        Control(
+            "row 'none' (baseline)",
+            f"{baseline_total} tests, {len(base.outcome.failing)} failing",
+            baseline_total > 0 and not base.outcome.problem,
+        ),
         Control("liveness", liveness, bool(live_rows) and not liveness_failed),
-        Control("module path proof", "edited modules imported from the column's tree" if not shadowed
-                else f"shadowed in {len(shadowed)} row(s)", not shadowed),
+        Control(
+            "module path proof",
+            "edited modules imported from the column's tree"
+            if not shadowed
+            else f"shadowed in {len(shadowed)} row(s)",
+            not shadowed,
+        ),
     ]
-    summary = (f"{len(run.rows) - 1} mutation(s) at {run.ref}; " + liveness +
-               (f"; {len(not_pinned)} of {len(gaps)} gap(s) pinned by no test" if gaps else ""))
+    summary = (
+        f"{len(run.rows) - 1} mutation(s) at {run.ref}; "
+        + liveness
+        + (f"; {len(not_pinned)} of {len(gaps)} gap(s) pinned by no test" if gaps else "")
+    )
     return Section(
-        id="mutation", title="Mutation controls" + (" and gap pinning" if gaps else ""), summary=summary,
-        tables=tables, findings=findings, controls=controls,
+        id="mutation",
+        title="Mutation controls" + (" and gap pinning" if gaps else ""),
+        summary=summary,
+        tables=tables,
+        findings=findings,
+        controls=controls,
         not_verified=[
             "only the given selection ran; tests outside it may pin what it does not",
             "the project's addopts were neutralised; plugins' own options were not applied",
             "a mutation that changes no outcome may still be caught by a test that is skipped here",
         ],
-        data={"ref": run.ref, "commit": run.commit, "tests": run.tests, "marker": run.marker,
-              "evidence": evidence,
-              "rows": [{"name": r.name, "expect": r.mutation.expect if r.mutation else None,
-                        "gap": r.mutation.gap if r.mutation else None, "tree": r.tree,
-                        "counts": {k: r.outcome.count(k) for k in COUNTED},
-                        "killed_by": killed_by(r, base) if r.mutation else [],
-                        "changed": changed_tests(r, base) if r.mutation else [],
-                        "outcomes": r.outcome.outcomes, "problem": r.outcome.problem,
-                        "module_proofs": r.outcome.module_proofs,
-                        "proofs": [{"path": p.path, "baseline": p.blob_before, "mutated": p.blob_after,
-                                    "restored": p.blob_user_after, "user_before": p.blob_user_before}
-                                   for p in r.proofs]} for r in run.rows]})
+        data={
+            "ref": run.ref,
+            "commit": run.commit,
+            "tests": run.tests,
+            "marker": run.marker,
+            "evidence": evidence,
+            "rows": [
+                {
+                    "name": r.name,
+                    "expect": r.mutation.expect if r.mutation else None,
+                    "gap": r.mutation.gap if r.mutation else None,
+                    "tree": r.tree,
+                    "counts": {k: r.outcome.count(k) for k in COUNTED},
+                    "killed_by": killed_by(r, base) if r.mutation else [],
+                    "changed": changed_tests(r, base) if r.mutation else [],
+                    "outcomes": r.outcome.outcomes,
+                    "problem": r.outcome.problem,
+                    "module_proofs": r.outcome.module_proofs,
+                    "proofs": [
+                        {
+                            "path": p.path,
+                            "baseline": p.blob_before,
+                            "mutated": p.blob_after,
+                            "restored": p.blob_user_after,
+                            "user_before": p.blob_user_before,
+                        }
+                        for p in r.proofs
+                    ],
+                }
+                for r in run.rows
+            ],
+        },
+    )

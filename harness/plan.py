@@ -20,7 +20,8 @@ Ref names may be scenario column names or base/head/source/source_branch.
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from harness.cache import Cache
 from harness.checks.conflicts import conflicts_section
@@ -109,8 +110,14 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
     for scenario in scenarios:
         _retarget(scenario, inputs)
     # Shallow history, a missing source branch or an empty range: exit 2 before any section runs.
-    facts = judge_range(repo, inputs.base, inputs.head, source=inputs.source, source_branch=inputs.source_branch,
-                        picks=bool(inputs.source))
+    facts = judge_range(
+        repo,
+        inputs.base,
+        inputs.head,
+        source=inputs.source,
+        source_branch=inputs.source_branch,
+        picks=bool(inputs.source),
+    )
     refs = _Refs(repo, inputs, scenarios)
     for name in ("base", "head", "source", "source_branch"):
         if name in refs.alias:
@@ -123,10 +130,12 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
     state: dict[str, Any] = {}
     base, head = inputs.base, inputs.head
     if inputs.source:
+
         def _fidelity() -> Section:
             s = fidelity_section(repo, base, head, inputs.source, inputs.source_branch)  # type: ignore[arg-type]
             state["fidelity"] = s
             return s
+
         plan.add("fidelity", "cherry-pick fidelity", _fidelity)
     else:
         plan.skipped.append("fidelity (no --source)")
@@ -137,7 +146,9 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
     for v in [x for group in _all(scenarios, "traces") for x in group.list()]:
         f = v.map(_EXTRA_FIELDS["traces"], required=("string",))
         needle = f.req("string").str()
-        trefs = [refs.ref(x.str(), x) for x in f.req("refs").list()] if "refs" in f else refs.defaults()
+        trefs = (
+            [refs.ref(x.str(), x) for x in f.req("refs").list()] if "refs" in f else refs.defaults()
+        )
         under = _repo_path(f.req("under")) if "under" in f else None
         rng = None
         if "range" in f:
@@ -145,11 +156,16 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
             if not sep:
                 raise f.req("range").error("expected A..B")
             rng = f"{refs.ref(a, f.req('range'))}..{refs.ref(b, f.req('range'))}"
-        plan.add("trace", f"trace {needle!r}",
-                 functools.partial(trace_section, repo, needle, trefs, under, rng))
+        plan.add(
+            "trace",
+            f"trace {needle!r}",
+            functools.partial(trace_section, repo, needle, trefs, under, rng),
+        )
     for v in [x for group in _all(scenarios, "pins") for x in group.list()]:
         f = v.map(_EXTRA_FIELDS["pins"], required=("file", "key"))
-        prefs = [refs.ref(x.str(), x) for x in f.req("refs").list()] if "refs" in f else refs.defaults()
+        prefs = (
+            [refs.ref(x.str(), x) for x in f.req("refs").list()] if "refs" in f else refs.defaults()
+        )
         path, key = _repo_path(f.req("file")), f.req("key").str()
         plan.add("pin", f"pin {key}", functools.partial(pin_section, repo, path, key, prefs))
 
@@ -163,25 +179,55 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
             extra_lanes = []
             for x in f.req("extra").list():
                 xf = x.map(("name", "expression"), required=("name", "expression"))
-                extra_lanes.append({"name": xf.req("name").str(), "expression": xf.req("expression").str(nonempty=False)})
+                extra_lanes.append(
+                    {
+                        "name": xf.req("name").str(),
+                        "expression": xf.req("expression").str(nonempty=False),
+                    }
+                )
     plan.add("lanes", "CI lanes", lambda: lanes_section(repo, lane_ref, workflows, extra_lanes))
 
     for sel_v in _all(scenarios, "selection"):
-        plan.add("selection", "tests per CI lane",
-                 _selection_step(repo, refs, sel_v, lane_ref, workflows, extra_lanes, inputs.python,
-                                 inputs.no_cache, inputs.executor))
+        plan.add(
+            "selection",
+            "tests per CI lane",
+            _selection_step(
+                repo,
+                refs,
+                sel_v,
+                lane_ref,
+                workflows,
+                extra_lanes,
+                inputs.python,
+                inputs.no_cache,
+                inputs.executor,
+            ),
+        )
     if not _all(scenarios, "selection"):
         plan.skipped.append("test counts per lane (no scenario with 'selection')")
     for scenario in scenarios:
         if scenario.probes:
-            plan.add("probes", f"differential probes ({scenario.path.name})", _probe_step(repo, scenario, inputs))
+            plan.add(
+                "probes",
+                f"differential probes ({scenario.path.name})",
+                _probe_step(repo, scenario, inputs),
+            )
     if not scenarios:
         plan.skipped.append("probes, traces, pins, mutations (no --scenario)")
     for mut_v in _all(scenarios, "mutations"):
-        plan.add("mutations", "mutation controls",
-                 _mutation_step(repo, refs, mut_v, state, inputs.python, inputs.no_cache, inputs.executor))
+        plan.add(
+            "mutations",
+            "mutation controls",
+            _mutation_step(
+                repo, refs, mut_v, state, inputs.python, inputs.no_cache, inputs.executor
+            ),
+        )
     for sweep_v in _all(scenarios, "sweep"):
-        plan.add("sweep", "mutmut sweep", _sweep_step(repo, base, head, sweep_v, inputs.python, inputs.executor))
+        plan.add(
+            "sweep",
+            "mutmut sweep",
+            _sweep_step(repo, base, head, sweep_v, inputs.python, inputs.executor),
+        )
     return plan
 
 
@@ -197,52 +243,101 @@ def _repo_path(v: Value) -> str:
     return text
 
 
-def _selection_step(repo: GitRepo, refs: _Refs, v: Value, lane_ref: str, workflows: list[str] | None,
-                    extra_lanes: list[dict] | None, python: str | None,
-                    no_cache: bool = False, executor: Any = None) -> Callable[[], Section]:
+def _selection_step(
+    repo: GitRepo,
+    refs: _Refs,
+    v: Value,
+    lane_ref: str,
+    workflows: list[str] | None,
+    extra_lanes: list[dict] | None,
+    python: str | None,
+    no_cache: bool = False,
+    executor: Any = None,
+) -> Callable[[], Section]:
     from harness.selection import collect_refs, lanes_from_workflows, selection_section
 
     f = v.map(_EXTRA_FIELDS["selection"])
-    srefs = [refs.ref(x.str(), x) for x in f.req("refs").list()] if "refs" in f else \
-        [refs.alias["base"], refs.alias["head"]]
+    srefs = (
+        [refs.ref(x.str(), x) for x in f.req("refs").list()]
+        if "refs" in f
+        else [refs.alias["base"], refs.alias["head"]]
+    )
     files = f.req("files").str_list() if "files" in f else []
     args = f.req("args").str_list() if "args" in f else []
     setup = f.req("setup").str_list() if "setup" in f else []
 
     def step() -> Section:
         import sys
+
         unread: list[str] = []
         lanes, skipped = lanes_from_workflows(repo, lane_ref, workflows, extra_lanes, unread)
         cache = Cache(namespace="collections", enabled=not no_cache)
-        cols = collect_refs(repo, srefs, lanes, files, python=python or sys.executable, args=args, setup=setup,
-                            cache=cache, executor=executor)
+        cols = collect_refs(
+            repo,
+            srefs,
+            lanes,
+            files,
+            python=python or sys.executable,
+            args=args,
+            setup=setup,
+            cache=cache,
+            executor=executor,
+        )
         section = selection_section(cols, lanes, files)
-        section.not_verified += [f"workflow lane not evaluated (its expression is filled in by CI): {x}"
-                                 for x in skipped]
+        section.not_verified += [
+            f"workflow lane not evaluated (its expression is filled in by CI): {x}" for x in skipped
+        ]
         section.not_verified += [f"workflow not read: {u}" for u in unread]
         return section
+
     return step
 
 
-def _probe_step(repo: GitRepo, scenario: Scenario, inputs: CompareInputs) -> Callable[[], list[Section]]:
+def _probe_step(
+    repo: GitRepo, scenario: Scenario, inputs: CompareInputs
+) -> Callable[[], list[Section]]:
     from harness.checks.probe_table import probe_sections
 
     def step() -> list[Section]:
-        return probe_sections(repo, scenario, None, inputs.python, inputs.jobs,
-                              cache=Cache(enabled=not inputs.no_cache), executor=inputs.executor)
+        return probe_sections(
+            repo,
+            scenario,
+            None,
+            inputs.python,
+            inputs.jobs,
+            cache=Cache(enabled=not inputs.no_cache),
+            executor=inputs.executor,
+        )
+
     return step
 
 
-def _mutation_step(repo: GitRepo, refs: _Refs, v: Value, state: dict[str, Any],
-                   python: str | None, no_cache: bool = False, executor: Any = None) -> Callable[[], Section]:
-    from harness.mutation import gap_mutations, mutation_from_mapping, mutation_section, run_mutations
+def _mutation_step(
+    repo: GitRepo,
+    refs: _Refs,
+    v: Value,
+    state: dict[str, Any],
+    python: str | None,
+    no_cache: bool = False,
+    executor: Any = None,
+) -> Callable[[], Section]:
+    from harness.mutation import (
+        gap_mutations,
+        mutation_from_mapping,
+        mutation_section,
+        run_mutations,
+    )
 
     f = v.map(_EXTRA_FIELDS["mutations"], required=("tests",))
     ref = refs.ref(f.req("ref").str(), f.req("ref")) if "ref" in f else refs.alias["head"]
     tests = f.req("tests").str_list()
     marker = f.req("marker").str() if "marker" in f else None
     setup = f.req("setup").str_list() if "setup" in f else []
-    mutations = [mutation_from_mapping(x.plain(), x.where) for x in f.req("edits").list()] if "edits" in f else []
+    mutations = (
+        [mutation_from_mapping(x.plain(), x.where) for x in f.req("edits").list()]
+        if "edits" in f
+        else []
+    )
     gaps_missing = False
     gap_refs: list[str] = []
     if "gaps" in f:
@@ -255,18 +350,29 @@ def _mutation_step(repo: GitRepo, refs: _Refs, v: Value, state: dict[str, Any],
 
     def step() -> Section:
         import sys
+
         gaps = list(gap_refs)
         if gaps_missing and "fidelity" in state:
             gaps += [c["sha"] for c in state["fidelity"].data.get("missing_commits", [])]
-        run = run_mutations(repo, ref, [*mutations, *gap_mutations(repo, gaps)], tests, marker,
-                            python=python or sys.executable, setup=setup,
-                            cache=Cache(namespace="mutations", enabled=not no_cache), executor=executor)
+        run = run_mutations(
+            repo,
+            ref,
+            [*mutations, *gap_mutations(repo, gaps)],
+            tests,
+            marker,
+            python=python or sys.executable,
+            setup=setup,
+            cache=Cache(namespace="mutations", enabled=not no_cache),
+            executor=executor,
+        )
         return mutation_section(run)
+
     return step
 
 
-def _sweep_step(repo: GitRepo, base: str, head: str, v: Value, python: str | None,
-                executor: Any = None) -> Callable[[], Section]:
+def _sweep_step(
+    repo: GitRepo, base: str, head: str, v: Value, python: str | None, executor: Any = None
+) -> Callable[[], Section]:
     from harness.sweep import run_sweep, sweep_section
 
     f = v.map(_EXTRA_FIELDS["sweep"])
@@ -275,6 +381,17 @@ def _sweep_step(repo: GitRepo, base: str, head: str, v: Value, python: str | Non
 
     def step() -> Section:
         import sys
-        return sweep_section(run_sweep(repo, base, head, tests=tests, marker=marker,
-                                       python=python or sys.executable, executor=executor))
+
+        return sweep_section(
+            run_sweep(
+                repo,
+                base,
+                head,
+                tests=tests,
+                marker=marker,
+                python=python or sys.executable,
+                executor=executor,
+            )
+        )
+
     return step

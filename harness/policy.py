@@ -39,7 +39,9 @@ def load(path: str) -> Policy:
         raise UsageError(f"{path}: a policy must be a mapping")
     unknown = set(doc) - {"fail_on", "block", "waivers"}
     if unknown:
-        raise UsageError(f"{path}: unknown key {sorted(unknown)[0]!r} (expected fail_on, block, waivers)")
+        raise UsageError(
+            f"{path}: unknown key {sorted(unknown)[0]!r} (expected fail_on, block, waivers)"
+        )
     fail_on = doc.get("fail_on")
     if fail_on is not None and str(fail_on).lower() not in ("p1", "p2", "never"):
         raise UsageError(f"{path}: fail_on must be p1, p2 or never")
@@ -57,7 +59,11 @@ def load(path: str) -> Policy:
         if not match or not w.get("reason") or not w.get("expires"):
             raise UsageError(f"{path}: waivers[{i}] needs id (or kind), reason and expires")
         try:
-            expires = w["expires"] if isinstance(w["expires"], dt.date) else dt.date.fromisoformat(str(w["expires"]))
+            expires = (
+                w["expires"]
+                if isinstance(w["expires"], dt.date)
+                else dt.date.fromisoformat(str(w["expires"]))
+            )
         except ValueError:
             raise UsageError(f"{path}: waivers[{i}].expires must be a date YYYY-MM-DD") from None
         waivers.append(Waiver(str(match), str(w["reason"]), expires))
@@ -74,7 +80,9 @@ def apply(policy: Policy, findings: list[Finding], today: dt.date) -> list[str]:
         for w in policy.waivers:
             if w.match in (f.id, f.kind):
                 if w.expires < today:
-                    notes.append(f"waiver for {w.match} expired on {w.expires.isoformat()}: not applied")
+                    notes.append(
+                        f"waiver for {w.match} expired on {w.expires.isoformat()}: not applied"
+                    )
                 else:
                     f.waived = f"{w.reason} (until {w.expires.isoformat()})"
     return sorted(set(notes))

@@ -11,8 +11,9 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import IO, Any, Iterator
+from typing import IO, Any
 
 _live: Any = None  # the rich Progress while a phase is open on a terminal
 _depth = 0
@@ -37,8 +38,13 @@ def _start_live(stream: IO[str]) -> Any:
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     console = Console(file=stream, highlight=False, force_terminal=True)  # NO_COLOR is read by rich
-    live = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
-                    transient=True)
+    live = Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    )
     live.start()
     return live
 

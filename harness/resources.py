@@ -16,7 +16,9 @@ def data_dir(name: str) -> Path:
     for candidate in (_PKG.parent / name, _PKG / "_data" / name):
         if (candidate / _MARKERS[name]).is_file():
             return candidate
-    raise HarnessError(f"harness is installed without its {name}/ folder (looked beside and inside {_PKG})")
+    raise HarnessError(
+        f"harness is installed without its {name}/ folder (looked beside and inside {_PKG})"
+    )
 
 
 PROBES_DIR = data_dir("probes")

@@ -8,13 +8,13 @@ they own (``Scenario.extra``) with the same toolkit.
 from __future__ import annotations
 
 import builtins
-
 import itertools
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import yaml
 
@@ -24,12 +24,34 @@ from harness.edits import Edit, edit_from_mapping
 from harness.errors import UsageError
 
 SEVERITIES = ("P1", "P2", "info")
-EXTRA_KEYS = ("traces", "pins", "lanes", "selection", "mutations", "sweep", "engine", "source",
-              "source_branch", "base", "head", "title")
+EXTRA_KEYS = (
+    "traces",
+    "pins",
+    "lanes",
+    "selection",
+    "mutations",
+    "sweep",
+    "engine",
+    "source",
+    "source_branch",
+    "base",
+    "head",
+    "title",
+)
 PROBE_KEYS = ("refs", "controls", "probes", "rows", "expectations")
 PROBE_COMMON = ("id", "kind", "rows", "timeout", "description", "expect", "columns")
-EXPECT_KEYS = ("probe", "column", "row", "rows", "equals", "same_as", "differs_from", "status", "severity",
-               "title")
+EXPECT_KEYS = (
+    "probe",
+    "column",
+    "row",
+    "rows",
+    "equals",
+    "same_as",
+    "differs_from",
+    "status",
+    "severity",
+    "title",
+)
 EXPECT_CHECKS = ("equals", "same_as", "differs_from", "status")
 
 
@@ -50,7 +72,9 @@ class Value:
     @property
     def where(self) -> str:
         """``file:line: key: `` prefix for messages raised elsewhere (e.g. edits)."""
-        return f"{self.file}:{self.line}: {self.key}: " if self.key else f"{self.file}:{self.line}: "
+        return (
+            f"{self.file}:{self.line}: {self.key}: " if self.key else f"{self.file}:{self.line}: "
+        )
 
     def error(self, message: str) -> ScenarioError:
         return ScenarioError(f"{self.where}{message}")
@@ -75,11 +99,18 @@ class Value:
     def is_null(self) -> bool:
         return isinstance(self.node, yaml.ScalarNode) and self.node.tag == "tag:yaml.org,2002:null"
 
-    def _child(self, node: yaml.Node, key: str) -> "Value":
-        return Value(node, self.file, f"{self.key}.{key}" if self.key and not key.startswith("[") else
-                     f"{self.key}{key}" if key.startswith("[") else key)
+    def _child(self, node: yaml.Node, key: str) -> Value:
+        return Value(
+            node,
+            self.file,
+            f"{self.key}.{key}"
+            if self.key and not key.startswith("[")
+            else f"{self.key}{key}"
+            if key.startswith("[")
+            else key,
+        )
 
-    def map(self, allowed: Iterable[str] | None = None, required: Iterable[str] = ()) -> "Fields":
+    def map(self, allowed: Iterable[str] | None = None, required: Iterable[str] = ()) -> Fields:
         """A mapping with string keys; unknown keys (when ``allowed``) and missing required ones fail."""
         if not self.is_map():
             raise self.error(f"expected a mapping, got {self._kind()}")
@@ -92,14 +123,15 @@ class Value:
                 raise Value(knode, self.file, self._child(knode, k).key).error("duplicate key")
             if allowed is not None and k not in allowed:
                 raise Value(knode, self.file, self._child(knode, k).key).error(
-                    f"unknown key (allowed: {', '.join(sorted(allowed))})")
+                    f"unknown key (allowed: {', '.join(sorted(allowed))})"
+                )
             items[k] = self._child(vnode, k)
         for r in required:
             if r not in items:
                 raise self.error(f"missing required key {r!r}")
         return Fields(self, items)
 
-    def list(self, *, allow_scalar: bool = False) -> list["Value"]:
+    def list(self, *, allow_scalar: bool = False) -> list[Value]:
         if self.is_list():
             return [self._child(n, f"[{i}]") for i, n in enumerate(self.node.value)]
         if allow_scalar and isinstance(self.node, yaml.ScalarNode) and not self.is_null():
@@ -203,7 +235,9 @@ def load_value(path: str | Path) -> Value:
     except yaml.YAMLError as exc:
         raise ScenarioError(f"{p}:1: invalid YAML: {exc}") from None
     except RecursionError:
-        raise ScenarioError(f"{p}:1: not read: nesting deeper than {yamlpath.MAX_DEPTH} levels") from None
+        raise ScenarioError(
+            f"{p}:1: not read: nesting deeper than {yamlpath.MAX_DEPTH} levels"
+        ) from None
     if node is None:
         raise ScenarioError(f"{p}:1: empty scenario")
     problem = yamlpath.limit_problem(node)
@@ -277,7 +311,10 @@ class Scenario:
 
 
 def row_label(row: Row) -> str:
-    return ", ".join(f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in row.items()) or "(one row)"
+    return (
+        ", ".join(f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in row.items())
+        or "(one row)"
+    )
 
 
 def parse_rows(v: Value) -> list[Row]:
@@ -298,7 +335,7 @@ def parse_rows(v: Value) -> list[Row]:
         if not vals:
             raise item.error("needs at least one value")
         values.append(vals)
-    return [dict(zip(names, combo)) for combo in itertools.product(*values)]
+    return [dict(zip(names, combo, strict=False)) for combo in itertools.product(*values)]
 
 
 def _edit(v: Value) -> Edit:
@@ -311,7 +348,9 @@ def _edit(v: Value) -> Edit:
         raise ScenarioError(str(exc)) from None
 
 
-def _expectation(v: Value, probe: str | None, names: list[str], probe_ids: list[str] | None) -> Expectation:
+def _expectation(
+    v: Value, probe: str | None, names: list[str], probe_ids: list[str] | None
+) -> Expectation:
     f = v.map(EXPECT_KEYS, required=("column",))
     col = f.req("column").str(names)
     checks = [k for k in EXPECT_CHECKS if k in f]
@@ -357,7 +396,10 @@ def load_scenario(path: str | Path, *, require_probes: bool = True) -> Scenario:
         for name, v in refs_v.map().items.items():
             if v.is_map():
                 f = v.map(("ref", "description"), required=("ref",))
-                ref, desc = f.req("ref").str(), (f.req("description").str() if "description" in f else "")
+                ref, desc = (
+                    f.req("ref").str(),
+                    (f.req("description").str() if "description" in f else ""),
+                )
             else:
                 ref, desc = v.str(), ""
             columns.append(Column(name, ref, [], "ref", desc))
@@ -386,7 +428,7 @@ def load_scenario(path: str | Path, *, require_probes: bool = True) -> Scenario:
     if probes_v is None and require_probes:
         raise root.error("probes: at least one probe is required")
     pending: list[tuple[Value, str]] = []
-    for pv in (probes_v.list() if probes_v is not None else []):
+    for pv in probes_v.list() if probes_v is not None else []:
         pf = pv.map()
         kind = pf.req("kind").str(kind_names())
         kmod = get_kind(kind)
@@ -396,9 +438,17 @@ def load_scenario(path: str | Path, *, require_probes: bool = True) -> Scenario:
             raise pf.req("id").error(f"duplicate probe id {pid!r}")
         rows = parse_rows(pf.req("rows")) if "rows" in pf else default_rows
         spec = {k: v.plain() for k, v in pf.items.items() if k in kmod.FIELDS}
-        probe = ProbeDef(pid, kind, rows, pf.req("timeout").number(0.1) if "timeout" in pf else 60.0,
-                         pf.req("description").str() if "description" in pf else "", spec, pf, base_dir,
-                         pv.where.rstrip(": "))
+        probe = ProbeDef(
+            pid,
+            kind,
+            rows,
+            pf.req("timeout").number(0.1) if "timeout" in pf else 60.0,
+            pf.req("description").str() if "description" in pf else "",
+            spec,
+            pf,
+            base_dir,
+            pv.where.rstrip(": "),
+        )
         if "columns" in pf:
             probe.columns = [x.str(names) for x in pf.req("columns").list()]
         kmod.validate(probe, pf)

@@ -12,13 +12,14 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from harness import children, workarea
 from harness.cache import Cache, content_key, file_digest, interpreter_fingerprint, provenance_text
-from harness.columns import Column, default_workroot
+from harness.columns import Column
 from harness.errors import HarnessError, UsageError
 from harness.executors import Executor, Task, TreeSpec
 from harness.executors.local import LocalExecutor
@@ -82,9 +83,13 @@ class Collection:
     cached: bool = False  # served from the cache rather than collected now
 
 
-def lanes_from_workflows(repo: GitRepo, ref: str, workflows: Sequence[str] | None = None,
-                         extra_lanes: Sequence[dict] | None = None,
-                         unread: list[str] | None = None) -> tuple[list[Lane], list[str]]:
+def lanes_from_workflows(
+    repo: GitRepo,
+    ref: str,
+    workflows: Sequence[str] | None = None,
+    extra_lanes: Sequence[dict] | None = None,
+    unread: list[str] | None = None,
+) -> tuple[list[Lane], list[str]]:
     """Lanes found in the CI workflows at ``ref`` (plus hand-given ones), named ``job · input``
     (numbered when repeated), and those skipped because CI fills their expression in at run time;
     ``unread`` collects "path: why" for workflows that could not be read (an alias bomb, bad YAML)."""
@@ -101,8 +106,13 @@ def lanes_from_workflows(repo: GitRepo, ref: str, workflows: Sequence[str] | Non
             skipped.append(f"{found.name}: {found.expression}")
             continue
         seen[found.name] = seen.get(found.name, 0) + 1
-        lanes.append(Lane(found.name if seen[found.name] == 1 else f"{found.name} #{seen[found.name]}",
-                          found.expression, from_repo=True))
+        lanes.append(
+            Lane(
+                found.name if seen[found.name] == 1 else f"{found.name} #{seen[found.name]}",
+                found.expression,
+                from_repo=True,
+            )
+        )
     return lanes, skipped
 
 
@@ -128,35 +138,73 @@ def pytest_env(extra_paths: Sequence[Path] = (), *, bytecode: bool = False) -> d
     return env
 
 
-def run_setup(tree_dir: Path, setup: Sequence[str], env: dict[str, str], timeout: float = 600) -> str:
+def run_setup(
+    tree_dir: Path, setup: Sequence[str], env: dict[str, str], timeout: float = 600
+) -> str:
     """Run the project's own setup commands in a harness-owned tree (e.g. write the version file a
     build step would generate); returns "" or the first failure, in one line."""
     for cmd in setup:
         try:
-            proc = children.run(cmd, shell=True, cwd=str(tree_dir), env=env, capture_output=True,
-                                  timeout=timeout, stdin=subprocess.DEVNULL)
+            proc = children.run(
+                cmd,
+                shell=True,
+                cwd=str(tree_dir),
+                env=env,
+                capture_output=True,
+                timeout=timeout,
+                stdin=subprocess.DEVNULL,
+            )
         except subprocess.TimeoutExpired:
             return f"setup {cmd!r} ran past {timeout:.0f}s"
         if proc.returncode != 0:
             said = (proc.stdout + proc.stderr).decode("utf-8", "replace")
-            return f"setup {cmd!r} exited {proc.returncode}: " + (_last_line(said) if said.strip() else "no output")
+            return f"setup {cmd!r} exited {proc.returncode}: " + (
+                _last_line(said) if said.strip() else "no output"
+            )
     return ""
 
 
-def collect_dir(tree_dir: Path, lanes: Sequence[Lane], files: Sequence[str] = (), *,
-                python: str = sys.executable, args: Sequence[str] = (), timeout: float = 600,
-                ref: str = "", commit: str = "", tree: str = "", setup: Sequence[str] = ()) -> Collection:
+def collect_dir(
+    tree_dir: Path,
+    lanes: Sequence[Lane],
+    files: Sequence[str] = (),
+    *,
+    python: str = sys.executable,
+    args: Sequence[str] = (),
+    timeout: float = 600,
+    ref: str = "",
+    commit: str = "",
+    tree: str = "",
+    setup: Sequence[str] = (),
+) -> Collection:
     """Run ONE ``pytest --collect-only`` in ``tree_dir`` and read every lane's count."""
-    all_lanes = {CONTROL_ALL: f"not {_SENTINEL}", CONTROL_NONE: _SENTINEL,
-                 **{lane.name: lane.expr for lane in lanes}}
+    all_lanes = {
+        CONTROL_ALL: f"not {_SENTINEL}",
+        CONTROL_NONE: _SENTINEL,
+        **{lane.name: lane.expr for lane in lanes},
+    }
     with workarea.temp_dir("harness-lanes-") as tmp:
         spec, out = Path(tmp) / "spec.json", Path(tmp) / "out.json"
         spec.write_text(json.dumps({"lanes": all_lanes, "files": list(files)}), encoding="utf-8")
         env = pytest_env([tree_dir] + ([tree_dir / "src"] if (tree_dir / "src").is_dir() else []))
         env.update({"HARNESS_LANES_SPEC": str(spec), "HARNESS_LANES_OUT": str(out)})
-        argv = [python, "-m", "pytest", "--collect-only", "-q", "-p", "pytest_lanes_plugin",
-                "-p", "no:cacheprovider", "-o", "addopts=", "--continue-on-collection-errors",
-                "--rootdir", str(tree_dir), *args]
+        argv = [
+            python,
+            "-m",
+            "pytest",
+            "--collect-only",
+            "-q",
+            "-p",
+            "pytest_lanes_plugin",
+            "-p",
+            "no:cacheprovider",
+            "-o",
+            "addopts=",
+            "--continue-on-collection-errors",
+            "--rootdir",
+            str(tree_dir),
+            *args,
+        ]
         start = time.monotonic()
         problem = run_setup(tree_dir, setup, env, timeout)
         if problem:
@@ -164,12 +212,25 @@ def collect_dir(tree_dir: Path, lanes: Sequence[Lane], files: Sequence[str] = ()
             col.errors.append({"nodeid": "(setup)", "message": problem})
             return col
         try:
-            proc = children.run(argv, cwd=str(tree_dir), env=env, capture_output=True,
-                                  timeout=timeout, stdin=subprocess.DEVNULL)
+            proc = children.run(
+                argv,
+                cwd=str(tree_dir),
+                env=env,
+                capture_output=True,
+                timeout=timeout,
+                stdin=subprocess.DEVNULL,
+            )
         except subprocess.TimeoutExpired:
-            raise UsageError(f"pytest collection at {ref or tree_dir} ran past {timeout:.0f}s") from None
-        col = Collection(ref=ref, commit=commit, tree=tree, exit_code=proc.returncode,
-                         seconds=time.monotonic() - start)
+            raise UsageError(
+                f"pytest collection at {ref or tree_dir} ran past {timeout:.0f}s"
+            ) from None
+        col = Collection(
+            ref=ref,
+            commit=commit,
+            tree=tree,
+            exit_code=proc.returncode,
+            seconds=time.monotonic() - start,
+        )
         col.stderr_tail = (proc.stdout + proc.stderr).decode("utf-8", "replace")[-2000:]
         if not out.exists():
             # pytest never reached the end of collection (bad option, conftest crash): an error row.
@@ -183,8 +244,11 @@ def collect_dir(tree_dir: Path, lanes: Sequence[Lane], files: Sequence[str] = ()
     col.errors = data["errors"]
     col.invalid = data["invalid"]
     col.unknown_used = data["unknown_markers_used"]
-    col.unknown_in_lanes = {k: v for k, v in data["unknown_markers_in_lanes"].items()
-                            if k not in (CONTROL_ALL, CONTROL_NONE)}
+    col.unknown_in_lanes = {
+        k: v
+        for k, v in data["unknown_markers_in_lanes"].items()
+        if k not in (CONTROL_ALL, CONTROL_NONE)
+    }
     col.complete = data["complete"]
     col.pytest_version = data["pytest"]
     given = {lane.name for lane in lanes if not lane.from_repo}
@@ -199,28 +263,71 @@ def _last_line(text: str) -> str:
     return (lines[-1] if lines else "pytest produced no output")[:300]
 
 
-def collection_key(tree: str, lanes: Sequence[Lane], files: Sequence[str], python: str, args: Sequence[str],
-                   timeout: float, setup: Sequence[str]) -> str:
+def collection_key(
+    tree: str,
+    lanes: Sequence[Lane],
+    files: Sequence[str],
+    python: str,
+    args: Sequence[str],
+    timeout: float,
+    setup: Sequence[str],
+) -> str:
     """What one collection depends on: the tree, the lanes, the interpreter with its distributions,
     the arguments and setup, and the plugin and code that read it."""
     code = [file_digest(PROBES_DIR / "pytest_lanes_plugin.py"), file_digest(Path(__file__))]
-    return content_key("collection", tree, [(lane.name, lane.expr) for lane in lanes], list(files),
-                       interpreter_fingerprint(python), list(args), timeout, list(setup), code)
+    return content_key(
+        "collection",
+        tree,
+        [(lane.name, lane.expr) for lane in lanes],
+        list(files),
+        interpreter_fingerprint(python),
+        list(args),
+        timeout,
+        list(setup),
+        code,
+    )
 
 
-def collect_ref(repo: GitRepo, ref: str, lanes: Sequence[Lane], files: Sequence[str] = (), *,
-                python: str = sys.executable, args: Sequence[str] = (), timeout: float = 600,
-                setup: Sequence[str] = (), cache: Cache | None = None) -> Collection:
+def collect_ref(
+    repo: GitRepo,
+    ref: str,
+    lanes: Sequence[Lane],
+    files: Sequence[str] = (),
+    *,
+    python: str = sys.executable,
+    args: Sequence[str] = (),
+    timeout: float = 600,
+    setup: Sequence[str] = (),
+    cache: Cache | None = None,
+) -> Collection:
     """Export ``ref`` into a temporary directory and collect it once (or serve the collection of an
     identical tree from the cache; ``cache=Cache(enabled=False)`` always collects)."""
-    return collect_refs(repo, [ref], lanes, files, python=python, args=args, timeout=timeout, setup=setup,
-                        cache=cache)[0]
+    return collect_refs(
+        repo,
+        [ref],
+        lanes,
+        files,
+        python=python,
+        args=args,
+        timeout=timeout,
+        setup=setup,
+        cache=cache,
+    )[0]
 
 
-def collect_refs(repo: GitRepo, refs: Sequence[str], lanes: Sequence[Lane], files: Sequence[str] = (), *,
-                 python: str = sys.executable, args: Sequence[str] = (), timeout: float = 600,
-                 setup: Sequence[str] = (), cache: Cache | None = None,
-                 executor: Executor | None = None) -> list[Collection]:
+def collect_refs(
+    repo: GitRepo,
+    refs: Sequence[str],
+    lanes: Sequence[Lane],
+    files: Sequence[str] = (),
+    *,
+    python: str = sys.executable,
+    args: Sequence[str] = (),
+    timeout: float = 600,
+    setup: Sequence[str] = (),
+    cache: Cache | None = None,
+    executor: Executor | None = None,
+) -> list[Collection]:
     """One collection pass per ref not in the cache, each an executor task (``local``: one after another)."""
     cache = cache if cache is not None else Cache(namespace="collections")
     executor = executor or LocalExecutor()
@@ -229,39 +336,81 @@ def collect_refs(repo: GitRepo, refs: Sequence[str], lanes: Sequence[Lane], file
     slots: list[int] = []
     for ref in refs:
         commit = repo.resolve(ref)
-        key = collection_key(repo.resolve(commit, "tree"), lanes, files, python, args, timeout, setup)
+        key = collection_key(
+            repo.resolve(commit, "tree"), lanes, files, python, args, timeout, setup
+        )
         hit = cache.get(key)
         if hit is not None:
-            out.append(Collection(**{**hit, "ref": ref, "commit": commit, "key": key, "cached": True}))
+            out.append(
+                Collection(**{**hit, "ref": ref, "commit": commit, "key": key, "cached": True})
+            )
             continue
         out.append(None)
         slots.append(len(out) - 1)
-        tasks.append(Task(key, collect_task, TreeSpec(repo, Column(ref, commit), scratch=True),
-                          (ref, list(lanes), list(files), python, list(args), timeout, list(setup)),
-                          timeout=2 * timeout + 120, label=f"collection at {ref}"))
-    for i, task, res in zip(slots, tasks, executor.run(tasks, jobs=1 if executor.name == "local" else None)):
+        tasks.append(
+            Task(
+                key,
+                collect_task,
+                TreeSpec(repo, Column(ref, commit), scratch=True),
+                (ref, list(lanes), list(files), python, list(args), timeout, list(setup)),
+                timeout=2 * timeout + 120,
+                label=f"collection at {ref}",
+            )
+        )
+    for i, task, res in zip(
+        slots,
+        tasks,
+        executor.run(tasks, jobs=1 if executor.name == "local" else None),
+        strict=False,
+    ):
         if res.status != "ok" or res.value is None:
             raise HarnessError(f"{task.label}: {res.detail}")
         col = res.value
         col.key = task.key
         if col.pytest_version:  # pytest reached the end of collection: a result worth keeping
-            cache.put(task.key, {k: v for k, v in asdict(col).items() if k not in ("ref", "commit", "key", "cached")})
+            cache.put(
+                task.key,
+                {
+                    k: v
+                    for k, v in asdict(col).items()
+                    if k not in ("ref", "commit", "key", "cached")
+                },
+            )
         out[i] = col
     return [c for c in out if c is not None]
 
 
-def collect_task(tree: Any, ref: str, lanes: list[Lane], files: list[str], python: str, args: list[str],
-                 timeout: float, setup: list[str]) -> Collection:
+def collect_task(
+    tree: Any,
+    ref: str,
+    lanes: list[Lane],
+    files: list[str],
+    python: str,
+    args: list[str],
+    timeout: float,
+    setup: list[str],
+) -> Collection:
     """One collection pass as an executor task, in the tree it is given."""
     with tree.open() as mat:
         with phase(f"collect tests at {ref}"):
-            return collect_dir(mat.path, lanes, files, python=python, args=args, timeout=timeout, ref=ref,
-                               commit=mat.commit_sha, tree=mat.tree_sha, setup=setup)
+            return collect_dir(
+                mat.path,
+                lanes,
+                files,
+                python=python,
+                args=args,
+                timeout=timeout,
+                ref=ref,
+                commit=mat.commit_sha,
+                tree=mat.tree_sha,
+                setup=setup,
+            )
 
 
 # -- report ------------------------------------------------------------------------
-def selection_section(collections: Sequence[Collection], lanes: Sequence[Lane],
-                      files: Sequence[str] = ()) -> Section:
+def selection_section(
+    collections: Sequence[Collection], lanes: Sequence[Lane], files: Sequence[str] = ()
+) -> Section:
     """Lane counts per ref, per file of interest, collection errors and unknown markers."""
     refs = [c.ref for c in collections]
     delta = len(collections) == 2
@@ -269,7 +418,14 @@ def selection_section(collections: Sequence[Collection], lanes: Sequence[Lane],
     rows: list[list[Cell]] = []
     for lane in lanes:
         if any(lane.name in c.invalid for c in collections):
-            rows.append([lane.name, Code(lane.expr), *["invalid -m"] * len(collections), *(["—"] if delta else [])])
+            rows.append(
+                [
+                    lane.name,
+                    Code(lane.expr),
+                    *["invalid -m"] * len(collections),
+                    *(["—"] if delta else []),
+                ]
+            )
             continue
         counts = [c.counts.get(lane.name, 0) for c in collections]
         row: list[Cell] = [lane.name, Code(lane.expr or "(all)"), *counts]
@@ -279,15 +435,22 @@ def selection_section(collections: Sequence[Collection], lanes: Sequence[Lane],
     for name, expr in ((CONTROL_ALL, f"not {_SENTINEL}"), (CONTROL_NONE, _SENTINEL)):
         counts = [c.counts.get(name, 0) for c in collections]
         rows.append([name, Code(expr), *counts, *([_delta(counts[0], counts[1])] if delta else [])])
-    controls_ok = all(c.counts.get(CONTROL_ALL) == c.total and c.counts.get(CONTROL_NONE) == 0
-                      and c.complete for c in collections)
+    controls_ok = all(
+        c.counts.get(CONTROL_ALL) == c.total and c.counts.get(CONTROL_NONE) == 0 and c.complete
+        for c in collections
+    )
     lane_table = Table(
-        "Tests selected per lane (one collection pass per ref)", cols, rows,
+        "Tests selected per lane (one collection pass per ref)",
+        cols,
+        rows,
         legend="counts are collected items matching the lane's -m expression after the project's own "
-               "collection hooks; addopts neutralised; Δ = second ref − first",
+        "collection hooks; addopts neutralised; Δ = second ref − first",
         control=f"control rows: 'not {_SENTINEL}' must select every collected item and "
-                f"'{_SENTINEL}' none — " + ("held" if controls_ok else "FAILED") + " · collections "
-                + provenance_text([(c.key, "cache" if c.cached else "run") for c in collections if c.key]))
+        f"'{_SENTINEL}' none — "
+        + ("held" if controls_ok else "FAILED")
+        + " · collections "
+        + provenance_text([(c.key, "cache" if c.cached else "run") for c in collections if c.key]),
+    )
     tables = [lane_table]
 
     interest = list(files) or _changed_files(collections)
@@ -296,75 +459,142 @@ def selection_section(collections: Sequence[Collection], lanes: Sequence[Lane],
         for path in interest:
             for lane in lanes:
                 counts = [_file_count(c, path, lane.name) for c in collections]
-                frows.append([Code(path), lane.name, *counts, *([_delta(counts[0], counts[1])] if delta else [])])
-        tables.append(Table(
-            "Tests selected per file of interest" + ("" if files else " (files whose collected count changed)"),
-            ["file", "lane", *refs] + (["Δ"] if delta else []), frows,
-            legend="a directory counts every file under it",
-            control="per-file counts come from the same pass as the lane totals"))
+                frows.append(
+                    [
+                        Code(path),
+                        lane.name,
+                        *counts,
+                        *([_delta(counts[0], counts[1])] if delta else []),
+                    ]
+                )
+        tables.append(
+            Table(
+                "Tests selected per file of interest"
+                + ("" if files else " (files whose collected count changed)"),
+                ["file", "lane", *refs] + (["Δ"] if delta else []),
+                frows,
+                legend="a directory counts every file under it",
+                control="per-file counts come from the same pass as the lane totals",
+            )
+        )
 
     findings: list[Finding] = []
-    err_rows: list[list[Cell]] = [[c.ref, Code(e["nodeid"]), e["message"]] for c in collections for e in c.errors]
+    err_rows: list[list[Cell]] = [
+        [c.ref, Code(e["nodeid"]), e["message"]] for c in collections for e in c.errors
+    ]
     if err_rows:
-        tables.append(Table("Collection errors (counted apart; lane counts above exclude these files)",
-                            ["ref", "node id", "error"], err_rows,
-                            control="pytest exit code per ref: " +
-                                    ", ".join(f"{c.ref}={c.exit_code}" for c in collections)))
+        tables.append(
+            Table(
+                "Collection errors (counted apart; lane counts above exclude these files)",
+                ["ref", "node id", "error"],
+                err_rows,
+                control="pytest exit code per ref: "
+                + ", ".join(f"{c.ref}={c.exit_code}" for c in collections),
+            )
+        )
         for c in collections:
             if c.errors:
-                findings.append(Finding(
-                    "collection-error", "P2",
-                    f"{len(c.errors)} collection error(s) at {c.ref}: lane counts are a lower bound",
-                    "; ".join(e["nodeid"] for e in c.errors), key=f"{c.tree}:{len(c.errors)}"))
+                findings.append(
+                    Finding(
+                        "collection-error",
+                        "P2",
+                        f"{len(c.errors)} collection error(s) at {c.ref}: lane counts are a lower bound",
+                        "; ".join(e["nodeid"] for e in c.errors),
+                        key=f"{c.tree}:{len(c.errors)}",
+                    )
+                )
     for lane in lanes:
         bad = {c.ref: c.invalid[lane.name] for c in collections if lane.name in c.invalid}
         if bad:
             why = next(iter(bad.values())).splitlines()[0]
-            findings.append(Finding("lane-invalid-expression", "P1",
-                                    f"lane {lane.name}: pytest refuses its -m expression {lane.expr!r}: "
-                                    "the CI job selects nothing or fails",
-                                    f"{why} (at {', '.join(bad)})", key=f"{lane.name}:{lane.expr}"))
+            findings.append(
+                Finding(
+                    "lane-invalid-expression",
+                    "P1",
+                    f"lane {lane.name}: pytest refuses its -m expression {lane.expr!r}: "
+                    "the CI job selects nothing or fails",
+                    f"{why} (at {', '.join(bad)})",
+                    key=f"{lane.name}:{lane.expr}",
+                )
+            )
             continue
         zero = [c.ref for c in collections if c.counts.get(lane.name, 0) == 0 and c.total]
         if zero:
-            findings.append(Finding("lane-selects-nothing", "P2",
-                                    f"lane {lane.name} ({lane.expr or 'all'}) selects no test at {', '.join(zero)}",
-                                    key=f"{lane.name}:{lane.expr}"))
+            findings.append(
+                Finding(
+                    "lane-selects-nothing",
+                    "P2",
+                    f"lane {lane.name} ({lane.expr or 'all'}) selects no test at {', '.join(zero)}",
+                    key=f"{lane.name}:{lane.expr}",
+                )
+            )
     unk_rows: list[list[Cell]] = []
     for c in collections:
         for marker, n in sorted(c.unknown_used.items()):
             unk_rows.append([c.ref, Code(marker), "on collected tests", n])
         for lane_name, names in sorted(c.unknown_in_lanes.items()):
             for marker in names:
-                unk_rows.append([c.ref, Code(marker), f"in lane {lane_name}", c.counts.get(lane_name, 0)])
+                unk_rows.append(
+                    [c.ref, Code(marker), f"in lane {lane_name}", c.counts.get(lane_name, 0)]
+                )
     if unk_rows:
-        tables.append(Table("Unknown markers (not registered in the project's configuration)",
-                            ["ref", "marker", "where", "tests"], unk_rows,
-                            legend="'tests': items carrying it, or the lane's count",
-                            control="registered = the project's `markers` ini lines plus pytest's built-ins"))
+        tables.append(
+            Table(
+                "Unknown markers (not registered in the project's configuration)",
+                ["ref", "marker", "where", "tests"],
+                unk_rows,
+                legend="'tests': items carrying it, or the lane's count",
+                control="registered = the project's `markers` ini lines plus pytest's built-ins",
+            )
+        )
         for c in collections:
             for lane_name, names in sorted(c.unknown_in_lanes.items()):
-                findings.append(Finding("unknown-marker", "P2",
-                                        f"lane {lane_name} names unregistered marker(s) {', '.join(names)} at {c.ref}",
-                                        key=f"{lane_name}:{','.join(names)}"))
+                findings.append(
+                    Finding(
+                        "unknown-marker",
+                        "P2",
+                        f"lane {lane_name} names unregistered marker(s) {', '.join(names)} at {c.ref}",
+                        key=f"{lane_name}:{','.join(names)}",
+                    )
+                )
 
-    controls = [Control("evaluator control (all / none rows)", "held" if controls_ok else "failed", controls_ok)]
-    controls += [Control(f"collection at {c.ref}", f"tree {c.tree[:12]}, {c.total} items, pytest exit "
-                         f"{c.exit_code}, {len(c.errors)} error(s)", not c.errors) for c in collections]
-    summary = "; ".join(f"{c.ref}: {c.total} tests collected, " +
-                        ", ".join(f"{lane.name}={c.counts.get(lane.name, 0)}" for lane in lanes)
-                        for c in collections)
+    controls = [
+        Control(
+            "evaluator control (all / none rows)", "held" if controls_ok else "failed", controls_ok
+        )
+    ]
+    controls += [
+        Control(
+            f"collection at {c.ref}",
+            f"tree {c.tree[:12]}, {c.total} items, pytest exit "
+            f"{c.exit_code}, {len(c.errors)} error(s)",
+            not c.errors,
+        )
+        for c in collections
+    ]
+    summary = "; ".join(
+        f"{c.ref}: {c.total} tests collected, "
+        + ", ".join(f"{lane.name}={c.counts.get(lane.name, 0)}" for lane in lanes)
+        for c in collections
+    )
     return Section(
-        id="selection", title="Test selection per CI lane", summary=summary, tables=tables,
-        findings=findings, controls=controls,
+        id="selection",
+        title="Test selection per CI lane",
+        summary=summary,
+        tables=tables,
+        findings=findings,
+        controls=controls,
         not_verified=[
             "tests were collected, not run: a selected test may still skip at run time (skipif, fixtures)",
             "lane options other than -m (-k, paths, --deselect, plugins' own flags) are not applied",
             "imports resolve with the interpreter given (the tree and its src/ first on PYTHONPATH); "
             "a project needing a build step (generated version file, extensions) may fail to import",
         ],
-        data={"lanes": [{"name": ln.name, "expr": ln.expr} for ln in lanes],
-              "refs": [_collection_data(c) for c in collections]})
+        data={
+            "lanes": [{"name": ln.name, "expr": ln.expr} for ln in lanes],
+            "refs": [_collection_data(c) for c in collections],
+        },
+    )
 
 
 def _delta(a: int, b: int) -> str:
@@ -375,24 +605,47 @@ def _file_count(c: Collection, path: str, lane: str) -> int:
     if path in c.files:
         return c.files[path].get(lane, 0)
     prefix = path.rstrip("/") + "/"
-    return sum(row.get(lane, 0) for f, row in c.per_file.items() if f == path or f.startswith(prefix))
+    return sum(
+        row.get(lane, 0) for f, row in c.per_file.items() if f == path or f.startswith(prefix)
+    )
 
 
 def _changed_files(collections: Sequence[Collection], limit: int = 20) -> list[str]:
     if len(collections) < 2:
         return []
     a, b = collections[0].per_file, collections[-1].per_file
-    changed = sorted(f for f in set(a) | set(b)
-                     if a.get(f, {}).get("__all__", 0) != b.get(f, {}).get("__all__", 0))
+    changed = sorted(
+        f
+        for f in set(a) | set(b)
+        if a.get(f, {}).get("__all__", 0) != b.get(f, {}).get("__all__", 0)
+    )
     return changed[:limit]
 
 
 def _collection_data(c: Collection) -> dict:
-    return {"ref": c.ref, "commit": c.commit, "tree": c.tree, "exit_code": c.exit_code, "total": c.total,
-            "complete": c.complete, "counts": c.counts, "files": c.files, "errors": c.errors,
-            "unknown_markers_used": c.unknown_used, "unknown_markers_in_lanes": c.unknown_in_lanes,
-            "pytest": c.pytest_version}
+    return {
+        "ref": c.ref,
+        "commit": c.commit,
+        "tree": c.tree,
+        "exit_code": c.exit_code,
+        "total": c.total,
+        "complete": c.complete,
+        "counts": c.counts,
+        "files": c.files,
+        "errors": c.errors,
+        "unknown_markers_used": c.unknown_used,
+        "unknown_markers_in_lanes": c.unknown_in_lanes,
+        "pytest": c.pytest_version,
+    }
 
 
-__all__ = ["Lane", "Collection", "parse_lane", "collect_dir", "collect_ref", "selection_section",
-           "pytest_env", "PROBES_DIR"]
+__all__ = [
+    "Lane",
+    "Collection",
+    "parse_lane",
+    "collect_dir",
+    "collect_ref",
+    "selection_section",
+    "pytest_env",
+    "PROBES_DIR",
+]

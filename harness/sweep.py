@@ -17,9 +17,10 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any, Sequence
+from typing import Any
 
 from harness import children, treefiles, workarea
 from harness.columns import Column
@@ -34,9 +35,22 @@ from harness.report.model import Code, Control, Finding, Section, Table
 
 METHOD_SEP = "ǁ"  # mutmut 3 mangles Class.method as xǁClassǁmethod
 _RUN_MUTMUT = "import sys; from mutmut.__main__ import cli; sys.argv[0] = 'mutmut'; sys.exit(cli())"
-_STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped",
-           36: "timeout", 24: "timeout", -24: "timeout", 152: "timeout", 255: "timeout",
-           37: "caught by type check", -11: "segfault", -9: "segfault"}
+_STATUS = {
+    1: "killed",
+    3: "killed",
+    0: "survived",
+    5: "no tests",
+    33: "no tests",
+    34: "skipped",
+    36: "timeout",
+    24: "timeout",
+    -24: "timeout",
+    152: "timeout",
+    255: "timeout",
+    37: "caught by type check",
+    -11: "segfault",
+    -9: "segfault",
+}
 
 
 @dataclass
@@ -87,8 +101,12 @@ class SweepResult:
 
 def is_test_path(path: str) -> bool:
     p = PurePosixPath(path)
-    return (p.name.startswith("test_") or p.name.endswith("_test.py") or p.name == "conftest.py"
-            or any(part in ("tests", "test", "testing") for part in p.parts[:-1]))
+    return (
+        p.name.startswith("test_")
+        or p.name.endswith("_test.py")
+        or p.name == "conftest.py"
+        or any(part in ("tests", "test", "testing") for part in p.parts[:-1])
+    )
 
 
 def functions_touched(path: str, source: str, lines: set[int]) -> list[ChangedFunction]:
@@ -114,8 +132,9 @@ def functions_touched(path: str, source: str, lines: set[int]) -> list[ChangedFu
     return found
 
 
-def find_changed_functions(repo: GitRepo, base: str, head: str, tree_dir: Path
-                           ) -> tuple[list[ChangedFunction], list[tuple[str, str]]]:
+def find_changed_functions(
+    repo: GitRepo, base: str, head: str, tree_dir: Path
+) -> tuple[list[ChangedFunction], list[tuple[str, str]]]:
     """Changed functions of non-test Python files at ``head``, and the files left out (with why)."""
     functions: list[ChangedFunction] = []
     skipped: list[tuple[str, str]] = []
@@ -138,8 +157,12 @@ def find_changed_functions(repo: GitRepo, base: str, head: str, tree_dir: Path
     return functions, skipped
 
 
-def _mutmut_config(functions: Sequence[ChangedFunction], tests: Sequence[str], marker: str | None,
-                   source_paths: Sequence[str]) -> dict:
+def _mutmut_config(
+    functions: Sequence[ChangedFunction],
+    tests: Sequence[str],
+    marker: str | None,
+    source_paths: Sequence[str],
+) -> dict:
     paths = sorted({f.path for f in functions})
     roots = list(source_paths) or sorted({PurePosixPath(p).parts[0] for p in paths})
     cfg: dict = {"source_paths": roots, "only_mutate": paths}
@@ -158,36 +181,55 @@ def _toml_value(v: object) -> str:
 
 def write_mutmut_config(tree_dir: Path, cfg: dict) -> None:
     """Replace any ``[tool.mutmut]`` table of the copy's pyproject.toml with ours."""
-    data = treefiles.read_if_present(tree_dir, "pyproject.toml")  # a link or a folder: TreePathError
+    data = treefiles.read_if_present(
+        tree_dir, "pyproject.toml"
+    )  # a link or a folder: TreePathError
     text = data.decode("utf-8", "surrogateescape") if data is not None else ""
     text = re.sub(r"(?ms)^\[tool\.mutmut\]\s*$.*?(?=^\[|\Z)", "", text)
     table = "\n[tool.mutmut]\n" + "".join(f"{k} = {_toml_value(v)}\n" for k, v in cfg.items())
-    treefiles.write(tree_dir, "pyproject.toml", (text.rstrip("\n") + "\n" + table).encode("utf-8", "surrogateescape"))
+    treefiles.write(
+        tree_dir,
+        "pyproject.toml",
+        (text.rstrip("\n") + "\n" + table).encode("utf-8", "surrogateescape"),
+    )
 
 
 def _mutant_lines(mutants_file: Path) -> dict[str, tuple[int, int]]:
     tree = ast.parse(mutants_file.read_text(encoding="utf-8"))
-    return {n.name: (n.lineno, n.end_lineno or n.lineno) for n in ast.walk(tree)
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and "__mutmut_" in n.name}
+    return {
+        n.name: (n.lineno, n.end_lineno or n.lineno)
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and "__mutmut_" in n.name
+    }
 
 
-def _place(fn: ChangedFunction, head_lines: list[str], mutant_src: list[str], spans: dict[str, tuple[int, int]],
-           local: str) -> tuple[int | None, str]:
+def _place(
+    fn: ChangedFunction,
+    head_lines: list[str],
+    mutant_src: list[str],
+    spans: dict[str, tuple[int, int]],
+    local: str,
+) -> tuple[int | None, str]:
     """The head line a mutant changes and its diff (orig vs mutant body, def lines excluded)."""
     mangled = local.rsplit("__mutmut_", 1)[0]
     orig, mut = spans.get(f"{mangled}__mutmut_orig"), spans.get(local)
     if not orig or not mut:
         return None, ""
-    a = mutant_src[orig[0]:orig[1]]
-    b = mutant_src[mut[0]:mut[1]]
-    diff = "\n".join(ln for ln in difflib.unified_diff(a, b, lineterm="", n=0) if ln[:1] in "+-"
-                     and not ln.startswith(("+++", "---")))
+    a = mutant_src[orig[0] : orig[1]]
+    b = mutant_src[mut[0] : mut[1]]
+    diff = "\n".join(
+        ln
+        for ln in difflib.unified_diff(a, b, lineterm="", n=0)
+        if ln[:1] in "+-" and not ln.startswith(("+++", "---"))
+    )
     line = None
     for op, i1, _i2, _j1, _j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
         if op != "equal":
             line = fn.start + 1 + i1
             # Self-check: the original text must sit at that line of the head file.
-            if i1 < len(a) and (line > len(head_lines) or head_lines[line - 1].strip() != a[i1].strip()):
+            if i1 < len(a) and (
+                line > len(head_lines) or head_lines[line - 1].strip() != a[i1].strip()
+            ):
                 line = None
             break
     return line, diff
@@ -213,8 +255,17 @@ def _read_results(tree_dir: Path, functions: Sequence[ChangedFunction]) -> list[
             code = codes[key]
             status = "not checked" if code is None else _STATUS.get(code, "suspicious")
             line, diff = _place(fn, head_lines, mutant_src, spans, local)
-            mutants.append(Mutant(key, path, fn.qualname, status, line, diff,
-                                  line is not None and line in fn.lines))
+            mutants.append(
+                Mutant(
+                    key,
+                    path,
+                    fn.qualname,
+                    status,
+                    line,
+                    diff,
+                    line is not None and line in fn.lines,
+                )
+            )
     return mutants
 
 
@@ -223,10 +274,20 @@ def _natural(key: str) -> tuple:
     return (head, int(n) if n.isdigit() else 0)
 
 
-def run_sweep(repo: GitRepo, base: str, head: str, *, tests: Sequence[str] = (), marker: str | None = None,
-              python: str = sys.executable, max_children: int | None = None, timeout: float = 1800,
-              source_paths: Sequence[str] = (), executor: Executor | None = None,
-              shards: int | None = None) -> SweepResult:
+def run_sweep(
+    repo: GitRepo,
+    base: str,
+    head: str,
+    *,
+    tests: Sequence[str] = (),
+    marker: str | None = None,
+    python: str = sys.executable,
+    max_children: int | None = None,
+    timeout: float = 1800,
+    source_paths: Sequence[str] = (),
+    executor: Executor | None = None,
+    shards: int | None = None,
+) -> SweepResult:
     """Export ``head``, configure mutmut for the changed functions, run it, read its verdicts.
 
     One mutmut run per shard, each an executor task in its own copy of the head's tree: with one
@@ -257,15 +318,25 @@ def run_sweep(repo: GitRepo, base: str, head: str, *, tests: Sequence[str] = (),
         n = shards or (1 if executor.name == "local" else executor.slots())
         lists = [globs] if n == 1 else split_names(generate_names(tree_dir, python, functions), n)
         spec = TreeSpec(repo, Column("head", head_sha), scratch=True)
-        tasks = [Task(f"sweep:{tree}:{i}", sweep_shard, spec, (result.config, names, python, max_children, timeout),
-                      timeout=timeout + 120, label=f"mutmut shard {i + 1}/{len(lists)}")
-                 for i, names in enumerate(lists)]
+        tasks = [
+            Task(
+                f"sweep:{tree}:{i}",
+                sweep_shard,
+                spec,
+                (result.config, names, python, max_children, timeout),
+                timeout=timeout + 120,
+                label=f"mutmut shard {i + 1}/{len(lists)}",
+            )
+            for i, names in enumerate(lists)
+        ]
         start = time.monotonic()
         with phase(f"mutmut over {len(functions)} changed function(s)"):
             done = executor.run(tasks, jobs=1 if executor.name == "local" else None)
         result.seconds = time.monotonic() - start
         parts = [r.value if r.status == "ok" and r.value is not None else None for r in done]
-        if any(p is not None and p.exit_code is None for p in parts) or any(r.status == "timeout" for r in done):
+        if any(p is not None and p.exit_code is None for p in parts) or any(
+            r.status == "timeout" for r in done
+        ):
             result.exit_code = None
         else:
             lost = [r.detail for r in done if r.status != "ok"]
@@ -275,10 +346,15 @@ def run_sweep(repo: GitRepo, base: str, head: str, *, tests: Sequence[str] = (),
             result.exit_code = next((p.exit_code for p in shard_parts if p.exit_code), 0)
             out = "\n".join(p.output for p in shard_parts)
             result.output_tail = out[-3000:]
-            result.clean_ok = all("Failed to run clean test" not in p.output and "Running clean tests" in p.output
-                                  for p in shard_parts)
-            result.forced_fail_ok = all("Unable to force test failures" not in p.output
-                                        and "Running mutation testing" in p.output for p in shard_parts)
+            result.clean_ok = all(
+                "Failed to run clean test" not in p.output and "Running clean tests" in p.output
+                for p in shard_parts
+            )
+            result.forced_fail_ok = all(
+                "Unable to force test failures" not in p.output
+                and "Running mutation testing" in p.output
+                for p in shard_parts
+            )
             result.mutmut_version = _mutmut_version(python)
             merge_shards(tree_dir, shard_parts, None if n == 1 else lists)
             result.mutants = _read_results(tree_dir, functions)
@@ -299,29 +375,42 @@ class ShardResult:
     sources: dict[str, str] = field(default_factory=dict)
 
 
-def sweep_shard(tree: Any, cfg: dict, names: list[str], python: str, max_children: int | None,
-                timeout: float) -> ShardResult:
+def sweep_shard(
+    tree: Any, cfg: dict, names: list[str], python: str, max_children: int | None, timeout: float
+) -> ShardResult:
     """``mutmut run NAMES`` in a fresh copy of the head's tree (an executor task)."""
     with tree.open() as mat:
         tree_dir = Path(mat.path)
         write_mutmut_config(tree_dir, cfg)
         env = dict(os.environ)
         env.pop("PYTEST_ADDOPTS", None)
-        env["GIT_CEILING_DIRECTORIES"] = str(tree_dir.parent)  # mutmut asks git about "its" repo: none here
+        env["GIT_CEILING_DIRECTORIES"] = str(
+            tree_dir.parent
+        )  # mutmut asks git about "its" repo: none here
         argv = [python, "-c", _RUN_MUTMUT, "run"]
         if max_children:
             argv += ["--max-children", str(max_children)]
         try:
-            proc = children.run(argv + list(names), cwd=str(tree_dir), env=env, capture_output=True,
-                                timeout=timeout, stdin=subprocess.DEVNULL)
+            proc = children.run(
+                argv + list(names),
+                cwd=str(tree_dir),
+                env=env,
+                capture_output=True,
+                timeout=timeout,
+                stdin=subprocess.DEVNULL,
+            )
         except subprocess.TimeoutExpired as exc:
             out = ((exc.stdout or b"") + (exc.stderr or b"")).decode("utf-8", "replace")
             return ShardResult(None, _strip_spinner(out))
-        shard = ShardResult(proc.returncode, _strip_spinner((proc.stdout + proc.stderr).decode("utf-8", "replace")))
+        shard = ShardResult(
+            proc.returncode, _strip_spinner((proc.stdout + proc.stderr).decode("utf-8", "replace"))
+        )
         for path in cfg.get("only_mutate", []):
             meta, mfile = tree_dir / "mutants" / (path + ".meta"), tree_dir / "mutants" / path
             if meta.exists() and mfile.exists():
-                shard.codes[path] = json.loads(meta.read_text(encoding="utf-8")).get("exit_code_by_key", {})
+                shard.codes[path] = json.loads(meta.read_text(encoding="utf-8")).get(
+                    "exit_code_by_key", {}
+                )
                 shard.sources[path] = mfile.read_text(encoding="utf-8")
         return shard
 
@@ -340,19 +429,30 @@ def generate_names(tree_dir: Path, python: str, functions: Sequence[ChangedFunct
     in mutmut's order; the generated files are removed again."""
     env = dict(os.environ)
     env["GIT_CEILING_DIRECTORIES"] = str(tree_dir.parent)
-    proc = children.run([python, "-c", _GENERATE], cwd=str(tree_dir), env=env, capture_output=True,
-                        stdin=subprocess.DEVNULL, timeout=600)
+    proc = children.run(
+        [python, "-c", _GENERATE],
+        cwd=str(tree_dir),
+        env=env,
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+        timeout=600,
+    )
     if proc.returncode != 0:
         tail = (proc.stdout + proc.stderr).decode("utf-8", "replace").strip().splitlines()
-        raise HarnessError(f"mutmut could not generate mutants: {tail[-1] if tail else proc.returncode}")
+        raise HarnessError(
+            f"mutmut could not generate mutants: {tail[-1] if tail else proc.returncode}"
+        )
     wanted = {(f.path, f.mangled) for f in functions}
     names: list[str] = []
     for path in sorted({f.path for f in functions}):
         meta = tree_dir / "mutants" / (path + ".meta")
         if meta.exists():
             keys = json.loads(meta.read_text(encoding="utf-8")).get("exit_code_by_key", {})
-            names += [k for k in sorted(keys, key=_natural)
-                      if (path, k.rsplit(".", 1)[-1].rsplit("__mutmut_", 1)[0]) in wanted]
+            names += [
+                k
+                for k in sorted(keys, key=_natural)
+                if (path, k.rsplit(".", 1)[-1].rsplit("__mutmut_", 1)[0]) in wanted
+            ]
     shutil.rmtree(tree_dir / "mutants", ignore_errors=True)
     return names
 
@@ -363,7 +463,9 @@ def split_names(names: Sequence[str], n: int) -> list[list[str]]:
     return [list(names[i::n]) for i in range(n)] if names else [[]]
 
 
-def merge_shards(tree_dir: Path, shards: Sequence[ShardResult], lists: list[list[str]] | None) -> None:
+def merge_shards(
+    tree_dir: Path, shards: Sequence[ShardResult], lists: list[list[str]] | None
+) -> None:
     """Write mutmut's files into ``tree_dir/mutants``: the first shard's mutants source and, per
     mutant, the exit code from the shard that ran it (``lists``: the names each shard ran)."""
     if not shards:
@@ -372,30 +474,43 @@ def merge_shards(tree_dir: Path, shards: Sequence[ShardResult], lists: list[list
     for path, source in first.sources.items():
         codes = dict(first.codes.get(path, {}))
         if lists is not None:
-            for shard, names in zip(shards, lists):
+            for shard, names in zip(shards, lists, strict=False):
                 for name in names:
                     if name in shard.codes.get(path, {}):
                         codes[name] = shard.codes[path][name]
         # mutants/ is ours (mutmut's output), but a reviewed tree could ship a link there: never written through
         folder = tree_dir
-        for part in PurePosixPath("mutants", path).parent.parts:  # each folder made here, none a link
+        for part in PurePosixPath(
+            "mutants", path
+        ).parent.parts:  # each folder made here, none a link
             folder = folder / part
             if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
-                raise treefiles.TreePathError(f"{folder.relative_to(tree_dir)}: not a real folder in the tree")
+                raise treefiles.TreePathError(
+                    f"{folder.relative_to(tree_dir)}: not a real folder in the tree"
+                )
             folder.mkdir(exist_ok=True)
         treefiles.write(tree_dir, f"mutants/{path}", source.encode("utf-8", "surrogateescape"))
-        treefiles.write(tree_dir, f"mutants/{path}.meta", json.dumps({"exit_code_by_key": codes}).encode())
+        treefiles.write(
+            tree_dir, f"mutants/{path}.meta", json.dumps({"exit_code_by_key": codes}).encode()
+        )
 
 
 def _strip_spinner(text: str) -> str:
     """mutmut redraws a braille spinner on one line: keep each line's last frame only."""
-    return "\n".join(re.split(r"[\u2801-\u28ff]", ln.replace("\r", ""))[-1].strip() if re.search(
-        r"[\u2801-\u28ff]", ln) else ln for ln in text.splitlines())
+    return "\n".join(
+        re.split(r"[\u2801-\u28ff]", ln.replace("\r", ""))[-1].strip()
+        if re.search(r"[\u2801-\u28ff]", ln)
+        else ln
+        for ln in text.splitlines()
+    )
 
 
 def _mutmut_version(python: str) -> str:
-    proc = children.run([python, "-c", "import importlib.metadata as m; print(m.version('mutmut'))"],
-                          capture_output=True, text=True)
+    proc = children.run(
+        [python, "-c", "import importlib.metadata as m; print(m.version('mutmut'))"],
+        capture_output=True,
+        text=True,
+    )
     return proc.stdout.strip()
 
 
@@ -403,8 +518,10 @@ def check_mutmut(python: str) -> str:
     """The mutmut version the interpreter has (3.x), or a usage error saying how to get it."""
     version = _mutmut_version(python)
     if not version:
-        raise UsageError(f"mutmut is not installed for {python}: pip install 'mutmut>=3,<4' "
-                         "(or the harness's [mutation] extra)")
+        raise UsageError(
+            f"mutmut is not installed for {python}: pip install 'mutmut>=3,<4' "
+            "(or the harness's [mutation] extra)"
+        )
     if not version.startswith("3."):
         raise UsageError(f"mutmut {version} found for {python}; harness sweep needs mutmut 3.x")
     return version
@@ -417,69 +534,168 @@ def sweep_section(result: SweepResult) -> Section:
     rows: list[list] = []
     for fn in result.functions:
         mine = [m for m in result.mutants if m.path == fn.path and m.function == fn.qualname]
-        count = {s: sum(1 for m in mine if m.status == s) for s in ("killed", "survived", "no tests")}
+        count = {
+            s: sum(1 for m in mine if m.status == s) for s in ("killed", "survived", "no tests")
+        }
         other = len(mine) - sum(count.values())
         on_changed = sum(1 for m in mine if m.status == "survived" and m.on_changed_line)
-        rows.append([Code(fn.path), Code(fn.qualname), _ranges(fn.lines), len(mine), count["killed"],
-                     count["survived"], count["no tests"], other, on_changed])
-    tables = [Table(
-        "mutmut sweep per changed function", ["file", "function", "changed lines", "mutants", "killed",
-                                              "survived", "no tests", "other", "survivors on changed lines"],
-        rows, legend="other = timeout / suspicious / skipped / not checked; a function with 0 mutants has "
-                     "nothing mutmut can mutate (or is decorated)",
-        control="mutmut's clean run and forced-fail run: " + ("passed" if evidence else "FAILED — not evidence"))]
+        rows.append(
+            [
+                Code(fn.path),
+                Code(fn.qualname),
+                _ranges(fn.lines),
+                len(mine),
+                count["killed"],
+                count["survived"],
+                count["no tests"],
+                other,
+                on_changed,
+            ]
+        )
+    tables = [
+        Table(
+            "mutmut sweep per changed function",
+            [
+                "file",
+                "function",
+                "changed lines",
+                "mutants",
+                "killed",
+                "survived",
+                "no tests",
+                "other",
+                "survivors on changed lines",
+            ],
+            rows,
+            legend="other = timeout / suspicious / skipped / not checked; a function with 0 mutants has "
+            "nothing mutmut can mutate (or is decorated)",
+            control="mutmut's clean run and forced-fail run: "
+            + ("passed" if evidence else "FAILED — not evidence"),
+        )
+    ]
     survivors = [m for m in result.mutants if m.status == "survived" and m.on_changed_line]
     if survivors:
-        tables.append(Table(
-            "Surviving mutants on changed lines", ["mutant", "line", "mutation"],
-            [[Code(m.name), m.line, Code(m.diff)] for m in survivors],
-            legend="'-' original, '+' mutant", control="each line is checked against the head file's text",
-            collapsed=len(survivors) > 10))
+        tables.append(
+            Table(
+                "Surviving mutants on changed lines",
+                ["mutant", "line", "mutation"],
+                [[Code(m.name), m.line, Code(m.diff)] for m in survivors],
+                legend="'-' original, '+' mutant",
+                control="each line is checked against the head file's text",
+                collapsed=len(survivors) > 10,
+            )
+        )
     if result.skipped_files:
-        tables.append(Table("Changed Python files not swept", ["file", "why"],
-                            [[Code(p), why] for p, why in result.skipped_files],
-                            control="from the same diff as the functions above"))
+        tables.append(
+            Table(
+                "Changed Python files not swept",
+                ["file", "why"],
+                [[Code(p), why] for p, why in result.skipped_files],
+                control="from the same diff as the functions above",
+            )
+        )
     findings: list[Finding] = []
     if result.refused:
-        findings.append(Finding("sweep-not-run", "P1", "the sweep did not run: the sweep is not evidence",
-                                result.refused, key=f"{result.tree}:refused"))
+        findings.append(
+            Finding(
+                "sweep-not-run",
+                "P1",
+                "the sweep did not run: the sweep is not evidence",
+                result.refused,
+                key=f"{result.tree}:refused",
+            )
+        )
     elif result.functions and not evidence:
-        findings.append(Finding("sweep-not-evidence", "P1",
-                                "mutmut's clean or forced-fail run did not pass: the sweep is not evidence",
-                                _last_lines(result.output_tail), key=f"{result.tree}"))
+        findings.append(
+            Finding(
+                "sweep-not-evidence",
+                "P1",
+                "mutmut's clean or forced-fail run did not pass: the sweep is not evidence",
+                _last_lines(result.output_tail),
+                key=f"{result.tree}",
+            )
+        )
     for m in survivors:
-        findings.append(Finding("mutant-survives", "P2",
-                                f"a mutant of {m.function} on changed line {m.path}:{m.line} survives the tests",
-                                m.diff, key=f"{m.path}:{m.function}:{m.diff}"))
+        findings.append(
+            Finding(
+                "mutant-survives",
+                "P2",
+                f"a mutant of {m.function} on changed line {m.path}:{m.line} survives the tests",
+                m.diff,
+                key=f"{m.path}:{m.function}:{m.diff}",
+            )
+        )
     for fn in result.functions:
         mine = [m for m in result.mutants if m.path == fn.path and m.function == fn.qualname]
         if mine and all(m.status == "no tests" for m in mine):
-            findings.append(Finding("function-untested", "P2",
-                                    f"no test in this selection runs {fn.path}:{fn.qualname}",
-                                    key=f"{fn.path}:{fn.qualname}"))
-    controls = [
-        Control("mutmut clean test run", "passed" if result.clean_ok else "failed", result.clean_ok),
-        Control("mutmut forced-fail run (liveness)", "passed" if result.forced_fail_ok else "failed",
-                result.forced_fail_ok),
-        Control("mutants/ stayed in the throwaway copy",
-                "user's tree has no new mutants/ folder" if not result.leaked else "LEAKED", not result.leaked),
-    ] if result.functions else [Control("changed functions", "none found: nothing to sweep", None)]
+            findings.append(
+                Finding(
+                    "function-untested",
+                    "P2",
+                    f"no test in this selection runs {fn.path}:{fn.qualname}",
+                    key=f"{fn.path}:{fn.qualname}",
+                )
+            )
+    controls = (
+        [
+            Control(
+                "mutmut clean test run", "passed" if result.clean_ok else "failed", result.clean_ok
+            ),
+            Control(
+                "mutmut forced-fail run (liveness)",
+                "passed" if result.forced_fail_ok else "failed",
+                result.forced_fail_ok,
+            ),
+            Control(
+                "mutants/ stayed in the throwaway copy",
+                "user's tree has no new mutants/ folder" if not result.leaked else "LEAKED",
+                not result.leaked,
+            ),
+        ]
+        if result.functions
+        else [Control("changed functions", "none found: nothing to sweep", None)]
+    )
     total = len(result.mutants)
     killed = sum(1 for m in result.mutants if m.status == "killed")
     return Section(
-        id="sweep", title="Mutation sweep (mutmut) of the changed functions",
-        summary=(f"{len(result.functions)} changed function(s), {total} mutants, {killed} killed, "
-                 f"{len(survivors)} surviving on changed lines" + ("" if evidence or not result.functions
-                                                                   else " — NOT EVIDENCE")),
-        tables=tables, findings=findings, controls=controls,
-        not_verified=["functions mutmut does not mutate (decorated, nested, module-level code) are not swept",
-                      "mutants are mutmut's operators only; a survivor off the changed lines is counted, not listed",
-                      "the project's pytest addopts apply inside mutmut's runs"],
-        data={"base": result.base, "head": result.head, "tree": result.tree, "exit_code": result.exit_code,
-              "mutmut": result.mutmut_version, "config": result.config,
-              "functions": [{"path": f.path, "function": f.qualname, "lines": f.lines} for f in result.functions],
-              "mutants": [{"name": m.name, "path": m.path, "function": m.function, "status": m.status,
-                           "line": m.line, "on_changed_line": m.on_changed_line} for m in result.mutants]})
+        id="sweep",
+        title="Mutation sweep (mutmut) of the changed functions",
+        summary=(
+            f"{len(result.functions)} changed function(s), {total} mutants, {killed} killed, "
+            f"{len(survivors)} surviving on changed lines"
+            + ("" if evidence or not result.functions else " — NOT EVIDENCE")
+        ),
+        tables=tables,
+        findings=findings,
+        controls=controls,
+        not_verified=[
+            "functions mutmut does not mutate (decorated, nested, module-level code) are not swept",
+            "mutants are mutmut's operators only; a survivor off the changed lines is counted, not listed",
+            "the project's pytest addopts apply inside mutmut's runs",
+        ],
+        data={
+            "base": result.base,
+            "head": result.head,
+            "tree": result.tree,
+            "exit_code": result.exit_code,
+            "mutmut": result.mutmut_version,
+            "config": result.config,
+            "functions": [
+                {"path": f.path, "function": f.qualname, "lines": f.lines} for f in result.functions
+            ],
+            "mutants": [
+                {
+                    "name": m.name,
+                    "path": m.path,
+                    "function": m.function,
+                    "status": m.status,
+                    "line": m.line,
+                    "on_changed_line": m.on_changed_line,
+                }
+                for m in result.mutants
+            ],
+        },
+    )
 
 
 def _ranges(lines: Sequence[int]) -> str:

@@ -37,8 +37,10 @@ def checked(tree: Path, rel: str, *, must_exist: bool = True) -> Path:
             return here
         if stat.S_ISLNK(st.st_mode):
             what = rel if last else "/".join(parts[: i + 1])
-            raise TreePathError(f"{rel}: {what} is a symbolic link in the reviewed tree; "
-                                "the harness does not edit through it")
+            raise TreePathError(
+                f"{rel}: {what} is a symbolic link in the reviewed tree; "
+                "the harness does not edit through it"
+            )
         if not last and not stat.S_ISDIR(st.st_mode):
             raise TreePathError(f"{rel}: {'/'.join(parts[: i + 1])} is not a folder")
         if last and not stat.S_ISREG(st.st_mode):

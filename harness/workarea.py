@@ -21,8 +21,9 @@ import shutil
 import stat
 import tempfile
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO
 
 from harness.errors import UsageError
 
@@ -68,11 +69,15 @@ def ensure_private(path: Path, what: str = "work area") -> Path:
     if not stat.S_ISDIR(st.st_mode):
         raise UsageError(f"{what} {path} is not a directory; refusing to use it (remove it)")
     if hasattr(os, "getuid") and st.st_uid != os.getuid():
-        raise UsageError(f"{what} {path} is owned by uid {st.st_uid}, not you; refusing to use it "
-                         f"(remove it or set HARNESS_WORK_DIR / HARNESS_CACHE_DIR)")
+        raise UsageError(
+            f"{what} {path} is owned by uid {st.st_uid}, not you; refusing to use it "
+            f"(remove it or set HARNESS_WORK_DIR / HARNESS_CACHE_DIR)"
+        )
     if st.st_mode & 0o022:
-        raise UsageError(f"{what} {path} is group- or world-writable (mode {stat.S_IMODE(st.st_mode):o}); "
-                         f"refusing to use it (chmod 700 it)")
+        raise UsageError(
+            f"{what} {path} is group- or world-writable (mode {stat.S_IMODE(st.st_mode):o}); "
+            f"refusing to use it (chmod 700 it)"
+        )
     return path
 
 
@@ -159,7 +164,11 @@ def end_run() -> None:
 
 
 def _finish() -> None:
-    path, fh, lock_path = _state.pop("dir", None), _state.pop("lock", None), _state.pop("lock_path", None)
+    path, fh, lock_path = (
+        _state.pop("dir", None),
+        _state.pop("lock", None),
+        _state.pop("lock_path", None),
+    )
     if isinstance(path, Path):
         shutil.rmtree(path, ignore_errors=True)
     if isinstance(lock_path, Path):

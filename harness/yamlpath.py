@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator, Union
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from harness.errors import UsageError
 
-Segment = Union[str, int]
+Segment = str | int
 
 
 class YamlError(Exception):
@@ -36,7 +36,9 @@ def parse_keypath(keypath: str) -> list[Segment]:
     while i < n:
         c = keypath[i]
         if c == "[":
-            m = re.match(r'\[\s*(?:"((?:[^"\\]|\\.)*)"|\'((?:[^\'\\]|\\.)*)\'|(-?\d+))\s*\]', keypath[i:])
+            m = re.match(
+                r'\[\s*(?:"((?:[^"\\]|\\.)*)"|\'((?:[^\'\\]|\\.)*)\'|(-?\d+))\s*\]', keypath[i:]
+            )
             if not m:
                 raise UsageError(f"invalid key path {keypath!r}: bad brackets at offset {i}")
             if m.group(3) is not None:
@@ -89,7 +91,9 @@ MAX_NODES = 100_000  # nodes once aliases and merge keys are expanded
 MAX_DEPTH = 100  # nesting, aliases expanded
 
 
-def limit_problem(root: Node | None, max_nodes: int = MAX_NODES, max_depth: int = MAX_DEPTH) -> tuple[str, int] | None:
+def limit_problem(
+    root: Node | None, max_nodes: int = MAX_NODES, max_depth: int = MAX_DEPTH
+) -> tuple[str, int] | None:
     """Why a node tree is too big to walk once aliases are expanded (message, 1-based line), else None.
 
     Sizes and depths are memoized per node, so a billion-laughs document costs its distinct nodes.
@@ -158,7 +162,10 @@ def check_nesting(text: str) -> None:
         if isinstance(ev, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
             depth += 1
             if depth > MAX_DEPTH:
-                raise YamlError(f"not read: nesting deeper than {MAX_DEPTH} levels (line {ev.start_mark.line + 1 if ev.start_mark else '?'})")
+                raise YamlError(
+                    f"not read: nesting deeper than {MAX_DEPTH} levels "
+                    f"(line {ev.start_mark.line + 1 if ev.start_mark else '?'})"
+                )
         elif isinstance(ev, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
             depth -= 1
 
@@ -256,7 +263,9 @@ def lookup(root: Node | None, segs: list[Segment]) -> Lookup:
             if not isinstance(node, SequenceNode):
                 return Lookup(None, missing_at=here, reason=f"{here} is {kind(node)}, not a list")
             if not -len(node.value) <= seg < len(node.value):
-                return Lookup(None, missing_at=here, reason=f"{here} has {len(node.value)} items, no [{seg}]")
+                return Lookup(
+                    None, missing_at=here, reason=f"{here} has {len(node.value)} items, no [{seg}]"
+                )
             node, key_node = node.value[seg], None
             continue
         if not isinstance(node, MappingNode):
@@ -265,7 +274,11 @@ def lookup(root: Node | None, segs: list[Segment]) -> Lookup:
         if entry is None:
             present = keys(node)
             shown = ", ".join(present[:8]) + (" …" if len(present) > 8 else "")
-            return Lookup(None, missing_at=here, reason=f"no key {seg!r} under {here} (keys: {shown or 'none'})")
+            return Lookup(
+                None,
+                missing_at=here,
+                reason=f"no key {seg!r} under {here} (keys: {shown or 'none'})",
+            )
         key_node, node = entry
     return Lookup(node, key_node)
 
@@ -293,7 +306,9 @@ def to_python(node: Node) -> object:
     try:
         return loader.construct_object(node, deep=True)
     except (yaml.YAMLError, ValueError, TypeError, OverflowError) as exc:
-        raise YamlError(f"cannot read a value: {str(exc).splitlines()[0]} (line {line_of(node)})") from None
+        raise YamlError(
+            f"cannot read a value: {str(exc).splitlines()[0]} (line {line_of(node)})"
+        ) from None
     finally:
         loader.dispose()
 
@@ -307,5 +322,27 @@ def value_text(node: Node | None) -> str | None:
     return json.dumps(to_python(node), sort_keys=True, default=str, ensure_ascii=False)
 
 
-__all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_NODES", "Lookup", "YamlError", "check_nesting", "compose", "limit_problem", "safe_load", "decode", "format_keypath", "get", "get_entry", "items", "keys",
-           "kind", "line_of", "lookup", "parse_keypath", "scalar_text", "to_python", "value_text"]
+__all__ = [
+    "MAX_BYTES",
+    "MAX_DEPTH",
+    "MAX_NODES",
+    "Lookup",
+    "YamlError",
+    "check_nesting",
+    "compose",
+    "limit_problem",
+    "safe_load",
+    "decode",
+    "format_keypath",
+    "get",
+    "get_entry",
+    "items",
+    "keys",
+    "kind",
+    "line_of",
+    "lookup",
+    "parse_keypath",
+    "scalar_text",
+    "to_python",
+    "value_text",
+]

@@ -103,7 +103,15 @@ def main() -> int:
         setup_error = f"{type(exc).__name__}: {exc}"
     for i in range(start, len(rows)):
         if setup_error:
-            emit({"i": i, "status": "error", "value": None, "detail": f"setup: {setup_error}", "proof": {}})
+            emit(
+                {
+                    "i": i,
+                    "status": "error",
+                    "value": None,
+                    "detail": f"setup: {setup_error}",
+                    "proof": {},
+                }
+            )
             continue
         before = listing(tree)
         rec = {"i": i, "status": "ok", "value": None, "detail": "", "proof": {}}

@@ -20,7 +20,7 @@ def _segment(source: str, node: ast.AST) -> str:
     lines = source.splitlines(keepends=True)
     keep = [d for d in node.decorator_list if isinstance(d, ast.Name) and d.id in KEEP_DECORATORS]
     start = node.lineno  # the ``def`` line (decorators sit above it)
-    body = "".join(lines[start - 1: node.end_lineno])
+    body = "".join(lines[start - 1 : node.end_lineno])
     deco = "".join(f"@{d.id}\n" for d in keep)
     return deco + textwrap.dedent(body)
 
@@ -28,7 +28,11 @@ def _segment(source: str, node: ast.AST) -> str:
 def extract(source: str, names: list[str]) -> tuple[str, list[str]]:
     """Extracted source for ``names`` (``func`` or ``Class.method``) and the names not found."""
     tree = ast.parse(source)
-    top = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    top = {
+        n.name: n
+        for n in tree.body
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    }
     parts: list[str] = []
     classes: dict[str, list[str]] = {}
     missing: list[str] = []
@@ -36,8 +40,14 @@ def extract(source: str, names: list[str]) -> tuple[str, list[str]]:
         if "." in name:
             cls_name, meth = name.split(".", 1)
             cls = top.get(cls_name)
-            node = next((n for n in getattr(cls, "body", []) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-                         and n.name == meth), None)
+            node = next(
+                (
+                    n
+                    for n in getattr(cls, "body", [])
+                    if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == meth
+                ),
+                None,
+            )
             if node is None:
                 missing.append(name)
                 continue
@@ -49,7 +59,9 @@ def extract(source: str, names: list[str]) -> tuple[str, list[str]]:
                 continue
             parts.append(_segment(source, node))
     for cls_name, methods in classes.items():
-        parts.append(f"class {cls_name}:\n" + "".join(textwrap.indent(m, "    ") + "\n" for m in methods))
+        parts.append(
+            f"class {cls_name}:\n" + "".join(textwrap.indent(m, "    ") + "\n" for m in methods)
+        )
     return "\n".join(p.rstrip("\n") + "\n" for p in parts), missing
 
 

@@ -119,8 +119,10 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         return total
 
     unknown_used = sorted(n for n in marker_items if n not in registered)
-    unknown_in_lanes = {name: [n for n in expression_names(expr) if n not in registered]
-                        for name, expr in lanes.items()}
+    unknown_in_lanes = {
+        name: [n for n in expression_names(expr) if n not in registered]
+        for name, expr in lanes.items()
+    }
     result = {
         "pytest": pytest.__version__,
         "total": len(session.items),

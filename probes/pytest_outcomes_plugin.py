@@ -41,8 +41,12 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 def pytest_collectreport(report: pytest.CollectReport) -> None:
     if report.failed:
         lines = [ln for ln in str(report.longrepr or "").splitlines() if ln.strip()]
-        _collect_errors.append({"nodeid": report.nodeid or ".",
-                                "message": (lines[-1].strip() if lines else "collection error")[:300]})
+        _collect_errors.append(
+            {
+                "nodeid": report.nodeid or ".",
+                "message": (lines[-1].strip() if lines else "collection error")[:300],
+            }
+        )
 
 
 def _module_names(rel: str) -> list[str]:

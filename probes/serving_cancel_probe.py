@@ -29,4 +29,6 @@ def run(n: int) -> str:
     handler.generate("req-1", {"n": n, "max_tokens": 8})
     handler.cancel("req-1")
     left = [c for c in engine.generated if c not in engine.aborted]
-    return f"aborted {len(set(engine.aborted))}/{len(engine.generated)}" + (f", {len(left)} left running" if left else "")
+    return f"aborted {len(set(engine.aborted))}/{len(engine.generated)}" + (
+        f", {len(left)} left running" if left else ""
+    )

@@ -74,12 +74,18 @@ async def scenarios(eng, n: int, max_new: int, settle: float) -> dict:
 
     # ids: non-streamed
     before = set(tm.rid_to_state)
-    outs = await eng.async_generate(input_ids=PROMPT, sampling_params=dict(sp, max_new_tokens=8), rid="harness-ids")
+    outs = await eng.async_generate(
+        input_ids=PROMPT, sampling_params=dict(sp, max_new_tokens=8), rid="harness-ids"
+    )
     ids = [o["meta_info"]["id"] for o in outs]
     await asyncio.sleep(settle)
-    result["ids"] = {"caller_rid": "harness-ids", "choice_ids": ids, "distinct": len(set(ids)) == len(ids),
-                     "caller_rid_among_choices": "harness-ids" in ids,
-                     "state_left": sorted(set(tm.rid_to_state) - before)}
+    result["ids"] = {
+        "caller_rid": "harness-ids",
+        "choice_ids": ids,
+        "distinct": len(set(ids)) == len(ids),
+        "caller_rid_among_choices": "harness-ids" in ids,
+        "state_left": sorted(set(tm.rid_to_state) - before),
+    }
 
     for name, how in (("abort_caller", "caller"), ("abort_choices", "choices")):
         rid = f"harness-{name}"
@@ -98,9 +104,13 @@ async def scenarios(eng, n: int, max_new: int, settle: float) -> dict:
         gen = await eng.async_generate(input_ids=PROMPT, sampling_params=sp, stream=True, rid=rid)
         streamed = await stream_until(gen, on_first, deadline_s=120)
         await asyncio.sleep(settle)
-        result[name] = {"caller_rid": rid, **seen, **streamed,
-                        "all_ended_aborted": all(f == "abort" for f in streamed["final"]),
-                        "state_left": sorted(set(tm.rid_to_state) - before)}
+        result[name] = {
+            "caller_rid": rid,
+            **seen,
+            **streamed,
+            "all_ended_aborted": all(f == "abort" for f in streamed["final"]),
+            "state_left": sorted(set(tm.rid_to_state) - before),
+        }
 
     # cancellation mid-stream: the consumer goes away after the first chunk
     rid = "harness-cancel"
@@ -115,11 +125,15 @@ async def scenarios(eng, n: int, max_new: int, settle: float) -> dict:
     await asyncio.sleep(settle)
     views = {r: state_view(s) for r, s in states.items()}
     result["cancel_midstream"] = {
-        "caller_rid": rid, "first_chunk_id": first["meta_info"]["id"], "choice_rids": live,
-        "unfinished_at_cancel": unfinished, "after": views,
+        "caller_rid": rid,
+        "first_chunk_id": first["meta_info"]["id"],
+        "choice_rids": live,
+        "unfinished_at_cancel": unfinished,
+        "after": views,
         "every_unfinished_aborted": all(views[r]["finish"] == "abort" for r in unfinished),
         "ran_to_completion": [r for r in unfinished if views[r]["finish"] not in ("abort", None)],
-        "state_left": sorted(set(tm.rid_to_state) - before)}
+        "state_left": sorted(set(tm.rid_to_state) - before),
+    }
     return result
 
 
@@ -132,8 +146,16 @@ def write_tiny_tokenizer(folder: str, vocab_size: int) -> None:
     tok.pre_tokenizer = pre_tokenizers.Whitespace()
     tok.save(os.path.join(folder, "tokenizer.json"))
     with open(os.path.join(folder, "tokenizer_config.json"), "w") as fh:
-        json.dump({"tokenizer_class": "PreTrainedTokenizerFast", "bos_token": "<s>", "eos_token": "</s>",
-                   "unk_token": "<unk>", "model_max_length": 1024}, fh)
+        json.dump(
+            {
+                "tokenizer_class": "PreTrainedTokenizerFast",
+                "bos_token": "<s>",
+                "eos_token": "</s>",
+                "unk_token": "<unk>",
+                "model_max_length": 1024,
+            },
+            fh,
+        )
 
 
 async def params_through_engine(eng, cases: list) -> list:
@@ -151,9 +173,16 @@ async def params_through_engine(eng, cases: list) -> list:
 async def run_all(eng, req: dict) -> dict:
     res = {}
     if req.get("n_table", True):
-        res = await scenarios(eng, int(req.get("n", 2)), int(req.get("max_new_tokens", 200)),
-                              float(req.get("settle_s", 2.0)))
-    return {"scenarios": res, "params": await params_through_engine(eng, req.get("params_cases", []))}
+        res = await scenarios(
+            eng,
+            int(req.get("n", 2)),
+            int(req.get("max_new_tokens", 200)),
+            float(req.get("settle_s", 2.0)),
+        )
+    return {
+        "scenarios": res,
+        "params": await params_through_engine(eng, req.get("params_cases", [])),
+    }
 
 
 def main() -> int:
@@ -177,8 +206,16 @@ def main() -> int:
             res = eng.loop.run_until_complete(run_all(eng, req))
         finally:
             eng.shutdown()
-    json.dump({"version": importlib.metadata.version("sglang"), "module_file": sglang.__file__,
-               "startup_s": round(startup, 1), "tokenizer": bool(req.get("tokenizer")), **res}, sys.stdout)
+    json.dump(
+        {
+            "version": importlib.metadata.version("sglang"),
+            "module_file": sglang.__file__,
+            "startup_s": round(startup, 1),
+            "tokenizer": bool(req.get("tokenizer")),
+            **res,
+        },
+        sys.stdout,
+    )
     return 0
 
 

@@ -59,8 +59,16 @@ def write_tiny_tokenizer(folder: str, vocab_size: int) -> None:
     tok.pre_tokenizer = pre_tokenizers.Whitespace()
     tok.save(os.path.join(folder, "tokenizer.json"))
     with open(os.path.join(folder, "tokenizer_config.json"), "w") as fh:
-        json.dump({"tokenizer_class": "PreTrainedTokenizerFast", "bos_token": "<s>", "eos_token": "</s>",
-                   "unk_token": "<unk>", "model_max_length": 1024}, fh)
+        json.dump(
+            {
+                "tokenizer_class": "PreTrainedTokenizerFast",
+                "bos_token": "<s>",
+                "eos_token": "</s>",
+                "unk_token": "<unk>",
+                "model_max_length": 1024,
+            },
+            fh,
+        )
 
 
 def main() -> int:
@@ -75,12 +83,15 @@ def main() -> int:
             write_tiny_tokenizer(folder, int(request.get("tokenizer_vocab", 512)))
             tokenizer = AutoTokenizer.from_pretrained(folder)
     results = [run_case(module.SamplingParams, dict(p), vocab, tokenizer) for p in request["cases"]]
-    json.dump({
-        "version": importlib.metadata.version("sglang"),
-        "module_file": module.__file__,
-        "python": platform.python_version(),
-        "results": results,
-    }, sys.stdout)
+    json.dump(
+        {
+            "version": importlib.metadata.version("sglang"),
+            "module_file": module.__file__,
+            "python": platform.python_version(),
+            "results": results,
+        },
+        sys.stdout,
+    )
     return 0
 
 

@@ -37,10 +37,17 @@ class RepoBuilder:
         self.repo.git.mv(src, dst)
 
     # -- history ----------------------------------------------------------------
-    def commit(self, message: str, files: dict[str, str | bytes] | None = None, *,
-               author: str = "Test Author <author@example.com>",
-               committer: str | None = None, author_time: int | None = None,
-               committer_time: int | None = None, allow_empty: bool = False) -> str:
+    def commit(
+        self,
+        message: str,
+        files: dict[str, str | bytes] | None = None,
+        *,
+        author: str = "Test Author <author@example.com>",
+        committer: str | None = None,
+        author_time: int | None = None,
+        committer_time: int | None = None,
+        allow_empty: bool = False,
+    ) -> str:
         for rel, content in (files or {}).items():
             self.write(rel, content)
         self.repo.git.add("-A")
@@ -50,9 +57,12 @@ class RepoBuilder:
         aname, aemail = author.rsplit(" <", 1)
         cname, cemail = (committer or author).rsplit(" <", 1)
         env = {
-            "GIT_AUTHOR_NAME": aname, "GIT_AUTHOR_EMAIL": aemail.rstrip(">"),
-            "GIT_COMMITTER_NAME": cname, "GIT_COMMITTER_EMAIL": cemail.rstrip(">"),
-            "GIT_AUTHOR_DATE": f"{at} +0000", "GIT_COMMITTER_DATE": f"{ct} +0000",
+            "GIT_AUTHOR_NAME": aname,
+            "GIT_AUTHOR_EMAIL": aemail.rstrip(">"),
+            "GIT_COMMITTER_NAME": cname,
+            "GIT_COMMITTER_EMAIL": cemail.rstrip(">"),
+            "GIT_AUTHOR_DATE": f"{at} +0000",
+            "GIT_COMMITTER_DATE": f"{ct} +0000",
         }
         args = ["-q", "-m", message]
         if allow_empty:
@@ -76,7 +86,10 @@ class RepoBuilder:
 
     def merge(self, name: str, message: str) -> str:
         self._tick += 60
-        env = {"GIT_AUTHOR_DATE": f"{self._tick} +0000", "GIT_COMMITTER_DATE": f"{self._tick} +0000"}
+        env = {
+            "GIT_AUTHOR_DATE": f"{self._tick} +0000",
+            "GIT_COMMITTER_DATE": f"{self._tick} +0000",
+        }
         with self.repo.git.custom_environment(**env):
             self.repo.git.merge("--no-ff", "-q", "-m", message, name)
         return self.repo.head.commit.hexsha
@@ -93,8 +106,11 @@ class RepoBuilder:
         g = self.repo.git
         index = self.path / ".git" / "index"
         return (
-            g.rev_parse("HEAD"), g.symbolic_ref("-q", "HEAD", with_exceptions=False),
-            g.for_each_ref(), g.status("--porcelain", "--ignored"), g.stash("list"),
+            g.rev_parse("HEAD"),
+            g.symbolic_ref("-q", "HEAD", with_exceptions=False),
+            g.for_each_ref(),
+            g.status("--porcelain", "--ignored"),
+            g.stash("list"),
             (self.path / ".git" / "config").read_bytes(),
             index.read_bytes() if index.exists() else b"",
             sorted(os.listdir(self.path / ".git")),
@@ -104,6 +120,15 @@ class RepoBuilder:
 def bare_snapshot(git_dir: Path) -> tuple:
     """Everything a run must not change in a bare repository: refs, HEAD, config, and every file's
     name and size under the git dir (objects, packs, hooks, worktrees)."""
-    files = sorted((str(p.relative_to(git_dir)), p.stat().st_size) for p in Path(git_dir).rglob("*") if p.is_file())
+    files = sorted(
+        (str(p.relative_to(git_dir)), p.stat().st_size)
+        for p in Path(git_dir).rglob("*")
+        if p.is_file()
+    )
     repo = git.Repo(git_dir)
-    return repo.git.for_each_ref(), (Path(git_dir) / "HEAD").read_bytes(), (Path(git_dir) / "config").read_bytes(), files
+    return (
+        repo.git.for_each_ref(),
+        (Path(git_dir) / "HEAD").read_bytes(),
+        (Path(git_dir) / "config").read_bytes(),
+        files,
+    )

@@ -24,8 +24,11 @@ print(json.dumps({"help": buf.getvalue(), "heavy": heavy}))
 
 
 def test_help_lists_every_verb_and_imports_none():
-    out = json.loads(subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True,
-                                    check=True).stdout)
+    out = json.loads(
+        subprocess.run(
+            [sys.executable, "-c", PROBE], capture_output=True, text=True, check=True
+        ).stdout
+    )
     assert out["heavy"] == []
     summaries = commands.summaries()
     assert sorted(summaries) == commands.names() and all(summaries.values())

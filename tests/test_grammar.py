@@ -33,29 +33,56 @@ def test_range_verbs_take_both_spellings(repo: Path, run_cli, verb: str, extra: 
     one = run_cli(verb, "release~0..backport", "--repo", str(repo), "--format", "json", *extra)
     two = run_cli(verb, "release~0", "backport", "--repo", str(repo), "--format", "json", *extra)
     assert one[0] == two[0] and one[0] in (0, 1), (one[2], two[2])
-    strip = lambda out: {k: v for k, v in json.loads(out).items() if k not in ("command", "generated")}  # noqa: E731
+
+    def strip(out):
+        return {k: v for k, v in json.loads(out).items() if k not in ("command", "generated")}  # noqa: E731
+
     assert strip(one[1]) == strip(two[1])
     bad = run_cli(verb, "release", "backport", "main", "--repo", str(repo), *extra)
     assert bad[0] == 2 and "BASE..HEAD or BASE HEAD" in bad[2] and bad[2].count("\n") == 1
 
 
-def test_compare_takes_a_range_and_output_dir_with_the_old_spelling_noted(repo: Path, run_cli,
-                                                                           tmp_path: Path) -> None:
-    code, _, err = run_cli("compare", "release..backport", "--repo", str(repo), "--output-dir", str(tmp_path / "a"),
-                           "--format", "none")
+def test_compare_takes_a_range_and_output_dir_with_the_old_spelling_noted(
+    repo: Path, run_cli, tmp_path: Path
+) -> None:
+    code, _, err = run_cli(
+        "compare",
+        "release..backport",
+        "--repo",
+        str(repo),
+        "--output-dir",
+        str(tmp_path / "a"),
+        "--format",
+        "none",
+    )
     assert code == 0 and (tmp_path / "a" / "comment.md").is_file() and "note:" not in err
-    code, _, err = run_cli("compare", "release", "backport", "--repo", str(repo), "--output", str(tmp_path / "b"),
-                           "--format", "none")
+    code, _, err = run_cli(
+        "compare",
+        "release",
+        "backport",
+        "--repo",
+        str(repo),
+        "--output",
+        str(tmp_path / "b"),
+        "--format",
+        "none",
+    )
     assert code == 0 and (tmp_path / "b" / "report.md").is_file()
     notes = [line for line in err.splitlines() if "note:" in line]
-    assert notes == ["harness: note: --output DIR is now spelled --output-dir DIR (the old spelling still works)"]
+    assert notes == [
+        "harness: note: --output DIR is now spelled --output-dir DIR (the old spelling still works)"
+    ]
 
 
 @pytest.mark.parametrize("verb", ["trace", "pin"])
 def test_several_refs_repeat_ref_and_refs_is_an_alias(repo: Path, run_cli, verb: str) -> None:
     head = ["A = "] if verb == "trace" else ["pins.yml", "engine.tag"]
-    repeated = run_cli(verb, *head, "--ref", "release", "--ref", "main", "--repo", str(repo), "--format", "json")
-    alias = run_cli(verb, *head, "--refs", "release", "main", "--repo", str(repo), "--format", "json")
+    repeated = run_cli(
+        verb, *head, "--ref", "release", "--ref", "main", "--repo", str(repo), "--format", "json"
+    )
+    alias = run_cli(
+        verb, *head, "--refs", "release", "main", "--repo", str(repo), "--format", "json"
+    )
     assert repeated[0] == alias[0] == 0, repeated[2]
     assert json.loads(repeated[1])["sections"] == json.loads(alias[1])["sections"]
     none = run_cli(verb, *head, "--repo", str(repo))
@@ -72,8 +99,12 @@ def test_every_report_verb_offers_format_none() -> None:
         parser = build_parser(name)
         sub = next(a for a in parser._actions if a.dest == "verb").choices[name]
         if name == "engine":
-            actions = [a for p in next(a for a in sub._actions if a.dest == "engine_action").choices.values()
-                       for a in p._actions if a.dest == "format"]
+            actions = [
+                a
+                for p in next(a for a in sub._actions if a.dest == "engine_action").choices.values()
+                for a in p._actions
+                if a.dest == "format"
+            ]
             assert all("none" in a.choices for a in actions)
             continue
         fmt = [a for a in sub._actions if a.dest == "format"]

@@ -7,12 +7,22 @@ from harness.report.model import Code, Control, Details, Finding, Report, Sectio
 
 
 def _report() -> Report:
-    t = Table("files", ["path", "sha", "line"], [[Code("a|b.py"), Sha("0123456789abcdef" * 2 + "01234567"),
-                                                   "x | y <z>"]], legend="da39a3ee = empty input",
-              control="empty-input checksum")
-    s = Section("fidelity", "Fidelity", tables=[t], findings=[Finding("missing", "P1", "gap", key="k")],
-                controls=[Control("c", "ok", True)], not_verified=["runtime"],
-                details=[Details("diff", "```\ncode\n```")])
+    t = Table(
+        "files",
+        ["path", "sha", "line"],
+        [[Code("a|b.py"), Sha("0123456789abcdef" * 2 + "01234567"), "x | y <z>"]],
+        legend="da39a3ee = empty input",
+        control="empty-input checksum",
+    )
+    s = Section(
+        "fidelity",
+        "Fidelity",
+        tables=[t],
+        findings=[Finding("missing", "P1", "gap", key="k")],
+        controls=[Control("c", "ok", True)],
+        not_verified=["runtime"],
+        details=[Details("diff", "```\ncode\n```")],
+    )
     return Report("T", "harness x", [s], generated="2026-01-01")
 
 

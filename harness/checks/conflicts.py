@@ -45,7 +45,11 @@ def _hunk_markers(path: str, start: int, hunk: list[bytes]) -> list[Marker]:
         if prefix != b"+":
             continue
         inside = any(o < i for o in opens) and any(c > i for c in closes)
-        if _OPEN.match(text) or _CLOSE.match(text) or (inside and (_SEP.match(text) or _BASE.match(text))):
+        if (
+            _OPEN.match(text)
+            or _CLOSE.match(text)
+            or (inside and (_SEP.match(text) or _BASE.match(text)))
+        ):
             found.append(Marker(path, no, text.decode("utf-8", "replace").rstrip()))
     return found
 
@@ -55,7 +59,11 @@ def file_markers(fp: FilePatch) -> list[Marker]:
     if fp.binary or fp.new_path is None:
         return []
     starts = fp.new_starts or [0] * len(fp.hunks)
-    return [m for start, hunk in zip(starts, fp.hunks) for m in _hunk_markers(fp.path, start, hunk)]
+    return [
+        m
+        for start, hunk in zip(starts, fp.hunks, strict=False)
+        for m in _hunk_markers(fp.path, start, hunk)
+    ]
 
 
 def pick_markers(repo: GitRepo, base: str, head: str) -> list[tuple[str, list[Marker]]]:
@@ -70,9 +78,12 @@ def _control() -> Control:
     conflict = [b"+<<<<<<< HEAD", b"+a = 1", b"+=======", b"+a = 2", b"+>>>>>>> 1234abc (fix)"]
     rst = [b"+Release notes", b"+=======", b"+", b"+<<<<<<<", b"+>>>>>>>"]
     hits = len(_hunk_markers("x", 1, conflict)), len(_hunk_markers("y", 1, rst))
-    return Control("conflict-marker scanner on synthetic hunks",
-                   f"conflict block: {hits[0]} of 3 marker lines found; reStructuredText underline and bare "
-                   f"adornments: {hits[1]} found", hits == (3, 0))
+    return Control(
+        "conflict-marker scanner on synthetic hunks",
+        f"conflict block: {hits[0]} of 3 marker lines found; reStructuredText underline and bare "
+        f"adornments: {hits[1]} found",
+        hits == (3, 0),
+    )
 
 
 def conflicts_section(repo: GitRepo, base: str, head: str) -> Section:
@@ -85,22 +96,45 @@ def conflicts_section(repo: GitRepo, base: str, head: str) -> Section:
         if markers:
             places = ", ".join(f"{m.path}:{m.line}" for m in markers[:MAX_LISTED])
             more = f" and {len(markers) - MAX_LISTED} more" if len(markers) > MAX_LISTED else ""
-            findings.append(Finding("conflict-markers", "P1",
-                                    f"{sha[:12]}: conflict markers committed ({len(markers)} line(s))",
-                                    f"{places}{more}",
-                                    key=f"{sha}\0" + "\0".join(sorted({m.path for m in markers}))))
+            findings.append(
+                Finding(
+                    "conflict-markers",
+                    "P1",
+                    f"{sha[:12]}: conflict markers committed ({len(markers)} line(s))",
+                    f"{places}{more}",
+                    key=f"{sha}\0" + "\0".join(sorted({m.path for m in markers})),
+                )
+            )
     hit = sum(1 for _, m in per_pick if m)
     return Section(
-        id="conflicts", title=f"Conflict markers in {base}..{head}",
+        id="conflicts",
+        title=f"Conflict markers in {base}..{head}",
         summary=f"{hit} of {len(per_pick)} pick(s) add conflict-marker lines",
-        tables=[Table("conflict-marker lines added by each pick", ["pick", "file:line", "line"], rows,  # type: ignore[arg-type]
-                      legend="added lines only, at column 0: <<<<<<< LABEL and >>>>>>> LABEL anywhere; ======= "
-                             "and ||||||| only between them in the same hunk; line numbers in the pick's tree",
-                      control="the scanner is first run on a synthetic conflict block and an RST underline")],
-        findings=findings, controls=[_control()],
-        not_verified=["conflict markers in binary files, or longer markers set by a conflict-marker-size "
-                      "attribute", "a marker line that is meant as content (a merge tool's test fixture, a "
-                      "document showing a conflict) is reported too: waive it in the policy"],
-        data={"picks": [{"sha": sha, "markers": [{"path": m.path, "line": m.line, "text": m.text} for m in markers]}
-                        for sha, markers in per_pick]},
+        tables=[
+            Table(
+                "conflict-marker lines added by each pick",
+                ["pick", "file:line", "line"],
+                rows,  # type: ignore[arg-type]
+                legend="added lines only, at column 0: <<<<<<< LABEL and >>>>>>> LABEL anywhere; ======= "
+                "and ||||||| only between them in the same hunk; line numbers in the pick's tree",
+                control="the scanner is first run on a synthetic conflict block and an RST underline",
+            )
+        ],
+        findings=findings,
+        controls=[_control()],
+        not_verified=[
+            "conflict markers in binary files, or longer markers set by a conflict-marker-size "
+            "attribute",
+            "a marker line that is meant as content (a merge tool's test fixture, a "
+            "document showing a conflict) is reported too: waive it in the policy",
+        ],
+        data={
+            "picks": [
+                {
+                    "sha": sha,
+                    "markers": [{"path": m.path, "line": m.line, "text": m.text} for m in markers],
+                }
+                for sha, markers in per_pick
+            ]
+        },
     )

@@ -58,7 +58,10 @@ class Drift:
     merge: TrialMerge
     presence: list[Presence]
     # controls
-    self_presence: tuple[int, int] = (0, 0)  # HEAD's added lines found at HEAD's own tip: (present, added)
+    self_presence: tuple[int, int] = (
+        0,
+        0,
+    )  # HEAD's added lines found at HEAD's own tip: (present, added)
     control_merge: TrialMerge | None = None
     head_tree: str = ""
     head_files: list[str] = field(default_factory=list)
@@ -71,8 +74,12 @@ def _lines(blob: bytes | None) -> set[bytes]:
 def _presence(fp: FilePatch, blob: bytes | None, head_blob: bytes | None) -> Presence:
     added = [ln.strip() for ln in fp.added if significant(ln)]
     there = _lines(blob)
-    return Presence(fp.path, len(added), sum(ln in there for ln in added),
-                    blob is not None and head_blob is not None and blob == head_blob)
+    return Presence(
+        fp.path,
+        len(added),
+        sum(ln in there for ln in added),
+        blob is not None and head_blob is not None and blob == head_blob,
+    )
 
 
 def drift(repo: GitRepo, base: str, head: str) -> Drift:
@@ -85,8 +92,17 @@ def drift(repo: GitRepo, base: str, head: str) -> Drift:
     head_count = len(repo.rev_list([h], [mb]))
     head_files = diff_trees(repo, mb, h, renames=False)
     base_files = {fp.path: fp for fp in diff_trees(repo, mb, b, renames=False)}
-    overlap = [FileDrift(fp.path, len(fp.added), len(fp.removed), len(base_files[fp.path].added),
-                         len(base_files[fp.path].removed)) for fp in head_files if fp.path in base_files]
+    overlap = [
+        FileDrift(
+            fp.path,
+            len(fp.added),
+            len(fp.removed),
+            len(base_files[fp.path].added),
+            len(base_files[fp.path].removed),
+        )
+        for fp in head_files
+        if fp.path in base_files
+    ]
     presence, self_present, self_added = [], 0, 0
     kept = [fp for fp in head_files if fp.status != "D" and not fp.binary]
     blobs = repo.read_blobs([f"{rev}:{fp.path}" for fp in kept for rev in (h, b)])
@@ -96,9 +112,17 @@ def drift(repo: GitRepo, base: str, head: str) -> Drift:
         own = _presence(fp, head_blob, head_blob)
         self_present, self_added = self_present + own.present, self_added + own.added
     return Drift(
-        base=b, head=h, merge_base=mb, base_commits=base_commits, head_commits=head_count, overlap=overlap,
-        merge=trial_merge(repo, h, b), presence=presence, self_presence=(self_present, self_added),
-        control_merge=trial_merge(repo, h, mb), head_tree=repo.resolve(h, "tree"),
+        base=b,
+        head=h,
+        merge_base=mb,
+        base_commits=base_commits,
+        head_commits=head_count,
+        overlap=overlap,
+        merge=trial_merge(repo, h, b),
+        presence=presence,
+        self_presence=(self_present, self_added),
+        control_merge=trial_merge(repo, h, mb),
+        head_tree=repo.resolve(h, "tree"),
         head_files=[fp.path for fp in head_files],
     )
 
@@ -112,22 +136,42 @@ def drift_section(repo: GitRepo, base: str, head: str) -> Section:
     d = drift(repo, base, head)
     conflicts = {c.path: c for c in d.merge.conflicts}
     tables = [
-        Table(f"commits on {base} since the merge base", ["commit", "date", "author", "subject"],
-              [[Sha(c.sha), _date(c.committer_time), c.author_name, c.subject]
-               for c in d.base_commits[-_MAX_COMMIT_ROWS:]],
-              legend=f"merge base {d.merge_base[:12]}; {base} is {len(d.base_commits)} commit(s) ahead of it, "
-                     f"{head} is {d.head_commits}"
-                     + (f"; the newest {_MAX_COMMIT_ROWS} are listed (all in the JSON data)"
-                        if len(d.base_commits) > _MAX_COMMIT_ROWS else ""),
-              control="the merge base is named with both commit counts, so an empty table is a measured zero",
-              collapsed=len(d.base_commits) > 15),
-        Table(f"files {head} changes that {base} also changed since the merge base",
-              ["path", f"{head} +", f"{head} −", f"{base} +", f"{base} −", "trial merge"],
-              [[Code(o.path), o.head_added, o.head_removed, o.base_added, o.base_removed,
-                ", ".join(conflicts[o.path].kinds) or "conflict" if o.path in conflicts else "clean"]
-               for o in d.overlap],
-              legend=f"{len(d.head_files)} file(s) changed by {head} since the merge base; ± are lines per side",
-              control="the same diff machinery lists every file HEAD changes (count in the legend)"),
+        Table(
+            f"commits on {base} since the merge base",
+            ["commit", "date", "author", "subject"],
+            [
+                [Sha(c.sha), _date(c.committer_time), c.author_name, c.subject]
+                for c in d.base_commits[-_MAX_COMMIT_ROWS:]
+            ],
+            legend=f"merge base {d.merge_base[:12]}; {base} is {len(d.base_commits)} commit(s) ahead of it, "
+            f"{head} is {d.head_commits}"
+            + (
+                f"; the newest {_MAX_COMMIT_ROWS} are listed (all in the JSON data)"
+                if len(d.base_commits) > _MAX_COMMIT_ROWS
+                else ""
+            ),
+            control="the merge base is named with both commit counts, so an empty table is a measured zero",
+            collapsed=len(d.base_commits) > 15,
+        ),
+        Table(
+            f"files {head} changes that {base} also changed since the merge base",
+            ["path", f"{head} +", f"{head} −", f"{base} +", f"{base} −", "trial merge"],
+            [
+                [
+                    Code(o.path),
+                    o.head_added,
+                    o.head_removed,
+                    o.base_added,
+                    o.base_removed,
+                    ", ".join(conflicts[o.path].kinds) or "conflict"
+                    if o.path in conflicts
+                    else "clean",
+                ]
+                for o in d.overlap
+            ],
+            legend=f"{len(d.head_files)} file(s) changed by {head} since the merge base; ± are lines per side",
+            control="the same diff machinery lists every file HEAD changes (count in the legend)",
+        ),
     ]
     if d.merge.error:
         merge_rows: list[list[object]] = [["(not attempted)", d.merge.error]]
@@ -137,70 +181,162 @@ def drift_section(repo: GitRepo, base: str, head: str) -> Section:
         merge_rows = [[Code(c.path), ", ".join(c.kinds) or "conflict"] for c in d.merge.conflicts]
     ctrl = d.control_merge
     ctrl_ok = bool(ctrl and ctrl.clean and ctrl.tree == d.head_tree)
-    tables.append(Table(f"trial merge of {base} into {head} (git merge-tree, nothing written to the repository)",
-                        ["file", "result"], merge_rows,  # type: ignore[arg-type]
-                        control=f"merging the merge base into {head} gives {head}'s own tree: "
-                                + ("yes" if ctrl_ok else "NO")))
-    tables.append(Table(
-        f"already on {base} by another route", ["path", f"lines {head} adds", f"present at {base}", "fraction",
-                                                 f"file identical at {base}"],
-        [[Code(p.path), p.added, p.present, f"{p.fraction:.0%}" if p.added else "n/a",
-          "yes" if p.identical else "no"] for p in d.presence],
-        legend="added lines compared with leading/trailing whitespace stripped; blank and punctuation-only lines "
-               "are ignored; presence anywhere in the file at BASE's tip counts",
-        control=f"the same test on {head}'s own tip finds {d.self_presence[0]} of {d.self_presence[1]} lines",
-    ))
+    tables.append(
+        Table(
+            f"trial merge of {base} into {head} (git merge-tree, nothing written to the repository)",
+            ["file", "result"],
+            merge_rows,  # type: ignore[arg-type]
+            control=f"merging the merge base into {head} gives {head}'s own tree: "
+            + ("yes" if ctrl_ok else "NO"),
+        )
+    )
+    tables.append(
+        Table(
+            f"already on {base} by another route",
+            [
+                "path",
+                f"lines {head} adds",
+                f"present at {base}",
+                "fraction",
+                f"file identical at {base}",
+            ],
+            [
+                [
+                    Code(p.path),
+                    p.added,
+                    p.present,
+                    f"{p.fraction:.0%}" if p.added else "n/a",
+                    "yes" if p.identical else "no",
+                ]
+                for p in d.presence
+            ],
+            legend="added lines compared with leading/trailing whitespace stripped; blank and punctuation-only lines "
+            "are ignored; presence anywhere in the file at BASE's tip counts",
+            control=f"the same test on {head}'s own tip finds {d.self_presence[0]} of {d.self_presence[1]} lines",
+        )
+    )
     findings: list[Finding] = []
     if d.merge.error:
-        findings.append(Finding("drift-merge-failed", "P2", f"trial merge of {base} into {head} was not possible",
-                                d.merge.error, key=f"{d.base}\0{d.head}\0merge"))
+        findings.append(
+            Finding(
+                "drift-merge-failed",
+                "P2",
+                f"trial merge of {base} into {head} was not possible",
+                d.merge.error,
+                key=f"{d.base}\0{d.head}\0merge",
+            )
+        )
     elif not d.merge.clean:
         paths = ", ".join(c.path for c in d.merge.conflicts)
-        findings.append(Finding("drift-conflict", "P1",
-                                f"trial merge of {base} into {head} conflicts in {len(d.merge.conflicts)} file(s)",
-                                paths, key=f"{d.base}\0{d.head}\0conflict"))
+        findings.append(
+            Finding(
+                "drift-conflict",
+                "P1",
+                f"trial merge of {base} into {head} conflicts in {len(d.merge.conflicts)} file(s)",
+                paths,
+                key=f"{d.base}\0{d.head}\0conflict",
+            )
+        )
     total_added = sum(p.added for p in d.presence)
     total_present = sum(p.present for p in d.presence)
     if total_added and total_present == total_added:
-        findings.append(Finding("drift-redundant", "P2", f"{head}'s change is already on {base} by another route",
-                                f"all {total_added} significant added line(s) exist at {base}'s tip",
-                                key=f"{d.base}\0{d.head}\0redundant"))
+        findings.append(
+            Finding(
+                "drift-redundant",
+                "P2",
+                f"{head}'s change is already on {base} by another route",
+                f"all {total_added} significant added line(s) exist at {base}'s tip",
+                key=f"{d.base}\0{d.head}\0redundant",
+            )
+        )
     else:
         for p in d.presence:
             if p.added and p.present == p.added:
-                findings.append(Finding("drift-file-present", "info", f"{p.path}: {head}'s added lines are all at "
-                                        f"{base} already", f"{p.added} line(s)", key=f"{p.path}\0present"))
+                findings.append(
+                    Finding(
+                        "drift-file-present",
+                        "info",
+                        f"{p.path}: {head}'s added lines are all at {base} already",
+                        f"{p.added} line(s)",
+                        key=f"{p.path}\0present",
+                    )
+                )
     if d.overlap and d.merge.clean:
-        findings.append(Finding("drift-overlap", "info", f"{len(d.overlap)} file(s) changed on both sides merge "
-                                "cleanly; review them for semantic drift", ", ".join(o.path for o in d.overlap),
-                                key=f"{d.base}\0{d.head}\0overlap"))
+        findings.append(
+            Finding(
+                "drift-overlap",
+                "info",
+                f"{len(d.overlap)} file(s) changed on both sides merge "
+                "cleanly; review them for semantic drift",
+                ", ".join(o.path for o in d.overlap),
+                key=f"{d.base}\0{d.head}\0overlap",
+            )
+        )
     self_ok = d.self_presence[0] == d.self_presence[1]
     controls = [
-        Control("merge base", f"{d.merge_base[:12]}: {base} +{len(d.base_commits)} commit(s), "
-                              f"{head} +{d.head_commits} commit(s)", None),
-        Control("trial merge of the merge base into HEAD", "clean, HEAD's tree" if ctrl_ok else
-                f"unexpected: {ctrl.error if ctrl else 'not run'}", ctrl_ok),
-        Control("presence test on HEAD's own tip", f"{d.self_presence[0]} of {d.self_presence[1]} added lines found",
-                self_ok),
+        Control(
+            "merge base",
+            f"{d.merge_base[:12]}: {base} +{len(d.base_commits)} commit(s), "
+            f"{head} +{d.head_commits} commit(s)",
+            None,
+        ),
+        Control(
+            "trial merge of the merge base into HEAD",
+            "clean, HEAD's tree" if ctrl_ok else f"unexpected: {ctrl.error if ctrl else 'not run'}",
+            ctrl_ok,
+        ),
+        Control(
+            "presence test on HEAD's own tip",
+            f"{d.self_presence[0]} of {d.self_presence[1]} added lines found",
+            self_ok,
+        ),
     ]
-    summary = (f"{base} moved {len(d.base_commits)} commit(s) since the merge base {d.merge_base[:12]}; "
-               f"{len(d.overlap)} file(s) changed on both sides; trial merge "
-               + ("not possible" if d.merge.error else "clean" if d.merge.clean
-                  else f"conflicts in {len(d.merge.conflicts)} file(s)")
-               + f"; {total_present} of {total_added} added line(s) already at {base}")
+    summary = (
+        f"{base} moved {len(d.base_commits)} commit(s) since the merge base {d.merge_base[:12]}; "
+        f"{len(d.overlap)} file(s) changed on both sides; trial merge "
+        + (
+            "not possible"
+            if d.merge.error
+            else "clean"
+            if d.merge.clean
+            else f"conflicts in {len(d.merge.conflicts)} file(s)"
+        )
+        + f"; {total_present} of {total_added} added line(s) already at {base}"
+    )
     return Section(
-        id="drift", title=f"Drift: {base} vs {head}", summary=summary, tables=tables, findings=findings,
+        id="drift",
+        title=f"Drift: {base} vs {head}",
+        summary=summary,
+        tables=tables,
+        findings=findings,
         controls=controls,
-        not_verified=["a clean trial merge says nothing about semantic conflicts or tests",
-                      "presence of a line at BASE is textual: the same line in another context counts as present",
-                      "renames are not followed (a file moved on one side is a different path)"],
+        not_verified=[
+            "a clean trial merge says nothing about semantic conflicts or tests",
+            "presence of a line at BASE is textual: the same line in another context counts as present",
+            "renames are not followed (a file moved on one side is a different path)",
+        ],
         data={
-            "base": d.base, "head": d.head, "merge_base": d.merge_base,
-            "base_commits": [c.sha for c in d.base_commits], "head_commits": d.head_commits,
+            "base": d.base,
+            "head": d.head,
+            "merge_base": d.merge_base,
+            "base_commits": [c.sha for c in d.base_commits],
+            "head_commits": d.head_commits,
             "overlap": [vars(o) for o in d.overlap],
-            "merge": {"clean": d.merge.clean, "tree": d.merge.tree, "error": d.merge.error,
-                      "conflicts": [{"path": c.path, "kinds": c.kinds} for c in d.merge.conflicts]},
-            "presence": [{"path": p.path, "added": p.added, "present": p.present, "fraction": round(p.fraction, 4),
-                          "identical": p.identical} for p in d.presence],
+            "merge": {
+                "clean": d.merge.clean,
+                "tree": d.merge.tree,
+                "error": d.merge.error,
+                "conflicts": [{"path": c.path, "kinds": c.kinds} for c in d.merge.conflicts],
+            },
+            "presence": [
+                {
+                    "path": p.path,
+                    "added": p.added,
+                    "present": p.present,
+                    "fraction": round(p.fraction, 4),
+                    "identical": p.identical,
+                }
+                for p in d.presence
+            ],
         },
     )

@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional
+from typing import Any
 
 MAX_DEPTH = 8  # env → env → inputs … chains
 MAX_TEXT = 20_000  # characters of one template
 MAX_EXPRS = 64  # ${{ }} segments in one template
 MAX_TOKENS = 512  # tokens in one ${{ }} segment
-MAX_STEPS = 4_096  # ${{ }} segments evaluated for one top-level template, nested env/inputs included
+MAX_STEPS = (
+    4_096  # ${{ }} segments evaluated for one top-level template, nested env/inputs included
+)
 
 
 class _Unknown:
@@ -33,11 +36,11 @@ UNKNOWN: Any = _Unknown()
 class LStr(str):
     """A string that remembers where it was written (file, line) and whether it was composed."""
 
-    path: Optional[str]
-    line: Optional[int]
+    path: str | None
+    line: int | None
     derived: bool
 
-    def __new__(cls, text: str, path: str | None, line: int | None, derived: bool = False) -> "LStr":
+    def __new__(cls, text: str, path: str | None, line: int | None, derived: bool = False) -> LStr:
         obj = super().__new__(cls, text)
         obj.path, obj.line, obj.derived = path, line, derived
         return obj
@@ -52,9 +55,9 @@ class Scope:
     ``read`` collects the matrix keys the evaluation looked at (shared with nested scopes).
     """
 
-    matrix: Optional[Mapping[str, Any]]
+    matrix: Mapping[str, Any] | None
     env: Mapping[str, LStr] = field(default_factory=dict)
-    inputs: Optional[Mapping[str, tuple[LStr, Optional["Scope"]]]] = None
+    inputs: Mapping[str, tuple[LStr, Scope | None]] | None = None
     read: list[str] = field(default_factory=list)
     steps_left: list[int] = field(default_factory=lambda: [MAX_STEPS])  # shared by nested scopes
 
@@ -80,11 +83,16 @@ def _segments(text: str) -> list[_Segment]:
             i += 1
         if i >= len(text):
             break  # unterminated: the rest is plain text, as GitHub would reject it anyway
-        out.append(_Segment(pos, i + 2, text[pos + 3:i]))
+        out.append(_Segment(pos, i + 2, text[pos + 3 : i]))
         pos = text.find("${{", i + 2)
     return out
-_TOKEN = re.compile(r"""\s*(?:(?P<str>'(?:[^']|'')*')|(?P<num>\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|0x[0-9a-fA-F]+)
-                     |(?P<op>==|!=|<=|>=|&&|\|\||[!<>().\[\],*])|(?P<id>[A-Za-z_][A-Za-z0-9_-]*))""", re.X)
+
+
+_TOKEN = re.compile(
+    r"""\s*(?:(?P<str>'(?:[^']|'')*')|(?P<num>\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|0x[0-9a-fA-F]+)
+                     |(?P<op>==|!=|<=|>=|&&|\|\||[!<>().\[\],*])|(?P<id>[A-Za-z_][A-Za-z0-9_-]*))""",
+    re.X,
+)
 
 
 class _Bad(Exception):
@@ -160,7 +168,9 @@ class _View:
             s.read.append(key)
             return _lookup(s.matrix, key, default=None)
         if self.name == "env":
-            src = _lookup(s.env, key, default=UNKNOWN)  # set by an earlier step through $GITHUB_ENV?
+            src = _lookup(
+                s.env, key, default=UNKNOWN
+            )  # set by an earlier step through $GITHUB_ENV?
             return UNKNOWN if src is UNKNOWN else render(src, s, self.depth + 1)
         if s.inputs is None:
             return UNKNOWN
@@ -208,6 +218,7 @@ def _call(name: str, args: list[Any], where: LStr) -> Any:
             if i + 1 >= len(texts):
                 raise _Bad("format index")
             return str(texts[i + 1])
+
         out = re.sub(r"\{\{|\}\}|\{(\d+)\}", field, str(texts[0]))
         return LStr(out, where.path, where.line, derived=True)
     if fn in ("contains", "startswith", "endswith") and len(args) == 2:
@@ -218,7 +229,11 @@ def _call(name: str, args: list[Any], where: LStr) -> Any:
         if h is UNKNOWN or n is UNKNOWN:
             return UNKNOWN
         h, n = str(h).casefold(), str(n).casefold()
-        return n in h if fn == "contains" else (h.startswith(n) if fn == "startswith" else h.endswith(n))
+        return (
+            n in h
+            if fn == "contains"
+            else (h.startswith(n) if fn == "startswith" else h.endswith(n))
+        )
     if fn == "join" and args and isinstance(args[0], list):
         parts = [_text_of(x, where) for x in args[0]]
         sep = _text_of(args[1], where) if len(args) > 1 else LStr(",", where.path, where.line)
@@ -305,7 +320,9 @@ class _Parser:
             raise _Bad(text)
         if text in ("true", "false", "null"):
             return {"true": True, "false": False, "null": None}[text]
-        if self.peek() == "(":  # a function call: format/contains/startsWith/endsWith/join; others unknown
+        if (
+            self.peek() == "("
+        ):  # a function call: format/contains/startsWith/endsWith/join; others unknown
             self.take()
             args = []
             while self.peek() != ")":
@@ -379,11 +396,13 @@ def render(template: LStr, scope: Scope, depth: int = 0) -> Any:
         v = _text_of(evaluate(m.inner, scope, template, depth), template)
         if v is UNKNOWN:
             return UNKNOWN
-        out += [template[pos:m.start], str(v)]
+        out += [template[pos : m.start], str(v)]
         pos = m.end
     out.append(template[pos:])
     text = "".join(out)
-    return UNKNOWN if len(text) > MAX_TEXT else LStr(text, template.path, template.line, derived=True)
+    return (
+        UNKNOWN if len(text) > MAX_TEXT else LStr(text, template.path, template.line, derived=True)
+    )
 
 
 def has_expression(text: str) -> bool:

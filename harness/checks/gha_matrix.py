@@ -99,9 +99,17 @@ def expand_matrix(strategy: Node | None, path: str) -> Matrix:
     for _key, values in axes:
         total *= max(len(values), 1)
     keys = [k for k, _ in axes]
-    product = itertools.islice(itertools.product(*(values for _, values in axes)), MAX_COMBOS) if axes else iter(())
-    combos = [dict(zip(keys, row)) for row in product]
-    combos = [c for c in combos if not any(all(k in c and _same(c[k], v) for k, v in e.items()) for e in exclude)]
+    product = (
+        itertools.islice(itertools.product(*(values for _, values in axes)), MAX_COMBOS)
+        if axes
+        else iter(())
+    )
+    combos = [dict(zip(keys, row, strict=False)) for row in product]
+    combos = [
+        c
+        for c in combos
+        if not any(all(k in c and _same(c[k], v) for k, v in e.items()) for e in exclude)
+    ]
     if not keys:
         combos = [dict(e) for e in include[:MAX_COMBOS]]
         return Matrix(combos or [{}], max(len(include), 1), len(include) > MAX_COMBOS)

@@ -33,8 +33,10 @@ class RangeFacts:
         """The report header line for a BASE that is not an ancestor of HEAD (else nothing)."""
         if self.base_is_ancestor:
             return {}
-        return {"merge base": f"{self.merge_base[:12]} ({self.base} is not an ancestor of {self.head}: "
-                              f"{self.base}..{self.head} counts the commits after this merge base)"}
+        return {
+            "merge base": f"{self.merge_base[:12]} ({self.base} is not an ancestor of {self.head}: "
+            f"{self.base}..{self.head} counts the commits after this merge base)"
+        }
 
 
 def _need(repo: GitRepo, label: str, ref: str, shallow: bool) -> str:
@@ -44,13 +46,24 @@ def _need(repo: GitRepo, label: str, ref: str, shallow: bool) -> str:
         if "is a range" in str(exc) or "invalid ref" in str(exc):
             raise UsageError(f"{label} {exc}") from None
     if shallow:
-        raise UsageError(f"{label} {ref!r}: not in this shallow repository; {UNSHALLOW} and fetch {ref}")
-    raise UsageError(f"{label} {ref!r}: not in this repository; fetch it (e.g. `git fetch origin {ref}`; "
-                     "GitHub Actions: actions/checkout with `fetch-depth: 0` fetches every branch)")
+        raise UsageError(
+            f"{label} {ref!r}: not in this shallow repository; {UNSHALLOW} and fetch {ref}"
+        )
+    raise UsageError(
+        f"{label} {ref!r}: not in this repository; fetch it (e.g. `git fetch origin {ref}`; "
+        "GitHub Actions: actions/checkout with `fetch-depth: 0` fetches every branch)"
+    )
 
 
-def judge_range(repo: GitRepo, base: str, head: str, *, source: str | None = None,
-                source_branch: str | None = None, picks: bool = False) -> RangeFacts:
+def judge_range(
+    repo: GitRepo,
+    base: str,
+    head: str,
+    *,
+    source: str | None = None,
+    source_branch: str | None = None,
+    picks: bool = False,
+) -> RangeFacts:
     """Refuse a range that cannot be judged; ``picks``: its non-merge commits are what is judged."""
     shallow = shallow_commits(repo)
     base_sha = _need(repo, "BASE", base, bool(shallow))
@@ -61,14 +74,20 @@ def judge_range(repo: GitRepo, base: str, head: str, *, source: str | None = Non
             shas.append(_need(repo, label, ref, bool(shallow)))
     cut = cut_off(repo, shas, shallow)
     if cut:
-        raise UsageError(f"shallow repository: history is cut off at {cut[0][:12]} ({len(cut)} boundary "
-                         f"commit(s) reachable from the refs), so {base}..{head} cannot be judged; {UNSHALLOW}")
+        raise UsageError(
+            f"shallow repository: history is cut off at {cut[0][:12]} ({len(cut)} boundary "
+            f"commit(s) reachable from the refs), so {base}..{head} cannot be judged; {UNSHALLOW}"
+        )
     merge_base = repo.merge_base(base_sha, head_sha)
     if merge_base is None:
-        raise UsageError(f"{base} and {head} share no history (no merge base): {base}..{head} cannot be judged")
+        raise UsageError(
+            f"{base} and {head} share no history (no merge base): {base}..{head} cannot be judged"
+        )
     commits = count_commits(repo, base_sha, head_sha)
     if commits == 0:
-        raise UsageError(f"no commits in {base}..{head}: nothing to judge ({head} is already in {base})")
+        raise UsageError(
+            f"no commits in {base}..{head}: nothing to judge ({head} is already in {base})"
+        )
     n_picks = count_commits(repo, base_sha, head_sha, no_merges=True)
     if picks and n_picks == 0:
         raise UsageError(f"no picks in {base}..{head}: its {commits} commit(s) are all merges")

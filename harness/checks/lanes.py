@@ -18,9 +18,10 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
+from typing import Any
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
@@ -38,7 +39,9 @@ _MATRIX_REF = re.compile(r"^\$\{\{\s*matrix\.([A-Za-z0-9_-]+)\s*\}\}$")
 _SHELL_VAR = re.compile(r"^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$")
 MAX_ACTION_DEPTH = 3  # local composite actions calling local composite actions
 _MISSING = "local action not in the tree: "  # notes of this kind are listed together
-_MENTION = re.compile(r"^\s*-?\s*[\"']?([A-Za-z0-9_.-]*(?:marker|pytest_mark)[A-Za-z0-9_.-]*)[\"']?\s*:", re.I)
+_MENTION = re.compile(
+    r"^\s*-?\s*[\"']?([A-Za-z0-9_.-]*(?:marker|pytest_mark)[A-Za-z0-9_.-]*)[\"']?\s*:", re.I
+)
 
 
 @dataclass
@@ -53,15 +56,25 @@ class Lane:
     source: str = "with"  # with, matrix, workflow_call default, workflow_dispatch default, scenario
     uses: str | None = None  # the reusable workflow the job calls, if any
     key_line: int | None = None
-    template: str | None = None  # the text as written, when ${{ }} / $VAR was expanded into ``expression``
+    template: str | None = (
+        None  # the text as written, when ${{ }} / $VAR was expanded into ``expression``
+    )
 
     @property
     def name(self) -> str:
         return f"{self.job} · {self.input}"
 
     def row(self) -> dict[str, Any]:
-        return {"job": self.job, "input": self.input, "expression": self.expression, "path": self.path,
-                "line": self.line, "source": self.source, "uses": self.uses, "template": self.template}
+        return {
+            "job": self.job,
+            "input": self.input,
+            "expression": self.expression,
+            "path": self.path,
+            "line": self.line,
+            "source": self.source,
+            "uses": self.uses,
+            "template": self.template,
+        }
 
 
 @dataclass
@@ -85,7 +98,7 @@ def _scalar(node: Node | None) -> str | None:
     return None
 
 
-Reader = Callable[[str], Optional[str]]  # a path at the ref → its text (None: absent)
+Reader = Callable[[str], str | None]  # a path at the ref → its text (None: absent)
 
 
 @dataclass
@@ -148,19 +161,34 @@ def _expand(t: _Tmpl, mx: Matrix, job_id: str, uses: str | None, used: set[str])
             continue
         keys = list(dict.fromkeys(read))
         used.update(keys)
-        suffix = ", ".join(f"{k}={_show(combo.get(k))}" for k in keys) if isinstance(combo, dict) else ""
+        suffix = (
+            ", ".join(f"{k}={_show(combo.get(k))}" for k in keys) if isinstance(combo, dict) else ""
+        )
         name = f"{job_id}[{suffix}]" if suffix else job_id
         source = ("matrix" if t.source == "with" else t.source) if keys else t.source
         line = text.line if v.derived else (v.line or text.line)
-        out.setdefault((name, str(v).strip()), Lane(name, t.input, str(v).strip(), v.path or text.path, line, source,
-                                                    uses, t.key_line, template=str(text)))
+        out.setdefault(
+            (name, str(v).strip()),
+            Lane(
+                name,
+                t.input,
+                str(v).strip(),
+                v.path or text.path,
+                line,
+                source,
+                uses,
+                t.key_line,
+                template=str(text),
+            ),
+        )
     if unresolved:
         out.setdefault((job_id, str(text)), plain)
     return list(out.values())
 
 
-def _run_tmpls(path: str, step: Node, label: str, source: str,
-               scope: Callable[[Any, list[str]], Scope]) -> list[_Tmpl]:
+def _run_tmpls(
+    path: str, step: Node, label: str, source: str, scope: Callable[[Any, list[str]], Scope]
+) -> list[_Tmpl]:
     """``pytest -m EXPR`` commands in a step's ``run:`` script (continuation lines joined)."""
     run = yamlpath.get(step, "run")
     script = _scalar(run)
@@ -178,11 +206,15 @@ def _run_tmpls(path: str, step: Node, label: str, source: str,
             command = command.rstrip()[:-1] + " " + raw[j]
         expr = _pytest_marker(command)
         if expr is not None:
-            if folded:  # the value joined source lines with spaces: find the expression's own source line
+            if (
+                folded
+            ):  # the value joined source lines with spaces: find the expression's own source line
                 lines = _block_lines(run) if run is not None else []
                 at = next((k for k, ln in enumerate(lines) if expr in ln), 0)
             else:
-                at = next((k for k in range(start, j + 1) if expr in raw[k]), start)  # the expression's own line
+                at = next(
+                    (k for k in range(start, j + 1) if expr in raw[k]), start
+                )  # the expression's own line
             out.append(_Tmpl(f"run: {label}", LStr(expr, path, first + at), None, source, scope))
         j += 1
     return out
@@ -194,11 +226,12 @@ def _block_lines(run: Node) -> list[str]:
     buf = getattr(mark, "buffer", None)
     if not buf:
         return [str(getattr(run, "value", ""))]
-    return buf[mark.index:run.end_mark.index].split("\n")[1:]
+    return buf[mark.index : run.end_mark.index].split("\n")[1:]
 
 
-def _with_tmpls(path: str, node: Node | None, source: str,
-                scope: Callable[[Any, list[str]], Scope]) -> list[_Tmpl]:
+def _with_tmpls(
+    path: str, node: Node | None, source: str, scope: Callable[[Any, list[str]], Scope]
+) -> list[_Tmpl]:
     """Marker-named inputs under a ``with:`` mapping."""
     out: list[_Tmpl] = []
     for inp, kn, v in yamlpath.items(node) if isinstance(node, MappingNode) else []:
@@ -207,19 +240,34 @@ def _with_tmpls(path: str, node: Node | None, source: str,
         expr = _scalar(v)
         if expr is None:
             expr = yamlpath.value_text(v) or ""
-        out.append(_Tmpl(inp, LStr(expr, path, yamlpath.line_of(v)), yamlpath.line_of(kn), source, scope))
+        out.append(
+            _Tmpl(inp, LStr(expr, path, yamlpath.line_of(v)), yamlpath.line_of(kn), source, scope)
+        )
     return out
 
 
-def _action_tmpls(uses: str, step: Node, caller_path: str, caller: Callable[[Any, list[str]], Scope],
-                  read: Reader | None, notes: list[str], depth: int = 1) -> list[_Tmpl]:
+def _action_tmpls(
+    uses: str,
+    step: Node,
+    caller_path: str,
+    caller: Callable[[Any, list[str]], Scope],
+    read: Reader | None,
+    notes: list[str],
+    depth: int = 1,
+) -> list[_Tmpl]:
     """Lanes inside a local composite action (``uses: ./path``): its ``run:`` steps, with ``inputs.X``
     taken from the step's ``with:`` (rendered where the step is) or the action's input defaults."""
     rel = posixpath.normpath(uses[2:].rstrip("/"))
     if read is None or rel.startswith("..") or rel == "." or depth > MAX_ACTION_DEPTH:
         return []
-    apath, text = next(((f"{rel}/{n}", t) for n in ("action.yml", "action.yaml")
-                        if (t := read(f"{rel}/{n}")) is not None), (None, None))
+    apath, text = next(
+        (
+            (f"{rel}/{n}", t)
+            for n in ("action.yml", "action.yaml")
+            if (t := read(f"{rel}/{n}")) is not None
+        ),
+        (None, None),
+    )
     if apath is None or text is None:
         notes.append(f"{_MISSING}{uses} (used in {caller_path})")
         return _with_tmpls(caller_path, yamlpath.get(step, "with"), "step with", caller)
@@ -255,27 +303,41 @@ def _action_tmpls(uses: str, step: Node, caller_path: str, caller: Callable[[Any
         inner = _scalar(yamlpath.get(astep, "uses")) or ""
         if inner.startswith("./"):
             out += _action_tmpls(inner, astep, apath, scope, read, notes, depth + 1)
-    if not out:  # the action hands its marker input to something we do not read: the input is the lane
+    if (
+        not out
+    ):  # the action hands its marker input to something we do not read: the input is the lane
         out = _with_tmpls(caller_path, with_node, "step with", caller)
     return out
 
 
-def _job_lanes(path: str, job_id: str, job: Node, root_env: dict[str, LStr], read: Reader | None,
-               notes: list[str]) -> list[Lane]:
+def _job_lanes(
+    path: str,
+    job_id: str,
+    job: Node,
+    root_env: dict[str, LStr],
+    read: Reader | None,
+    notes: list[str],
+) -> list[Lane]:
     uses = _scalar(yamlpath.get(job, "uses")) or None
     strategy = yamlpath.get(job, "strategy")
     mx = expand_matrix(strategy, path)
     if mx.too_big:
-        notes.append(f"{path}: job {job_id}: its matrix is too large to read; lanes that read it stay unexpanded")
+        notes.append(
+            f"{path}: job {job_id}: its matrix is too large to read; lanes that read it stay unexpanded"
+        )
     elif mx.capped:
-        notes.append(f"{path}: job {job_id}: its matrix has {mx.total} combinations; lanes were read from "
-                     f"the first {MAX_COMBOS}")
+        notes.append(
+            f"{path}: job {job_id}: its matrix has {mx.total} combinations; lanes were read from "
+            f"the first {MAX_COMBOS}"
+        )
     job_env = {**root_env, **_env_map(job, path)}
     tmpls = _with_tmpls(path, yamlpath.get(job, "with"), "with", _fixed_scope(job_env))
     steps = yamlpath.get(job, "steps")
     for i, step in enumerate(steps.value if isinstance(steps, SequenceNode) else []):
         step_scope = _fixed_scope({**job_env, **_env_map(step, path)})
-        tmpls += _run_tmpls(path, step, _scalar(yamlpath.get(step, "name")) or f"step {i + 1}", "run", step_scope)
+        tmpls += _run_tmpls(
+            path, step, _scalar(yamlpath.get(step, "name")) or f"step {i + 1}", "run", step_scope
+        )
         step_uses = _scalar(yamlpath.get(step, "uses")) or ""
         if step_uses.startswith("./"):
             tmpls += _action_tmpls(step_uses, step, path, step_scope, read, notes)
@@ -293,7 +355,9 @@ def _job_lanes(path: str, job_id: str, job: Node, root_env: dict[str, LStr], rea
                 v = combo.get(key) if isinstance(combo, dict) else None
                 if isinstance(v, LStr) and str(v) not in seen:
                     seen.add(str(v))
-                    lanes.append(Lane(f"{job_id}[{key}={v}]", key, str(v), v.path, v.line, "matrix", uses))
+                    lanes.append(
+                        Lane(f"{job_id}[{key}={v}]", key, str(v), v.path, v.line, "matrix", uses)
+                    )
     return lanes
 
 
@@ -303,16 +367,29 @@ def _pytest_marker(command: str) -> str | None:
         words = shlex.split(command, comments=True)
     except ValueError:  # unbalanced quotes (e.g. a ${{ }} expression split oddly): not parsed
         return None
-    at = next((i for i, w in enumerate(words) if w == "pytest" or w.endswith("/pytest")
-               or (w == "-m" and i + 1 < len(words) and words[i + 1] == "pytest")), None)
+    at = next(
+        (
+            i
+            for i, w in enumerate(words)
+            if w == "pytest"
+            or w.endswith("/pytest")
+            or (w == "-m" and i + 1 < len(words) and words[i + 1] == "pytest")
+        ),
+        None,
+    )
     if at is None:
         return None
-    rest = words[at + (2 if words[at] == "-m" else 1):]
+    rest = words[at + (2 if words[at] == "-m" else 1) :]
     found = None  # pytest stores -m: the last one given is the one it uses
     for i, w in enumerate(rest):
         if w == "-m" and i + 1 < len(rest):
             found = rest[i + 1]
-        elif w.startswith("-m") and len(w) > 2 and not w.startswith("--") and rest[i - 1:i] != ["-m"]:
+        elif (
+            w.startswith("-m")
+            and len(w) > 2
+            and not w.startswith("--")
+            and rest[i - 1 : i] != ["-m"]
+        ):
             found = w[2:].lstrip("=")
     return found
 
@@ -324,14 +401,29 @@ def _input_defaults(path: str, root: Node) -> list[Lane]:
         inputs = yamlpath.get(yamlpath.get(on, trigger), "inputs")
         for inp, kn, spec in yamlpath.items(inputs) if isinstance(inputs, MappingNode) else []:
             default = yamlpath.get(spec, "default")
-            if _MARKER_NAME.search(inp) and default is not None and (expr := _scalar(default)) is not None:
-                lanes.append(Lane(f"({trigger} default)", inp, expr, path, yamlpath.line_of(default),
-                                  f"{trigger} default", None, yamlpath.line_of(kn)))
+            if (
+                _MARKER_NAME.search(inp)
+                and default is not None
+                and (expr := _scalar(default)) is not None
+            ):
+                lanes.append(
+                    Lane(
+                        f"({trigger} default)",
+                        inp,
+                        expr,
+                        path,
+                        yamlpath.line_of(default),
+                        f"{trigger} default",
+                        None,
+                        yamlpath.line_of(kn),
+                    )
+                )
     return lanes
 
 
-def lanes_in_text(path: str, text: str, read: Reader | None = None,
-                  notes: list[str] | None = None) -> tuple[list[Lane], str | None]:
+def lanes_in_text(
+    path: str, text: str, read: Reader | None = None, notes: list[str] | None = None
+) -> tuple[list[Lane], str | None]:
     """Lanes in one workflow's text, or the reason it could not be read as a workflow.
 
     ``read`` gives other files at the same ref (local composite actions); ``notes`` collects what was
@@ -341,10 +433,14 @@ def lanes_in_text(path: str, text: str, read: Reader | None = None,
     try:
         return _lanes_in_text(path, text, read, notes)
     except yamlpath.YamlError as exc:
-        return [], str(exc) if str(exc).startswith(("not read", "cannot read")) else f"not valid YAML: {exc}"
+        return [], str(exc) if str(exc).startswith(
+            ("not read", "cannot read")
+        ) else f"not valid YAML: {exc}"
 
 
-def _lanes_in_text(path: str, text: str, read: Reader | None, notes: list[str]) -> tuple[list[Lane], str | None]:
+def _lanes_in_text(
+    path: str, text: str, read: Reader | None, notes: list[str]
+) -> tuple[list[Lane], str | None]:
     root = yamlpath.compose(text)
     if not isinstance(root, MappingNode):
         return [], f"top level is {yamlpath.kind(root)}, not a mapping"
@@ -360,9 +456,13 @@ def _lanes_in_text(path: str, text: str, read: Reader | None, notes: list[str]) 
 
 def workflow_paths(repo: GitRepo, sha: str) -> list[str]:
     """``.github/workflows/*.yml|yaml`` at a commit (top level of the folder, as GitHub reads it)."""
-    return sorted(e.path for e in ls_tree(repo, sha, WORKFLOW_DIR)
-                  if e.type == "blob" and str(PurePosixPath(e.path).parent) == WORKFLOW_DIR
-                  and e.path.endswith((".yml", ".yaml")))
+    return sorted(
+        e.path
+        for e in ls_tree(repo, sha, WORKFLOW_DIR)
+        if e.type == "blob"
+        and str(PurePosixPath(e.path).parent) == WORKFLOW_DIR
+        and e.path.endswith((".yml", ".yaml"))
+    )
 
 
 def _extra(extra_lanes: Iterable[Mapping[str, Any]] | None) -> list[Lane]:
@@ -371,13 +471,25 @@ def _extra(extra_lanes: Iterable[Mapping[str, Any]] | None) -> list[Lane]:
         name, expr = item.get("name"), item.get("expression")
         if not isinstance(name, str) or not name or not isinstance(expr, str):
             raise UsageError(f"lane {i + 1} given by hand needs a name and an expression (strings)")
-        lanes.append(Lane(name, str(item.get("input") or "(by hand)"), expr.strip(), item.get("path"),
-                          item.get("line"), "scenario"))
+        lanes.append(
+            Lane(
+                name,
+                str(item.get("input") or "(by hand)"),
+                expr.strip(),
+                item.get("path"),
+                item.get("line"),
+                "scenario",
+            )
+        )
     return lanes
 
 
-def scan_lanes(repo: GitRepo, ref: str = "HEAD", workflows: Sequence[str] | None = None,
-               extra_lanes: Iterable[Mapping[str, Any]] | None = None) -> LaneScan:
+def scan_lanes(
+    repo: GitRepo,
+    ref: str = "HEAD",
+    workflows: Sequence[str] | None = None,
+    extra_lanes: Iterable[Mapping[str, Any]] | None = None,
+) -> LaneScan:
     """Read every workflow at ``ref`` (or the ones named) and collect lanes."""
     sha = repo.resolve(ref)
     scan = LaneScan(ref, sha)
@@ -391,7 +503,7 @@ def scan_lanes(repo: GitRepo, ref: str = "HEAD", workflows: Sequence[str] | None
             others[path] = None if blob is None else yamlpath.decode(blob)[0]
         return others[path]
 
-    for path, blob in zip(paths, repo.read_blobs([f"{sha}:{p}" for p in paths])):
+    for path, blob in zip(paths, repo.read_blobs([f"{sha}:{p}" for p in paths]), strict=False):
         if blob is None:
             if workflows:
                 raise UsageError(f"--workflow {path}: no such file at {ref}")
@@ -413,8 +525,10 @@ def scan_lanes(repo: GitRepo, ref: str = "HEAD", workflows: Sequence[str] | None
                 scan.mentions += 1
                 if no not in known:
                     scan.unaccounted.append((path, no, m.group(1)))
-    all_lines = {p: t.splitlines() for p, t in {**{k: v for k, v in others.items() if v is not None},
-                                                 **texts}.items()}
+    all_lines = {
+        p: t.splitlines()
+        for p, t in {**{k: v for k, v in others.items() if v is not None}, **texts}.items()
+    }
     for lane in scan.lanes:
         lines = all_lines.get(lane.path or "", [])
         if lane.line and lane.line <= len(lines):
@@ -424,8 +538,12 @@ def scan_lanes(repo: GitRepo, ref: str = "HEAD", workflows: Sequence[str] | None
     return scan
 
 
-def find_lanes(repo: GitRepo, ref: str = "HEAD", workflows: Sequence[str] | None = None,
-               extra_lanes: Iterable[Mapping[str, Any]] | None = None) -> list[Lane]:
+def find_lanes(
+    repo: GitRepo,
+    ref: str = "HEAD",
+    workflows: Sequence[str] | None = None,
+    extra_lanes: Iterable[Mapping[str, Any]] | None = None,
+) -> list[Lane]:
     """Every lane at ``ref`` (workflow lanes in file order, then lanes given by hand)."""
     return scan_lanes(repo, ref, workflows, extra_lanes).lanes
 
@@ -463,85 +581,159 @@ def _expr_in_raw(lane: Lane, raw: str | None) -> bool | None:
     return bool(shown) and first.startswith(shown)  # a plain scalar folded over several lines
 
 
-def lanes_section(repo: GitRepo, ref: str = "HEAD", workflows: Sequence[str] | None = None,
-                  extra_lanes: Iterable[Mapping[str, Any]] | None = None) -> Section:
+def lanes_section(
+    repo: GitRepo,
+    ref: str = "HEAD",
+    workflows: Sequence[str] | None = None,
+    extra_lanes: Iterable[Mapping[str, Any]] | None = None,
+) -> Section:
     """Report section: lane, expression, file:line, with read-back and text-mention controls."""
     scan = scan_lanes(repo, ref, workflows, extra_lanes)
     rows = []
     findings: list[Finding] = []
     for lane in scan.lanes:
-        where = f"{lane.path}:{lane.line}" if lane.path and lane.line else (lane.path or "(given by hand)")
+        where = (
+            f"{lane.path}:{lane.line}"
+            if lane.path and lane.line
+            else (lane.path or "(given by hand)")
+        )
         expr_cell = Code(lane.expression) if lane.expression else "(empty: all tests)"
-        rows.append([Code(lane.job), Code(lane.input), expr_cell,
-                     Code(where), lane.source + (f" → {lane.uses}" if lane.uses else "")])
+        rows.append(
+            [
+                Code(lane.job),
+                Code(lane.input),
+                expr_cell,
+                Code(where),
+                lane.source + (f" → {lane.uses}" if lane.uses else ""),
+            ]
+        )
         err = expression_error(lane.expression)
         if err:
-            findings.append(Finding("lane-expression", "P2", f"lane {lane.name}: not a valid pytest -m expression",
-                                    f"{lane.expression!r} at {where}: {err}", key=f"{lane.path}\0{lane.name}"))
+            findings.append(
+                Finding(
+                    "lane-expression",
+                    "P2",
+                    f"lane {lane.name}: not a valid pytest -m expression",
+                    f"{lane.expression!r} at {where}: {err}",
+                    key=f"{lane.path}\0{lane.name}",
+                )
+            )
     for path, why in scan.problems:
         sev: Severity = "info" if why.startswith("non-UTF-8") else "P2"
-        detail = ("expressions from this file may contain U+FFFD where the bytes were not UTF-8" if sev == "info"
-                  else "lanes in this file are missing from the table")
-        findings.append(Finding("workflow-unreadable", sev, f"{path}: {why}", detail, key=f"{path}\0{why}"))
-    checked = [(ln, _expr_in_raw(ln, scan.raw_lines.get((ln.path or "", ln.line or 0)))) for ln in scan.lanes
-               if ln.source != "scenario"]
+        detail = (
+            "expressions from this file may contain U+FFFD where the bytes were not UTF-8"
+            if sev == "info"
+            else "lanes in this file are missing from the table"
+        )
+        findings.append(
+            Finding("workflow-unreadable", sev, f"{path}: {why}", detail, key=f"{path}\0{why}")
+        )
+    checked = [
+        (ln, _expr_in_raw(ln, scan.raw_lines.get((ln.path or "", ln.line or 0))))
+        for ln in scan.lanes
+        if ln.source != "scenario"
+    ]
     # A text composed from ${{ }} parts (``"${{ matrix.m }} and not slow"``) is written nowhere verbatim.
     checked = [(ln, None if ok is False and ln.template is not None else ok) for ln, ok in checked]
     expanded = [ln for ln in scan.lanes if ln.template is not None]
-    missing = [n[len(_MISSING):] for n in scan.notes if n.startswith(_MISSING)]
+    missing = [n[len(_MISSING) :] for n in scan.notes if n.startswith(_MISSING)]
     bounded = [n for n in scan.notes if not n.startswith(_MISSING)]
     for note in bounded:
-        findings.append(Finding("lane-bounded", "info", note, "lanes beyond this point are not in the table",
-                                key=f"bounded\0{note}"))
+        findings.append(
+            Finding(
+                "lane-bounded",
+                "info",
+                note,
+                "lanes beyond this point are not in the table",
+                key=f"bounded\0{note}",
+            )
+        )
     if missing:  # e.g. actions checked out into another path at run time
-        findings.append(Finding("lane-action-missing", "info",
-                                f"{len(missing)} local action(s) have no action.yml at {ref}: what they run is not read",
-                                "; ".join(missing), key="missing-actions\0" + "\0".join(missing)))
+        findings.append(
+            Finding(
+                "lane-action-missing",
+                "info",
+                f"{len(missing)} local action(s) have no action.yml at {ref}: what they run is not read",
+                "; ".join(missing),
+                key="missing-actions\0" + "\0".join(missing),
+            )
+        )
     verdicts = [ok for _, ok in checked if ok is not None]
     controls = [
-        Control("expression read back from the raw line",
-                f"{sum(verdicts)} of {len(verdicts)} single-line expressions appear verbatim on their line",
-                None if not verdicts else all(verdicts)),
-        Control("expanded lanes", f"{len(expanded)} lane(s) expanded from ${{{{ matrix | env | inputs }}}} or $VAR "
-                f"from {len({(ln.path, ln.job.split('[')[0], ln.input) for ln in expanded})} written expression(s); "
-                f"{sum(1 for ln in scan.lanes if ln.template is None and ('${{' in ln.expression))} left unexpanded "
-                "(their value is known only when CI runs)", None),
-        Control("text scan for marker-named keys",
-                f"{scan.mentions} line(s) in {len(scan.files)} workflow file(s) name a marker key; "
-                f"{len(scan.unaccounted)} not read as a lane"
-                + ("" if not scan.unaccounted
-                   else ": " + ", ".join(f"{p}:{n} ({k})" for p, n, k in scan.unaccounted[:10])),
-                True if not scan.unaccounted else None),
+        Control(
+            "expression read back from the raw line",
+            f"{sum(verdicts)} of {len(verdicts)} single-line expressions appear verbatim on their line",
+            None if not verdicts else all(verdicts),
+        ),
+        Control(
+            "expanded lanes",
+            f"{len(expanded)} lane(s) expanded from ${{{{ matrix | env | inputs }}}} or $VAR "
+            f"from {len({(ln.path, ln.job.split('[')[0], ln.input) for ln in expanded})} written expression(s); "
+            f"{sum(1 for ln in scan.lanes if ln.template is None and ('${{' in ln.expression))} left unexpanded "
+            "(their value is known only when CI runs)",
+            None,
+        ),
+        Control(
+            "text scan for marker-named keys",
+            f"{scan.mentions} line(s) in {len(scan.files)} workflow file(s) name a marker key; "
+            f"{len(scan.unaccounted)} not read as a lane"
+            + (
+                ""
+                if not scan.unaccounted
+                else ": " + ", ".join(f"{p}:{n} ({k})" for p, n, k in scan.unaccounted[:10])
+            ),
+            True if not scan.unaccounted else None,
+        ),
     ]
     if scan.unaccounted:
-        findings.append(Finding("lane-unread", "info", f"{len(scan.unaccounted)} marker-named key(s) outside the "
-                                "places lanes are read from", ", ".join(f"{p}:{n}" for p, n, _ in scan.unaccounted),
-                                key="unaccounted\0" + "\0".join(f"{p}:{k}" for p, _, k in scan.unaccounted)))
+        findings.append(
+            Finding(
+                "lane-unread",
+                "info",
+                f"{len(scan.unaccounted)} marker-named key(s) outside the "
+                "places lanes are read from",
+                ", ".join(f"{p}:{n}" for p, n, _ in scan.unaccounted),
+                key="unaccounted\0" + "\0".join(f"{p}:{k}" for p, _, k in scan.unaccounted),
+            )
+        )
     table = Table(
         title=f"CI lanes at {ref}",
         columns=["lane (job)", "input", "marker expression", "file:line", "source"],
         rows=rows,
         legend="lanes expanded over a matrix are named job[key=value] after the keys their expression reads; "
-               "'(… default)' lanes are defaults of reusable or manual workflow inputs; 'run' lanes are pytest -m in "
-               "a step's script; 'action' lanes pytest -m in a local composite action; 'step with' marker inputs "
-               "of a step's action; 'scenario' lanes were given by hand",
+        "'(… default)' lanes are defaults of reusable or manual workflow inputs; 'run' lanes are pytest -m in "
+        "a step's script; 'action' lanes pytest -m in a local composite action; 'step with' marker inputs "
+        "of a step's action; 'scenario' lanes were given by hand",
         control="each expression read back from the raw text at its line; a plain text scan for marker-named "
-                "keys counts the lines the YAML walk did not turn into lanes",
+        "keys counts the lines the YAML walk did not turn into lanes",
     )
     return Section(
-        id="lanes", title=f"CI lanes at {ref}",
+        id="lanes",
+        title=f"CI lanes at {ref}",
         summary=f"{len(scan.lanes)} lane(s) in {len(scan.files)} workflow file(s) at {ref} ({scan.sha[:12]})",
-        tables=[table], findings=findings, controls=controls,
-        not_verified=["`run:` scripts: only `pytest … -m EXPR` on the step's own lines (a `$VAR` set under env: is "
-                      "followed; shell assignments, scripts it calls and tox/nox sessions are not)",
-                      "whether a lane's job actually runs (if:, paths filters, schedules) is not evaluated",
-                      "${{ }} is expanded over matrix combinations (first "
-                      f"{MAX_COMBOS} per job), env: (workflow, job, step) and a local composite action's inputs; "
-                      "github, secrets, needs, steps, vars and functions other than format, contains, startsWith, "
-                      "endsWith and join are not, so such lanes stay unexpanded",
-                      "remote actions are not read (their marker inputs are lanes; what they run is not)"]
-                     + [f"bounded: {n}" for n in bounded]
-                     + ([f"local actions not in the tree at {ref}: {len(missing)} (listed in the findings)"]
-                        if missing else []),
-        data={"ref": ref, "sha": scan.sha, "files": scan.files, "rows": [ln.row() for ln in scan.lanes]},
+        tables=[table],
+        findings=findings,
+        controls=controls,
+        not_verified=[
+            "`run:` scripts: only `pytest … -m EXPR` on the step's own lines (a `$VAR` set under env: is "
+            "followed; shell assignments, scripts it calls and tox/nox sessions are not)",
+            "whether a lane's job actually runs (if:, paths filters, schedules) is not evaluated",
+            "${{ }} is expanded over matrix combinations (first "
+            f"{MAX_COMBOS} per job), env: (workflow, job, step) and a local composite action's inputs; "
+            "github, secrets, needs, steps, vars and functions other than format, contains, startsWith, "
+            "endsWith and join are not, so such lanes stay unexpanded",
+            "remote actions are not read (their marker inputs are lanes; what they run is not)",
+        ]
+        + [f"bounded: {n}" for n in bounded]
+        + (
+            [f"local actions not in the tree at {ref}: {len(missing)} (listed in the findings)"]
+            if missing
+            else []
+        ),
+        data={
+            "ref": ref,
+            "sha": scan.sha,
+            "files": scan.files,
+            "rows": [ln.row() for ln in scan.lanes],
+        },
     )

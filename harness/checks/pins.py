@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import PurePosixPath
-from typing import Sequence
 
 from harness import yamlpath
 from harness.git.repo import GitRepo
@@ -50,7 +50,9 @@ def _norm(name: str) -> str:
 def _requirement_pins(text: str, package: str, in_quotes: bool) -> list[tuple[int, str]]:
     """``(line, value)`` for every requirement of ``package``; value is the version for a single ``==``."""
     name_re = r"[-_.]+".join(re.escape(p) for p in re.split(r"[-_.]+", package))
-    pat = re.compile(rf"(?<![\w.-]){name_re}(?![\w.-])\s*(\[[^\]]*\])?\s*({_SPEC}|@\s*[^\s\"',;#]+)?", re.I)
+    pat = re.compile(
+        rf"(?<![\w.-]){name_re}(?![\w.-])\s*(\[[^\]]*\])?\s*({_SPEC}|@\s*[^\s\"',;#]+)?", re.I
+    )
     found = []
     for no, line in enumerate(text.splitlines(), 1):
         body = line.split("#", 1)[0] if not in_quotes else line
@@ -86,8 +88,8 @@ def _toml_line(lines: list[str], segs: list[str]) -> int | None:
             if current == segs:
                 best = best or no
             continue
-        rest = segs[len(current):]
-        if segs[:len(current)] == current and rest:
+        rest = segs[len(current) :]
+        if segs[: len(current)] == current and rest:
             km = re.match(r"^\s*([A-Za-z0-9_\-\"'. ]+?)\s*=", line)
             if km and [p.strip().strip("\"'") for p in km.group(1).split(".")] == rest:
                 return no
@@ -117,7 +119,9 @@ def _read_one(ref: str, sha: str, path: str, keypath: str, blob: bytes | None) -
     if blob is None:
         return PinRow(ref, sha, None, None, "missing file", note=f"{path} does not exist at {ref}")
     if len(blob) > yamlpath.MAX_BYTES:
-        return PinRow(ref, sha, None, None, "unreadable", note=f"not read: over {yamlpath.MAX_BYTES} bytes")
+        return PinRow(
+            ref, sha, None, None, "unreadable", note=f"not read: over {yamlpath.MAX_BYTES} bytes"
+        )
     text, replaced = yamlpath.decode(blob)
     note = "non-UTF-8 bytes shown as U+FFFD" if replaced else ""
     lines = text.splitlines()
@@ -135,9 +139,15 @@ def _read_one(ref: str, sha: str, path: str, keypath: str, blob: bytes | None) -
             if hits:
                 return _from_hits(ref, sha, keypath, hits, lines, note, "requirement")
         status = status if status.startswith("unreadable") else "missing key"
-        return PinRow(ref, sha, None, None, status.split(":")[0], note=_join(note, status if ":" in status else
-                                                                              f"no key or requirement {keypath!r}"),
-                      kind="toml")
+        return PinRow(
+            ref,
+            sha,
+            None,
+            None,
+            status.split(":")[0],
+            note=_join(note, status if ":" in status else f"no key or requirement {keypath!r}"),
+            kind="toml",
+        )
     try:
         root = yamlpath.compose(text)
     except yamlpath.YamlError as exc:
@@ -145,21 +155,39 @@ def _read_one(ref: str, sha: str, path: str, keypath: str, blob: bytes | None) -
         return PinRow(ref, sha, None, None, "unreadable", note=_join(note, why), kind="yaml")
     found = yamlpath.lookup(root, yamlpath.parse_keypath(keypath))
     if found.node is None:
-        return PinRow(ref, sha, None, None, "missing key", note=_join(note, found.reason), kind="yaml")
+        return PinRow(
+            ref, sha, None, None, "missing key", note=_join(note, found.reason), kind="yaml"
+        )
     line = yamlpath.line_of(found.node)
     try:
         value = yamlpath.value_text(found.node)
     except yamlpath.YamlError as exc:
-        return PinRow(ref, sha, None, line, "unreadable", _raw(lines, line), _join(note, str(exc)), "yaml")
+        return PinRow(
+            ref, sha, None, line, "unreadable", _raw(lines, line), _join(note, str(exc)), "yaml"
+        )
     status = "null" if value is None else "found"
     return PinRow(ref, sha, value, line, status, _raw(lines, line), note, "yaml")
 
 
-def _from_hits(ref: str, sha: str, package: str, hits: list[tuple[int, str]], lines: list[str], note: str,
-               kind: str) -> PinRow:
+def _from_hits(
+    ref: str,
+    sha: str,
+    package: str,
+    hits: list[tuple[int, str]],
+    lines: list[str],
+    note: str,
+    kind: str,
+) -> PinRow:
     if not hits:
-        return PinRow(ref, sha, None, None, "missing key", note=_join(note, f"no requirement for {package!r}"),
-                      kind=kind)
+        return PinRow(
+            ref,
+            sha,
+            None,
+            None,
+            "missing key",
+            note=_join(note, f"no requirement for {package!r}"),
+            kind=kind,
+        )
     pinned = [h for h in hits if h[1] != "(unpinned)"] or hits
     line, value = pinned[0]
     others = sorted({f"{v} (line {n})" for n, v in hits if n != line})
@@ -180,17 +208,31 @@ def read_pins(repo: GitRepo, path: str, keypath: str, refs: Sequence[str]) -> li
     yamlpath.parse_keypath(keypath)  # reject a malformed key path before any work
     shas = [(r, repo.resolve(r)) for r in refs]
     blobs = repo.read_blobs([f"{s}:{path}" for _, s in shas])
-    return [_read_one(r, s, path, keypath, blob) for (r, s), blob in zip(shas, blobs)]
+    return [_read_one(r, s, path, keypath, blob) for (r, s), blob in zip(shas, blobs, strict=False)]
 
 
 def _raw_line_control(rows: list[PinRow]) -> Control:
-    checked = [r for r in rows if r.status == "found" and r.value and "\n" not in r.value
-               and not r.value.startswith(("{", "["))]
-    agree = [r for r in checked if r.raw is not None and r.value is not None
-             and (r.value in r.raw or r.value.replace("(unpinned)", "") in r.raw)]
+    checked = [
+        r
+        for r in rows
+        if r.status == "found"
+        and r.value
+        and "\n" not in r.value
+        and not r.value.startswith(("{", "["))
+    ]
+    agree = [
+        r
+        for r in checked
+        if r.raw is not None
+        and r.value is not None
+        and (r.value in r.raw or r.value.replace("(unpinned)", "") in r.raw)
+    ]
     ok = None if not checked else len(agree) == len(checked)
-    return Control("raw line read back",
-                   f"{len(agree)} of {len(checked)} scalar values appear verbatim on the line reported", ok)
+    return Control(
+        "raw line read back",
+        f"{len(agree)} of {len(checked)} scalar values appear verbatim on the line reported",
+        ok,
+    )
 
 
 def pin_section(repo: GitRepo, path: str, keypath: str, refs: Sequence[str]) -> Section:
@@ -199,29 +241,73 @@ def pin_section(repo: GitRepo, path: str, keypath: str, refs: Sequence[str]) -> 
     table = Table(
         title=f"{keypath} in {path}",
         columns=["ref", "commit", "value", "line", "status", "raw line", "note"],
-        rows=[[Code(r.ref), Sha(r.sha), Code(r.value) if r.value is not None else None, r.line, r.status,
-               Code(r.raw.strip()) if r.raw is not None else None, r.note] for r in rows],
+        rows=[
+            [
+                Code(r.ref),
+                Sha(r.sha),
+                Code(r.value) if r.value is not None else None,
+                r.line,
+                r.status,
+                Code(r.raw.strip()) if r.raw is not None else None,
+                r.note,
+            ]
+            for r in rows
+        ],
         legend="value: the scalar as written (lists/mappings as JSON); for a package, the version when pinned "
-               "with ==, else the specifier; missing file/key are cells, not errors",
+        "with ==, else the specifier; missing file/key are cells, not errors",
         control="raw line: the file's own text at the reported line, read without the parser",
     )
     findings = []
     values = {r.value for r in rows if r.status == "found"}
     if len(values) > 1:
         per = ", ".join(f"{r.ref}={r.value}" for r in rows if r.status == "found")
-        findings.append(Finding("pin-differs", "info", f"{keypath} differs across refs", per,
-                                key=f"{path}\0{keypath}"))
+        findings.append(
+            Finding(
+                "pin-differs",
+                "info",
+                f"{keypath} differs across refs",
+                per,
+                key=f"{path}\0{keypath}",
+            )
+        )
     missing = [r for r in rows if r.status in ("missing file", "missing key", "unreadable")]
     if missing and values:
-        findings.append(Finding("pin-missing", "info", f"{keypath} is absent at {len(missing)} ref(s)",
-                                ", ".join(f"{r.ref}: {r.status}" for r in missing), key=f"{path}\0{keypath}\0missing"))
+        findings.append(
+            Finding(
+                "pin-missing",
+                "info",
+                f"{keypath} is absent at {len(missing)} ref(s)",
+                ", ".join(f"{r.ref}: {r.status}" for r in missing),
+                key=f"{path}\0{keypath}\0missing",
+            )
+        )
     summary = ", ".join(f"{r.ref}: {r.value if r.value is not None else r.status}" for r in rows)
     return Section(
-        id="pin", title=f"Pinned value: {keypath}", summary=summary, tables=[table], findings=findings,
+        id="pin",
+        title=f"Pinned value: {keypath}",
+        summary=summary,
+        tables=[table],
+        findings=findings,
         controls=[_raw_line_control(rows)],
-        not_verified=["whether the pinned value is what CI or the image build actually uses",
-                      "environment markers and includes (-r, -c) in requirements files are not followed"],
-        data={"path": path, "keypath": keypath, "rows": [
-            {"ref": r.ref, "sha": r.sha, "value": r.value, "line": r.line, "status": r.status, "raw": r.raw,
-             "note": r.note, "kind": r.kind} for r in rows]},
+        not_verified=[
+            "whether the pinned value is what CI or the image build actually uses",
+            "environment markers and includes (-r, -c) in requirements files are not followed",
+        ],
+        data={
+            "path": path,
+            "keypath": keypath,
+            "rows": [
+                {
+                    "ref": r.ref,
+                    "sha": r.sha,
+                    "value": r.value,
+                    "line": r.line,
+                    "status": r.status,
+                    "raw": r.raw,
+                    "note": r.note,
+                    "kind": r.kind,
+                }
+                for r in rows
+            ],
+        },
     )

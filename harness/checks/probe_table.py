@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from harness.cache import Cache, provenance_text
 from harness.errors import UsageError
@@ -14,8 +15,10 @@ from harness.report.model import Cell, Code, Control, Finding, Section, Sha, Tab
 from harness.scenario import Expectation, Scenario, row_label
 
 SAME = "same"
-LEGEND = ("same: equal to the cell on its left · values are what the probe returned (strings quoted) · "
-          "error/timeout/crash: the cell's own failure")
+LEGEND = (
+    "same: equal to the cell on its left · values are what the probe returned (strings quoted) · "
+    "error/timeout/crash: the cell's own failure"
+)
 
 
 def outcome(cell: CellResult) -> tuple[str, str]:
@@ -30,7 +33,9 @@ def show(cell: CellResult) -> Cell:
         v = cell.value
         return Code(repr(v) if isinstance(v, str) else json.dumps(v, sort_keys=True))
     if cell.status == "timeout":
-        return "timeout" + (f": {cell.detail}" if cell.detail and "timed out" not in cell.detail else "")
+        return "timeout" + (
+            f": {cell.detail}" if cell.detail and "timed out" not in cell.detail else ""
+        )
     return f"{cell.status}: {cell.detail}" if cell.detail else cell.status
 
 
@@ -42,17 +47,29 @@ def _short(cell: CellResult) -> str:
 
 def _base_of(control: ColumnRun, columns: list[ColumnRun]) -> ColumnRun | None:
     """The ref column a control was derived from (same commit), if the table has one."""
-    return next((c for c in columns if c.column.role == "ref" and c.ident.commit_sha == control.ident.commit_sha),
-                None)
+    return next(
+        (
+            c
+            for c in columns
+            if c.column.role == "ref" and c.ident.commit_sha == control.ident.commit_sha
+        ),
+        None,
+    )
 
 
 def _rows_in(e: Expectation, rows: list[dict[str, Any]]) -> list[int]:
     if e.rows is None:
         return list(range(len(rows)))
-    return [i for i, r in enumerate(rows) if any(all(r.get(k) == v for k, v in want.items()) for want in e.rows)]
+    return [
+        i
+        for i, r in enumerate(rows)
+        if any(all(r.get(k) == v for k, v in want.items()) for want in e.rows)
+    ]
 
 
-def _expectation(e: Expectation, probe: Any, grid: dict[str, list[CellResult]]) -> tuple[bool | None, str, str]:
+def _expectation(
+    e: Expectation, probe: Any, grid: dict[str, list[CellResult]]
+) -> tuple[bool | None, str, str]:
     """(holds — None when it cannot be evaluated, what was checked, the rows where it failed)."""
     scope = _rows_in(e, probe.rows)
     mine = grid[e.column]
@@ -70,15 +87,24 @@ def _expectation(e: Expectation, probe: Any, grid: dict[str, list[CellResult]]) 
                 continue
             equal = outcome(mine[i]) == outcome(grid[other][i])  # type: ignore[index]
             if equal != bool(e.same_as):
-                bad.append(f"{row_label(probe.rows[i])} ({e.column} {_short(mine[i])} vs {other} "
-                           f"{_short(grid[other][i])})")  # type: ignore[index]
+                bad.append(
+                    f"{row_label(probe.rows[i])} ({e.column} {_short(mine[i])} vs {other} "
+                    f"{_short(grid[other][i])})"
+                )  # type: ignore[index]
     elif e.status:
         what = f"{e.column} status {e.status}"
-        bad = [f"{row_label(probe.rows[i])} ({_short(mine[i])})" for i in scope if mine[i].status != e.status]
+        bad = [
+            f"{row_label(probe.rows[i])} ({_short(mine[i])})"
+            for i in scope
+            if mine[i].status != e.status
+        ]
     else:
         what = f"{e.column} equals {json.dumps(e.equals)}"
-        bad = [f"{row_label(probe.rows[i])} ({_short(mine[i])})" for i in scope
-               if mine[i].status != "ok" or mine[i].value != e.equals]
+        bad = [
+            f"{row_label(probe.rows[i])} ({_short(mine[i])})"
+            for i in scope
+            if mine[i].status != "ok" or mine[i].value != e.equals
+        ]
     if not scope:
         return False, what, "no row matches the expectation's rows"
     return not bad, what, "; ".join(bad)
@@ -95,13 +121,19 @@ def probe_section(scenario: Scenario, probe: Any, run: ProbeRun) -> Section:
         line: list[Cell] = [row_label(row)]
         for j, n in enumerate(names):
             cell = grid[n][i]
-            line.append(SAME if j and outcome(cell) == outcome(grid[names[j - 1]][i]) else show(cell))
+            line.append(
+                SAME if j and outcome(cell) == outcome(grid[names[j - 1]][i]) else show(cell)
+            )
         rows.append(line)
         if len({outcome(grid[n][i]) for n in names}) == 1:
             unmoved.append(row_label(row))
     controls_cols = [c for c in cols if c.column.role == "control"]
-    ctl_names = ", ".join(f"{c.column.name} ({c.column.description or 'ref + edits'})" for c in controls_cols)
-    control_text = (f"control column: {ctl_names}" if controls_cols else "no control column in this scenario")
+    ctl_names = ", ".join(
+        f"{c.column.name} ({c.column.description or 'ref + edits'})" for c in controls_cols
+    )
+    control_text = (
+        f"control column: {ctl_names}" if controls_cols else "no control column in this scenario"
+    )
     still = "; ".join(unmoved) if unmoved else "none"
     control_text += f" · rows that did not move: {still}"
     table = Table(f"{probe.id} ({probe.kind})", ["row", *names], rows, LEGEND, control_text)
@@ -113,74 +145,160 @@ def probe_section(scenario: Scenario, probe: Any, run: ProbeRun) -> Section:
             for k, v in sorted(cell.proof.items()):
                 if k != "exit code" and f"{k} → {v}" not in proofs:
                     proofs.append(f"{k} → {v}")
-        proof_rows.append([c.column.name, c.column.role, c.column.ref, Sha(c.ident.commit_sha), Sha(c.ident.tree_sha),
-                           "; ".join(e.describe() for e in c.column.edits) or "—",
-                           provenance_text(run.provenance.get((probe.id, c.column.name), [])),
-                           Code("; ".join(proofs) or "—")])
-    proof_table = Table(f"{probe.id}: columns and module path proofs",
-                        ["column", "role", "ref", "commit", "tree", "edits", "cells (cache key)", "proof"],
-                        proof_rows,
-                        "proof: the file each module under test was loaded from, relative to the column's tree "
-                        "(or the sha of extracted source) · cells: measured in this run or served from the "
-                        "cache, with each row's key (first 8 hex; keys hold the tree, edits, interpreter, "
-                        "definition and what the kind resolves per column, e.g. the engine version)",
-                        "every module path must lie inside its column's tree, else the cell fails")
+        proof_rows.append(
+            [
+                c.column.name,
+                c.column.role,
+                c.column.ref,
+                Sha(c.ident.commit_sha),
+                Sha(c.ident.tree_sha),
+                "; ".join(e.describe() for e in c.column.edits) or "—",
+                provenance_text(run.provenance.get((probe.id, c.column.name), [])),
+                Code("; ".join(proofs) or "—"),
+            ]
+        )
+    proof_table = Table(
+        f"{probe.id}: columns and module path proofs",
+        ["column", "role", "ref", "commit", "tree", "edits", "cells (cache key)", "proof"],
+        proof_rows,
+        "proof: the file each module under test was loaded from, relative to the column's tree "
+        "(or the sha of extracted source) · cells: measured in this run or served from the "
+        "cache, with each row's key (first 8 hex; keys hold the tree, edits, interpreter, "
+        "definition and what the kind resolves per column, e.g. the engine version)",
+        "every module path must lie inside its column's tree, else the cell fails",
+    )
 
     findings: list[Finding] = []
     controls: list[Control] = []
     for c in controls_cols:
         base = _base_of(c, cols)
         if base is None:
-            controls.append(Control(f"control {c.column.name} liveness", "no ref column with the same commit to "
-                                    "compare against", None))
+            controls.append(
+                Control(
+                    f"control {c.column.name} liveness",
+                    "no ref column with the same commit to compare against",
+                    None,
+                )
+            )
             continue
-        moved = [row_label(r) for i, r in enumerate(probe.rows)
-                 if outcome(grid[c.column.name][i]) != outcome(grid[base.column.name][i])]
-        controls.append(Control(f"control {c.column.name} moves rows against {base.column.name}",
-                                ", ".join(moved) if moved else "no row moved", bool(moved)))
+        moved = [
+            row_label(r)
+            for i, r in enumerate(probe.rows)
+            if outcome(grid[c.column.name][i]) != outcome(grid[base.column.name][i])
+        ]
+        controls.append(
+            Control(
+                f"control {c.column.name} moves rows against {base.column.name}",
+                ", ".join(moved) if moved else "no row moved",
+                bool(moved),
+            )
+        )
         if not moved:
-            findings.append(Finding("probe-dead-control", "P2",
-                                    f"{probe.id}: control {c.column.name} moved no row against {base.column.name}",
-                                    "the probe may not exercise the edited code",
-                                    key=f"{probe.id}:{c.column.name}:dead"))
-    module_cells = [cell for n in names for cell in grid[n] if any(k.startswith("module ") for k in cell.proof)]
+            findings.append(
+                Finding(
+                    "probe-dead-control",
+                    "P2",
+                    f"{probe.id}: control {c.column.name} moved no row against {base.column.name}",
+                    "the probe may not exercise the edited code",
+                    key=f"{probe.id}:{c.column.name}:dead",
+                )
+            )
+    module_cells = [
+        cell for n in names for cell in grid[n] if any(k.startswith("module ") for k in cell.proof)
+    ]
     outside = [cell for cell in module_cells if "outside the column's tree" in cell.detail]
     if module_cells:
-        controls.append(Control("module path proofs inside column trees",
-                                f"{len(module_cells) - len(outside)} of {len(module_cells)} cells", not outside))
+        controls.append(
+            Control(
+                "module path proofs inside column trees",
+                f"{len(module_cells) - len(outside)} of {len(module_cells)} cells",
+                not outside,
+            )
+        )
     failed = [(n, i) for n in names for i, cell in enumerate(grid[n]) if cell.status != "ok"]
     if failed:
         where = ", ".join(f"{n}×{row_label(probe.rows[i])}" for n, i in failed[:6])
-        findings.append(Finding("probe-cell-failed", "P2", f"{probe.id}: {len(failed)} cell(s) did not complete",
-                                where + (" …" if len(failed) > 6 else ""), key=f"{probe.id}:failed"))
+        findings.append(
+            Finding(
+                "probe-cell-failed",
+                "P2",
+                f"{probe.id}: {len(failed)} cell(s) did not complete",
+                where + (" …" if len(failed) > 6 else ""),
+                key=f"{probe.id}:failed",
+            )
+        )
     for e in scenario.expectations:
         if (e.probe or probe.id) != probe.id:
             continue
         holds, what, detail = _expectation(e, probe, grid)
         title = e.title or f"{probe.id}: {what}"
-        result = "holds" if holds else f"not evaluated: {detail}" if holds is None else f"violated: {detail}"
+        result = (
+            "holds"
+            if holds
+            else f"not evaluated: {detail}"
+            if holds is None
+            else f"violated: {detail}"
+        )
         controls.append(Control(f"expectation: {title}", result, holds))
         if holds is False:
-            findings.append(Finding("probe-expectation", e.severity, title, f"{what} fails at {detail}",  # type: ignore[arg-type]
-                                    key=f"{probe.id}:{what}"))
-    not_verified = [f"behaviour outside the declared rows ({len(probe.rows)} rows)",
-                    "interpreters other than the one used for the columns"]
+            findings.append(
+                Finding(
+                    "probe-expectation",
+                    e.severity,
+                    title,
+                    f"{what} fails at {detail}",
+                    key=f"{probe.id}:{what}",
+                )
+            )
+    not_verified = [
+        f"behaviour outside the declared rows ({len(probe.rows)} rows)",
+        "interpreters other than the one used for the columns",
+    ]
     if probe.kind == "extract":
         not_verified.append("code outside the extracted functions (declared stubs stand in for it)")
     if probe.kind in ("command", "pytest"):
-        not_verified.append(f"which files a {probe.kind} probe loaded (no module path proof for this kind)")
-    summary = (f"{len(probe.rows)} rows × {len(names)} columns ({', '.join(names)}); "
-               f"{len(probe.rows) - len(unmoved)} row(s) differ between columns.")
-    data = {"probe": probe.id, "kind": probe.kind, "rows": probe.rows,
-            "columns": [{"name": c.column.name, "role": c.column.role, "ref": c.column.ref,
-                         "commit": c.ident.commit_sha, "tree": c.ident.tree_sha,
-                         "edits": [e.describe() for e in c.column.edits],
-                         "edit_paths": sorted({e.path for e in c.column.edits if e.path}),
-                         "edit_commits": [e.commit for e in c.column.edits if e.commit]} for c in cols],
-            "cells": {n: [cell.to_json() for cell in grid[n]] for n in names}, "unmoved_rows": unmoved,
-            "cache": {n: [{"key": k, "from": h} for k, h in run.provenance.get((probe.id, n), [])] for n in names}}
-    return Section(f"probe-{probe.id}", f"Probe {probe.id}" + (f": {probe.description}" if probe.description else ""),
-                   summary, [table, proof_table], findings, controls, not_verified, [], data)
+        not_verified.append(
+            f"which files a {probe.kind} probe loaded (no module path proof for this kind)"
+        )
+    summary = (
+        f"{len(probe.rows)} rows × {len(names)} columns ({', '.join(names)}); "
+        f"{len(probe.rows) - len(unmoved)} row(s) differ between columns."
+    )
+    data = {
+        "probe": probe.id,
+        "kind": probe.kind,
+        "rows": probe.rows,
+        "columns": [
+            {
+                "name": c.column.name,
+                "role": c.column.role,
+                "ref": c.column.ref,
+                "commit": c.ident.commit_sha,
+                "tree": c.ident.tree_sha,
+                "edits": [e.describe() for e in c.column.edits],
+                "edit_paths": sorted({e.path for e in c.column.edits if e.path}),
+                "edit_commits": [e.commit for e in c.column.edits if e.commit],
+            }
+            for c in cols
+        ],
+        "cells": {n: [cell.to_json() for cell in grid[n]] for n in names},
+        "unmoved_rows": unmoved,
+        "cache": {
+            n: [{"key": k, "from": h} for k, h in run.provenance.get((probe.id, n), [])]
+            for n in names
+        },
+    }
+    return Section(
+        f"probe-{probe.id}",
+        f"Probe {probe.id}" + (f": {probe.description}" if probe.description else ""),
+        summary,
+        [table, proof_table],
+        findings,
+        controls,
+        not_verified,
+        [],
+        data,
+    )
 
 
 def edits_section(run: ProbeRun) -> Section | None:
@@ -189,40 +307,95 @@ def edits_section(run: ProbeRun) -> Section | None:
     landed, leaked = [], []
     for c in run.columns:
         for p in c.proofs:
-            rows.append([c.column.name, p.path, Sha(p.blob_before or "-"), Sha(p.blob_after or "-"),
-                         Sha(p.blob_user_before or "-"), Sha(p.blob_user_after or "-")])
+            rows.append(
+                [
+                    c.column.name,
+                    p.path,
+                    Sha(p.blob_before or "-"),
+                    Sha(p.blob_after or "-"),
+                    Sha(p.blob_user_before or "-"),
+                    Sha(p.blob_user_after or "-"),
+                ]
+            )
             landed.append(p.landed)
             leaked.append(p.leaked)
     if not rows:
         return None
-    controls = [Control("edits landed in the column trees (blob before ≠ after)", f"{sum(landed)} of {len(landed)}",
-                        all(landed)),
-                Control("user's copies unchanged by the run (user before = after)",
-                        f"{len(leaked) - sum(leaked)} of {len(leaked)}", not any(leaked))]
-    findings = [Finding("probe-edit-leak", "P1", "a control edit changed the user's copy", ", ".join(
-        str(r[1]) for r, lk in zip(rows, leaked) if lk), key="edit-leak")] if any(leaked) else []
-    table = Table("control edits: blob shas", ["column", "path", "before edit", "after edit", "user's copy before",
-                                                "user's copy after"], rows,
-                  "blob ids as git computes them; the user's copy is the work-tree file (bare repository: the ref)",
-                  "user's copy before = after: the edit happened only in the harness's tree")
-    return Section("probe-edits", "Control edits", f"{len(rows)} edited file(s) across "
-                   f"{sum(1 for c in run.columns if c.proofs)} control column(s).", [table], findings, controls,
-                   ["edits of files outside the listed paths (each edit's paths come from its own text)"])
+    controls = [
+        Control(
+            "edits landed in the column trees (blob before ≠ after)",
+            f"{sum(landed)} of {len(landed)}",
+            all(landed),
+        ),
+        Control(
+            "user's copies unchanged by the run (user before = after)",
+            f"{len(leaked) - sum(leaked)} of {len(leaked)}",
+            not any(leaked),
+        ),
+    ]
+    findings = (
+        [
+            Finding(
+                "probe-edit-leak",
+                "P1",
+                "a control edit changed the user's copy",
+                ", ".join(str(r[1]) for r, lk in zip(rows, leaked, strict=False) if lk),
+                key="edit-leak",
+            )
+        ]
+        if any(leaked)
+        else []
+    )
+    table = Table(
+        "control edits: blob shas",
+        ["column", "path", "before edit", "after edit", "user's copy before", "user's copy after"],
+        rows,
+        "blob ids as git computes them; the user's copy is the work-tree file (bare repository: the ref)",
+        "user's copy before = after: the edit happened only in the harness's tree",
+    )
+    return Section(
+        "probe-edits",
+        "Control edits",
+        f"{len(rows)} edited file(s) across "
+        f"{sum(1 for c in run.columns if c.proofs)} control column(s).",
+        [table],
+        findings,
+        controls,
+        ["edits of files outside the listed paths (each edit's paths come from its own text)"],
+    )
 
 
-def probe_sections(repo: GitRepo, scenario: Scenario, probe_ids: list[str] | None = None,
-                   python: str | None = None, jobs: int | None = None, *, cache: Cache | None = None,
-                   progress: Callable[[str], None] | None = None, executor: Any = None) -> list:  # list[Section]
+def probe_sections(
+    repo: GitRepo,
+    scenario: Scenario,
+    probe_ids: list[str] | None = None,
+    python: str | None = None,
+    jobs: int | None = None,
+    *,
+    cache: Cache | None = None,
+    progress: Callable[[str], None] | None = None,
+    executor: Any = None,
+) -> list:  # list[Section]
     """Run the selected probes and build their sections (the edits proof section last)."""
     probes = scenario.probes
     if probe_ids:
         unknown = [p for p in probe_ids if p not in {x.id for x in probes}]
         if unknown:
-            raise UsageError(f"--probe {unknown[0]}: no such probe in {scenario.path} "
-                             f"(probes: {', '.join(p.id for p in probes)})")
+            raise UsageError(
+                f"--probe {unknown[0]}: no such probe in {scenario.path} "
+                f"(probes: {', '.join(p.id for p in probes)})"
+            )
         probes = [p for p in probes if p.id in probe_ids]
-    run = run_probes(repo, scenario, probes, python=python, jobs=jobs, cache=cache, progress=progress,
-                     executor=executor)
+    run = run_probes(
+        repo,
+        scenario,
+        probes,
+        python=python,
+        jobs=jobs,
+        cache=cache,
+        progress=progress,
+        executor=executor,
+    )
     sections = [probe_section(scenario, p, run) for p in probes]
     edits = edits_section(run)
     if edits is not None:
@@ -230,5 +403,3 @@ def probe_sections(repo: GitRepo, scenario: Scenario, probe_ids: list[str] | Non
     if progress:
         progress(f"{run.ran} cell(s) run, {run.from_cache} from cache in {run.seconds:.2f}s")
     return sections
-
-

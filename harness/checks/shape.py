@@ -15,7 +15,12 @@ _SOB = re.compile(r"^\s*signed-off-by:\s*(.*?)\s*<([^>]*)>\s*$", re.I | re.M)
 _PICKED = re.compile(r"\(cherry picked from commit ([0-9a-f]{7,64})\)")
 
 EXACT, NAME_ONLY, NOREPLY, EMAIL_ONLY, OTHER = (
-    "exact", "name only", "noreply vs corporate address", "email only", "other person")
+    "exact",
+    "name only",
+    "noreply vs corporate address",
+    "email only",
+    "other person",
+)
 # DCO: a sign-off whose email is the author's satisfies it whatever the name, and so does the author's
 # GitHub noreply address standing for it (a web edit or a squash merge), so those outrank a name-only likeness.
 _RANK = {EXACT: 4, EMAIL_ONLY: 3, NOREPLY: 2, NAME_ONLY: 1, OTHER: 0}
@@ -53,9 +58,12 @@ class ShapeRow:
         if not self.signoffs:
             return "no Signed-off-by"
         best = max(self.signoffs, key=lambda s: _RANK[s.match]).match
-        return {EXACT: "author signed off", EMAIL_ONLY: "author signed off (name differs)",
-                NOREPLY: f"author signed off ({NOREPLY})",
-                OTHER: "author did not sign off"}.get(best, f"author: {best}")
+        return {
+            EXACT: "author signed off",
+            EMAIL_ONLY: "author signed off (name differs)",
+            NOREPLY: f"author signed off ({NOREPLY})",
+            OTHER: "author did not sign off",
+        }.get(best, f"author: {best}")
 
     @property
     def dco_ok(self) -> bool:
@@ -86,8 +94,11 @@ def classify_signoff(author_name: str, author_email: str, name: str, email: str)
     if same_email:
         return EXACT if same_name else EMAIL_ONLY
     if is_noreply(author_email) != is_noreply(email) and (
-            same_name or _login_matches(author_email, email) or _login_matches(author_email, f"{_norm_name(name)}@")
-            or _login_matches(email, f"{_norm_name(author_name)}@")):
+        same_name
+        or _login_matches(author_email, email)
+        or _login_matches(author_email, f"{_norm_name(name)}@")
+        or _login_matches(email, f"{_norm_name(author_name)}@")
+    ):
         return NOREPLY
     return NAME_ONLY if same_name else OTHER
 
@@ -113,10 +124,16 @@ def shape_rows(repo: GitRepo, base: str, head: str) -> list[ShapeRow]:
     names = name_revs(repo, [p for c in commits if c.is_merge for p in c.parents])
     rows = []
     for c in commits:
-        sobs = [SignOff(n, e, classify_signoff(c.author_name, c.author_email, n, e))
-                for n, e in parse_signoffs(c.message)]
+        sobs = [
+            SignOff(n, e, classify_signoff(c.author_name, c.author_email, n, e))
+            for n, e in parse_signoffs(c.message)
+        ]
         picked = _PICKED.search(c.message)
-        rows.append(ShapeRow(c, {p: names.get(p) for p in c.parents}, sobs, picked.group(1) if picked else None))
+        rows.append(
+            ShapeRow(
+                c, {p: names.get(p) for p in c.parents}, sobs, picked.group(1) if picked else None
+            )
+        )
     return rows
 
 
@@ -124,7 +141,9 @@ def shape_rows(repo: GitRepo, base: str, head: str) -> list[ShapeRow]:
 class SameTree:
     a: Commit
     b: Commit
-    differences: list[tuple[str, str, str]] = field(default_factory=list)  # (attribute, A, B) that differ
+    differences: list[tuple[str, str, str]] = field(
+        default_factory=list
+    )  # (attribute, A, B) that differ
     changed: list[tuple[str, str]] = field(default_factory=list)  # (status, path) when trees differ
 
     @property
@@ -133,10 +152,16 @@ class SameTree:
 
 
 def _attrs(c: Commit) -> list[tuple[str, str]]:
-    return [("commit", c.sha), ("tree", c.tree), ("parents", " ".join(p[:12] for p in c.parents)),
-            ("author", f"{c.author_name} <{c.author_email}>"), ("authored", _when(c.author_time)),
-            ("committer", f"{c.committer_name} <{c.committer_email}>"), ("committed", _when(c.committer_time)),
-            ("message", c.message)]
+    return [
+        ("commit", c.sha),
+        ("tree", c.tree),
+        ("parents", " ".join(p[:12] for p in c.parents)),
+        ("author", f"{c.author_name} <{c.author_email}>"),
+        ("authored", _when(c.author_time)),
+        ("committer", f"{c.committer_name} <{c.committer_email}>"),
+        ("committed", _when(c.committer_time)),
+        ("message", c.message),
+    ]
 
 
 def compare_trees(repo: GitRepo, a: str, b: str) -> SameTree:
@@ -145,7 +170,9 @@ def compare_trees(repo: GitRepo, a: str, b: str) -> SameTree:
     ca = repo.commit(sa)
     cb = ca if sb == sa else repo.commit(sb)
     result = SameTree(ca, cb)
-    result.differences = [(k, va, vb) for (k, va), (_, vb) in zip(_attrs(ca), _attrs(cb)) if va != vb]
+    result.differences = [
+        (k, va, vb) for (k, va), (_, vb) in zip(_attrs(ca), _attrs(cb), strict=False) if va != vb
+    ]
     if not result.identical:
         result.changed = changed_paths(repo, ca.sha, cb.sha)
     return result
@@ -162,45 +189,83 @@ def _ident(name: str, email: str) -> str:
 def _parents_cell(row: ShapeRow) -> str:
     if not row.commit.is_merge:
         return " ".join(p[:12] for p in row.commit.parents) or "(root)"
-    return ", ".join(f"{p[:12]} ({row.parent_names.get(p) or 'unnamed'})" for p in row.commit.parents)
+    return ", ".join(
+        f"{p[:12]} ({row.parent_names.get(p) or 'unnamed'})" for p in row.commit.parents
+    )
 
 
 def _classifier_control(rows: list[ShapeRow]) -> Control:
     """The sign-off classifier, fed identities built from a real author, must answer as designed."""
     c = rows[0].commit if rows else None
     name, email = (c.author_name, c.author_email) if c else ("A U Thor", "a@corp.example")
-    cases = [((name, email), EXACT), ((name, "123+x@users.noreply.github.com"), NOREPLY if not is_noreply(email)
-                                      else NAME_ONLY), (("Another Name", email.upper()), EMAIL_ONLY),
-             (("Someone Else", "else@other.example"), OTHER)]
+    cases = [
+        ((name, email), EXACT),
+        ((name, "123+x@users.noreply.github.com"), NOREPLY if not is_noreply(email) else NAME_ONLY),
+        (("Another Name", email.upper()), EMAIL_ONLY),
+        (("Someone Else", "else@other.example"), OTHER),
+    ]
     got = [classify_signoff(name, email, n, e) == want for (n, e), want in cases]
-    return Control("sign-off classifier on synthetic identities", f"{sum(got)} of {len(got)} classified as designed "
-                   "(exact, noreply vs corporate, email only, other person)", all(got))
+    return Control(
+        "sign-off classifier on synthetic identities",
+        f"{sum(got)} of {len(got)} classified as designed "
+        "(exact, noreply vs corporate, email only, other person)",
+        all(got),
+    )
 
 
-def shape_section(repo: GitRepo, base: str, head: str, same_tree: tuple[str, str] | None = None) -> Section:
+def shape_section(
+    repo: GitRepo, base: str, head: str, same_tree: tuple[str, str] | None = None
+) -> Section:
     """Report section for ``harness shape BASE..HEAD [--same-tree A B]``."""
     rows = shape_rows(repo, base, head)
     spec = f"{base}..{head}"
-    tables = [Table(
-        f"commits in {spec}", ["commit", "parents", "author", "authored", "committer", "committed", "shape",
-                               "sign-off"],
-        [[Sha(r.commit.sha), Code(_parents_cell(r)), _ident(r.commit.author_name, r.commit.author_email),
-          _when(r.commit.author_time), _ident(r.commit.committer_name, r.commit.committer_email),
-          _when(r.commit.committer_time),
-          r.date_shape + (f"; cherry picked from {r.picked_from[:12]}" if r.picked_from else ""), r.signoff_verdict]
-         for r in rows],
-        legend="oldest first; merges list every parent with a symbolic name; dates in UTC",
-        control="the same commit compared with itself is identical (tree and attribution); see Controls",
-    )]
-    sob_rows = [[Sha(r.commit.sha), _ident(s.name, s.email), s.match] for r in rows for s in r.signoffs]
-    tables.append(Table("Signed-off-by trailers against the author", ["commit", "Signed-off-by", "vs author"],
-                        sob_rows,  # type: ignore[arg-type]
-                        legend="exact: same name and email; email only: same email, another name; noreply vs "
-                               "corporate address: one address is the author's GitHub noreply one (same name, or "
-                               "its login is the other's local part or name); these three satisfy DCO; name only: same "
-                               "name, another email; emails compare case-insensitively and GitHub's ID+user@ and "
-                               "user@users.noreply.github.com are one address",
-                        control="the classifier is run on synthetic identities built from a real author first"))
+    tables = [
+        Table(
+            f"commits in {spec}",
+            [
+                "commit",
+                "parents",
+                "author",
+                "authored",
+                "committer",
+                "committed",
+                "shape",
+                "sign-off",
+            ],
+            [
+                [
+                    Sha(r.commit.sha),
+                    Code(_parents_cell(r)),
+                    _ident(r.commit.author_name, r.commit.author_email),
+                    _when(r.commit.author_time),
+                    _ident(r.commit.committer_name, r.commit.committer_email),
+                    _when(r.commit.committer_time),
+                    r.date_shape
+                    + (f"; cherry picked from {r.picked_from[:12]}" if r.picked_from else ""),
+                    r.signoff_verdict,
+                ]
+                for r in rows
+            ],
+            legend="oldest first; merges list every parent with a symbolic name; dates in UTC",
+            control="the same commit compared with itself is identical (tree and attribution); see Controls",
+        )
+    ]
+    sob_rows = [
+        [Sha(r.commit.sha), _ident(s.name, s.email), s.match] for r in rows for s in r.signoffs
+    ]
+    tables.append(
+        Table(
+            "Signed-off-by trailers against the author",
+            ["commit", "Signed-off-by", "vs author"],
+            sob_rows,  # type: ignore[arg-type]
+            legend="exact: same name and email; email only: same email, another name; noreply vs "
+            "corporate address: one address is the author's GitHub noreply one (same name, or "
+            "its login is the other's local part or name); these three satisfy DCO; name only: same "
+            "name, another email; emails compare case-insensitively and GitHub's ID+user@ and "
+            "user@users.noreply.github.com are one address",
+            control="the classifier is run on synthetic identities built from a real author first",
+        )
+    )
     findings: list[Finding] = []
     plain = [r for r in rows if not r.commit.is_merge]
     signed = sum(bool(r.signoffs) for r in plain)
@@ -217,88 +282,164 @@ def shape_section(repo: GitRepo, base: str, head: str, same_tree: tuple[str, str
         if v == "no Signed-off-by" and not uses_sob:
             continue
         who = _ident(r.commit.author_name, r.commit.author_email)
-        detail = f"author {who}; " + ("; ".join(f"{_ident(s.name, s.email)}: {s.match}" for s in r.signoffs)
-                                      or "no trailer")
+        detail = f"author {who}; " + (
+            "; ".join(f"{_ident(s.name, s.email)}: {s.match}" for s in r.signoffs) or "no trailer"
+        )
         if v == "no Signed-off-by":
-            title = f"{r.commit.sha[:12]}: no Signed-off-by, while other commits in the range carry one"
+            title = (
+                f"{r.commit.sha[:12]}: no Signed-off-by, while other commits in the range carry one"
+            )
         else:
             title = f"{r.commit.sha[:12]}: sign-off does not match the author ({v})"
-        findings.append(Finding("shape-signoff", "P2" if uses_sob else "info", title, detail,
-                                key=f"{r.commit.sha}\0signoff"))
+        findings.append(
+            Finding(
+                "shape-signoff",
+                "P2" if uses_sob else "info",
+                title,
+                detail,
+                key=f"{r.commit.sha}\0signoff",
+            )
+        )
     if renamed:
-        findings.append(Finding(
-            "shape-signoff-name", "info",
-            f"{len(renamed)} commit(s) signed off under another name or the other of the author's GitHub noreply "
-            "and own address (DCO satisfied)",
-            "; ".join(f"{r.commit.sha[:12]}: author {_ident(r.commit.author_name, r.commit.author_email)}, signed "
-                      "off as " + ", ".join(_ident(s.name, s.email) for s in r.signoffs if s.match in _DCO_OK)
-                      for r in renamed),
-            key="signoff-name\0" + "\0".join(r.commit.sha for r in renamed)))
+        findings.append(
+            Finding(
+                "shape-signoff-name",
+                "info",
+                f"{len(renamed)} commit(s) signed off under another name or the other of the author's GitHub noreply "
+                "and own address (DCO satisfied)",
+                "; ".join(
+                    f"{r.commit.sha[:12]}: author {_ident(r.commit.author_name, r.commit.author_email)}, signed "
+                    "off as "
+                    + ", ".join(_ident(s.name, s.email) for s in r.signoffs if s.match in _DCO_OK)
+                    for r in renamed
+                ),
+                key="signoff-name\0" + "\0".join(r.commit.sha for r in renamed),
+            )
+        )
     odd = [r for r in rows if r.commit.author_time > r.commit.committer_time]
     for r in odd:
-        findings.append(Finding("shape-dates", "info", f"{r.commit.sha[:12]}: authored after committed",
-                                f"{_when(r.commit.author_time)} > {_when(r.commit.committer_time)}",
-                                key=f"{r.commit.sha}\0dates"))
+        findings.append(
+            Finding(
+                "shape-dates",
+                "info",
+                f"{r.commit.sha[:12]}: authored after committed",
+                f"{_when(r.commit.author_time)} > {_when(r.commit.committer_time)}",
+                key=f"{r.commit.sha}\0dates",
+            )
+        )
     head_sha = repo.resolve(head)
     self_check = compare_trees(repo, head_sha, head_sha)
     controls = [
-        Control("a commit compared with itself", "identical tree, no attribute differs"
-                if self_check.identical and not self_check.differences else "MISMATCH",
-                self_check.identical and not self_check.differences),
+        Control(
+            "a commit compared with itself",
+            "identical tree, no attribute differs"
+            if self_check.identical and not self_check.differences
+            else "MISMATCH",
+            self_check.identical and not self_check.differences,
+        ),
         _classifier_control(rows),
-        Control("sign-off usage in the range", f"{signed} of {len(plain)} non-merge commit(s) carry Signed-off-by: "
-                + ("treated as required (mismatches are P2)" if uses_sob else "not treated as required (info)"),
-                None),
+        Control(
+            "sign-off usage in the range",
+            f"{signed} of {len(plain)} non-merge commit(s) carry Signed-off-by: "
+            + (
+                "treated as required (mismatches are P2)"
+                if uses_sob
+                else "not treated as required (info)"
+            ),
+            None,
+        ),
     ]
     data: dict[str, object] = {
-        "base": repo.resolve(base), "head": head_sha,
-        "rows": [{"sha": r.commit.sha, "parents": list(r.commit.parents), "merge": r.commit.is_merge,
-                  "author": _ident(r.commit.author_name, r.commit.author_email), "author_time": r.commit.author_time,
-                  "committer": _ident(r.commit.committer_name, r.commit.committer_email),
-                  "committer_time": r.commit.committer_time, "picked_from": r.picked_from,
-                  "signoff": r.signoff_verdict,
-                  "signoffs": [{"name": s.name, "email": s.email, "match": s.match} for s in r.signoffs]}
-                 for r in rows],
+        "base": repo.resolve(base),
+        "head": head_sha,
+        "rows": [
+            {
+                "sha": r.commit.sha,
+                "parents": list(r.commit.parents),
+                "merge": r.commit.is_merge,
+                "author": _ident(r.commit.author_name, r.commit.author_email),
+                "author_time": r.commit.author_time,
+                "committer": _ident(r.commit.committer_name, r.commit.committer_email),
+                "committer_time": r.commit.committer_time,
+                "picked_from": r.picked_from,
+                "signoff": r.signoff_verdict,
+                "signoffs": [
+                    {"name": s.name, "email": s.email, "match": s.match} for s in r.signoffs
+                ],
+            }
+            for r in rows
+        ],
     }
     if same_tree:
         st = compare_trees(repo, *same_tree)
         tables.append(_same_tree_table(st, *same_tree))
         a, b = same_tree
         if st.identical:
-            findings.append(Finding("shape-same-tree", "info", f"{a} and {b} have identical trees",
-                                    "a validation of one holds for the other (content-wise); differs: "
-                                    + (", ".join(k for k, _, _ in st.differences) or "nothing"),
-                                    key=f"{st.a.sha}\0{st.b.sha}\0same"))
+            findings.append(
+                Finding(
+                    "shape-same-tree",
+                    "info",
+                    f"{a} and {b} have identical trees",
+                    "a validation of one holds for the other (content-wise); differs: "
+                    + (", ".join(k for k, _, _ in st.differences) or "nothing"),
+                    key=f"{st.a.sha}\0{st.b.sha}\0same",
+                )
+            )
         else:
-            findings.append(Finding("shape-tree-differs", "P2", f"{a} and {b} have different trees",
-                                    f"{len(st.changed)} path(s) differ: an earlier validation of {a} does not carry "
-                                    f"over to {b}", key=f"{st.a.sha}\0{st.b.sha}\0differs"))
-        data["same_tree"] = {"a": st.a.sha, "b": st.b.sha, "identical": st.identical,
-                             "differences": [k for k, _, _ in st.differences],
-                             "changed": [{"status": s, "path": p} for s, p in st.changed]}
+            findings.append(
+                Finding(
+                    "shape-tree-differs",
+                    "P2",
+                    f"{a} and {b} have different trees",
+                    f"{len(st.changed)} path(s) differ: an earlier validation of {a} does not carry "
+                    f"over to {b}",
+                    key=f"{st.a.sha}\0{st.b.sha}\0differs",
+                )
+            )
+        data["same_tree"] = {
+            "a": st.a.sha,
+            "b": st.b.sha,
+            "identical": st.identical,
+            "differences": [k for k, _, _ in st.differences],
+            "changed": [{"status": s, "path": p} for s, p in st.changed],
+        }
     merges = sum(r.commit.is_merge for r in rows)
-    summary = (f"{len(rows)} commit(s) in {spec} ({merges} merge(s)); "
-               f"{sum(r.commit.author_time < r.commit.committer_time for r in rows)} authored before committed; "
-               f"{len([f for f in findings if f.kind == 'shape-signoff'])} sign-off mismatch(es) (DCO: a Signed-off-by "
-               "with the author's email)")
+    summary = (
+        f"{len(rows)} commit(s) in {spec} ({merges} merge(s)); "
+        f"{sum(r.commit.author_time < r.commit.committer_time for r in rows)} authored before committed; "
+        f"{len([f for f in findings if f.kind == 'shape-signoff'])} sign-off mismatch(es) (DCO: a Signed-off-by "
+        "with the author's email)"
+    )
     return Section(
-        id="shape", title=f"Shape of {spec}", summary=summary, tables=tables, findings=findings, controls=controls,
-        not_verified=["GPG/SSH signatures are not checked", "sign-offs are matched against the author's email "
-                      "(the DCO rule); a project's stricter policy (e.g. committer sign-off) is not evaluated",
-                      "a sign-off of merge commits is not checked"],
+        id="shape",
+        title=f"Shape of {spec}",
+        summary=summary,
+        tables=tables,
+        findings=findings,
+        controls=controls,
+        not_verified=[
+            "GPG/SSH signatures are not checked",
+            "sign-offs are matched against the author's email "
+            "(the DCO rule); a project's stricter policy (e.g. committer sign-off) is not evaluated",
+            "a sign-off of merge commits is not checked",
+        ],
         data=data,
     )
 
 
 def _same_tree_table(st: SameTree, a: str, b: str) -> Table:
     rows: list[list[object]] = []
-    for (k, va), (_, vb) in zip(_attrs(st.a), _attrs(st.b)):
+    for (k, va), (_, vb) in zip(_attrs(st.a), _attrs(st.b), strict=False):
         shown_a = va.splitlines()[0] if k == "message" else va
         shown_b = vb.splitlines()[0] if k == "message" else vb
         rows.append([k, Code(shown_a), Code(shown_b), "same" if va == vb else "differs"])
     for status, path in st.changed[:50]:
         rows.append([f"path {status}", Code(path), "", "differs"])
-    return Table(f"same tree? {a} vs {b}", ["attribute", a, b, "mark"], rows,  # type: ignore[arg-type]
-                 legend="identical trees mean identical content whatever the history or attribution; "
-                        "changed paths listed when they differ (first 50)",
-                 control="the head commit compared with itself gives identical trees and no differing attribute")
+    return Table(
+        f"same tree? {a} vs {b}",
+        ["attribute", a, b, "mark"],
+        rows,  # type: ignore[arg-type]
+        legend="identical trees mean identical content whatever the history or attribution; "
+        "changed paths listed when they differ (first 50)",
+        control="the head commit compared with itself gives identical trees and no differing attribute",
+    )

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from harness.git.evidence import GrepHit, count_merges, grep_at, grep_counts, ls_tree, pickaxe
 from harness.git.repo import GitRepo
@@ -26,8 +26,12 @@ class TraceRow:
         return len(self.hits)
 
     def as_json(self) -> dict[str, object]:
-        return {"ref": self.ref, "sha": self.sha, "count": self.count,
-                "hits": [{"path": h.path, "line": h.line} for h in self.hits]}
+        return {
+            "ref": self.ref,
+            "sha": self.sha,
+            "count": self.count,
+            "hits": [{"path": h.path, "line": h.line} for h in self.hits],
+        }
 
 
 @dataclass
@@ -59,11 +63,15 @@ class RangeTrace:
     merges: int
 
 
-def trace_refs(repo: GitRepo, needle: str, refs: Sequence[str], under: str | None = None) -> list[TraceRow]:
+def trace_refs(
+    repo: GitRepo, needle: str, refs: Sequence[str], under: str | None = None
+) -> list[TraceRow]:
     """Occurrences of ``needle`` at each ref, in one ``git grep`` (unknown ref → UsageError)."""
     shas = [(r, repo.resolve(r)) for r in refs]
     found = grep_at(repo, needle, [s for _, s in shas], under)
-    return [TraceRow(r, s, sorted(found.get(s, []), key=lambda h: (h.path, h.line))) for r, s in shas]
+    return [
+        TraceRow(r, s, sorted(found.get(s, []), key=lambda h: (h.path, h.line))) for r, s in shas
+    ]
 
 
 def trace_range(repo: GitRepo, needle: str, range_: str, under: str | None = None) -> RangeTrace:
@@ -72,9 +80,19 @@ def trace_range(repo: GitRepo, needle: str, range_: str, under: str | None = Non
     picked = pickaxe(repo, needle, base, head, under)
     revs = [base, head] + [c.sha for c in picked] + [c.parents[0] for c in picked if c.parents]
     counts = grep_counts(repo, needle, revs, under)
-    changes = [RangeChange(c.sha, c.subject, counts.get(c.parents[0], 0) if c.parents else 0, counts.get(c.sha, 0),
-                           len(c.parents) > 1) for c in picked]
-    return RangeTrace(base, head, counts[base], counts[head], changes, count_merges(repo, base, head))
+    changes = [
+        RangeChange(
+            c.sha,
+            c.subject,
+            counts.get(c.parents[0], 0) if c.parents else 0,
+            counts.get(c.sha, 0),
+            len(c.parents) > 1,
+        )
+        for c in picked
+    ]
+    return RangeTrace(
+        base, head, counts[base], counts[head], changes, count_merges(repo, base, head)
+    )
 
 
 def _readback(repo: GitRepo, needle: str, rows: list[TraceRow]) -> Control:
@@ -87,13 +105,17 @@ def _readback(repo: GitRepo, needle: str, rows: list[TraceRow]) -> Control:
     wanted = list(per_file.items())[:_READBACK_FILES]
     blobs = repo.read_blobs([f"{sha}:{path}" for (sha, path), _ in wanted])
     checked = len(wanted)
-    agree = sum(blob is not None and sum(pattern in ln for ln in blob.split(b"\n")) == n
-                for (_, n), blob in zip(wanted, blobs))
+    agree = sum(
+        blob is not None and sum(pattern in ln for ln in blob.split(b"\n")) == n
+        for (_, n), blob in zip(wanted, blobs, strict=False)
+    )
     if not checked:
         return Control("hits read back from the blobs", "no hits to read back", None)
-    return Control("hits read back from the blobs",
-                   f"{agree} of {checked} file(s) with hits: the line count read from the blob equals git grep's",
-                   agree == checked)
+    return Control(
+        "hits read back from the blobs",
+        f"{agree} of {checked} file(s) with hits: the line count read from the blob equals git grep's",
+        agree == checked,
+    )
 
 
 def _probe_string(repo: GitRepo, sha: str, under: str | None) -> str | None:
@@ -126,8 +148,11 @@ def _zero_control(repo: GitRepo, rows: list[TraceRow], under: str | None) -> Con
         n = grep_counts(repo, probe, [row.sha], under)[row.sha]
         oks.append(n > 0)
         parts.append(f"{row.ref}: a line read from a file there is found {n} time(s)")
-    return Control("zero rows: grep finds a string known to exist at that ref", "; ".join(parts),
-                   all(oks) if oks else None)
+    return Control(
+        "zero rows: grep finds a string known to exist at that ref",
+        "; ".join(parts),
+        all(oks) if oks else None,
+    )
 
 
 def _hits_cell(row: TraceRow) -> str:
@@ -136,24 +161,45 @@ def _hits_cell(row: TraceRow) -> str:
     return shown + (f" … +{more} more" if more > 0 else "")
 
 
-def trace_section(repo: GitRepo, needle: str, refs: Sequence[str], under: str | None = None,
-                  range_: str | None = None) -> Section:
+def trace_section(
+    repo: GitRepo,
+    needle: str,
+    refs: Sequence[str],
+    under: str | None = None,
+    range_: str | None = None,
+) -> Section:
     """Report section: occurrences per ref (+ the commits of a range that changed them)."""
     rows = trace_refs(repo, needle, refs, under)
     rng = trace_range(repo, needle, range_, under) if range_ else None
     where = f" under {under}" if under else ""
-    tables = [Table(
-        title=f"{needle!r}{where} per ref",
-        columns=["ref", "commit", "lines", "where (file:line)"],
-        rows=[[Code(r.ref), Sha(r.sha), r.count, Code(_hits_cell(r)) if r.hits else "(none)"] for r in rows],
-        legend="fixed-string match, one hit per matching line; binary files skipped; a zero is a result, not an error",
-        control="each file's hits re-counted from the blob; zero rows re-checked with a string known to be there",
-    )]
-    all_hits: list[list[Cell]] = [[Code(r.ref), Code(h.path), h.line,
-                                   Code(h.text.decode("utf-8", "replace").strip()[:160])] for r in rows for h in r.hits]
+    tables = [
+        Table(
+            title=f"{needle!r}{where} per ref",
+            columns=["ref", "commit", "lines", "where (file:line)"],
+            rows=[
+                [Code(r.ref), Sha(r.sha), r.count, Code(_hits_cell(r)) if r.hits else "(none)"]
+                for r in rows
+            ],
+            legend="fixed-string match, one hit per matching line; binary files skipped; "
+            "a zero is a result, not an error",
+            control="each file's hits re-counted from the blob; zero rows re-checked with a string known to be there",
+        )
+    ]
+    all_hits: list[list[Cell]] = [
+        [Code(r.ref), Code(h.path), h.line, Code(h.text.decode("utf-8", "replace").strip()[:160])]
+        for r in rows
+        for h in r.hits
+    ]
     if all_hits:
-        tables.append(Table("all hits", ["ref", "path", "line", "text"], all_hits, collapsed=True,
-                            control="same git grep as above; text decoded as UTF-8 with U+FFFD for other bytes"))
+        tables.append(
+            Table(
+                "all hits",
+                ["ref", "path", "line", "text"],
+                all_hits,
+                collapsed=True,
+                control="same git grep as above; text decoded as UTF-8 with U+FFFD for other bytes",
+            )
+        )
     controls = [_readback(repo, needle, rows)]
     zc = _zero_control(repo, rows, under)
     if zc:
@@ -162,48 +208,88 @@ def trace_section(repo: GitRepo, needle: str, refs: Sequence[str], under: str | 
     present = [r.ref for r in rows if r.count]
     absent = [r.ref for r in rows if not r.count]
     if present and absent:
-        findings.append(Finding("trace-split", "info", f"{needle!r} present at {', '.join(present)}, "
-                                f"absent at {', '.join(absent)}", key=f"{needle}\0{under}\0split"))
-    data: dict[str, object] = {"needle": needle, "under": under, "rows": [r.as_json() for r in rows]}
+        findings.append(
+            Finding(
+                "trace-split",
+                "info",
+                f"{needle!r} present at {', '.join(present)}, absent at {', '.join(absent)}",
+                key=f"{needle}\0{under}\0split",
+            )
+        )
+    data: dict[str, object] = {
+        "needle": needle,
+        "under": under,
+        "rows": [r.as_json() for r in rows],
+    }
     if rng:
         tables.append(_range_table(needle, range_ or "", rng))
         net = sum(c.after - c.before for c in rng.changes if not c.is_merge)
         expected = rng.count_head - rng.count_base
-        controls.append(Control(
-            "range arithmetic", f"sum of per-commit changes {net:+d} vs count at B minus count at A {expected:+d}"
-            + (f" ({rng.merges} merge(s) in range: not exact)" if rng.merges else ""),
-            None if rng.merges else net == expected))
+        controls.append(
+            Control(
+                "range arithmetic",
+                f"sum of per-commit changes {net:+d} vs count at B minus count at A {expected:+d}"
+                + (f" ({rng.merges} merge(s) in range: not exact)" if rng.merges else ""),
+                None if rng.merges else net == expected,
+            )
+        )
         removals = [c for c in rng.changes if c.change == "removed"]
         if removals and rng.count_head > 0:
             sev: Severity = "P2" if rng.count_head < rng.count_base else "info"
             by = ", ".join(c.sha[:12] for c in removals)
-            findings.append(Finding(
-                "trace-still-present", sev,
-                f"{needle!r} removed by {by} but still present at the range end ({rng.count_head} line(s))",
-                "other occurrences may need the same change", key=f"{needle}\0{under}\0{range_}\0still"))
-        data["range"] = {"spec": range_, "base": rng.base, "head": rng.head, "count_base": rng.count_base,
-                         "count_head": rng.count_head, "merges": rng.merges,
-                         "commits": [{"sha": c.sha, "subject": c.subject, "before": c.before, "after": c.after,
-                                      "change": c.change} for c in rng.changes]}
+            findings.append(
+                Finding(
+                    "trace-still-present",
+                    sev,
+                    f"{needle!r} removed by {by} but still present at the range end ({rng.count_head} line(s))",
+                    "other occurrences may need the same change",
+                    key=f"{needle}\0{under}\0{range_}\0still",
+                )
+            )
+        data["range"] = {
+            "spec": range_,
+            "base": rng.base,
+            "head": rng.head,
+            "count_base": rng.count_base,
+            "count_head": rng.count_head,
+            "merges": rng.merges,
+            "commits": [
+                {
+                    "sha": c.sha,
+                    "subject": c.subject,
+                    "before": c.before,
+                    "after": c.after,
+                    "change": c.change,
+                }
+                for c in rng.changes
+            ],
+        }
     summary = "; ".join(f"{r.ref}: {r.count}" for r in rows)
     return Section(
-        id="trace", title=f"Trace of {needle!r}{where}", summary=summary, tables=tables, findings=findings,
+        id="trace",
+        title=f"Trace of {needle!r}{where}",
+        summary=summary,
+        tables=tables,
+        findings=findings,
         controls=controls,
-        not_verified=["matches in binary files and in submodules are not counted",
-                      "a string split across lines, or written differently (escaped, concatenated), is not found"],
+        not_verified=[
+            "matches in binary files and in submodules are not counted",
+            "a string split across lines, or written differently (escaped, concatenated), is not found",
+        ],
         data=data,
     )
 
 
 def _range_table(needle: str, spec: str, rng: RangeTrace) -> Table:
-    rows: list[list[Cell]] = [[Sha(c.sha), c.subject, c.before, c.after,
-                                 c.change + (" (merge)" if c.is_merge else "")]
-                                for c in rng.changes]
+    rows: list[list[Cell]] = [
+        [Sha(c.sha), c.subject, c.before, c.after, c.change + (" (merge)" if c.is_merge else "")]
+        for c in rng.changes
+    ]
     return Table(
         title=f"commits in {spec} that add or remove {needle!r}",
         columns=["commit", "subject", "lines before", "lines after", "change"],
         rows=rows,  # type: ignore[arg-type]
         legend=f"count at A = {rng.count_base}, at B = {rng.count_head}; commits picked by git log -S "
-               "(number of occurrences changed), counted at the commit and its first parent",
+        "(number of occurrences changed), counted at the commit and its first parent",
         control="range arithmetic: per-commit changes add up to B minus A when the range has no merges",
     )

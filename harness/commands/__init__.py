@@ -36,8 +36,11 @@ def summaries() -> dict[str, str]:
     for name in names():
         tree = ast.parse((Path(__file__).parent / f"{name}.py").read_text(encoding="utf-8"))
         for node in tree.body:
-            if (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "HELP" for t in node.targets)
-                    and isinstance(node.value, (ast.Constant, ast.JoinedStr, ast.BinOp))):
+            if (
+                isinstance(node, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == "HELP" for t in node.targets)
+                and isinstance(node.value, (ast.Constant, ast.JoinedStr, ast.BinOp))
+            ):
                 try:
                     out[name] = str(ast.literal_eval(node.value))
                 except ValueError:

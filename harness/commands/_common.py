@@ -15,11 +15,19 @@ from harness.report.model import Report
 
 
 def add_report_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--format", choices=(*FORMATS, "none"), default="term",
-                   help="output format (default: term; none: no report, the exit code only)")
+    p.add_argument(
+        "--format",
+        choices=(*FORMATS, "none"),
+        default="term",
+        help="output format (default: term; none: no report, the exit code only)",
+    )
     p.add_argument("--output", metavar="FILE", help="write the report here instead of stdout")
-    p.add_argument("--fail-on", choices=gate.FAIL_ON, default="p1",
-                   help="exit 1 when a finding at or above this severity exists (default: p1)")
+    p.add_argument(
+        "--fail-on",
+        choices=gate.FAIL_ON,
+        default="p1",
+        help="exit 1 when a finding at or above this severity exists (default: p1)",
+    )
 
 
 def check_output_path(args: argparse.Namespace) -> None:
@@ -32,7 +40,9 @@ def check_output_path(args: argparse.Namespace) -> None:
 
 
 def command_line(argv: list[str] | None = None) -> str:
-    return "harness " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
+    return "harness " + " ".join(
+        shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:])
+    )
 
 
 def write_atomic(path: str | Path, text: str) -> None:
@@ -64,6 +74,7 @@ def emit(args: argparse.Namespace, report: Report) -> int:
         from rich.console import Console
 
         from harness.report import terminal
+
         terminal.render_to(Console(highlight=False), report, full=True)
     else:
         sys.stdout.write(render(report, fmt))

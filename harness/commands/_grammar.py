@@ -37,9 +37,17 @@ def range_of(args: argparse.Namespace) -> tuple[str, str]:
 
 def add_refs(p: argparse.ArgumentParser, help: str) -> None:
     """``--ref R`` (repeatable) and its alias ``--refs R…``, both filling ``args.refs`` in order."""
-    p.add_argument("--ref", action="append", dest="refs", metavar="REF", help=f"{help} (repeatable)")
-    p.add_argument("--refs", nargs="+", action="extend", dest="refs", metavar="REF",
-                   help="several refs at once (alias of repeating --ref)")
+    p.add_argument(
+        "--ref", action="append", dest="refs", metavar="REF", help=f"{help} (repeatable)"
+    )
+    p.add_argument(
+        "--refs",
+        nargs="+",
+        action="extend",
+        dest="refs",
+        metavar="REF",
+        help="several refs at once (alias of repeating --ref)",
+    )
 
 
 def refs_of(args: argparse.Namespace, default: list[str] | None = None) -> list[str]:

@@ -29,8 +29,11 @@ def _flag(name: str) -> str:
 def _writable_dir(path: Path, what: str) -> None:
     """``path`` is an existing folder the harness can create a file in (tried, then removed)."""
     if not path.is_dir():
-        raise UsageError(f"{what}: {path} is not a directory" if path.exists() else
-                         f"{what}: directory {path} does not exist")
+        raise UsageError(
+            f"{what}: {path} is not a directory"
+            if path.exists()
+            else f"{what}: directory {path} does not exist"
+        )
     try:
         fd, probe = tempfile.mkstemp(prefix=".harness-probe-", dir=str(path))
     except OSError as exc:
@@ -75,7 +78,9 @@ def check_output_dir(value: str, what: str = "--output") -> None:
 
 def check_python(value: str, what: str = "--python") -> None:
     """An interpreter that exists and can be executed."""
-    found = shutil.which(value) if os.sep not in value else (value if os.path.isfile(value) else None)
+    found = (
+        shutil.which(value) if os.sep not in value else (value if os.path.isfile(value) else None)
+    )
     if not found:
         raise UsageError(f"{what} {value}: no such interpreter")
     if not os.access(found, os.X_OK):
@@ -93,7 +98,9 @@ def check_repo_path(value: str, what: str) -> None:
         raise UsageError(f"{what} {value!r}: not a path")
     posix = PurePosixPath(value.replace(os.sep, "/"))
     if posix.is_absolute() or ".." in posix.parts:
-        raise UsageError(f"{what} {value}: must be a path inside the repository (relative, no '..')")
+        raise UsageError(
+            f"{what} {value}: must be a path inside the repository (relative, no '..')"
+        )
 
 
 _REPO_PATHS = ("under", "workflow", "source_path")
@@ -104,7 +111,11 @@ def validate(verb: str, args: argparse.Namespace) -> None:
     output = getattr(args, "output", None)
     if output:
         (check_output_dir if verb in FOLDER_OUTPUT else check_output_file)(output)
-    for name, flag in (("output_dir", "--output-dir"), ("output_old", "--output"), ("dir_old", "--dir")):
+    for name, flag in (
+        ("output_dir", "--output-dir"),
+        ("output_old", "--output"),
+        ("dir_old", "--dir"),
+    ):
         folder = getattr(args, name, None)
         if folder:
             check_output_dir(folder, flag)
@@ -124,10 +135,10 @@ def validate(verb: str, args: argparse.Namespace) -> None:
             raise UsageError(f"-m {marker!r}: invalid marker expression: {why}")
     for name in _REPO_PATHS:
         value = getattr(args, name, None)
-        for v in ([value] if isinstance(value, str) else value or []):
+        for v in [value] if isinstance(value, str) else value or []:
             check_repo_path(v, _flag(name))
     file_arg = getattr(args, "file", None)
-    for v in ([file_arg] if isinstance(file_arg, str) else file_arg or []):
+    for v in [file_arg] if isinstance(file_arg, str) else file_arg or []:
         check_repo_path(v, "FILE" if verb == "pin" else "--file")
     for name in ("replace", "liveness"):
         for triple in getattr(args, name, None) or []:

@@ -15,7 +15,11 @@ from harness.commands._grammar import add_range, old_spelling, range_of
 from harness.commands._validate import check_output_dir
 from harness.compare import CompareInputs, build_report, run_plan
 from harness.errors import EXIT_INTERNAL, UsageError
-from harness.executors.options import add_executor_arguments, executor_from_args, without_executor_options
+from harness.executors.options import (
+    add_executor_arguments,
+    executor_from_args,
+    without_executor_options,
+)
 from harness.git import GitRepo
 from harness.report import comment, render
 
@@ -24,26 +28,67 @@ HELP = "run every section that applies to BASE → HEAD and write the review rep
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    add_range(p, "BASE: the release branch (or any ref) the change lands on; HEAD: the backport under review")
+    add_range(
+        p,
+        "BASE: the release branch (or any ref) the change lands on; HEAD: the backport under review",
+    )
     p.add_argument("--source", metavar="REF", help="branch the picks came from (enables fidelity)")
-    p.add_argument("--source-branch", metavar="REF", help="the PR branch squash-merged as the source")
-    p.add_argument("--scenario", metavar="FILE", action="append", default=[],
-                   help="scenario YAML: traces, pins, probes, mutations, lanes (repeatable)")
-    p.add_argument("--output-dir", metavar="DIR", help="report folder (default: reports/<base>..<head>)")
-    p.add_argument("--output", dest="output_old", metavar="DIR", help=argparse.SUPPRESS)  # the old spelling
-    p.add_argument("--format", choices=("term", "md", "json", "html", "none"), default="term",
-                   help="what to print on stdout besides writing the files (default: term)")
-    p.add_argument("--fail-on", choices=gate.FAIL_ON, default=None,
-                   help="exit 1 on an open finding at or above this severity (default: policy's, else p1)")
-    p.add_argument("--report-url", metavar="URL",
-                   help="where reviewers find the full report (e.g. the CI run's artifacts); named in comment.md")
-    p.add_argument("--full", action="store_true",
-                   help="terminal view: every table, finding and control (default: verdict, causes, one line per section)")
+    p.add_argument(
+        "--source-branch", metavar="REF", help="the PR branch squash-merged as the source"
+    )
+    p.add_argument(
+        "--scenario",
+        metavar="FILE",
+        action="append",
+        default=[],
+        help="scenario YAML: traces, pins, probes, mutations, lanes (repeatable)",
+    )
+    p.add_argument(
+        "--output-dir", metavar="DIR", help="report folder (default: reports/<base>..<head>)"
+    )
+    p.add_argument(
+        "--output", dest="output_old", metavar="DIR", help=argparse.SUPPRESS
+    )  # the old spelling
+    p.add_argument(
+        "--format",
+        choices=("term", "md", "json", "html", "none"),
+        default="term",
+        help="what to print on stdout besides writing the files (default: term)",
+    )
+    p.add_argument(
+        "--fail-on",
+        choices=gate.FAIL_ON,
+        default=None,
+        help="exit 1 on an open finding at or above this severity (default: policy's, else p1)",
+    )
+    p.add_argument(
+        "--report-url",
+        metavar="URL",
+        help="where reviewers find the full report (e.g. the CI run's artifacts); named in comment.md",
+    )
+    p.add_argument(
+        "--full",
+        action="store_true",
+        help="terminal view: every table, finding and control (default: verdict, causes, one line per section)",
+    )
     p.add_argument("--policy", metavar="FILE", help="gate policy YAML (blocking kinds, waivers)")
-    p.add_argument("--previous", metavar="REPORT.json", help="an earlier round's report.json (ledger)")
-    p.add_argument("--python", metavar="EXE", help="interpreter for probe columns (default: this one)")
-    p.add_argument("--jobs", type=int, default=None, help="probe columns run in parallel (default: one worker per column)")
-    p.add_argument("--no-cache", action="store_true", help="measure every probe cell afresh; read and write no cache")
+    p.add_argument(
+        "--previous", metavar="REPORT.json", help="an earlier round's report.json (ledger)"
+    )
+    p.add_argument(
+        "--python", metavar="EXE", help="interpreter for probe columns (default: this one)"
+    )
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        help="probe columns run in parallel (default: one worker per column)",
+    )
+    p.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="measure every probe cell afresh; read and write no cache",
+    )
     add_executor_arguments(p)
     p.add_argument("--today", metavar="YYYY-MM-DD", type=_date, help=argparse.SUPPRESS)
 
@@ -72,10 +117,21 @@ def default_output(repo: GitRepo, base: str, head: str) -> Path:
     return out
 
 
-def run_compare(repo: GitRepo, inputs: CompareInputs, *, output: Path, fmt: str = "term",
-                fail_on: str | None = None, policy_path: str | None = None, previous: str | None = None,
-                command: str = "", today: dt.date | None = None, report_url: str | None = None,
-                full: bool = False, old_output: bool = False) -> int:
+def run_compare(
+    repo: GitRepo,
+    inputs: CompareInputs,
+    *,
+    output: Path,
+    fmt: str = "term",
+    fail_on: str | None = None,
+    policy_path: str | None = None,
+    previous: str | None = None,
+    command: str = "",
+    today: dt.date | None = None,
+    report_url: str | None = None,
+    full: bool = False,
+    old_output: bool = False,
+) -> int:
     """The whole job: validate, run sections, apply policy and ledger, write the files, gate."""
     repo.resolve(inputs.base)
     repo.resolve(inputs.head)
@@ -91,8 +147,15 @@ def run_compare(repo: GitRepo, inputs: CompareInputs, *, output: Path, fmt: str 
     plan = plan_for(repo, inputs)  # validates the scenario: bad input fails here, before any work
     sections, crashed = run_plan(plan)
     now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
-    report = build_report(repo, inputs, sections, plan.skipped, command, now.strftime("%Y-%m-%d %H:%M:%SZ"),
-                          plan.header)
+    report = build_report(
+        repo,
+        inputs,
+        sections,
+        plan.skipped,
+        command,
+        now.strftime("%Y-%m-%d %H:%M:%SZ"),
+        plan.header,
+    )
     notes = policy.apply(pol, report.findings, today or now.date())
     report.not_verified += notes
     if prev is not None:
@@ -103,12 +166,16 @@ def run_compare(repo: GitRepo, inputs: CompareInputs, *, output: Path, fmt: str 
     output.mkdir(parents=True, exist_ok=True)
     for ext, fmt_name in (("md", "md"), ("json", "json"), ("html", "html")):
         write_atomic(output / f"report.{ext}", render(report, fmt_name))
-    where = report_url or "report.md and report.html beside comment.md (the CI workflow uploads the folder as an artifact)"
+    where = (
+        report_url
+        or "report.md and report.html beside comment.md (the CI workflow uploads the folder as an artifact)"
+    )
     write_atomic(output / "comment.md", comment.render(report, where))
     if fmt == "term" and sys.stdout.isatty():
         from rich.console import Console
 
         from harness.report import terminal
+
         terminal.render_to(Console(highlight=False), report, full=full)
     elif fmt != "none":
         sys.stdout.write(render(report, fmt, full=full))
@@ -127,12 +194,28 @@ def run(args: argparse.Namespace) -> int:
     output = Path(out_dir) if out_dir else default_output(repo, base, head)
     if not out_dir:  # the default folder must be writable too, before any work
         check_output_dir(str(output), "report folder")
-    inputs = CompareInputs(base=base, head=head, source=args.source, source_branch=args.source_branch,
-                           scenario_paths=args.scenario, python=args.python, jobs=args.jobs,
-                           no_cache=args.no_cache)
+    inputs = CompareInputs(
+        base=base,
+        head=head,
+        source=args.source,
+        source_branch=args.source_branch,
+        scenario_paths=args.scenario,
+        python=args.python,
+        jobs=args.jobs,
+        no_cache=args.no_cache,
+    )
     with executor_from_args(args) as inputs.executor:
-        return run_compare(repo, inputs, output=output,
-                           fmt=args.format, fail_on=args.fail_on, policy_path=args.policy, previous=args.previous,
-                           command=command_line(without_executor_options(args._argv)), today=args.today,
-                           report_url=args.report_url, full=args.full,
-                           old_output=bool(args.output_old and not args.output_dir))
+        return run_compare(
+            repo,
+            inputs,
+            output=output,
+            fmt=args.format,
+            fail_on=args.fail_on,
+            policy_path=args.policy,
+            previous=args.previous,
+            command=command_line(without_executor_options(args._argv)),
+            today=args.today,
+            report_url=args.report_url,
+            full=args.full,
+            old_output=bool(args.output_old and not args.output_dir),
+        )

@@ -11,12 +11,16 @@ from harness.git.repo import GitRepo
 from harness.report.model import Report
 
 NAME = "drift"
-HELP = ("release drift: commits on BASE since the merge base, files both sides changed, a trial merge "
-        "(git merge-tree, nothing written), and HEAD's added lines already on BASE")
+HELP = (
+    "release drift: commits on BASE since the merge base, files both sides changed, a trial merge "
+    "(git merge-tree, nothing written), and HEAD's added lines already on BASE"
+)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    add_range(p, "BASE: the release branch (or any commit-ish) the change targets; HEAD: the change")
+    add_range(
+        p, "BASE: the release branch (or any commit-ish) the change targets; HEAD: the change"
+    )
     add_report_options(p)
 
 
@@ -25,7 +29,14 @@ def run(args: argparse.Namespace) -> int:
     repo = GitRepo(args.repo)
     base, head = range_of(args)
     section = drift_section(repo, base, head)
-    report = Report(title=f"Drift: {base} vs {head}", command=command_line(args._argv),
-                    sections=[section], inputs={"base": section.data["base"], "head": section.data["head"],
-                                                "merge base": section.data["merge_base"]})
+    report = Report(
+        title=f"Drift: {base} vs {head}",
+        command=command_line(args._argv),
+        sections=[section],
+        inputs={
+            "base": section.data["base"],
+            "head": section.data["head"],
+            "merge base": section.data["merge_base"],
+        },
+    )
     return emit(args, report)

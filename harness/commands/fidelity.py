@@ -18,12 +18,25 @@ HELP = "compare each commit of a backport range with its source commit(s), file 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_range(p, "the picks: non-merge commits of this range")
-    p.add_argument("--source", required=True, metavar="REF", help="branch the picks were taken from (e.g. main)")
-    p.add_argument("--source-branch", metavar="REF",
-                   help="PR branch squash-merged as the source (e.g. refs/pull/N/head): list commits missing "
-                        "from the pick")
-    p.add_argument("--map", action="append", default=[], metavar="PICK=SOURCE",
-                   help="force a pick's source (repeat; SOURCE may be A+B for a union)")
+    p.add_argument(
+        "--source",
+        required=True,
+        metavar="REF",
+        help="branch the picks were taken from (e.g. main)",
+    )
+    p.add_argument(
+        "--source-branch",
+        metavar="REF",
+        help="PR branch squash-merged as the source (e.g. refs/pull/N/head): list commits missing "
+        "from the pick",
+    )
+    p.add_argument(
+        "--map",
+        action="append",
+        default=[],
+        metavar="PICK=SOURCE",
+        help="force a pick's source (repeat; SOURCE may be A+B for a union)",
+    )
     add_report_options(p)
 
 
@@ -43,12 +56,20 @@ def run(args: argparse.Namespace) -> int:
     repo = GitRepo(args.repo)
     base_name, head_name = range_of(args)
     base, head = repo.resolve(base_name), repo.resolve(head_name)
-    facts = judge_range(repo, base_name, head_name, source=args.source, source_branch=args.source_branch,
-                        picks=True)
+    facts = judge_range(
+        repo, base_name, head_name, source=args.source, source_branch=args.source_branch, picks=True
+    )
     section = fidelity_section(repo, base, head, args.source, args.source_branch, mapping)
-    inputs = {"range": f"{base_name}..{head_name}", "base": base, "head": head, **facts.header(),
-              "source": args.source}
+    inputs = {
+        "range": f"{base_name}..{head_name}",
+        "base": base,
+        "head": head,
+        **facts.header(),
+        "source": args.source,
+    }
     if args.source_branch:
         inputs["source branch"] = args.source_branch
-    report = Report("Cherry-pick fidelity", command_line(getattr(args, "_argv", None)), [section], inputs)
+    report = Report(
+        "Cherry-pick fidelity", command_line(getattr(args, "_argv", None)), [section], inputs
+    )
     return emit(args, report)

@@ -10,15 +10,23 @@ from harness.git.repo import GitRepo
 from harness.report.model import Report
 
 NAME = "lanes"
-HELP = ("the pytest marker expression of every CI lane in GitHub Actions workflows at a ref "
-        "(inputs named *markers*/*pytest_marks* under jobs.*.with, matrix values, input defaults, pytest -m in "
-        "run: steps and local composite actions; ${{ matrix/env/inputs }} expanded per matrix combination)")
+HELP = (
+    "the pytest marker expression of every CI lane in GitHub Actions workflows at a ref "
+    "(inputs named *markers*/*pytest_marks* under jobs.*.with, matrix values, input defaults, pytest -m in "
+    "run: steps and local composite actions; ${{ matrix/env/inputs }} expanded per matrix combination)"
+)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--ref", default="HEAD", help="ref whose workflows are read from git (default: HEAD)")
-    p.add_argument("--workflow", action="append", metavar="PATH",
-                   help="workflow file to read (repeatable; default: .github/workflows/*.yml|yaml at the ref)")
+    p.add_argument(
+        "--ref", default="HEAD", help="ref whose workflows are read from git (default: HEAD)"
+    )
+    p.add_argument(
+        "--workflow",
+        action="append",
+        metavar="PATH",
+        help="workflow file to read (repeatable; default: .github/workflows/*.yml|yaml at the ref)",
+    )
     add_report_options(p)
 
 
@@ -26,6 +34,10 @@ def run(args: argparse.Namespace) -> int:
     check_output_path(args)
     repo = GitRepo(args.repo)
     section = lanes_section(repo, args.ref, args.workflow)
-    report = Report(title=f"CI lanes at {args.ref}", command=command_line(args._argv), sections=[section],
-                    inputs={"ref": args.ref, "commit": section.data["sha"]})
+    report = Report(
+        title=f"CI lanes at {args.ref}",
+        command=command_line(args._argv),
+        sections=[section],
+        inputs={"ref": args.ref, "commit": section.data["sha"]},
+    )
     return emit(args, report)

@@ -11,14 +11,22 @@ from harness.git.repo import GitRepo
 from harness.report.model import Report
 
 NAME = "pin"
-HELP = ("the value of a YAML key path (keys with dots: a[\"cuda13.0\"].tag), a TOML key, or a package pin "
-        "(pyproject.toml / requirements*.txt: KEYPATH is the package name) at each ref, with its line")
+HELP = (
+    'the value of a YAML key path (keys with dots: a["cuda13.0"].tag), a TOML key, or a package pin '
+    "(pyproject.toml / requirements*.txt: KEYPATH is the package name) at each ref, with its line"
+)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("file", metavar="FILE", help="path inside the repository, read at each ref (no checkout)")
-    p.add_argument("keypath", metavar="KEYPATH", help='key path such as sglang["cuda13.0"].runtime_image_tag, '
-                   "or a package name for requirements/pyproject files")
+    p.add_argument(
+        "file", metavar="FILE", help="path inside the repository, read at each ref (no checkout)"
+    )
+    p.add_argument(
+        "keypath",
+        metavar="KEYPATH",
+        help='key path such as sglang["cuda13.0"].runtime_image_tag, '
+        "or a package name for requirements/pyproject files",
+    )
     add_refs(p, "ref to read (one row each)")
     add_report_options(p)
 
@@ -27,7 +35,14 @@ def run(args: argparse.Namespace) -> int:
     check_output_path(args)
     repo = GitRepo(args.repo)
     section = pin_section(repo, args.file, args.keypath, refs_of(args))
-    report = Report(title=f"Pinned value: {args.keypath}", command=command_line(args._argv), sections=[section],
-                    inputs={"file": args.file, "keypath": args.keypath,
-                            **{f"ref {r['ref']}": r["sha"] for r in section.data["rows"]}})
+    report = Report(
+        title=f"Pinned value: {args.keypath}",
+        command=command_line(args._argv),
+        sections=[section],
+        inputs={
+            "file": args.file,
+            "keypath": args.keypath,
+            **{f"ref {r['ref']}": r["sha"] for r in section.data["rows"]},
+        },
+    )
     return emit(args, report)

@@ -5,13 +5,17 @@ from __future__ import annotations
 import argparse
 import sys
 
+from harness.cache import Cache
 from harness.commands._common import add_report_options, check_output_path, command_line, emit
 from harness.commands._grammar import add_refs, refs_of
 from harness.errors import UsageError
-from harness.executors.options import add_executor_arguments, executor_from_args, without_executor_options
+from harness.executors.options import (
+    add_executor_arguments,
+    executor_from_args,
+    without_executor_options,
+)
 from harness.git.repo import GitRepo
 from harness.report.model import Report
-from harness.cache import Cache
 from harness.selection import collect_refs, lanes_from_workflows, parse_lane, selection_section
 
 NAME = "select"
@@ -20,21 +24,52 @@ HELP = "count the tests each CI lane (a pytest -m expression) selects at each re
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_refs(p, "ref to collect at (default HEAD); two refs add a Δ column")
-    p.add_argument("--lane", action="append", default=[], metavar="NAME=EXPR",
-                   help="a lane: its name and pytest -m expression ('' selects all); repeatable")
-    p.add_argument("--lanes-from-workflows", action="store_true",
-                   help="read lanes from the repository's CI workflows (as `harness lanes` finds them)")
-    p.add_argument("--file", action="append", default=[], metavar="PATH",
-                   help="file or directory of interest: per-lane counts for it (repeatable)")
-    p.add_argument("--python", default=sys.executable, metavar="EXE",
-                   help="interpreter that runs pytest (default: the harness's own)")
-    p.add_argument("--pytest-arg", action="append", default=[], metavar="ARG",
-                   help="extra argument for pytest (e.g. a test path); repeatable")
-    p.add_argument("--timeout", type=float, default=600, help="seconds per collection (default 600)")
-    p.add_argument("--no-cache", action="store_true", help="collect every ref now; read and write no cache")
-    p.add_argument("--setup", action="append", default=[], metavar="CMD",
-                   help="shell command run in the harness's copy of the tree before pytest, e.g. to write the "
-                        "version file a build step generates (repeatable)")
+    p.add_argument(
+        "--lane",
+        action="append",
+        default=[],
+        metavar="NAME=EXPR",
+        help="a lane: its name and pytest -m expression ('' selects all); repeatable",
+    )
+    p.add_argument(
+        "--lanes-from-workflows",
+        action="store_true",
+        help="read lanes from the repository's CI workflows (as `harness lanes` finds them)",
+    )
+    p.add_argument(
+        "--file",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="file or directory of interest: per-lane counts for it (repeatable)",
+    )
+    p.add_argument(
+        "--python",
+        default=sys.executable,
+        metavar="EXE",
+        help="interpreter that runs pytest (default: the harness's own)",
+    )
+    p.add_argument(
+        "--pytest-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="extra argument for pytest (e.g. a test path); repeatable",
+    )
+    p.add_argument(
+        "--timeout", type=float, default=600, help="seconds per collection (default 600)"
+    )
+    p.add_argument(
+        "--no-cache", action="store_true", help="collect every ref now; read and write no cache"
+    )
+    p.add_argument(
+        "--setup",
+        action="append",
+        default=[],
+        metavar="CMD",
+        help="shell command run in the harness's copy of the tree before pytest, e.g. to write the "
+        "version file a build step generates (repeatable)",
+    )
     add_executor_arguments(p)
     add_report_options(p)
 
@@ -53,18 +88,34 @@ def run(args: argparse.Namespace) -> int:
         lanes += found
     if not lanes:
         why = f" (workflows not read: {'; '.join(unread)})" if unread else ""
-        raise UsageError(f"no lanes: pass --lane NAME=EXPR (repeatable) or --lanes-from-workflows{why}")
+        raise UsageError(
+            f"no lanes: pass --lane NAME=EXPR (repeatable) or --lanes-from-workflows{why}"
+        )
     names = [lane.name for lane in lanes]
     if len(set(names)) != len(names):
         raise UsageError(f"duplicate lane names in {names}")
     with executor_from_args(args) as executor:
-        collections = collect_refs(repo, refs, lanes, args.file, python=args.python, args=args.pytest_arg,
-                                   timeout=args.timeout, setup=args.setup,
-                                   cache=Cache(namespace="collections", enabled=not args.no_cache), executor=executor)
+        collections = collect_refs(
+            repo,
+            refs,
+            lanes,
+            args.file,
+            python=args.python,
+            args=args.pytest_arg,
+            timeout=args.timeout,
+            setup=args.setup,
+            cache=Cache(namespace="collections", enabled=not args.no_cache),
+            executor=executor,
+        )
     section = selection_section(collections, lanes, args.file)
-    section.not_verified += [f"workflow lane not evaluated (its expression is filled in by CI): {s}"
-                             for s in skipped]
+    section.not_verified += [
+        f"workflow lane not evaluated (its expression is filled in by CI): {s}" for s in skipped
+    ]
     section.not_verified += [f"workflow not read: {u}" for u in unread]
-    report = Report(title="Test selection per CI lane", command=command_line(without_executor_options(args._argv)),
-                    sections=[section], inputs={c.ref: c.commit for c in collections})
+    report = Report(
+        title="Test selection per CI lane",
+        command=command_line(without_executor_options(args._argv)),
+        sections=[section],
+        inputs={c.ref: c.commit for c in collections},
+    )
     return emit(args, report)

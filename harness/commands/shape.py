@@ -13,14 +13,18 @@ from harness.git.repo import GitRepo
 from harness.report.model import Report
 
 NAME = "shape"
-HELP = ("each commit in BASE..HEAD with its parents, author/committer identity and dates, Signed-off-by "
-        "against the author (DCO) and conflict markers committed in a pick; --same-tree A B: do two commits "
-        "carry identical trees")
+HELP = (
+    "each commit in BASE..HEAD with its parents, author/committer identity and dates, Signed-off-by "
+    "against the author (DCO) and conflict markers committed in a pick; --same-tree A B: do two commits "
+    "carry identical trees"
+)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_range(p, "the commits to describe")
-    p.add_argument("--same-tree", nargs=2, metavar=("A", "B"), help="also compare the trees of two commits")
+    p.add_argument(
+        "--same-tree", nargs=2, metavar=("A", "B"), help="also compare the trees of two commits"
+    )
     add_report_options(p)
 
 
@@ -28,12 +32,26 @@ def run(args: argparse.Namespace) -> int:
     check_output_path(args)
     repo = GitRepo(args.repo)
     base, head = range_of(args)
-    repo.resolve(base), repo.resolve(head)  # validates both ends (unknown or option-like refs → exit 2)
+    (
+        repo.resolve(base),
+        repo.resolve(head),
+    )  # validates both ends (unknown or option-like refs → exit 2)
     facts = judge_range(repo, base, head)
     section = shape_section(repo, base, head, tuple(args.same_tree) if args.same_tree else None)
     sections = [section, conflicts_section(repo, base, head)]
-    report = Report(title=f"Shape of {base}..{head}", command=command_line(args._argv), sections=sections,
-                    inputs={"base": section.data["base"], "head": section.data["head"], **facts.header(),
-                            **({"same tree A": args.same_tree[0], "same tree B": args.same_tree[1]}
-                               if args.same_tree else {})})
+    report = Report(
+        title=f"Shape of {base}..{head}",
+        command=command_line(args._argv),
+        sections=sections,
+        inputs={
+            "base": section.data["base"],
+            "head": section.data["head"],
+            **facts.header(),
+            **(
+                {"same tree A": args.same_tree[0], "same tree B": args.same_tree[1]}
+                if args.same_tree
+                else {}
+            ),
+        },
+    )
     return emit(args, report)

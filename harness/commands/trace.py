@@ -12,15 +12,22 @@ from harness.git.repo import GitRepo
 from harness.report.model import Report
 
 NAME = "trace"
-HELP = ("fixed-string occurrences at each ref (count and file:line) without checkout; with --range A..B also "
-        "the commits that added or removed it")
+HELP = (
+    "fixed-string occurrences at each ref (count and file:line) without checkout; with --range A..B also "
+    "the commits that added or removed it"
+)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("needle", metavar="STRING", help="fixed string to look for (not a regex)")
     add_refs(p, "ref to search (one row each)")
     p.add_argument("--under", metavar="PATH", help="only files under this path")
-    p.add_argument("--range", dest="range_", metavar="A..B", help="also list commits in A..B that change the count")
+    p.add_argument(
+        "--range",
+        dest="range_",
+        metavar="A..B",
+        help="also list commits in A..B that change the count",
+    )
     add_report_options(p)
 
 
@@ -29,14 +36,23 @@ def run(args: argparse.Namespace) -> int:
     repo = GitRepo(args.repo)
     header: dict[str, str] = {}
     a, sep, b = (args.range_ or "").partition("..")
-    if sep and a and b and not b.startswith("."):  # a malformed --range is trace_section's usage error
+    if (
+        sep and a and b and not b.startswith(".")
+    ):  # a malformed --range is trace_section's usage error
         header = judge_range(repo, a, b).header()
     section = trace_section(repo, args.needle, refs_of(args), args.under, args.range_)
-    inputs = {"string": args.needle, **({"under": args.under} if args.under else {}),
-              **{f"ref {r['ref']}": r["sha"] for r in section.data["rows"]}}
+    inputs = {
+        "string": args.needle,
+        **({"under": args.under} if args.under else {}),
+        **{f"ref {r['ref']}": r["sha"] for r in section.data["rows"]},
+    }
     if args.range_:
         inputs["range"] = args.range_
         inputs.update(header)
-    report = Report(title=f"Trace of {args.needle!r}", command=command_line(args._argv), sections=[section],
-                    inputs=inputs)
+    report = Report(
+        title=f"Trace of {args.needle!r}",
+        command=command_line(args._argv),
+        sections=[section],
+        inputs=inputs,
+    )
     return emit(args, report)

@@ -17,17 +17,26 @@ from pathlib import Path
 
 from harness.engines.target import norm, parse_target_has
 
-_LIST = ("import importlib.metadata as m, json, sysconfig;"
-         "print(json.dumps({'site': sysconfig.get_paths()['purelib'], 'dists': ["
-         "[d.metadata['Name'], d.version, str(d._path)] for d in m.distributions()]}))")
+_LIST = (
+    "import importlib.metadata as m, json, sysconfig;"
+    "print(json.dumps({'site': sysconfig.get_paths()['purelib'], 'dists': ["
+    "[d.metadata['Name'], d.version, str(d._path)] for d in m.distributions()]}))"
+)
 
 
 def link_base_site(python: Path, wanted: Path, out: Path) -> tuple[Path, Path]:
     """Link into ``out/site`` every distribution of ``python``'s environment named in the target
     list ``wanted``; write ``out/target-has.txt`` (name==version as installed). Return both paths."""
     names = set(parse_target_has(wanted.read_text(), str(wanted)))
-    data = json.loads(subprocess.run([str(python), "-I", "-c", _LIST], capture_output=True, text=True,
-                                     check=True, timeout=120).stdout)
+    data = json.loads(
+        subprocess.run(
+            [str(python), "-I", "-c", _LIST],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+        ).stdout
+    )
     site, tops, has = Path(data["site"]), set(), []
     for name, version, info in data["dists"]:
         if norm(name) not in names or Path(info).parent != site:

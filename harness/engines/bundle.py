@@ -29,12 +29,21 @@ import subprocess
 import sys
 import tempfile
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from harness.engines.engine_path import FIT_OR_STANDIN, OPTIONAL, lock_for
 from harness.engines.standin_wheel import build_standin_wheel
-from harness.engines.target import Target, exact_pins, is_pure, norm, required_names, requirements, wheel_requires
+from harness.engines.target import (
+    Target,
+    exact_pins,
+    is_pure,
+    norm,
+    required_names,
+    requirements,
+    wheel_requires,
+)
 from harness.errors import HarnessError, UsageError
 
 MANIFEST = "bundle.json"
@@ -43,7 +52,10 @@ MIB = 2**20
 DEFAULT_MAX_MIB = 60.0
 PIP_TIMEOUT_S = 900
 # With a stand-in sgl_kernel the engine must keep off its kernels: real sglang switches.
-STANDIN_ENV = {"SGLANG_SKIP_SGL_KERNEL_VERSION_CHECK": "1", "SGLANG_FORCE_FUSED_OP_BACKEND": "torch"}
+STANDIN_ENV = {
+    "SGLANG_SKIP_SGL_KERNEL_VERSION_CHECK": "1",
+    "SGLANG_FORCE_FUSED_OP_BACKEND": "torch",
+}
 _MANIFEST_ALLOWANCE = 64 * 1024  # room kept for bundle.json when deciding whether a kernel fits
 # Never shipped to shadow the target's copy (size, and binaries built against each other).
 NEVER_SHIP = {"torch", "triton", "torchvision", "torchaudio", "numpy"}
@@ -51,16 +63,28 @@ NEVER_SHIP = {"torch", "triton", "torchvision", "torchaudio", "numpy"}
 Log = Callable[[str], None]
 
 
-def _pip(args: list[str], log: Log, timeout: float = PIP_TIMEOUT_S) -> subprocess.CompletedProcess[str]:
+def _pip(
+    args: list[str], log: Log, timeout: float = PIP_TIMEOUT_S
+) -> subprocess.CompletedProcess[str]:
     cmd = [sys.executable, "-m", "pip", "--disable-pip-version-check", *args]
     tags = [a for a in args if a.startswith("manylinux")]
-    shown = re.sub(r"(--platform \S+ )+", f"--platform <{tags[0] if tags else ''} and older> ", " ".join(args))
+    shown = re.sub(
+        r"(--platform \S+ )+", f"--platform <{tags[0] if tags else ''} and older> ", " ".join(args)
+    )
     log("$ pip " + shown)
-    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
+    return subprocess.run(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout
+    )
 
 
 def _target_flags(target: Target) -> list[str]:
-    flags = ["--only-binary=:all:", "--python-version", target.python_version, "--implementation", "cp"]
+    flags = [
+        "--only-binary=:all:",
+        "--python-version",
+        target.python_version,
+        "--implementation",
+        "cp",
+    ]
     for tag in target.platform_tags:
         flags += ["--platform", tag]
     return flags
@@ -90,7 +114,9 @@ def download(target: Target, specs: list[str], dest: Path, log: Log) -> dict[str
     if not specs:
         return got
     before = _wheels(dest)
-    proc = _pip(["download", "--no-deps", "-q", "-d", str(dest), *_target_flags(target), *specs], log)
+    proc = _pip(
+        ["download", "--no-deps", "-q", "-d", str(dest), *_target_flags(target), *specs], log
+    )
     if proc.returncode == 0:
         by_name = {_name_version(w)[0]: w for w in _wheels(dest) - before}
         for spec in specs:
@@ -101,9 +127,13 @@ def download(target: Target, specs: list[str], dest: Path, log: Log) -> dict[str
         return got
     for spec in specs:
         before = _wheels(dest)
-        one = _pip(["download", "--no-deps", "-q", "-d", str(dest), *_target_flags(target), spec], log)
+        one = _pip(
+            ["download", "--no-deps", "-q", "-d", str(dest), *_target_flags(target), spec], log
+        )
         new = _wheels(dest) - before
-        got[spec] = new.pop() if one.returncode == 0 and new else _from_sdist(spec, dest, log, one.stdout)
+        got[spec] = (
+            new.pop() if one.returncode == 0 and new else _from_sdist(spec, dest, log, one.stdout)
+        )
     return got
 
 
@@ -121,8 +151,10 @@ def _from_sdist(spec: str, dest: Path, log: Log, why: str) -> str:
         if proc.returncode != 0 or not wheels:
             raise HarnessError(f"{spec}: no wheel for the target and its sdist did not build")
         if not is_pure(wheels[0].name):
-            raise HarnessError(f"{spec}: no wheel for the target; its sdist builds a binary wheel "
-                               f"({wheels[0].name}), which would not run there")
+            raise HarnessError(
+                f"{spec}: no wheel for the target; its sdist builds a binary wheel "
+                f"({wheels[0].name}), which would not run there"
+            )
         shutil.move(str(wheels[0]), dest / wheels[0].name)
         return wheels[0].name
 
@@ -131,21 +163,31 @@ def _index_wheels(name: str, version: str, timeout: float = 30) -> list[dict[str
     """The index's wheel files of name==version (JSON simple API, PEP 691/700), or None when the
     index does not answer. Lets the bundle decide on a large wheel before downloading it."""
     index = os.environ.get("PIP_INDEX_URL", "https://pypi.org/simple").rstrip("/")
-    req = urllib.request.Request(f"{index}/{norm(name)}/", headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+    req = urllib.request.Request(
+        f"{index}/{norm(name)}/", headers={"Accept": "application/vnd.pypi.simple.v1+json"}
+    )
     try:
         with urllib.request.urlopen(req, timeout=timeout) as resp:
             files = json.load(resp).get("files", [])
     except (OSError, ValueError):
         return None
     stem = f"{norm(name).replace('-', '_')}-{version}-".lower()
-    return [f for f in files if f.get("filename", "").endswith(".whl") and f["filename"].lower().startswith(stem)]
+    return [
+        f
+        for f in files
+        if f.get("filename", "").endswith(".whl") and f["filename"].lower().startswith(stem)
+    ]
 
 
 def index_wheel(name: str, version: str, target: Target) -> dict[str, Any] | None:
     """The index's entry for the wheel of name==version the target would take (size, url), or None."""
     for f in _index_wheels(name, version) or []:
         py, abi, plat = f["filename"][:-4].split("-")[-3:]
-        if any(t in plat.split(".") for t in [*target.platform_tags, "any"]) and abi in ("none", "abi3", target.abi):
+        if any(t in plat.split(".") for t in [*target.platform_tags, "any"]) and abi in (
+            "none",
+            "abi3",
+            target.abi,
+        ):
             return f
     return None
 
@@ -155,8 +197,14 @@ def has_pure_wheel(name: str, version: str) -> bool:
     return any(is_pure(f["filename"]) for f in _index_wheels(name, version) or [])
 
 
-def _ship_what_shipped_wheels_need(target: Target, folder: Path, files: list[dict[str, Any]],
-                                   left_out: list[dict[str, str]], lock: dict[str, str], log: Log) -> None:
+def _ship_what_shipped_wheels_need(
+    target: Target,
+    folder: Path,
+    files: list[dict[str, Any]],
+    left_out: list[dict[str, str]],
+    lock: dict[str, str],
+    log: Log,
+) -> None:
     """A shipped wheel may refuse the target's copy of a dependency (transformers 5.12.1 wants
     tokenizers<=0.23.0; the image has 0.23.2): ship the traced version instead when it satisfies
     the requirement, else record the mismatch. Repeats for what it ships in turn."""
@@ -170,14 +218,29 @@ def _ship_what_shipped_wheels_need(target: Target, folder: Path, files: list[dic
             seen.add(f["file"])
             for name, spec in requirements(wheel_requires(folder / f["file"]), target):
                 have = target.has.get(name)
-                if not have or name in shipped or name in need or spec.contains(have, prereleases=True):
+                if (
+                    not have
+                    or name in shipped
+                    or name in need
+                    or spec.contains(have, prereleases=True)
+                ):
                     continue
                 by, by_version = _name_version(f["file"])
                 why = f"target has {name}=={have}; {by} {by_version} requires {name}{spec}"
                 traced = lock.get(name)
-                if name in NEVER_SHIP or name.startswith("nvidia-") or not traced or not spec.contains(traced, True):
-                    left_out.append({"name": name, "version": traced or "",
-                                     "reason": why + ": the target's is used (mismatch)"})
+                if (
+                    name in NEVER_SHIP
+                    or name.startswith("nvidia-")
+                    or not traced
+                    or not spec.contains(traced, True)
+                ):
+                    left_out.append(
+                        {
+                            "name": name,
+                            "version": traced or "",
+                            "reason": why + ": the target's is used (mismatch)",
+                        }
+                    )
                     shipped.add(name)
                     continue
                 need[f"{name}=={traced}"] = why + f": shipped the traced {traced}"
@@ -191,13 +254,17 @@ def _no_sglang_wheel(version: str, target: Target) -> str:
     """Why pip found no sglang wheel: no such release, or none for this Python and platform."""
     wheels = _index_wheels("sglang", version)
     if wheels is None:
-        return f"sglang=={version}: pip found no wheel for {target.abi} on {target.platform} or older"
+        return (
+            f"sglang=={version}: pip found no wheel for {target.abi} on {target.platform} or older"
+        )
     if not wheels:
         return f"sglang=={version}: the index has no wheel of that version"
     parts = [f["filename"][:-4].split("-") for f in wheels]
     pys, plats = sorted({p[-3] for p in parts}), sorted({p[-1] for p in parts})
-    return (f"sglang=={version}: no wheel for {target.abi} on {target.platform} or older "
-            f"(the index has {', '.join(pys)} on {', '.join(plats)})")
+    return (
+        f"sglang=={version}: no wheel for {target.abi} on {target.platform} or older "
+        f"(the index has {', '.join(pys)} on {', '.join(plats)})"
+    )
 
 
 def _folder_bytes(folder: Path) -> int:
@@ -211,7 +278,9 @@ def check_out_dir(out: Path) -> None:
         raise UsageError(f"--out {out}: parent folder {out.parent} does not exist")
 
 
-def build_bundle(version: str, target: Target, out: Path, *, max_bytes: int, log: Log) -> dict[str, Any]:
+def build_bundle(
+    version: str, target: Target, out: Path, *, max_bytes: int, log: Log
+) -> dict[str, Any]:
     """Download and write the bundle for sglang==version into ``out`` (see module docstring)."""
     check_out_dir(out)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
@@ -220,8 +289,10 @@ def build_bundle(version: str, target: Target, out: Path, *, max_bytes: int, log
         manifest = _fill(version, target, tmp, max_bytes, log)
         total = manifest["total_bytes"]
         if total > max_bytes:
-            raise UsageError(f"bundle for sglang=={version} is {total / MIB:.1f} MiB, over --max-size "
-                             f"{max_bytes / MIB:g} MiB: nothing written")
+            raise UsageError(
+                f"bundle for sglang=={version} is {total / MIB:.1f} MiB, over --max-size "
+                f"{max_bytes / MIB:g} MiB: nothing written"
+            )
         if out.exists():
             out.rmdir()
         os.replace(tmp, out)
@@ -236,7 +307,18 @@ def _fill(version: str, target: Target, folder: Path, max_bytes: int, log: Log) 
     notes: list[str] = []
 
     before = _wheels(folder)
-    proc = _pip(["download", "--no-deps", "-q", "-d", str(folder), *_target_flags(target), f"sglang=={version}"], log)
+    proc = _pip(
+        [
+            "download",
+            "--no-deps",
+            "-q",
+            "-d",
+            str(folder),
+            *_target_flags(target),
+            f"sglang=={version}",
+        ],
+        log,
+    )
     new = _wheels(folder) - before
     if proc.returncode != 0 or not new:
         raise UsageError(_no_sglang_wheel(version, target))
@@ -245,7 +327,9 @@ def _fill(version: str, target: Target, folder: Path, max_bytes: int, log: Log) 
     pins = exact_pins(wheel_requires(folder / sglang_wheel))
     lock_version, lock = lock_for(version)
     if lock_version != version:
-        notes.append(f"no import trace for {version}: used the {lock_version} lock with {version}'s own pins")
+        notes.append(
+            f"no import trace for {version}: used the {lock_version} lock with {version}'s own pins"
+        )
 
     ship: list[str] = []
     if_pure: dict[str, str] = {}
@@ -253,7 +337,13 @@ def _fill(version: str, target: Target, folder: Path, max_bytes: int, log: Log) 
         if name in FIT_OR_STANDIN or name == "sglang":
             continue
         if name in OPTIONAL:
-            left_out.append({"name": name, "version": pins.get(name, traced), "reason": "optional: " + OPTIONAL[name]})
+            left_out.append(
+                {
+                    "name": name,
+                    "version": pins.get(name, traced),
+                    "reason": "optional: " + OPTIONAL[name],
+                }
+            )
             continue
         want = pins.get(name, traced)
         if name in target.has:
@@ -263,17 +353,26 @@ def _fill(version: str, target: Target, folder: Path, max_bytes: int, log: Log) 
                 if has_pure_wheel(name, want):
                     if_pure[f"{name}=={want}"] = why
                 else:
-                    left_out.append({"name": name, "version": want,
-                                     "reason": why + ": not pure python, the target's is used (mismatch)"})
+                    left_out.append(
+                        {
+                            "name": name,
+                            "version": want,
+                            "reason": why + ": not pure python, the target's is used (mismatch)",
+                        }
+                    )
                 continue
-            why = f"target has {name}" + (f"=={has}" if has else " (version not read: assumed to do)")
+            why = f"target has {name}" + (
+                f"=={has}" if has else " (version not read: assumed to do)"
+            )
             left_out.append({"name": name, "version": want, "reason": why})
         else:
             ship.append(f"{name}=={want}")
-    for spec, wheel in download(target, ship, folder, log).items():
+    for wheel in download(target, ship, folder, log).values():
         files.append({"file": wheel, "role": "dependency"})
     for spec, wheel in download(target, sorted(if_pure), folder, log).items():
-        files.append({"file": wheel, "role": "dependency", "why": if_pure[spec] + ": shipped (pure python)"})
+        files.append(
+            {"file": wheel, "role": "dependency", "why": if_pure[spec] + ": shipped (pure python)"}
+        )
     _ship_what_shipped_wheels_need(target, folder, files, left_out, lock, log)
 
     standins: dict[str, str] = {}
@@ -295,7 +394,9 @@ def _fill(version: str, target: Target, folder: Path, max_bytes: int, log: Log) 
             if not unmet:
                 files.append({"file": wheel_name, "role": "fits"})
                 if name == "sglang-kernel":
-                    notes.append(f"real {name}=={want}: built against sglang's torch pin; the target's torch must match")
+                    notes.append(
+                        f"real {name}=={want}: built against sglang's torch pin; the target's torch must match"
+                    )
                 continue
             (folder / wheel_name).unlink()
             why = f"{name}=={want}: needs {', '.join(unmet)}, which neither the target nor the bundle has"
@@ -303,7 +404,9 @@ def _fill(version: str, target: Target, folder: Path, max_bytes: int, log: Log) 
         files.append({"file": standin.name, "role": "standin", "why": why})
         standins[package] = why
         engine_kwargs.update(kwargs)
-        left_out.append({"name": name, "version": want, "reason": why + ": STAND-IN shipped instead"})
+        left_out.append(
+            {"name": name, "version": want, "reason": why + ": STAND-IN shipped instead"}
+        )
 
     for f in files:
         path = folder / f["file"]
@@ -312,19 +415,32 @@ def _fill(version: str, target: Target, folder: Path, max_bytes: int, log: Log) 
     files.sort(key=lambda f: f["name"])
     requirements = [f"{f['name']}=={f['version']}" for f in files]
     manifest: dict[str, Any] = {
-        "schema": SCHEMA, "engine": "sglang", "version": version, "runtime": "gpu",
-        "target": {"python_version": target.python_version, "platform": target.platform,
-                   "platform_tags": target.platform_tags, "has_source": target.has_source,
-                   "has_count": len(target.has)},
-        "lock": lock_version, "files": files, "left_out": sorted(left_out, key=lambda x: x["name"]),
-        "standins": standins, "notes": notes,
-        "engine_env": STANDIN_ENV if "sgl_kernel" in standins else {}, "engine_kwargs": engine_kwargs,
+        "schema": SCHEMA,
+        "engine": "sglang",
+        "version": version,
+        "runtime": "gpu",
+        "target": {
+            "python_version": target.python_version,
+            "platform": target.platform,
+            "platform_tags": target.platform_tags,
+            "has_source": target.has_source,
+            "has_count": len(target.has),
+        },
+        "lock": lock_version,
+        "files": files,
+        "left_out": sorted(left_out, key=lambda x: x["name"]),
+        "standins": standins,
+        "notes": notes,
+        "engine_env": STANDIN_ENV if "sgl_kernel" in standins else {},
+        "engine_kwargs": engine_kwargs,
         "requirements": requirements,
         "install": "pip install --no-index --find-links DIR --no-deps " + " ".join(requirements),
         "max_bytes": max_bytes,
     }
     manifest["total_bytes"] = 0
-    for _ in range(4):  # the total counts bundle.json itself, whose size depends on the total's digits
+    for _ in range(
+        4
+    ):  # the total counts bundle.json itself, whose size depends on the total's digits
         (folder / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
         if manifest["total_bytes"] == _folder_bytes(folder):
             break
@@ -338,13 +454,19 @@ def read_bundle(folder: Path, version: str | None = None) -> dict[str, Any]:
     try:
         manifest = json.loads((folder / MANIFEST).read_text())
     except (OSError, ValueError):
-        raise UsageError(f"--from-bundle {folder}: no readable {MANIFEST} (build one with `harness engine bundle`)") from None
+        raise UsageError(
+            f"--from-bundle {folder}: no readable {MANIFEST} (build one with `harness engine bundle`)"
+        ) from None
     if not isinstance(manifest, dict) or manifest.get("schema") != SCHEMA:
         raise UsageError(f"--from-bundle {folder}: {MANIFEST} is not a {SCHEMA} manifest")
     if version is not None and manifest.get("version") != version:
-        raise UsageError(f"--from-bundle {folder}: bundle is for sglang=={manifest.get('version')}, not {version}")
+        raise UsageError(
+            f"--from-bundle {folder}: bundle is for sglang=={manifest.get('version')}, not {version}"
+        )
     for f in manifest.get("files", []):
         path = folder / f["file"]
         if not path.is_file() or path.stat().st_size != f["size"] or _sha256(path) != f["sha256"]:
-            raise UsageError(f"--from-bundle {folder}: {f['file']} is missing or differs from {MANIFEST}")
+            raise UsageError(
+                f"--from-bundle {folder}: {f['file']} is missing or differs from {MANIFEST}"
+            )
     return manifest

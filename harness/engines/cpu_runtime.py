@@ -25,10 +25,29 @@ from harness.errors import HarnessError
 
 # Distributions that only make sense with CUDA (or are not needed on the CPU path).
 GPU_ONLY = {
-    "cuda-python", "cuda-tile", "flash-attn-4", "flashinfer-python", "humming-kernels",
-    "nvidia-cutlass-dsl", "nvidia-mathdx", "nvshmem4py-cu13", "quack-kernels", "sgl-deep-ep",
-    "sgl-deep-gemm", "sglang-kernel", "sgl-kernel", "tilelang", "tokenspeed-mla", "torch-memory-saver",
-    "torchaudio", "torchcodec", "apache-tvm-ffi", "kernels", "av", "decord2", "py-spy",
+    "cuda-python",
+    "cuda-tile",
+    "flash-attn-4",
+    "flashinfer-python",
+    "humming-kernels",
+    "nvidia-cutlass-dsl",
+    "nvidia-mathdx",
+    "nvshmem4py-cu13",
+    "quack-kernels",
+    "sgl-deep-ep",
+    "sgl-deep-gemm",
+    "sglang-kernel",
+    "sgl-kernel",
+    "tilelang",
+    "tokenspeed-mla",
+    "torch-memory-saver",
+    "torchaudio",
+    "torchcodec",
+    "apache-tvm-ffi",
+    "kernels",
+    "av",
+    "decord2",
+    "py-spy",
 }
 _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
@@ -41,8 +60,10 @@ def _norm(name: str) -> str:
 
 def cpu_requirements(python: Path) -> list[str]:
     """The installed sglang's own Requires-Dist (no extras), minus GPU_ONLY, evaluated in the env."""
-    code = ("import importlib.metadata as m, json; print(json.dumps(m.requires('sglang') or []))")
-    out = children.run([str(python), "-I", "-c", code], capture_output=True, text=True, check=True).stdout
+    code = "import importlib.metadata as m, json; print(json.dumps(m.requires('sglang') or []))"
+    out = children.run(
+        [str(python), "-I", "-c", code], capture_output=True, text=True, check=True
+    ).stdout
     import json
 
     keep = []
@@ -59,8 +80,12 @@ def cpu_requirements(python: Path) -> list[str]:
 
 
 def install_standin(python: Path) -> Path:
-    site = children.run([str(python), "-I", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          capture_output=True, text=True, check=True).stdout.strip()
+    site = children.run(
+        [str(python), "-I", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     target = Path(site) / "sgl_kernel"
     target.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(Path(__file__).with_name("sgl_kernel_standin.py"), target / "__init__.py")
@@ -74,9 +99,12 @@ def build_cpu(version: str, path: Path, log: sg.Log) -> dict[str, Any]:
     reqs = cpu_requirements(python)
     sg.pip_install(python, reqs, log)
     install_standin(python)
-    manifest = {"requirements": [f"sglang=={version} (--no-deps)", sg.TORCH_SPEC, *reqs],
-                "standins": {"sgl_kernel": "harness/engines/sgl_kernel_standin.py (no CPU build on PyPI)"},
-                "env": CPU_ENV, **sg.describe(python)}
+    manifest = {
+        "requirements": [f"sglang=={version} (--no-deps)", sg.TORCH_SPEC, *reqs],
+        "standins": {"sgl_kernel": "harness/engines/sgl_kernel_standin.py (no CPU build on PyPI)"},
+        "env": CPU_ENV,
+        **sg.describe(python),
+    }
     torch = [p for p in manifest["packages"] if p.startswith("torch==")]
     manifest["torch"] = torch[0] if torch else ""
     if not torch:

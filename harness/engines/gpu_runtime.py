@@ -30,16 +30,22 @@ from harness.engines.bundle import MANIFEST, read_bundle
 from harness.errors import HarnessError, UsageError
 
 BASE_SITE_ENV = "HARNESS_ENGINE_BASE_SITE"
-_TORCH = ("import json, torch; a = torch.cuda.is_available(); print(json.dumps({'torch': torch.__version__, "
-          "'cuda': torch.version.cuda, 'cuda_available': a, "
-          "'device': torch.cuda.get_device_name(0) if a else None}))")
+_TORCH = (
+    "import json, torch; a = torch.cuda.is_available(); print(json.dumps({'torch': torch.__version__, "
+    "'cuda': torch.version.cuda, 'cuda_available': a, "
+    "'device': torch.cuda.get_device_name(0) if a else None}))"
+)
 _IMPORT = "import sglang.srt.entrypoints.engine"
 
 
 def interpreter_version(python: str) -> str:
     """``3.12`` for the interpreter the environment will be created from."""
-    out = subprocess.run([python, "-I", "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [python, "-I", "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     if out.returncode != 0:
         raise UsageError(f"engine interpreter {python} does not run")
     return out.stdout.strip()
@@ -51,14 +57,18 @@ def check_bundle(folder: Path, version: str) -> dict[str, Any]:
     want = manifest["target"]["python_version"]
     have = interpreter_version(sg.env_python())
     if have != want:
-        raise UsageError(f"--from-bundle {folder}: bundle is for Python {want}, the engine interpreter "
-                         f"{sg.env_python()} is {have} (set HARNESS_ENGINE_PYTHON)")
+        raise UsageError(
+            f"--from-bundle {folder}: bundle is for Python {want}, the engine interpreter "
+            f"{sg.env_python()} is {have} (set HARNESS_ENGINE_PYTHON)"
+        )
     return manifest
 
 
 def torch_info(python: Path) -> dict[str, Any]:
     """torch and CUDA as the environment sees them ({} with the error when torch does not import)."""
-    proc = subprocess.run([str(python), "-I", "-c", _TORCH], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [str(python), "-I", "-c", _TORCH], capture_output=True, text=True, timeout=300
+    )
     if proc.returncode != 0:
         return {"error": (proc.stderr.strip().splitlines() or ["?"])[-1]}
     return json.loads(proc.stdout)
@@ -68,19 +78,29 @@ def _interpreter_sites(python: str) -> list[str]:
     """The site folders ``python`` itself imports from, in its order. The device's python3 is a
     venv (/opt/torch/.venv): a venv made from it with --system-site-packages would see the base
     interpreter's folders, not the torch beside it; these folders are what it really sees."""
-    code = ("import json, sys; print(json.dumps([p for p in sys.path "
-            "if p.rstrip('/').endswith(('site-packages', 'dist-packages'))]))")
-    out = subprocess.run([python, "-I", "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    code = (
+        "import json, sys; print(json.dumps([p for p in sys.path "
+        "if p.rstrip('/').endswith(('site-packages', 'dist-packages'))]))"
+    )
+    out = subprocess.run(
+        [python, "-I", "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
     return json.loads(out.stdout)
 
 
 def _base_site(python: Path, dirs: list[str]) -> None:
     """Put ``dirs`` under the environment as site folders (their own .pth files processed too)."""
     if dirs:
-        site = subprocess.run([str(python), "-I", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                              capture_output=True, text=True, check=True, timeout=60).stdout.strip()
+        site = subprocess.run(
+            [str(python), "-I", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        ).stdout.strip()
         Path(site, "_harness_base_site.pth").write_text(
-            "".join(f"import site; site.addsitedir({str(Path(d).resolve())!r})\n" for d in dirs))
+            "".join(f"import site; site.addsitedir({str(Path(d).resolve())!r})\n" for d in dirs)
+        )
 
 
 def build_from_bundle(version: str, folder: Path, path: Path, log: sg.Log) -> dict[str, Any]:
@@ -93,13 +113,33 @@ def build_from_bundle(version: str, folder: Path, path: Path, log: sg.Log) -> di
     sg.run_logged([sg.env_python(), "-m", "venv", "--without-pip", str(path)], log)
     python = path / "bin" / "python"
     _base_site(python, base)
-    sg.run_logged([sys.executable, "-m", "pip", "--python", str(python), "install", "--disable-pip-version-check",
-                   "-q", "--no-index", "--find-links", str(folder), "--no-deps", *bundle["requirements"]], log)
+    sg.run_logged(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "--disable-pip-version-check",
+            "-q",
+            "--no-index",
+            "--find-links",
+            str(folder),
+            "--no-deps",
+            *bundle["requirements"],
+        ],
+        log,
+    )
     torch = torch_info(python)
     if "torch" not in torch:
-        raise HarnessError(f"gpu runtime from bundle: torch does not import in {path}: {torch.get('error')}")
+        raise HarnessError(
+            f"gpu runtime from bundle: torch does not import in {path}: {torch.get('error')}"
+        )
     env = {**os.environ, **bundle.get("engine_env", {})}
-    proc = subprocess.run([str(python), "-I", "-c", _IMPORT], capture_output=True, text=True, timeout=600, env=env)
+    proc = subprocess.run(
+        [str(python), "-I", "-c", _IMPORT], capture_output=True, text=True, timeout=600, env=env
+    )
     if proc.returncode != 0:
         tail = "\n".join(proc.stderr.strip().splitlines()[-6:])
         raise HarnessError(f"gpu runtime from bundle: `{_IMPORT}` failed in {path}:\n{tail}")
@@ -107,12 +147,28 @@ def build_from_bundle(version: str, folder: Path, path: Path, log: sg.Log) -> di
     if run["version"] != version:
         raise HarnessError(f"environment has sglang {run['version']}, expected {version}")
     digest = hashlib.sha256((folder / MANIFEST).read_bytes()).hexdigest()
-    return {"requirements": [f"{r} (--no-index --find-links bundle --no-deps)" for r in bundle["requirements"]],
-            "bundle": {"path": str(folder.resolve()), "sha256": digest, "lock": bundle["lock"],
-                       "standins": bundle["standins"], "left_out": len(bundle["left_out"]),
-                       "total_bytes": bundle["total_bytes"]},
-            "site_under": base, "site_from": "interpreter" if system_site else BASE_SITE_ENV, "machine": platform.node(),
-            "torch": torch.get("torch", ""), "cuda": torch.get("cuda"), "cuda_available": torch.get("cuda_available"),
-            "gpu": torch.get("device"), "env": bundle.get("engine_env", {}),
-            "engine_kwargs": bundle.get("engine_kwargs", {}), "standins": bundle["standins"],
-            "module_file": os.path.relpath(run["module_file"], path), **sg.describe(python)}
+    return {
+        "requirements": [
+            f"{r} (--no-index --find-links bundle --no-deps)" for r in bundle["requirements"]
+        ],
+        "bundle": {
+            "path": str(folder.resolve()),
+            "sha256": digest,
+            "lock": bundle["lock"],
+            "standins": bundle["standins"],
+            "left_out": len(bundle["left_out"]),
+            "total_bytes": bundle["total_bytes"],
+        },
+        "site_under": base,
+        "site_from": "interpreter" if system_site else BASE_SITE_ENV,
+        "machine": platform.node(),
+        "torch": torch.get("torch", ""),
+        "cuda": torch.get("cuda"),
+        "cuda_available": torch.get("cuda_available"),
+        "gpu": torch.get("device"),
+        "env": bundle.get("engine_env", {}),
+        "engine_kwargs": bundle.get("engine_kwargs", {}),
+        "standins": bundle["standins"],
+        "module_file": os.path.relpath(run["module_file"], path),
+        **sg.describe(python),
+    }

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from harness.engines.sglang import probe_script
 
-_SITECUSTOMIZE = '''
+_SITECUSTOMIZE = """
 import atexit, json, os, sys, threading, time
 _out = os.environ.get("HARNESS_TRACE_OUT")
 def _dump():
@@ -33,12 +33,16 @@ def _loop():
 if _out:
     threading.Thread(target=_loop, daemon=True).start()
     atexit.register(_dump)
-'''
-_MAP = ("import importlib.metadata as m, json, sys; mods = json.load(sys.stdin); pd = m.packages_distributions();"
-        "print(json.dumps({d.lower().replace('_', '-'): m.version(d) for mod in mods for d in pd.get(mod, [])}))")
+"""
+_MAP = (
+    "import importlib.metadata as m, json, sys; mods = json.load(sys.stdin); pd = m.packages_distributions();"
+    "print(json.dumps({d.lower().replace('_', '-'): m.version(d) for mod in mods for d in pd.get(mod, [])}))"
+)
 
 
-def trace_engine_imports(python: Path, request: dict, env: dict[str, str], timeout: float = 900) -> dict[str, str]:
+def trace_engine_imports(
+    python: Path, request: dict, env: dict[str, str], timeout: float = 900
+) -> dict[str, str]:
     """{distribution: version} whose modules any engine process imported while the n probe ran."""
     with tempfile.TemporaryDirectory(prefix="harness-trace-") as tmp:
         site, out = Path(tmp, "site"), Path(tmp, "out")
@@ -46,9 +50,22 @@ def trace_engine_imports(python: Path, request: dict, env: dict[str, str], timeo
         out.mkdir()
         (site / "sitecustomize.py").write_text(_SITECUSTOMIZE)
         penv = {**os.environ, **env, "PYTHONPATH": str(site), "HARNESS_TRACE_OUT": str(out)}
-        subprocess.run([str(python), str(probe_script("sglang_n_probe.py"))], input=json.dumps(request),
-                       capture_output=True, text=True, timeout=timeout, env=penv, check=True)
+        subprocess.run(
+            [str(python), str(probe_script("sglang_n_probe.py"))],
+            input=json.dumps(request),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=penv,
+            check=True,
+        )
         mods = sorted({m for f in out.glob("*.json") for m in json.loads(f.read_text())})
-    proc = subprocess.run([str(python), "-I", "-c", _MAP], input=json.dumps(mods), capture_output=True, text=True,
-                          timeout=120, check=True)
+    proc = subprocess.run(
+        [str(python), "-I", "-c", _MAP],
+        input=json.dumps(mods),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     return dict(sorted(json.loads(proc.stdout).items()))

@@ -38,17 +38,34 @@ class ParamsRun:
 
     @property
     def proof_ok(self) -> bool:
-        return (self.version_proof == self.version
-                and Path(self.module_file).resolve().is_relative_to(Path(self.env_path).resolve()))
+        return self.version_proof == self.version and Path(
+            self.module_file
+        ).resolve().is_relative_to(Path(self.env_path).resolve())
 
 
-def check_params(version: str, cases: list[dict[str, Any]], *, vocab: int = DEFAULT_VOCAB,
-                 store: EngineStore | None = None, log: sglang.Log = sglang._stderr) -> ParamsRun:
+def check_params(
+    version: str,
+    cases: list[dict[str, Any]],
+    *,
+    vocab: int = DEFAULT_VOCAB,
+    store: EngineStore | None = None,
+    log: sglang.Log = sglang._stderr,
+) -> ParamsRun:
     """Feed each params dict to ``SamplingParams(**p).normalize(None); .verify(vocab)`` of
     sglang==version (its environment is built first when missing)."""
     env, _ = sglang.ensure_env(version, "params", store=store, log=log)
     answer = sglang.run_probe(env.python, {"vocab": vocab, "cases": cases})
-    outcomes = [ParamsOutcome(dict(p), r["outcome"], r["stage"]) for p, r in zip(cases, answer["results"])]
-    return ParamsRun(version=version, version_proof=answer["version"], module_file=answer["module_file"],
-                     python=answer["python"], fingerprint=env.fingerprint, env_path=str(env.path),
-                     vocab=vocab, outcomes=outcomes)
+    outcomes = [
+        ParamsOutcome(dict(p), r["outcome"], r["stage"])
+        for p, r in zip(cases, answer["results"], strict=False)
+    ]
+    return ParamsRun(
+        version=version,
+        version_proof=answer["version"],
+        module_file=answer["module_file"],
+        python=answer["python"],
+        fingerprint=env.fingerprint,
+        env_path=str(env.path),
+        vocab=vocab,
+        outcomes=outcomes,
+    )

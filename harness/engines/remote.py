@@ -15,12 +15,20 @@ def engine_label(version: str, engine: str = "sglang") -> str:
     return f"{engine}-{version}"
 
 
-def check_params_task(tree: Any, version: str, cases: list[dict[str, Any]], vocab: int) -> ParamsRun:
+def check_params_task(
+    tree: Any, version: str, cases: list[dict[str, Any]], vocab: int
+) -> ParamsRun:
     """``check_params`` in the engine store of the machine that runs it (built there when missing)."""
     return check_params(version, cases, vocab=vocab, store=EngineStore())
 
 
 def check_task(version: str, cases: list[dict[str, Any]], vocab: int) -> Task[ParamsRun]:
-    return Task(content_key("engine-check", version, cases, vocab), check_params_task, None,
-                (version, cases, vocab), Resources(0, ((engine_label(version), 1.0),)), timeout=3600,
-                label=f"engine check sglang=={version}")
+    return Task(
+        content_key("engine-check", version, cases, vocab),
+        check_params_task,
+        None,
+        (version, cases, vocab),
+        Resources(0, ((engine_label(version), 1.0),)),
+        timeout=3600,
+        label=f"engine check sglang=={version}",
+    )

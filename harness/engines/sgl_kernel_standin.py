@@ -25,9 +25,11 @@ class _Stub:
         self._name = name
 
     def __call__(self, *args, **kwargs):
-        raise NotImplementedError(f"{self._name} is a harness stand-in (the real package is not installed)")
+        raise NotImplementedError(
+            f"{self._name} is a harness stand-in (the real package is not installed)"
+        )
 
-    def __getattr__(self, attr: str) -> "_Stub":
+    def __getattr__(self, attr: str) -> _Stub:
         if attr.startswith("__"):
             raise AttributeError(attr)
         return _Stub(f"{self._name}.{attr}")

@@ -19,8 +19,9 @@ import re
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from harness import children
 from harness.engines.store import EngineEnv, EngineStore, EnvKey
@@ -69,15 +70,19 @@ def env_python() -> str:
 _NO_SUCH_VERSION = re.compile(r"No matching distribution found for (\S+)")
 
 
-def run_logged(cmd: list[str], log: Log, *, env: dict[str, str] | None = None,
-               timeout: float = PIP_TIMEOUT_S) -> None:
+def run_logged(
+    cmd: list[str], log: Log, *, env: dict[str, str] | None = None, timeout: float = PIP_TIMEOUT_S
+) -> None:
     """Run a build step; on failure raise with the tail of its output."""
     log("$ " + " ".join(cmd))
-    proc = children.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          env=env, timeout=timeout)
+    proc = children.run(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, timeout=timeout
+    )
     if proc.returncode != 0:
         missing = _NO_SUCH_VERSION.search(proc.stdout or "")
-        if missing:  # the index has no such release: the user's input, one line (not pip's version list)
+        if (
+            missing
+        ):  # the index has no such release: the user's input, one line (not pip's version list)
             raise UsageError(f"{missing.group(1)}: no such release in the package index")
         tail = "\n".join(proc.stdout.strip().splitlines()[-15:])
         raise HarnessError(f"build step failed ({proc.returncode}): {' '.join(cmd)}\n{tail}")
@@ -91,15 +96,29 @@ def create_venv(path: Path, log: Log) -> Path:
 def pip_install(python: Path, args: list[str], log: Log) -> None:
     # The harness's own pip installs into the environment (pip >= 22.3 has --python): no
     # ensurepip per environment.
-    run_logged([sys.executable, "-m", "pip", "--python", str(python), "install",
-                "--disable-pip-version-check", "-q", *args], log)
+    run_logged(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "--disable-pip-version-check",
+            "-q",
+            *args,
+        ],
+        log,
+    )
 
 
 def describe(python: Path) -> dict[str, Any]:
     """Installed distributions and interpreter of an environment, and a fingerprint over them."""
-    code = ("import importlib.metadata as m, json, platform;"
-            "print(json.dumps({'python': platform.python_version(), 'packages': sorted("
-            "f\"{d.metadata['Name'].lower().replace('_','-')}=={d.version}\" for d in m.distributions())}))")
+    code = (
+        "import importlib.metadata as m, json, platform;"
+        "print(json.dumps({'python': platform.python_version(), 'packages': sorted("
+        "f\"{d.metadata['Name'].lower().replace('_','-')}=={d.version}\" for d in m.distributions())}))"
+    )
     out = children.run([str(python), "-I", "-c", code], capture_output=True, text=True, check=True)
     data = json.loads(out.stdout)
     text = "python " + data["python"] + "\n" + "\n".join(data["packages"])
@@ -128,11 +147,23 @@ def build_gpu(version: str, path: Path, log: Log) -> dict[str, Any]:
     return {"requirements": [f"sglang=={version}"], **describe(python)}
 
 
-def run_probe(python: Path, request: dict[str, Any], *, script: str = "sglang_params_check.py",
-              timeout: float = 300, env: dict[str, str] | None = None) -> dict[str, Any]:
+def run_probe(
+    python: Path,
+    request: dict[str, Any],
+    *,
+    script: str = "sglang_params_check.py",
+    timeout: float = 300,
+    env: dict[str, str] | None = None,
+) -> dict[str, Any]:
     """Run a probe script in an environment's interpreter (isolated mode) and parse its JSON."""
-    proc = children.run([str(python), "-I", str(probe_script(script))], input=json.dumps(request),
-                          capture_output=True, text=True, timeout=timeout, env=env)
+    proc = children.run(
+        [str(python), "-I", str(probe_script(script))],
+        input=json.dumps(request),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
     if proc.returncode != 0:
         tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-12:])
         raise HarnessError(f"{script} failed in {python} (exit {proc.returncode}):\n{tail}")
@@ -146,11 +177,25 @@ def released(version: str) -> bool | None:
     """Whether the package index lists ``sglang==version`` (one ``pip index versions`` query, before any
     environment is made); None when the index cannot be asked (then the build step says)."""
     try:
-        proc = children.run([sys.executable, "-m", "pip", "index", "versions", ENGINE,
-                             "--disable-pip-version-check"], capture_output=True, text=True, timeout=120)
+        proc = children.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "index",
+                "versions",
+                ENGINE,
+                "--disable-pip-version-check",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
-    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("Available versions:")), None)
+    line = next(
+        (ln for ln in proc.stdout.splitlines() if ln.startswith("Available versions:")), None
+    )
     if proc.returncode != 0 or line is None:
         return None
     listed = {v.strip() for v in line.split(":", 1)[1].split(",")}
@@ -165,8 +210,15 @@ def released(version: str) -> bool | None:
         return version in listed
 
 
-def ensure_env(version: str, runtime: str = "params", *, store: EngineStore | None = None,
-               log: Log = _stderr, rebuild: bool = False, bundle: Path | None = None) -> tuple[EngineEnv, bool]:
+def ensure_env(
+    version: str,
+    runtime: str = "params",
+    *,
+    store: EngineStore | None = None,
+    log: Log = _stderr,
+    rebuild: bool = False,
+    bundle: Path | None = None,
+) -> tuple[EngineEnv, bool]:
     """The environment for sglang==version/runtime, built when missing (says so via ``log``);
     ``bundle``: build the ``gpu`` runtime offline from that ``harness engine bundle`` folder."""
     if runtime not in RUNTIMES:
@@ -184,11 +236,13 @@ def ensure_env(version: str, runtime: str = "params", *, store: EngineStore | No
                 manifest = build_params(version, tmp, log)
             elif runtime == "gpu" and bundle is not None:
                 from harness.engines.gpu_runtime import build_from_bundle
+
                 manifest = build_from_bundle(version, bundle, tmp, log)
             elif runtime == "gpu":
                 manifest = build_gpu(version, tmp, log)
             else:
                 from harness.engines.cpu_runtime import build_cpu
+
                 manifest = build_cpu(version, tmp, log)
         manifest["build_seconds"] = round(time.monotonic() - start, 1)
         log(f"built {key} in {manifest['build_seconds']} s")

@@ -22,7 +22,10 @@ HARNESS_STANDIN = True
 
 def _raise(name: str):
     def stub(*args, **kwargs):
-        raise NotImplementedError(f"{name} is a harness stand-in (the real package is not installed)")
+        raise NotImplementedError(
+            f"{name} is a harness stand-in (the real package is not installed)"
+        )
+
     return stub
 
 
@@ -33,7 +36,9 @@ class _StubMeta(type):
         return _raise(f"{cls.__qualname__}.{attr}")
 
     def __call__(cls, *args, **kwargs):
-        raise NotImplementedError(f"{cls.__qualname__} is a harness stand-in (the real package is not installed)")
+        raise NotImplementedError(
+            f"{cls.__qualname__} is a harness stand-in (the real package is not installed)"
+        )
 
     def __bool__(cls) -> bool:
         return False
@@ -47,9 +52,16 @@ def _pydantic_any(cls, source, handler):
 
 def stub_class(qualname: str) -> type:
     """A class named ``qualname`` that pydantic accepts as Any and that raises when used."""
-    return _StubMeta(qualname.rsplit(".", 1)[-1], (), {
-        "__qualname__": qualname, "__module__": qualname.rsplit(".", 1)[0],
-        "__get_pydantic_core_schema__": classmethod(_pydantic_any), "HARNESS_STANDIN": True})
+    return _StubMeta(
+        qualname.rsplit(".", 1)[-1],
+        (),
+        {
+            "__qualname__": qualname,
+            "__module__": qualname.rsplit(".", 1)[0],
+            "__get_pydantic_core_schema__": classmethod(_pydantic_any),
+            "HARNESS_STANDIN": True,
+        },
+    )
 
 
 class _StubModule(types.ModuleType):

@@ -26,16 +26,20 @@ def standin_dist(package: str) -> str:
     return f"harness-standin-{package.replace('_', '-')}"
 
 
-def build_standin_wheel(package: str, dest: Path, replaces: str, source: Path = STANDIN_SOURCE) -> Path:
+def build_standin_wheel(
+    package: str, dest: Path, replaces: str, source: Path = STANDIN_SOURCE
+) -> Path:
     """Write ``harness_standin_<package>-0.0.0-py3-none-any.whl`` (``source`` as the package's
     ``__init__.py``) into ``dest``; return its path."""
     dist = standin_dist(package).replace("-", "_")
     info = f"{dist}-{STANDIN_VERSION}.dist-info"
     files = {
         f"{package}/__init__.py": source.read_bytes(),
-        f"{info}/METADATA": (f"Metadata-Version: 2.1\nName: {standin_dist(package)}\nVersion: {STANDIN_VERSION}\n"
-                             f"Summary: harness STAND-IN for {replaces} (the {package} package): names resolve, "
-                             f"calls raise\n").encode(),
+        f"{info}/METADATA": (
+            f"Metadata-Version: 2.1\nName: {standin_dist(package)}\nVersion: {STANDIN_VERSION}\n"
+            f"Summary: harness STAND-IN for {replaces} (the {package} package): names resolve, "
+            f"calls raise\n"
+        ).encode(),
         f"{info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: harness\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
     }
     record = "".join(f"{name},{_record_hash(data)},{len(data)}\n" for name, data in files.items())

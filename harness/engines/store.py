@@ -12,10 +12,11 @@ import fcntl
 import json
 import os
 import shutil
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 MANIFEST = "harness-env.json"
 
@@ -93,8 +94,9 @@ class EngineStore:
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)
 
-    def build(self, key: EnvKey, builder: Callable[[Path], dict[str, Any]],
-              *, rebuild: bool = False) -> tuple[EngineEnv, bool]:
+    def build(
+        self, key: EnvKey, builder: Callable[[Path], dict[str, Any]], *, rebuild: bool = False
+    ) -> tuple[EngineEnv, bool]:
         """Return the environment for ``key``, building it with ``builder(tmpdir) -> manifest``
         when missing. The second value says whether this call built it."""
         with self._lock(key):
@@ -102,12 +104,18 @@ class EngineStore:
             if existing and not rebuild:
                 return existing, False
             final = self.path_for(key)
-            for left in self.root.glob(f".{key.name}.building-*"):  # under the key's lock: a killed build's
+            for left in self.root.glob(
+                f".{key.name}.building-*"
+            ):  # under the key's lock: a killed build's
                 shutil.rmtree(left, ignore_errors=True)
             tmp = self.root / f".{key.name}.building-{os.getpid()}"
             try:
-                manifest = {"engine": key.engine, "version": key.version, "runtime": key.runtime,
-                            **builder(tmp)}
+                manifest = {
+                    "engine": key.engine,
+                    "version": key.version,
+                    "runtime": key.runtime,
+                    **builder(tmp),
+                }
                 (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
                 if final.exists():
                     shutil.rmtree(final)
@@ -122,4 +130,6 @@ def _read_manifest(path: Path) -> dict[str, Any] | None:
         data = json.loads((path / MANIFEST).read_text())
     except (OSError, ValueError):
         return None
-    return data if isinstance(data, dict) and {"engine", "version", "runtime"} <= data.keys() else None
+    return (
+        data if isinstance(data, dict) and {"engine", "version", "runtime"} <= data.keys() else None
+    )

@@ -22,7 +22,9 @@ _NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
 _VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+!_-]*")
 _PLATFORM = re.compile(r"manylinux_(?P<major>2)_(?P<minor>\d+)_(?P<arch>x86_64|aarch64)")
 _PYVER = re.compile(r"3\.(\d+)")
-_REQ = re.compile(r"^\s*(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*(?P<spec>[^;]*)(?:;(?P<marker>.*))?$")
+_REQ = re.compile(
+    r"^\s*(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*(?P<spec>[^;]*)(?:;(?P<marker>.*))?$"
+)
 
 
 def norm(name: str) -> str:
@@ -34,7 +36,9 @@ def norm(name: str) -> str:
 class Target:
     python_version: str  # "3.12"
     platform: str  # the newest tag the target runs, e.g. manylinux_2_39_x86_64
-    has: dict[str, str | None] = field(default_factory=dict)  # normalized name -> version (None: any)
+    has: dict[str, str | None] = field(
+        default_factory=dict
+    )  # normalized name -> version (None: any)
     has_source: str = ""
 
     @property
@@ -61,7 +65,9 @@ def parse_target_has(text: str, source: str) -> dict[str, str | None]:
         name, sep, version = line.partition("==")
         name, version = name.strip(), version.strip()
         if not _NAME.fullmatch(name) or (sep and not _VERSION.fullmatch(version)):
-            raise UsageError(f"--target-has {source}:{no}: expected name==version or name, got {raw.strip()!r}")
+            raise UsageError(
+                f"--target-has {source}:{no}: expected name==version or name, got {raw.strip()!r}"
+            )
         has[norm(name)] = version or None
     return has
 
@@ -71,7 +77,9 @@ def make_target(python_version: str, platform: str, has_file: Path | None) -> Ta
     if not _PYVER.fullmatch(python_version):
         raise UsageError(f"--python-version {python_version!r}: expected 3.N, e.g. 3.12")
     if not _PLATFORM.fullmatch(platform):
-        raise UsageError(f"--platform {platform!r}: expected manylinux_2_N_x86_64 or manylinux_2_N_aarch64")
+        raise UsageError(
+            f"--platform {platform!r}: expected manylinux_2_N_x86_64 or manylinux_2_N_aarch64"
+        )
     path = has_file or DEFAULT_TARGET_HAS
     try:
         text = path.read_text()
@@ -85,7 +93,11 @@ def wheel_requires(wheel: Path) -> list[str]:
     with zipfile.ZipFile(wheel) as zf:
         meta = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
         text = zf.read(meta).decode("utf-8", "replace")
-    return [line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("Requires-Dist:")]
+    return [
+        line.split(":", 1)[1].strip()
+        for line in text.splitlines()
+        if line.startswith("Requires-Dist:")
+    ]
 
 
 def exact_pins(requires: list[str]) -> dict[str, str]:
@@ -102,10 +114,17 @@ def exact_pins(requires: list[str]) -> dict[str, str]:
 
 
 def _marker_env(target: Target) -> dict[str, str]:
-    return {"python_version": target.python_version, "python_full_version": target.python_version + ".0",
-            "sys_platform": "linux", "platform_system": "Linux", "os_name": "posix",
-            "platform_machine": "x86_64" if target.platform.endswith("x86_64") else "aarch64",
-            "implementation_name": "cpython", "platform_python_implementation": "CPython", "extra": ""}
+    return {
+        "python_version": target.python_version,
+        "python_full_version": target.python_version + ".0",
+        "sys_platform": "linux",
+        "platform_system": "Linux",
+        "os_name": "posix",
+        "platform_machine": "x86_64" if target.platform.endswith("x86_64") else "aarch64",
+        "implementation_name": "cpython",
+        "platform_python_implementation": "CPython",
+        "extra": "",
+    }
 
 
 def requirements(requires: list[str], target: Target) -> list[tuple[str, Any]]:
@@ -114,8 +133,7 @@ def requirements(requires: list[str], target: Target) -> list[tuple[str, Any]]:
     try:
         from packaging.requirements import InvalidRequirement, Requirement
     except ImportError:  # pip always carries a copy
-        from pip._vendor.packaging.requirements import (  # type: ignore[no-redef, assignment]
-            InvalidRequirement, Requirement)
+        from pip._vendor.packaging.requirements import InvalidRequirement, Requirement  # type: ignore[no-redef, assignment]
     env = _marker_env(target)
     out = []
     for line in requires:

@@ -15,7 +15,8 @@ ENGINES = ("sglang",)
 # A release number inside a pin: 0.5.18, v0.5.18, 0.5.15.post1, 0.5.3rc1. It must stand alone:
 # preceded by the start, ':', '/', '=', '@', 'v' or space; followed by the end, '-', '_', '+', space.
 _PIN_VERSION = re.compile(
-    r"(?:^|(?<=[:/=@\s]))v?(?P<v>\d+\.\d+\.\d+(?:\.post\d+|rc\d+|\.dev\d+)?)(?=$|[-_+\s,;])")
+    r"(?:^|(?<=[:/=@\s]))v?(?P<v>\d+\.\d+\.\d+(?:\.post\d+|rc\d+|\.dev\d+)?)(?=$|[-_+\s,;])"
+)
 _VERSION = re.compile(r"\d+\.\d+\.\d+(?:\.post\d+|rc\d+|\.dev\d+)?")
 _SPEC = re.compile(r"(?P<engine>[a-z][a-z0-9_-]*)==(?P<version>\S+)")
 
@@ -47,7 +48,9 @@ def parse_spec(spec: str) -> tuple[str, str]:
         raise UsageError(f"engine spec {spec!r}: expected ENGINE==VERSION, e.g. sglang==0.5.18")
     engine = m.group("engine")
     if engine not in ENGINES:
-        raise UsageError(f"engine spec {spec!r}: unknown engine {engine!r} (known: {', '.join(ENGINES)})")
+        raise UsageError(
+            f"engine spec {spec!r}: unknown engine {engine!r} (known: {', '.join(ENGINES)})"
+        )
     raw = m.group("version")
     version = raw if _VERSION.fullmatch(raw) else version_from_pin(raw)
     if version is None:

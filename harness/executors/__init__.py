@@ -8,7 +8,7 @@ maps ``--executor`` names to factories; ``ray`` is optional (``pip install 'harn
 from __future__ import annotations
 
 import os
-from typing import Callable
+from collections.abc import Callable
 
 from harness.errors import UsageError
 from harness.executors.base import Executor, Resources, Task, TaskResult, TreeSpec
@@ -35,7 +35,9 @@ def make_executor(name: str | None = None, address: str | None = None) -> Execut
     """The executor called ``name`` (default ``$HARNESS_EXECUTOR``, else local); bad names exit 2."""
     name = name or os.environ.get("HARNESS_EXECUTOR") or "local"
     if name not in EXECUTORS:
-        raise UsageError(f"--executor {name}: unknown executor (choose from {', '.join(EXECUTORS)})")
+        raise UsageError(
+            f"--executor {name}: unknown executor (choose from {', '.join(EXECUTORS)})"
+        )
     if address and name != "ray":
         raise UsageError("--ray-address needs --executor ray")
     return EXECUTORS[name](address)

@@ -11,9 +11,10 @@ outcome the report shows (those are values) and must return plain picklable data
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Generic, Protocol, Sequence, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 R = TypeVar("R")
 
@@ -36,8 +37,12 @@ class TreeSpec:
     column: Any  # harness.columns.Column
     workroot: Path | None = None
     key: str = ""  # the column's content key (tree sha + edits): one archive per key is shipped
-    ready: Any = None  # a harness.columns.Materialized already made (edits applied up front): used as is
-    scratch: bool = False  # local: export into a temporary directory removed after the task (not kept)
+    ready: Any = (
+        None  # a harness.columns.Materialized already made (edits applied up front): used as is
+    )
+    scratch: bool = (
+        False  # local: export into a temporary directory removed after the task (not kept)
+    )
 
 
 @dataclass

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-from typing import Iterator
+from collections.abc import Iterator
 
 from harness.executors import Executor, make_executor
 
@@ -12,11 +12,19 @@ _OPTIONS = ("--executor", "--ray-address")
 
 
 def add_executor_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--executor", metavar="NAME", default=None,
-                   help="where cells run: local (default; $HARNESS_EXECUTOR) or ray")
-    p.add_argument("--ray-address", metavar="ADDR", default=None,
-                   help="Ray cluster to use with --executor ray (default: $RAY_ADDRESS, else a local Ray "
-                        "started for the run)")
+    p.add_argument(
+        "--executor",
+        metavar="NAME",
+        default=None,
+        help="where cells run: local (default; $HARNESS_EXECUTOR) or ray",
+    )
+    p.add_argument(
+        "--ray-address",
+        metavar="ADDR",
+        default=None,
+        help="Ray cluster to use with --executor ray (default: $RAY_ADDRESS, else a local Ray "
+        "started for the run)",
+    )
 
 
 @contextlib.contextmanager

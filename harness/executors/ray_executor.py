@@ -15,7 +15,8 @@ import logging
 import os
 import socket
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from harness.errors import HarnessError, UsageError
 from harness.executors.base import Task, TaskResult
@@ -50,13 +51,15 @@ def _check_reachable(address: str) -> None:
     try:
         socket.create_connection((host.strip("[]"), int(port)), timeout=5).close()
     except OSError as exc:
-        raise UsageError(f"--ray-address {address}: no Ray cluster answers there "
-                         f"({exc.strerror or type(exc).__name__})") from None
+        raise UsageError(
+            f"--ray-address {address}: no Ray cluster answers there "
+            f"({exc.strerror or type(exc).__name__})"
+        ) from None
 
 
 def start_local(num_cpus: int, object_store_mb: int, attempts: int = 3) -> Any:
-    """A local Ray for this process (no dashboard, loopback only: 127.0.0.1). Ray gives its raylet 30 s to register; on a loaded
-    machine that can pass, so the start is tried ``attempts`` times."""
+    """A local Ray for this process (no dashboard, loopback only: 127.0.0.1). Ray gives its raylet
+    30 s to register; on a loaded machine that can pass, so the start is tried ``attempts`` times."""
     # A single-machine cluster stays on the loopback interface: Ray otherwise binds the node to the
     # machine's network address. Read by ray at import, and inherited by its workers.
     os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
@@ -67,9 +70,14 @@ def start_local(num_cpus: int, object_store_mb: int, attempts: int = 3) -> Any:
 
     for attempt in range(1, attempts + 1):
         try:
-            return ray.init(address="local", num_cpus=num_cpus, include_dashboard=False,
-                            object_store_memory=object_store_mb * 1024 * 1024, log_to_driver=False,
-                            logging_level=logging.WARNING)
+            return ray.init(
+                address="local",
+                num_cpus=num_cpus,
+                include_dashboard=False,
+                object_store_memory=object_store_mb * 1024 * 1024,
+                log_to_driver=False,
+                logging_level=logging.WARNING,
+            )
         except Exception as exc:  # noqa: BLE001 - Ray raises a bare Exception for a slow start
             ray.shutdown()
             if attempt == attempts:
@@ -82,8 +90,14 @@ class RayExecutor:
 
     name = "ray"
 
-    def __init__(self, address: str | None = None, *, num_cpus: int | None = None,
-                 object_store_mb: int = 500, retries: int = MAX_RETRIES) -> None:
+    def __init__(
+        self,
+        address: str | None = None,
+        *,
+        num_cpus: int | None = None,
+        object_store_mb: int = 500,
+        retries: int = MAX_RETRIES,
+    ) -> None:
         if not available():
             raise UsageError("--executor ray needs ray: pip install 'harness[ray]'")
         self.address = address or os.environ.get("RAY_ADDRESS") or None
@@ -140,8 +154,12 @@ class RayExecutor:
                     if t.timeout is not None and now - started > t.timeout:
                         del running[ref]
                         self._cancel(ray, [ref])
-                        results[i] = TaskResult("timeout", None, f"{t.label or 'task'}: ran past "
-                                                f"{t.timeout:g}s on the ray executor (cancelled)")
+                        results[i] = TaskResult(
+                            "timeout",
+                            None,
+                            f"{t.label or 'task'}: ran past "
+                            f"{t.timeout:g}s on the ray executor (cancelled)",
+                        )
         except BaseException:
             self._cancel(ray, list(running))
             raise
@@ -150,8 +168,14 @@ class RayExecutor:
     def slots(self) -> int:
         return max(1, int(self._connect().cluster_resources().get("CPU", 1)))
 
-    def _submit(self, t: Task[Any], shipped: dict[str, tuple[PackedTree, Any]], offered: dict[str, float]) -> Any:
-        opts: dict[str, Any] = {"num_cpus": 1, "max_retries": self.retries, "retry_exceptions": False}
+    def _submit(
+        self, t: Task[Any], shipped: dict[str, tuple[PackedTree, Any]], offered: dict[str, float]
+    ) -> Any:
+        opts: dict[str, Any] = {
+            "num_cpus": 1,
+            "max_retries": self.retries,
+            "retry_exceptions": False,
+        }
         # Resources are asked for where the cluster offers them (a label per engine version, GPUs);
         # a cluster without them runs the task anywhere and the kind says what was missing.
         if t.resources.num_gpus and offered.get("GPU", 0) >= t.resources.num_gpus:
@@ -159,7 +183,9 @@ class RayExecutor:
         custom = {k: v for k, v in t.resources.custom if offered.get(k, 0) >= v}
         if custom:
             opts["resources"] = custom
-        meta, data = shipped.get(t.tree.key or t.key, (None, None)) if t.tree is not None else (None, None)
+        meta, data = (
+            shipped.get(t.tree.key or t.key, (None, None)) if t.tree is not None else (None, None)
+        )
         self.submitted += 1
         return self._remote.options(**opts).remote(t.fn, meta, data, *t.args)
 
@@ -172,7 +198,9 @@ class RayExecutor:
                 raise cause from None  # the body's own error (e.g. a usage error), as if run here
             raise
         except ray.exceptions.RayError as exc:  # worker or node died past the retry bound
-            return TaskResult("lost", None, f"worker lost {self.retries + 1} time(s): {type(exc).__name__}")
+            return TaskResult(
+                "lost", None, f"worker lost {self.retries + 1} time(s): {type(exc).__name__}"
+            )
 
     def _cancel(self, ray: Any, refs: list[Any]) -> None:
         """Cancel ``refs``: a KeyboardInterrupt in each task first, then force for the stubborn."""

@@ -15,9 +15,11 @@ import os
 import shutil
 import tarfile
 import tempfile
+from collections.abc import Iterator
+from contextlib import AbstractContextManager as ContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ContextManager, Iterator, Protocol
+from typing import Any, Protocol
 
 from harness import workarea
 from harness.columns import IGNORED_DIRS, Materialized, identify, listing_of, materialize
@@ -57,7 +59,9 @@ def _scratch(spec: TreeSpec) -> Iterator[Materialized]:
     with workarea.temp_dir("harness-tree-") as tmp:
         path = Path(tmp) / "tree"
         export_tree(spec.repo, ident.commit_sha, path)
-        yield Materialized(path, ident.tree_sha, ident.commit_sha, [], ident.key, False, listing_of(path))
+        yield Materialized(
+            path, ident.tree_sha, ident.commit_sha, [], ident.key, False, listing_of(path)
+        )
 
 
 @dataclass
@@ -72,7 +76,7 @@ class PackedTree:
     data: bytes = field(default=b"", repr=False)
     remote: bool = True
 
-    def meta(self) -> "PackedTree":
+    def meta(self) -> PackedTree:
         """The same without the bytes (the bytes travel as their own object)."""
         return PackedTree(self.key, self.tree_sha, self.commit_sha, self.proofs, self.error, b"")
 
@@ -85,7 +89,9 @@ class PackedTree:
             path = root / "tree"
             unpack(self.data, path)
             proofs = [EditProof(**vars(p)) for p in self.proofs]
-            yield Materialized(path, self.tree_sha, self.commit_sha, proofs, self.key, False, listing_of(path))
+            yield Materialized(
+                path, self.tree_sha, self.commit_sha, proofs, self.key, False, listing_of(path)
+            )
         finally:
             shutil.rmtree(root, ignore_errors=True)
 
@@ -112,7 +118,7 @@ def worker_dir(prefix: str) -> Path:
     tmp = worker_root()
     tmp.mkdir(parents=True, exist_ok=True)
     for entry in tmp.glob(f"{prefix}*"):
-        pid = entry.name[len(prefix):].split("-", 1)[0]
+        pid = entry.name[len(prefix) :].split("-", 1)[0]
         if pid.isdigit() and not _pid_alive(int(pid)):
             shutil.rmtree(entry, ignore_errors=True)
     return Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=str(tmp)))
@@ -140,7 +146,9 @@ def pack_dir(path: Path) -> bytes:
 def unpack(data: bytes, dest: Path) -> None:
     dest.mkdir(parents=True, exist_ok=True)
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        tar.extractall(dest, filter="tar") if hasattr(tarfile, "data_filter") else tar.extractall(dest)
+        tar.extractall(dest, filter="tar") if hasattr(tarfile, "data_filter") else tar.extractall(
+            dest
+        )
 
 
 def pack_tree(spec: TreeSpec) -> PackedTree:
@@ -150,8 +158,11 @@ def pack_tree(spec: TreeSpec) -> PackedTree:
         tree, data = archive_bytes(spec.repo, ident.commit_sha)
         return PackedTree(ident.key, tree, ident.commit_sha, [], "", data)
     try:
-        with contextlib.nullcontext(spec.ready) if spec.ready is not None else \
-                materialize(spec.repo, spec.column, spec.workroot) as mat:
+        with (
+            contextlib.nullcontext(spec.ready)
+            if spec.ready is not None
+            else materialize(spec.repo, spec.column, spec.workroot) as mat
+        ):
             data = pack_dir(mat.path)
             proofs = [EditProof(**vars(p)) for p in mat.proofs]
     except UsageError as exc:
@@ -169,7 +180,7 @@ class InputFiles:
     files: dict[str, bytes]
 
     @classmethod
-    def of(cls, base_dir: Path, paths: list[Path]) -> "InputFiles":
+    def of(cls, base_dir: Path, paths: list[Path]) -> InputFiles:
         real = [Path(p).resolve() for p in paths if Path(p).is_file()]
         root = Path(os.path.commonpath([str(Path(base_dir).resolve()), *map(str, real)]))
         return cls(str(root), {str(p.relative_to(root)): p.read_bytes() for p in real})

@@ -7,9 +7,9 @@ nothing a user types reaches git's option parser. Batched: one process per quest
 from __future__ import annotations
 
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 
 from harness import workarea
 from harness.errors import UsageError
@@ -54,7 +54,9 @@ def trial_merge(repo: GitRepo, ours: str, theirs: str) -> TrialMerge:
         shutil.rmtree(tmp, ignore_errors=True)
     if proc.returncode not in (0, 1):
         text = err.decode("utf-8", "replace").strip()
-        return TrialMerge(False, None, [], [], error=text.splitlines()[-1] if text else f"exit {proc.returncode}")
+        return TrialMerge(
+            False, None, [], [], error=text.splitlines()[-1] if text else f"exit {proc.returncode}"
+        )
     return _parse_merge_tree(out, clean=proc.returncode == 0)
 
 
@@ -81,7 +83,7 @@ def _parse_merge_tree(out: bytes, clean: bool) -> TrialMerge:
             n = int(parts[i])
         except ValueError:
             break
-        paths = [p.decode("utf-8", "surrogateescape") for p in parts[i + 1:i + 1 + n]]
+        paths = [p.decode("utf-8", "surrogateescape") for p in parts[i + 1 : i + 1 + n]]
         kind = parts[i + 1 + n].decode("utf-8", "replace") if i + 1 + n < len(parts) else ""
         msg = parts[i + 2 + n].decode("utf-8", "replace") if i + 2 + n < len(parts) else ""
         messages.append(msg.strip())
@@ -113,7 +115,9 @@ def _pathspec(under: str | None) -> list[str]:
     return ["--", f":(literal){under}"] if under else ["--"]
 
 
-def grep_at(repo: GitRepo, needle: str, revs: Sequence[str], under: str | None = None) -> dict[str, list[GrepHit]]:
+def grep_at(
+    repo: GitRepo, needle: str, revs: Sequence[str], under: str | None = None
+) -> dict[str, list[GrepHit]]:
     """Fixed-string matches (one per matching line) at each rev, in ONE ``git grep`` over all trees.
 
     Binary files are skipped (``-I``). Revs must be object ids; the result has a key for each.
@@ -123,9 +127,19 @@ def grep_at(repo: GitRepo, needle: str, revs: Sequence[str], under: str | None =
     result: dict[str, list[GrepHit]] = {r: [] for r in uniq}
     if not uniq:
         return result
-    args = ["grep", "-z", "-n", "-I", "-F", "--no-color", "--no-textconv",
-            "-e", pattern.decode("utf-8", "surrogateescape"),
-            *uniq, *_pathspec(under)]
+    args = [
+        "grep",
+        "-z",
+        "-n",
+        "-I",
+        "-F",
+        "--no-color",
+        "--no-textconv",
+        "-e",
+        pattern.decode("utf-8", "surrogateescape"),
+        *uniq,
+        *_pathspec(under),
+    ]
     out = repo.run(args, check=False)
     pos = 0
     while pos < len(out):
@@ -138,20 +152,38 @@ def grep_at(repo: GitRepo, needle: str, revs: Sequence[str], under: str | None =
             nl = len(out)
         rev, _, path = out[pos:z1].partition(b":")
         result.setdefault(rev.decode(), []).append(
-            GrepHit(path.decode("utf-8", "surrogateescape"), int(out[z1 + 1:z2]), out[z2 + 1:nl]))
+            GrepHit(
+                path.decode("utf-8", "surrogateescape"), int(out[z1 + 1 : z2]), out[z2 + 1 : nl]
+            )
+        )
         pos = nl + 1
     return result
 
 
-def grep_counts(repo: GitRepo, needle: str, revs: Sequence[str], under: str | None = None) -> dict[str, int]:
+def grep_counts(
+    repo: GitRepo, needle: str, revs: Sequence[str], under: str | None = None
+) -> dict[str, int]:
     """Matching-line count per rev (all revs in one ``git grep -c``)."""
     pattern = _check_needle(needle)
     uniq = list(dict.fromkeys(revs))
     counts = {r: 0 for r in uniq}
     if not uniq:
         return counts
-    out = repo.run(["grep", "-z", "-c", "-I", "-F", "--no-textconv", "-e",
-                    pattern.decode("utf-8", "surrogateescape"), *uniq, *_pathspec(under)], check=False)
+    out = repo.run(
+        [
+            "grep",
+            "-z",
+            "-c",
+            "-I",
+            "-F",
+            "--no-textconv",
+            "-e",
+            pattern.decode("utf-8", "surrogateescape"),
+            *uniq,
+            *_pathspec(under),
+        ],
+        check=False,
+    )
     for rec in out.split(b"\n"):
         if not rec:
             continue
@@ -168,11 +200,23 @@ class PickaxeCommit:
     subject: str
 
 
-def pickaxe(repo: GitRepo, needle: str, base: str, head: str, under: str | None = None) -> list[PickaxeCommit]:
+def pickaxe(
+    repo: GitRepo, needle: str, base: str, head: str, under: str | None = None
+) -> list[PickaxeCommit]:
     """Commits in ``base..head`` that change the number of occurrences of ``needle`` (``log -S``)."""
     pattern = _check_needle(needle)
-    out = repo.run(["log", "--format=%H%x1f%P%x1f%s%x1e", "--reverse", "-S", pattern.decode("utf-8", "surrogateescape"),
-                    f"{head}", f"^{base}", *_pathspec(under)])
+    out = repo.run(
+        [
+            "log",
+            "--format=%H%x1f%P%x1f%s%x1e",
+            "--reverse",
+            "-S",
+            pattern.decode("utf-8", "surrogateescape"),
+            f"{head}",
+            f"^{base}",
+            *_pathspec(under),
+        ]
+    )
     commits = []
     for rec in out.decode("utf-8", "surrogateescape").split("\x1e"):
         rec = rec.strip("\n")
@@ -191,7 +235,9 @@ class TreeEntry:
     path: str
 
 
-def ls_tree(repo: GitRepo, rev: str, path: str | None = None, recursive: bool = True) -> list[TreeEntry]:
+def ls_tree(
+    repo: GitRepo, rev: str, path: str | None = None, recursive: bool = True
+) -> list[TreeEntry]:
     """Entries of ``rev`` (optionally only under ``path``)."""
     args = ["ls-tree", "-z", "--full-tree"]
     if recursive:
@@ -215,10 +261,12 @@ def name_revs(repo: GitRepo, shas: Sequence[str]) -> dict[str, str | None]:
     uniq = list(dict.fromkeys(shas))
     if not uniq:
         return {}
-    out = repo.run_text(["name-rev", "--name-only", "--annotate-stdin"], input="\n".join(uniq).encode() + b"\n")
+    out = repo.run_text(
+        ["name-rev", "--name-only", "--annotate-stdin"], input="\n".join(uniq).encode() + b"\n"
+    )
     names = out.split("\n")
     result: dict[str, str | None] = {}
-    for sha, name in zip(uniq, names):
+    for sha, name in zip(uniq, names, strict=False):
         name = name.strip()
         result[sha] = None if not name or name == sha or name == "undefined" else name
     return result
@@ -235,12 +283,27 @@ def changed_paths(repo: GitRepo, old: str, new: str) -> list[tuple[str, str]]:
     return result
 
 
-
 def count_merges(repo: GitRepo, base: str, head: str) -> int:
     """Number of merge commits in ``base..head``."""
-    return int(repo.run_text(["rev-list", "--count", "--merges", head, f"^{base}", "--"]).strip() or 0)
+    return int(
+        repo.run_text(["rev-list", "--count", "--merges", head, f"^{base}", "--"]).strip() or 0
+    )
 
 
 # -- blobs ---------------------------------------------------------------------------
-__all__ = ["GitError", "GrepHit", "MergeConflict", "PickaxeCommit", "TreeEntry", "TrialMerge", "changed_paths",
-           "count_merges", "grep_at", "grep_counts", "ls_tree", "name_revs", "pickaxe", "trial_merge"]
+__all__ = [
+    "GitError",
+    "GrepHit",
+    "MergeConflict",
+    "PickaxeCommit",
+    "TreeEntry",
+    "TrialMerge",
+    "changed_paths",
+    "count_merges",
+    "grep_at",
+    "grep_counts",
+    "ls_tree",
+    "name_revs",
+    "pickaxe",
+    "trial_merge",
+]

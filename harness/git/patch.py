@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from harness.git.repo import EMPTY_TREE, GitError, GitRepo
 
@@ -55,8 +55,13 @@ class Patch:
         return next((f for f in self.files if f.path == path), None)
 
 
-def diff_many(repo: GitRepo, pairs: Sequence[tuple[str, str | None]], *, renames: bool = True,
-              paths: Sequence[str] = ()) -> list[Patch]:
+def diff_many(
+    repo: GitRepo,
+    pairs: Sequence[tuple[str, str | None]],
+    *,
+    renames: bool = True,
+    paths: Sequence[str] = (),
+) -> list[Patch]:
     """Diff each ``(commit, against)`` in one process; ``against=None`` means the first parent.
 
     ``against`` may be any tree-ish; root commits diff against the empty tree.
@@ -66,8 +71,19 @@ def diff_many(repo: GitRepo, pairs: Sequence[tuple[str, str | None]], *, renames
     lines = []
     for commit, against in pairs:
         lines.append(f"{commit} {against}" if against else commit)
-    args = ["diff-tree", "--stdin", "-r", "-p", "--always", "--root", "--full-index", "--no-color",
-            "--no-ext-diff", "--no-textconv", "--format=%x00@@harness@@ %H"]
+    args = [
+        "diff-tree",
+        "--stdin",
+        "-r",
+        "-p",
+        "--always",
+        "--root",
+        "--full-index",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--format=%x00@@harness@@ %H",
+    ]
     args.append("-M" if renames else "--no-renames")
     if paths:
         args += ["--", *paths]
@@ -78,14 +94,26 @@ def diff_many(repo: GitRepo, pairs: Sequence[tuple[str, str | None]], *, renames
     chunks = out.split(_HEADER)[1:]
     if len(chunks) != len(pairs):
         raise GitError(args, 0, f"expected {len(pairs)} diffs, got {len(chunks)}")
-    return [Patch(c, a, parse_files(chunk)) for (c, a), chunk in zip(pairs, chunks)]
+    return [Patch(c, a, parse_files(chunk)) for (c, a), chunk in zip(pairs, chunks, strict=False)]
 
 
-def diff_trees(repo: GitRepo, old: str, new: str, *, renames: bool = True,
-               paths: Sequence[str] = ()) -> list[FilePatch]:
+def diff_trees(
+    repo: GitRepo, old: str, new: str, *, renames: bool = True, paths: Sequence[str] = ()
+) -> list[FilePatch]:
     """The change between two tree-ishes (``old`` may be the empty tree)."""
-    args = ["diff-tree", "-r", "-p", "--full-index", "--no-color", "--no-ext-diff", "--no-textconv",
-            "-M" if renames else "--no-renames", old or EMPTY_TREE, new, "--"]
+    args = [
+        "diff-tree",
+        "-r",
+        "-p",
+        "--full-index",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        "-M" if renames else "--no-renames",
+        old or EMPTY_TREE,
+        new,
+        "--",
+    ]
     return parse_files(repo.run(args + list(paths)))
 
 
@@ -99,14 +127,23 @@ def _unquote(raw: bytes) -> str:
         raw = raw[1:-1]
         out = bytearray()
         i = 0
-        esc = {b"n": b"\n", b"t": b"\t", b'"': b'"', b"\\": b"\\", b"a": b"\a", b"b": b"\b",
-               b"f": b"\f", b"r": b"\r", b"v": b"\v"}
+        esc = {
+            b"n": b"\n",
+            b"t": b"\t",
+            b'"': b'"',
+            b"\\": b"\\",
+            b"a": b"\a",
+            b"b": b"\b",
+            b"f": b"\f",
+            b"r": b"\r",
+            b"v": b"\v",
+        }
         while i < len(raw):
-            c = raw[i:i + 1]
+            c = raw[i : i + 1]
             if c == b"\\":
-                nxt = raw[i + 1:i + 2]
+                nxt = raw[i + 1 : i + 2]
                 if nxt.isdigit():
-                    out.append(int(raw[i + 1:i + 4], 8))
+                    out.append(int(raw[i + 1 : i + 4], 8))
                     i += 4
                     continue
                 out += esc.get(nxt, nxt)
@@ -132,7 +169,7 @@ def _paths_from_diff_git(rest: bytes) -> tuple[str, str]:
             return _strip_prefix(m.group(1)) or "", _strip_prefix(m.group(2)) or ""
     # Unquoted "a/P b/P": both halves are equal when there is no rename.
     half = (len(rest) - 1) // 2
-    a, b = rest[:half], rest[half + 1:]
+    a, b = rest[:half], rest[half + 1 :]
     if a[2:] == b[2:]:
         return _strip_prefix(a) or "", _strip_prefix(b) or ""
     parts = rest.split(b" b/", 1)
@@ -186,7 +223,9 @@ def parse_files(raw: bytes) -> list[FilePatch]:
         elif line.startswith(b"index "):
             blobs = line[6:].split(b" ")[0].split(b"..")
             if len(blobs) == 2:
-                old, new = (x.decode() for x in blobs)  # all zeros (40 or 64 hex): no blob on that side
+                old, new = (
+                    x.decode() for x in blobs
+                )  # all zeros (40 or 64 hex): no blob on that side
                 cur.old_blob = None if old.strip("0") == "" and len(old) in (40, 64) else old
                 cur.new_blob = None if new.strip("0") == "" and len(new) in (40, 64) else new
         elif line.startswith(b"Binary files ") or line == b"GIT binary patch":

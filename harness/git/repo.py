@@ -10,11 +10,10 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Iterable, Sequence
-
 
 from harness.errors import UsageError
 
@@ -48,7 +47,9 @@ class Commit:
         return self.subject + ("\n\n" + self.body if self.body else "")
 
 
-_LOG_FIELDS = "%H%x1f%P%x1f%T%x1f%an%x1f%ae%x1f%at%x1f%ad%x1f%cn%x1f%ce%x1f%ct%x1f%cd%x1f%s%x1f%b%x1e"
+_LOG_FIELDS = (
+    "%H%x1f%P%x1f%T%x1f%an%x1f%ae%x1f%at%x1f%ad%x1f%cn%x1f%ce%x1f%ct%x1f%cd%x1f%s%x1f%b%x1e"
+)
 
 
 def _gitpython() -> ModuleType:
@@ -56,6 +57,7 @@ def _gitpython() -> ModuleType:
     import git
 
     return git
+
 
 _RANGE = re.compile(r"\.\.|^\^|\^[@!-]")  # A..B, A...B, ^A, A^@, A^!, A^-: several commits
 _OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
@@ -91,17 +93,40 @@ class GitRepo:
     def _argv(self, args: Sequence[str]) -> list[str]:
         # -c options keep user config from changing the shape of what we parse.
         return [
-            "git", "--git-dir", str(self.git_dir),
-            "-c", "core.quotepath=false", "-c", "diff.noprefix=false", "-c", "diff.mnemonicprefix=false",
-            "-c", "diff.renames=false", "-c", "color.ui=false", "-c", "log.showSignature=false",
+            "git",
+            "--git-dir",
+            str(self.git_dir),
+            "-c",
+            "core.quotepath=false",
+            "-c",
+            "diff.noprefix=false",
+            "-c",
+            "diff.mnemonicprefix=false",
+            "-c",
+            "diff.renames=false",
+            "-c",
+            "color.ui=false",
+            "-c",
+            "log.showSignature=false",
             *args,
         ]
 
-    def run(self, args: Sequence[str], *, input: bytes | None = None, check: bool = True,
-            env: dict[str, str] | None = None) -> bytes:
+    def run(
+        self,
+        args: Sequence[str],
+        *,
+        input: bytes | None = None,
+        check: bool = True,
+        env: dict[str, str] | None = None,
+    ) -> bytes:
         """Run one git command and return its stdout as bytes."""
-        proc = subprocess.run(self._argv(args), input=input, capture_output=True, env=self._env(env),
-                              cwd=str(self.git_dir))
+        proc = subprocess.run(
+            self._argv(args),
+            input=input,
+            capture_output=True,
+            env=self._env(env),
+            cwd=str(self.git_dir),
+        )
         if check and proc.returncode != 0:
             raise GitError(list(args), proc.returncode, proc.stderr.decode("utf-8", "replace"))
         return proc.stdout
@@ -109,10 +134,18 @@ class GitRepo:
     def run_text(self, args: Sequence[str], **kw: object) -> str:
         return self.run(args, **kw).decode("utf-8", "surrogateescape")  # type: ignore[arg-type]
 
-    def popen(self, args: Sequence[str], env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    def popen(
+        self, args: Sequence[str], env: dict[str, str] | None = None
+    ) -> subprocess.Popen[bytes]:
         """Start a long-lived git process (``--stdin`` batch modes)."""
-        return subprocess.Popen(self._argv(args), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, env=self._env(env), cwd=str(self.git_dir))
+        return subprocess.Popen(
+            self._argv(args),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=self._env(env),
+            cwd=str(self.git_dir),
+        )
 
     # -- refs ----------------------------------------------------------------------
     def resolve(self, ref: str, kind: str = "commit") -> str:
@@ -122,13 +155,27 @@ class GitRepo:
         if _RANGE.search(ref):
             raise UsageError(f"{ref!r} is a range; one ref (a single {kind}) is expected here")
         known = self._resolved.get((ref, kind))
-        if known:  # one answer per name for the whole run: later sections see the refs the first saw
+        if (
+            known
+        ):  # one answer per name for the whole run: later sections see the refs the first saw
             return known
-        out = self.run(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{{kind}}}"],
-                       check=False).decode("utf-8", "replace").strip()
+        out = (
+            self.run(
+                ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{{kind}}}"],
+                check=False,
+            )
+            .decode("utf-8", "replace")
+            .strip()
+        )
         if not _OBJECT_ID.fullmatch(out):
-            hint = ("; this repository is shallow: run `git fetch --unshallow` and fetch the branch (GitHub "
-                    "Actions: actions/checkout with `fetch-depth: 0`)") if self.is_shallow() else ""
+            hint = (
+                (
+                    "; this repository is shallow: run `git fetch --unshallow` and fetch the branch (GitHub "
+                    "Actions: actions/checkout with `fetch-depth: 0`)"
+                )
+                if self.is_shallow()
+                else ""
+            )
             raise UsageError(f"unknown ref {ref!r} (not a {kind} in {self.git_dir}{hint})")
         self._resolved[(ref, kind)] = out
         return out
@@ -158,13 +205,24 @@ class GitRepo:
         return out or None
 
     def is_ancestor(self, a: str, b: str) -> bool:
-        proc = subprocess.run(self._argv(["merge-base", "--is-ancestor", a, b]), capture_output=True,
-                              env=self._env(), cwd=str(self.git_dir))
+        proc = subprocess.run(
+            self._argv(["merge-base", "--is-ancestor", a, b]),
+            capture_output=True,
+            env=self._env(),
+            cwd=str(self.git_dir),
+        )
         return proc.returncode == 0
 
     # -- history -------------------------------------------------------------------
-    def rev_list(self, include: Iterable[str], exclude: Iterable[str] = (), *, no_merges: bool = False,
-                 reverse: bool = True, first_parent: bool = False) -> list[str]:
+    def rev_list(
+        self,
+        include: Iterable[str],
+        exclude: Iterable[str] = (),
+        *,
+        no_merges: bool = False,
+        reverse: bool = True,
+        first_parent: bool = False,
+    ) -> list[str]:
         args = ["rev-list"]
         if no_merges:
             args.append("--no-merges")
@@ -175,8 +233,15 @@ class GitRepo:
         args += [*include, *(f"^{x}" for x in exclude)]
         return self.run_text(args).split()
 
-    def commits(self, include: Iterable[str], exclude: Iterable[str] = (), *, no_merges: bool = False,
-                reverse: bool = True, no_walk: bool = False) -> list[Commit]:
+    def commits(
+        self,
+        include: Iterable[str],
+        exclude: Iterable[str] = (),
+        *,
+        no_merges: bool = False,
+        reverse: bool = True,
+        no_walk: bool = False,
+    ) -> list[Commit]:
         """Metadata of many commits in one ``git log`` process."""
         include = list(include)
         if not include:
@@ -198,12 +263,23 @@ class GitRepo:
             if not rec:
                 continue
             f = rec.split("\x1f")
-            result.append(Commit(
-                sha=f[0], parents=tuple(f[1].split()), tree=f[2],
-                author_name=f[3], author_email=f[4], author_time=int(f[5]), author_tz=f[6].split()[-1],
-                committer_name=f[7], committer_email=f[8], committer_time=int(f[9]),
-                committer_tz=f[10].split()[-1], subject=f[11], body=f[12].rstrip("\n"),
-            ))
+            result.append(
+                Commit(
+                    sha=f[0],
+                    parents=tuple(f[1].split()),
+                    tree=f[2],
+                    author_name=f[3],
+                    author_email=f[4],
+                    author_time=int(f[5]),
+                    author_tz=f[6].split()[-1],
+                    committer_name=f[7],
+                    committer_email=f[8],
+                    committer_time=int(f[9]),
+                    committer_tz=f[10].split()[-1],
+                    subject=f[11],
+                    body=f[12].rstrip("\n"),
+                )
+            )
         return result
 
     def commit(self, sha: str) -> Commit:
@@ -214,8 +290,14 @@ class GitRepo:
         """Object id of ``path`` in ``rev``'s tree (a blob, or a tree for a folder), or None."""
         if "\n" in path or "\0" in path:
             return None
-        out = self.run(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}:{path}"],
-                       check=False).decode().strip()
+        out = (
+            self.run(
+                ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}:{path}"],
+                check=False,
+            )
+            .decode()
+            .strip()
+        )
         return out or None
 
     def blob_at(self, rev: str, path: str) -> bytes | None:
@@ -229,7 +311,9 @@ class GitRepo:
         if not ask:
             return result
         proc = self.popen(["cat-file", "--batch"])
-        out, err = proc.communicate(b"".join(s.encode("utf-8", "surrogateescape") + b"\n" for _, s in ask))
+        out, err = proc.communicate(
+            b"".join(s.encode("utf-8", "surrogateescape") + b"\n" for _, s in ask)
+        )
         if proc.returncode != 0:
             raise GitError(["cat-file", "--batch"], proc.returncode, err.decode("utf-8", "replace"))
         pos = 0
@@ -240,7 +324,7 @@ class GitRepo:
             if len(header) == 3 and header[2].isdigit():
                 size = int(header[2])
                 if header[1] == b"blob":
-                    result[i] = out[pos:pos + size]
+                    result[i] = out[pos : pos + size]
                 pos += size + 1  # content is followed by a newline
         return result
 
@@ -273,6 +357,8 @@ class GitError(Exception):
     """A git command failed unexpectedly (an internal error, not bad input)."""
 
     def __init__(self, args: list[str], code: int, stderr: str) -> None:
-        super().__init__(f"git {' '.join(args[:3])} … exited {code}: {stderr.strip().splitlines()[-1:] }")
+        super().__init__(
+            f"git {' '.join(args[:3])} … exited {code}: {stderr.strip().splitlines()[-1:]}"
+        )
         self.code = code
         self.stderr = stderr

@@ -24,7 +24,9 @@ def export_tree(repo: GitRepo, rev: str, dest: Path) -> str:
     dest.mkdir(parents=True, exist_ok=True)
     data = repo.run(["archive", "--format=tar", tree])
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        tar.extractall(dest, filter="tar") if hasattr(tarfile, "data_filter") else tar.extractall(dest)
+        tar.extractall(dest, filter="tar") if hasattr(tarfile, "data_filter") else tar.extractall(
+            dest
+        )
     return tree
 
 

@@ -19,8 +19,11 @@ from harness.git.repo import GitRepo
 
 @lru_cache(maxsize=64)
 def _object_format(git_dir: str) -> str:
-    proc = subprocess.run(["git", "--git-dir", git_dir, "rev-parse", "--show-object-format"],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        ["git", "--git-dir", git_dir, "rev-parse", "--show-object-format"],
+        capture_output=True,
+        text=True,
+    )
     return (proc.stdout.strip() or "sha1") if proc.returncode == 0 else "sha1"
 
 
@@ -33,8 +36,22 @@ def blob_sha(repo: GitRepo, data: bytes) -> str:
 def commit_diff(repo: GitRepo, rev: str) -> bytes:
     """The binary-safe diff a commit introduces against its first parent (root: against nothing)."""
     sha = repo.resolve(rev)
-    return repo.run(["diff-tree", "-p", "--binary", "--full-index", "--root", "--no-color", "--no-ext-diff",
-                     "--no-textconv", "-m", "--first-parent", "--no-renames", sha])
+    return repo.run(
+        [
+            "diff-tree",
+            "-p",
+            "--binary",
+            "--full-index",
+            "--root",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-textconv",
+            "-m",
+            "--first-parent",
+            "--no-renames",
+            sha,
+        ]
+    )
 
 
 def apply_patch(tree_dir: Path, diff: bytes, *, what: str, include: str | None = None) -> None:
@@ -48,8 +65,19 @@ def apply_patch(tree_dir: Path, diff: bytes, *, what: str, include: str | None =
     for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY"):
         env.pop(var, None)
     env.update({"GIT_CEILING_DIRECTORIES": str(Path(tree_dir).resolve().parent), "LC_ALL": "C"})
-    proc = subprocess.run(["git", "apply", "--whitespace=nowarn", *([f"--include={include}"] if include else []), "-"], input=diff, cwd=str(tree_dir),
-                          capture_output=True, env=env)
+    proc = subprocess.run(
+        [
+            "git",
+            "apply",
+            "--whitespace=nowarn",
+            *([f"--include={include}"] if include else []),
+            "-",
+        ],
+        input=diff,
+        cwd=str(tree_dir),
+        capture_output=True,
+        env=env,
+    )
     if proc.returncode != 0:
         msg = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         raise UsageError(f"{what}: does not apply: {msg[0] if msg else 'git apply failed'}")

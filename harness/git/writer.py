@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
 
 from harness.errors import UsageError
 
@@ -37,7 +37,9 @@ def _data(text: str) -> bytes:
     return b"data %d\n" % len(raw) + raw + b"\n"
 
 
-def write_repo(path: Path, commits: list[CommitSpec], branches: dict[str, str], checkout: str) -> dict[str, str]:
+def write_repo(
+    path: Path, commits: list[CommitSpec], branches: dict[str, str], checkout: str
+) -> dict[str, str]:
     """Create ``path`` as a fresh repository holding ``commits``; returns mark → sha.
 
     ``branches`` maps extra branch names to marks; ``checkout`` is the branch whose files are
@@ -49,7 +51,15 @@ def write_repo(path: Path, commits: list[CommitSpec], branches: dict[str, str], 
             raise UsageError(f"{path} exists and was not created by harness; choose another --dir")
         shutil.rmtree(path)
     path.mkdir(parents=True)
-    env_git = ["git", "-c", "init.defaultBranch=main", "-c", "core.autocrlf=false", "-c", "core.hooksPath=/dev/null"]
+    env_git = [
+        "git",
+        "-c",
+        "init.defaultBranch=main",
+        "-c",
+        "core.autocrlf=false",
+        "-c",
+        "core.hooksPath=/dev/null",
+    ]
     subprocess.run([*env_git, "init", "-q", str(path)], check=True)
     marks: dict[str, int] = {}
     stream = bytearray()
@@ -58,7 +68,9 @@ def write_repo(path: Path, commits: list[CommitSpec], branches: dict[str, str], 
         committer = c.committer or c.author
         ct = c.committer_time if c.committer_time is not None else c.author_time
         stream += f"commit refs/heads/{c.branch}\nmark :{i}\n".encode()
-        stream += f"author {c.author} {c.author_time} +0000\ncommitter {committer} {ct} +0000\n".encode()
+        stream += (
+            f"author {c.author} {c.author_time} +0000\ncommitter {committer} {ct} +0000\n".encode()
+        )
         stream += _data(c.message)
         if c.parents:
             stream += f"from :{marks[c.parents[0]]}\n".encode()
@@ -73,8 +85,11 @@ def write_repo(path: Path, commits: list[CommitSpec], branches: dict[str, str], 
     for name, mark in branches.items():
         stream += f"reset refs/heads/{name}\nfrom :{marks[mark]}\n\n".encode()
     export = path / ".git" / "harness-marks"
-    subprocess.run([*env_git, "-C", str(path), "fast-import", "--quiet", f"--export-marks={export}"],
-                   input=bytes(stream), check=True)
+    subprocess.run(
+        [*env_git, "-C", str(path), "fast-import", "--quiet", f"--export-marks={export}"],
+        input=bytes(stream),
+        check=True,
+    )
     by_num = dict(line.split() for line in export.read_text().splitlines())
     export.unlink()
     subprocess.run([*env_git, "-C", str(path), "checkout", "-q", "-f", checkout], check=True)

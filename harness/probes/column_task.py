@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
+import subprocess
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
-
-import subprocess
-from functools import lru_cache
 
 from harness import workarea
 from harness.cache import _DESCRIBE, content_key
@@ -56,7 +55,9 @@ def shippable(probe: Any) -> Any:
     return dataclasses.replace(probe, fields=None)
 
 
-def run_column(tree: Any, column: Any, jobs: list[ColumnJob], python: str, interp: str) -> ColumnOutcome:
+def run_column(
+    tree: Any, column: Any, jobs: list[ColumnJob], python: str, interp: str
+) -> ColumnOutcome:
     """Run every job in ``tree``; a job that writes into the tree gives the next one a fresh tree.
     ``interp``: the driver's ``runtime_fingerprint`` (checked on remote workers only)."""
     out = ColumnOutcome()
@@ -76,8 +77,13 @@ def run_column(tree: Any, column: Any, jobs: list[ColumnJob], python: str, inter
                 with tree.open() as mat:
                     while pending:
                         job = pending.pop(0)
-                        out.cells[job.probe.id] = list(zip(job.idx, _run_job(job, column, mat, python, repo,
-                                                                             mismatch, tree.remote)))
+                        out.cells[job.probe.id] = list(
+                            zip(
+                                job.idx,
+                                _run_job(job, column, mat, python, repo, mismatch, tree.remote),
+                                strict=False,
+                            )
+                        )
                         if mat.changes():
                             break  # written into: the next probe gets a fresh tree
             except UsageError as exc:
@@ -101,24 +107,38 @@ def _placed(job: ColumnJob, dest: Path) -> ColumnJob:
     return ColumnJob(dataclasses.replace(job.probe, base_dir=base), job.idx, None)
 
 
-def _run_job(job: ColumnJob, column: Any, mat: Any, python: str, repo: Any, mismatch: bool,
-             remote: bool) -> list[CellResult]:
+def _run_job(
+    job: ColumnJob, column: Any, mat: Any, python: str, repo: Any, mismatch: bool, remote: bool
+) -> list[CellResult]:
     probe = job.probe
     if not job.idx:
         return []
     if mismatch:
-        return [CellResult(None, "error", f"this worker's interpreter {python} differs from the driver's "
-                           "(version or installed distributions): not run") for _ in job.idx]
+        return [
+            CellResult(
+                None,
+                "error",
+                f"this worker's interpreter {python} differs from the driver's "
+                "(version or installed distributions): not run",
+            )
+            for _ in job.idx
+        ]
     # local: a temp dir as always; remote: named by pid, so a killed worker's is removed by the next task
     scratch = worker_dir("harness-probe-") if remote else workarea.mkdtemp("harness-probe-")
     try:
-        ctx = KindContext(probe, [probe.rows[i] for i in job.idx], column, mat, python, repo, scratch)
+        ctx = KindContext(
+            probe, [probe.rows[i] for i in job.idx], column, mat, python, repo, scratch
+        )
         try:
             return get_kind(probe.kind).run(ctx)
         except UsageError:
             raise
         except Exception as exc:  # a broken probe kind fails its cells, not the run
-            return [CellResult(None, "error", f"probe kind {probe.kind} failed: {type(exc).__name__}: {exc}")
-                    for _ in job.idx]
+            return [
+                CellResult(
+                    None, "error", f"probe kind {probe.kind} failed: {type(exc).__name__}: {exc}"
+                )
+                for _ in job.idx
+            ]
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

@@ -13,15 +13,21 @@ from typing import Any
 from harness.cache import Cache, content_key, file_digest, interpreter_fingerprint
 from harness.columns import Column, ColumnIdentity, identify, user_blob
 from harness.edits import EditProof
+from harness.engines.remote import engine_label
 from harness.errors import UsageError
 from harness.executors import Executor, Resources, Task, TaskResult, TreeSpec
 from harness.executors.local import LocalExecutor
 from harness.executors.trees import InputFiles
-from harness.engines.remote import engine_label
 from harness.git.repo import GitRepo
 from harness.probes import kinds as kinds_pkg
+from harness.probes.column_task import (
+    ColumnJob,
+    ColumnOutcome,
+    run_column,
+    runtime_fingerprint,
+    shippable,
+)
 from harness.probes.kinds import CellResult, KeyColumn, get_kind
-from harness.probes.column_task import ColumnJob, ColumnOutcome, run_column, runtime_fingerprint, shippable
 from harness.probes.subproc import PROBES_DIR
 
 ENGINE_VERSION = "2"
@@ -57,15 +63,27 @@ def definition_hash(probe: Any) -> str:
     inputs = [file_digest(p) for p in (kmod.inputs(probe) if hasattr(kmod, "inputs") else [])]
     code = [file_digest(PROBES_DIR / n) for n in ("_runner.py", "extract_runner.py")]
     code += [file_digest(p) for p in sorted(Path(kinds_pkg.__file__ or "").parent.glob("*.py"))]
-    return content_key(ENGINE_VERSION, probe.kind, getattr(kmod, "VERSION", "1"), probe.spec, probe.timeout,
-                       inputs, code)
+    return content_key(
+        ENGINE_VERSION,
+        probe.kind,
+        getattr(kmod, "VERSION", "1"),
+        probe.spec,
+        probe.timeout,
+        inputs,
+        code,
+    )
 
 
-def cell_keys(probe: Any, column: KeyColumn, ident: ColumnIdentity, definition: str, interp: str) -> list[str]:
+def cell_keys(
+    probe: Any, column: KeyColumn, ident: ColumnIdentity, definition: str, interp: str
+) -> list[str]:
     """One cache key per row, from everything the row's result depends on in this column."""
     kmod = get_kind(probe.kind)
     extra = kmod.key_parts(probe, column) if hasattr(kmod, "key_parts") else None
-    return [content_key(definition, ident.tree_sha, ident.edits, interp, extra, row) for row in probe.rows]
+    return [
+        content_key(definition, ident.tree_sha, ident.edits, interp, extra, row)
+        for row in probe.rows
+    ]
 
 
 def _cached(cache: Cache, probe: Any, key: str) -> CellResult | None:
@@ -81,9 +99,18 @@ def _cached(cache: Cache, probe: Any, key: str) -> CellResult | None:
     return cell
 
 
-def run_probes(repo: GitRepo, scenario: Any, probes: list[Any], *, python: str | None = None,
-               jobs: int | None = None, cache: Cache | None = None, workroot: Path | None = None,
-               progress: Any = None, executor: Executor | None = None) -> ProbeRun:
+def run_probes(
+    repo: GitRepo,
+    scenario: Any,
+    probes: list[Any],
+    *,
+    python: str | None = None,
+    jobs: int | None = None,
+    cache: Cache | None = None,
+    workroot: Path | None = None,
+    progress: Any = None,
+    executor: Executor | None = None,
+) -> ProbeRun:
     """Fill every (probe, column, row) cell, from the cache where the content key matches."""
     started = time.monotonic()
     python = python or sys.executable
@@ -102,13 +129,16 @@ def run_probes(repo: GitRepo, scenario: Any, probes: list[Any], *, python: str |
         for p in probes:
             if p.columns is not None and cr.column.name not in p.columns:
                 continue
-            kc = KeyColumn(cr.column.name, cr.ident.commit_sha, cr.ident.tree_sha, cr.ident.edits, repo, python)
+            kc = KeyColumn(
+                cr.column.name, cr.ident.commit_sha, cr.ident.tree_sha, cr.ident.edits, repo, python
+            )
             ks = cell_keys(p, kc, cr.ident, defs[p.id], interp)
             hits = [_cached(cache, p, k) for k in ks]
             cells[(p.id, cr.column.name)] = list(hits)
             keys[(p.id, cr.column.name)] = ks
-            run.provenance[(p.id, cr.column.name)] = [(k, "cache" if h is not None else "run")
-                                                       for k, h in zip(ks, hits)]
+            run.provenance[(p.id, cr.column.name)] = [
+                (k, "cache" if h is not None else "run") for k, h in zip(ks, hits, strict=False)
+            ]
             run.from_cache += sum(h is not None for h in hits)
             if any(h is None for h in hits):
                 todo.setdefault(cr.column.name, []).append(p)
@@ -118,7 +148,9 @@ def run_probes(repo: GitRepo, scenario: Any, probes: list[Any], *, python: str |
         else:
             cr.proofs = [EditProof(**d) for d in cached_proofs]
             for pr in cr.proofs:
-                pr.blob_user_before = pr.blob_user_after = user_blob(repo, cr.ident.commit_sha, pr.path)
+                pr.blob_user_before = pr.blob_user_after = user_blob(
+                    repo, cr.ident.commit_sha, pr.path
+                )
 
     needing = [cr for cr in columns if cr.column.name in todo]
     if jobs is not None and jobs < 1:
@@ -126,8 +158,10 @@ def run_probes(repo: GitRepo, scenario: Any, probes: list[Any], *, python: str |
     executor = executor or LocalExecutor()
     workers = max(1, min(jobs or len(needing) or 1, len(needing) or 1))
     if progress:
-        progress(f"{sum(len(v) for v in cells.values())} cells, {run.from_cache} from cache; "
-                 f"{len(needing)} column(s) to run with {workers} worker(s) ({executor.name})")
+        progress(
+            f"{sum(len(v) for v in cells.values())} cells, {run.from_cache} from cache; "
+            f"{len(needing)} column(s) to run with {workers} worker(s) ({executor.name})"
+        )
     remote = executor.name != "local"
     inputs: dict[str, InputFiles] = {}
     tasks: list[Task[ColumnOutcome]] = []
@@ -137,14 +171,28 @@ def run_probes(repo: GitRepo, scenario: Any, probes: list[Any], *, python: str |
             idx = [i for i, c in enumerate(cells[(p.id, cr.column.name)]) if c is None]
             if remote and p.id not in inputs:
                 kmod = get_kind(p.kind)
-                inputs[p.id] = InputFiles.of(p.base_dir, list(kmod.inputs(p)) if hasattr(kmod, "inputs") else [])
+                inputs[p.id] = InputFiles.of(
+                    p.base_dir, list(kmod.inputs(p)) if hasattr(kmod, "inputs") else []
+                )
             col_jobs.append(ColumnJob(shippable(p) if remote else p, idx, inputs.get(p.id)))
-        tasks.append(Task(cr.ident.key, run_column, TreeSpec(repo, cr.column, workroot, cr.ident.key),
-                          (cr.column, col_jobs, python, runtime_fingerprint(python) if remote else ""), column_resources(repo, python, cr, col_jobs),
-                          column_timeout(col_jobs), cr.column.name))
-    for cr, task, res in zip(needing, tasks, executor.run(tasks, jobs=jobs if remote else workers)):
+        tasks.append(
+            Task(
+                cr.ident.key,
+                run_column,
+                TreeSpec(repo, cr.column, workroot, cr.ident.key),
+                (cr.column, col_jobs, python, runtime_fingerprint(python) if remote else ""),
+                column_resources(repo, python, cr, col_jobs),
+                column_timeout(col_jobs),
+                cr.column.name,
+            )
+        )
+    for cr, task, res in zip(
+        needing, tasks, executor.run(tasks, jobs=jobs if remote else workers), strict=False
+    ):
         _apply(repo, cr, task.args[1], res, cells, keys, cache, run)
-    run.cells = {k: [c or CellResult(None, "error", "not run") for c in v] for k, v in cells.items()}
+    run.cells = {
+        k: [c or CellResult(None, "error", "not run") for c in v] for k, v in cells.items()
+    }
     run.seconds = time.monotonic() - started
     return run
 
@@ -164,10 +212,14 @@ def column_resources(repo: GitRepo, python: str, cr: ColumnRun, jobs: list[Colum
     probes resolve to before any tree is written, and a GPU for the gpu runtime."""
     labels: set[str] = set()
     gpus = 0
-    kc = KeyColumn(cr.column.name, cr.ident.commit_sha, cr.ident.tree_sha, cr.ident.edits, repo, python)
+    kc = KeyColumn(
+        cr.column.name, cr.ident.commit_sha, cr.ident.tree_sha, cr.ident.edits, repo, python
+    )
     for j in jobs:
         kmod = get_kind(j.probe.kind)
-        if not hasattr(kmod, "key_parts") or not ("engine" in j.probe.spec or "engine_pin" in j.probe.spec):
+        if not hasattr(kmod, "key_parts") or not (
+            "engine" in j.probe.spec or "engine_pin" in j.probe.spec
+        ):
             continue
         parts = kmod.key_parts(j.probe, kc)
         engine = parts.get("engine") if isinstance(parts, dict) else None
@@ -178,9 +230,16 @@ def column_resources(repo: GitRepo, python: str, cr: ColumnRun, jobs: list[Colum
     return Resources(gpus, tuple((label, 1.0) for label in sorted(labels)))
 
 
-def _apply(repo: GitRepo, cr: ColumnRun, jobs: list[ColumnJob], res: TaskResult[ColumnOutcome],
-           cells: dict[tuple[str, str], list[CellResult | None]], keys: dict[tuple[str, str], list[str]],
-           cache: Cache, run: ProbeRun) -> None:
+def _apply(
+    repo: GitRepo,
+    cr: ColumnRun,
+    jobs: list[ColumnJob],
+    res: TaskResult[ColumnOutcome],
+    cells: dict[tuple[str, str], list[CellResult | None]],
+    keys: dict[tuple[str, str], list[str]],
+    cache: Cache,
+    run: ProbeRun,
+) -> None:
     """Fold a column task's result into the run; cache what may be cached (here, on the driver)."""
     if res.status != "ok" or res.value is None:
         # past its timeout, or its worker lost past the retry bound: the outcome of its cells (not cached)
@@ -208,7 +267,11 @@ def _apply(repo: GitRepo, cr: ColumnRun, jobs: list[ColumnJob], res: TaskResult[
     if out.proofs is not None:
         cr.proofs = out.proofs
         for pr in cr.proofs:
-            if pr.blob_user_after is None:  # packed trees: the user's copy is read here, after the run
+            if (
+                pr.blob_user_after is None
+            ):  # packed trees: the user's copy is read here, after the run
                 pr.blob_user_after = user_blob(repo, cr.ident.commit_sha, pr.path)
-        cache.put(content_key("column-proofs", ENGINE_VERSION, cr.ident.key),
-                  [{**asdict(p), "blob_user_before": None, "blob_user_after": None} for p in cr.proofs])
+        cache.put(
+            content_key("column-proofs", ENGINE_VERSION, cr.ident.key),
+            [{**asdict(p), "blob_user_before": None, "blob_user_after": None} for p in cr.proofs],
+        )

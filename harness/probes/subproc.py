@@ -9,9 +9,10 @@ import os
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from harness import children
 from harness.probes.kinds import CellResult
@@ -24,8 +25,15 @@ POLL = 0.02
 
 def probe_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ)
-    env.update({"PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", "PYTHONUNBUFFERED": "1",
-                "LC_ALL": "C.UTF-8", "PYTHONIOENCODING": "utf-8"})
+    env.update(
+        {
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTHONHASHSEED": "0",
+            "PYTHONUNBUFFERED": "1",
+            "LC_ALL": "C.UTF-8",
+            "PYTHONIOENCODING": "utf-8",
+        }
+    )
     env.update(extra or {})
     return env
 
@@ -46,7 +54,9 @@ def _tail(path: Path, n: int = 300) -> str:
         return fh.read().decode("utf-8", "replace").strip()
 
 
-STOP = threading.Event()  # set when the run is interrupted: every poll loop kills its child and stops
+STOP = (
+    threading.Event()
+)  # set when the run is interrupted: every poll loop kills its child and stops
 
 
 class Stopped(BaseException):
@@ -70,13 +80,25 @@ def _check_stop() -> None:
         raise Stopped("interrupted")
 
 
-def run_once(argv: list[str], cwd: Path, scratch: Path, timeout: float, env: dict[str, str],
-             flood: int = FLOOD_BYTES) -> tuple[str, int | None, bytes, str]:
+def run_once(
+    argv: list[str],
+    cwd: Path,
+    scratch: Path,
+    timeout: float,
+    env: dict[str, str],
+    flood: int = FLOOD_BYTES,
+) -> tuple[str, int | None, bytes, str]:
     """Run one process; returns (status ok|timeout|flood, exit code, output head, detail)."""
     out = scratch / f"out-{time.monotonic_ns()}.log"
     with open(out, "wb") as fh:
-        proc = children.popen(argv, cwd=str(cwd), stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                               env=env)
+        proc = children.popen(
+            argv,
+            cwd=str(cwd),
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+        )
         deadline = time.monotonic() + timeout
         status = "ok"
         with _reaped(proc):
@@ -92,12 +114,23 @@ def run_once(argv: list[str], cwd: Path, scratch: Path, timeout: float, env: dic
                 time.sleep(POLL)
     data = out.read_bytes()[:flood]
     out.unlink(missing_ok=True)
-    detail = {"timeout": f"timed out after {timeout:g}s", "flood": f"output flood (> {flood} bytes)"}.get(status, "")
+    detail = {
+        "timeout": f"timed out after {timeout:g}s",
+        "flood": f"output flood (> {flood} bytes)",
+    }.get(status, "")
     return status, proc.returncode, data, detail
 
 
-def run_rows(python: str, spec: dict[str, Any], rows: list[dict[str, Any]], tree: Path, scratch: Path,
-             timeout: float, env: dict[str, str], flood: int = FLOOD_BYTES) -> list[CellResult]:
+def run_rows(
+    python: str,
+    spec: dict[str, Any],
+    rows: list[dict[str, Any]],
+    tree: Path,
+    scratch: Path,
+    timeout: float,
+    env: dict[str, str],
+    flood: int = FLOOD_BYTES,
+) -> list[CellResult]:
     """Run ``rows`` through probes/_runner.py; restart after a timeout, crash or flood."""
     results: list[CellResult | None] = [None] * len(rows)
     start = 0
@@ -110,13 +143,19 @@ def run_rows(python: str, spec: dict[str, Any], rows: list[dict[str, Any]], tree
         spec_path.write_text(json.dumps({**spec, "tree": str(tree), "rows": rows, "start": start}))
         res_path.write_bytes(b"")
         with open(out_path, "wb") as out:
-            proc = children.popen([python, str(RUNNER), str(spec_path), str(res_path)], cwd=str(tree),
-                                   stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
+            proc = children.popen(
+                [python, str(RUNNER), str(spec_path), str(res_path)],
+                cwd=str(tree),
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=env,
+            )
             done, last_progress, failure = start, time.monotonic(), None
             with _reaped(proc):
                 while True:
                     recs = _read_results(res_path)
-                    for rec in recs[done - start:]:
+                    for rec in recs[done - start :]:
                         results[rec["i"]] = _cell(rec, tree)
                     if len(recs) > done - start:
                         done, last_progress = start + len(recs), time.monotonic()
@@ -128,7 +167,9 @@ def run_rows(python: str, spec: dict[str, Any], rows: list[dict[str, Any]], tree
                         if start + len(recs) > done:
                             continue
                         why = f"signal {-code}" if code < 0 else f"exit code {code}"
-                        failure = CellResult(None, "crash", f"process died ({why}): {_tail(out_path)}"[:400])
+                        failure = CellResult(
+                            None, "crash", f"process died ({why}): {_tail(out_path)}"[:400]
+                        )
                         break
                     if time.monotonic() - last_progress > timeout:
                         failure = CellResult(None, "timeout", f"timed out after {timeout:g}s")

@@ -14,10 +14,23 @@ def render(report: Report, fmt: str, *, full: bool = True) -> str:
     text that is not UTF-8 is shown escaped first."""
     printable(report)
     if fmt == "term":
-        from harness.report import terminal  # rich is imported only when a terminal view is asked for
+        from harness.report import (
+            terminal,  # rich is imported only when a terminal view is asked for
+        )
 
         return terminal.render(report, full=full)
     return {"md": markdown.render, "json": json.render, "html": html.render}[fmt](report)
 
 
-__all__ = ["FORMATS", "Code", "Control", "Details", "Finding", "Report", "Section", "Sha", "Table", "render"]
+__all__ = [
+    "FORMATS",
+    "Code",
+    "Control",
+    "Details",
+    "Finding",
+    "Report",
+    "Section",
+    "Sha",
+    "Table",
+    "render",
+]

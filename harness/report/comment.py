@@ -29,9 +29,14 @@ def _trimmed(s: Section, rows: int) -> tuple[Section, int, int]:
     every other table cut to its first ``rows`` rows; returns it with the number of rows and tables cut."""
     kept = [t for t in s.tables if not t.collapsed][:_TABLES_TRIMMED]
     cut = sum(max(0, len(t.rows) - rows) for t in kept)
-    tables = [t if len(t.rows) <= rows else
-              replace(t, rows=t.rows[:rows], title=f"{t.title} (first {rows} of {len(t.rows)} rows)".strip())
-              for t in kept]
+    tables = [
+        t
+        if len(t.rows) <= rows
+        else replace(
+            t, rows=t.rows[:rows], title=f"{t.title} (first {rows} of {len(t.rows)} rows)".strip()
+        )
+        for t in kept
+    ]
     return replace(s, tables=tables, details=[]), cut, len(s.tables) - len(kept)
 
 
@@ -57,12 +62,23 @@ def _variants(s: Section, is_open: bool) -> list[tuple[str, str]]:
     out = [(_block(s, is_open), "")]
     trimmed, rows, folded = _trimmed(s, _ROWS_TRIMMED)
     if rows or folded or s.details:
-        what = ", ".join(x for x in (f"{rows} table row(s)" if rows else "",
-                                     f"{folded} table(s)" if folded else "",
-                                     f"{len(s.details)} evidence block(s)" if s.details else "") if x)
+        what = ", ".join(
+            x
+            for x in (
+                f"{rows} table row(s)" if rows else "",
+                f"{folded} table(s)" if folded else "",
+                f"{len(s.details)} evidence block(s)" if s.details else "",
+            )
+            if x
+        )
         out.append((_block(trimmed, is_open, _FINDINGS_TRIMMED), f"{s.title}: {what}"))
     if s.tables or s.controls:
-        out.append((_block(_summary_only(s), is_open, _FINDINGS_TRIMMED), f"{s.title}: its tables and controls"))
+        out.append(
+            (
+                _block(_summary_only(s), is_open, _FINDINGS_TRIMMED),
+                f"{s.title}: its tables and controls",
+            )
+        )
     return out
 
 
@@ -84,29 +100,54 @@ def _causes(report: Report, room: int) -> tuple[list[str], str]:
     keep = len(report.causes)
     while keep > 1 and len("\n".join(markdown.causes(report, members=False, first=keep))) > room:
         keep = max(1, keep * 3 // 4)
-    return (markdown.causes(report, members=False, first=keep),
-            f"causes after the first {keep} of {len(report.causes)}")
+    return (
+        markdown.causes(report, members=False, first=keep),
+        f"causes after the first {keep} of {len(report.causes)}",
+    )
 
 
-def render(report: Report, full_report: str = "report.md beside this file", limit: int = LIMIT) -> str:
+def render(
+    report: Report, full_report: str = "report.md beside this file", limit: int = LIMIT
+) -> str:
     """The comment; never longer than ``limit`` characters."""
     printable(report)  # bytes that are not UTF-8 shown as \xNN
     head = [MARKER, f"### {markdown.text(report.title)}", ""]
     if report.generated or report.command:
         meta = markdown.code(report.command) if report.command else ""
-        head += [f"<sub>Generated {report.generated} · {meta}</sub>" if report.generated else f"<sub>{meta}</sub>", ""]
+        head += [
+            f"<sub>Generated {report.generated} · {meta}</sub>"
+            if report.generated
+            else f"<sub>{meta}</sub>",
+            "",
+        ]
     head += [f"**Verdict:** {markdown.text(report.verdict or 'not gated')}", ""]
     causes, causes_cut = _causes(report, limit // 4)
     head += causes
     if report.inputs:
-        head += ["<details><summary>inputs</summary>", "", "| input | value |", "|---|---|",
-                 *(f"| {markdown.text(k)} | {markdown.code(v)} |" for k, v in report.inputs.items()), "",
-                 "</details>", ""]
+        head += [
+            "<details><summary>inputs</summary>",
+            "",
+            "| input | value |",
+            "|---|---|",
+            *(f"| {markdown.text(k)} | {markdown.code(v)} |" for k, v in report.inputs.items()),
+            "",
+            "</details>",
+            "",
+        ]
     nv = report.all_not_verified()
-    tail = ["<details><summary>Not verified</summary>", "",
-            *(f"- {markdown.text(n)}" for n in nv[:_MAX_NOT_VERIFIED]),
-            *([f"- … {len(nv) - _MAX_NOT_VERIFIED} more in the full report"] if len(nv) > _MAX_NOT_VERIFIED else []),
-            "", "</details>", ""]
+    tail = [
+        "<details><summary>Not verified</summary>",
+        "",
+        *(f"- {markdown.text(n)}" for n in nv[:_MAX_NOT_VERIFIED]),
+        *(
+            [f"- … {len(nv) - _MAX_NOT_VERIFIED} more in the full report"]
+            if len(nv) > _MAX_NOT_VERIFIED
+            else []
+        ),
+        "",
+        "</details>",
+        "",
+    ]
     full_line = f"Full report: {_where(full_report)}."
     opening = "\n".join(head) + "\n"
     closing = "\n".join(tail)
@@ -125,7 +166,9 @@ def render(report: Report, full_report: str = "report.md beside this file", limi
         used += len(options[-1][0]) if fits else 0
     order = sorted(range(len(sections)), key=lambda i: (not sections[i][1], i))
     changed = True
-    while changed:  # one step up per section per round, so the budget is shared before anyone gets it all
+    while (
+        changed
+    ):  # one step up per section per round, so the budget is shared before anyone gets it all
         changed = False
         for i in order:
             level = chosen[i]
@@ -137,8 +180,10 @@ def render(report: Report, full_report: str = "report.md beside this file", limi
                 chosen[i] = level - 1
                 changed = True
     parts = [variants[i][level][0] for i, level in enumerate(chosen) if level is not None]
-    cuts = ([causes_cut] if causes_cut else []) + [variants[i][level][1] for i, level in enumerate(chosen) if level and variants[i][level][1]]
-    dropped = [s.title for (s, _), level in zip(sections, chosen) if level is None]
+    cuts = ([causes_cut] if causes_cut else []) + [
+        variants[i][level][1] for i, level in enumerate(chosen) if level and variants[i][level][1]
+    ]
+    dropped = [s.title for (s, _), level in zip(sections, chosen, strict=False) if level is None]
     note = ""
     if cuts or dropped:
         what = "; ".join(cuts + ([f"sections left out: {', '.join(dropped)}"] if dropped else []))
@@ -148,6 +193,11 @@ def render(report: Report, full_report: str = "report.md beside this file", limi
     out = opening + "".join(parts) + closing + "\n" + note + full_line + "\n"
     if len(out) > limit:  # a guard; the budget above keeps this from happening
         keep = limit - len(note) - len(full_line) - 100
-        out = out[:keep].rsplit("\n", 1)[0] + "\n\n…\n\n" + (note or "**Cut to fit a pull request comment.**\n\n") \
-            + full_line + "\n"
+        out = (
+            out[:keep].rsplit("\n", 1)[0]
+            + "\n\n…\n\n"
+            + (note or "**Cut to fit a pull request comment.**\n\n")
+            + full_line
+            + "\n"
+        )
     return out

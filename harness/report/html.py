@@ -12,16 +12,19 @@ def escape(text: str) -> str:
     """Repository data as HTML text: no control characters or terminal escapes, no live @mentions."""
     return _escape(shown(text))
 
+
 _CSS = """
 *{box-sizing:border-box}
 body{font:14px/1.45 -apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em auto;padding:0 1em;max-width:1200px;
 color:#1f2328;overflow-wrap:anywhere}
 .tw{overflow-x:auto;max-width:100%}
-table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #d0d7de;padding:3px 8px;text-align:left;vertical-align:top}
+table{border-collapse:collapse;margin:.5em 0}
+td,th{border:1px solid #d0d7de;padding:3px 8px;text-align:left;vertical-align:top}
 th{background:#f6f8fa}code{background:#f6f8fa;padding:0 3px;border-radius:3px;font-size:90%}
 td code{white-space:pre-wrap;word-break:break-all}
 .P1{color:#b00;font-weight:bold}.P2{color:#9a6700;font-weight:bold}.info{color:#0969da}
-.mark{display:inline-block;min-width:3.2em;padding:0 4px;border-radius:3px;font-weight:bold;font-size:85%;text-align:center}
+.mark{display:inline-block;min-width:3.2em;padding:0 4px;border-radius:3px;font-weight:bold;font-size:85%;
+text-align:center}
 .PASS{background:#dafbe1;color:#116329}.FAIL{background:#ffebe9;color:#a40e26}.INFO{background:#ddf4ff;color:#0550ae}
 .action{font-family:monospace;background:#fff8c5;padding:1px 4px;border-radius:3px}
 .legend{color:#57606a;font-size:90%}pre{background:#f6f8fa;padding:8px;overflow:auto;white-space:pre-wrap}
@@ -47,18 +50,25 @@ def _cell(c: Cell) -> str:
 def _table(t: Table) -> str:
     head = "".join(f"<th>{escape(c)}</th>" for c in t.columns)
     rows = "".join("<tr>" + "".join(f"<td>{_cell(c)}</td>" for c in r) + "</tr>" for r in t.rows)
-    body = f'<div class="tw"><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div>'
+    body = (
+        f'<div class="tw"><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div>'
+    )
     title = f"<h3>{escape(t.title)}</h3>" if t.title else ""
     if t.collapsed:
         body = f"<details><summary>{escape(t.title)} ({len(t.rows)} rows)</summary>{body}</details>"
-    notes = "".join(f'<p class="legend">{escape(x)}</p>' for x in
-                    (t.legend, f"Control: {t.control}" if t.control else "") if x)
+    notes = "".join(
+        f'<p class="legend">{escape(x)}</p>'
+        for x in (t.legend, f"Control: {t.control}" if t.control else "")
+        if x
+    )
     return title + body + notes
 
 
 def _finding_item(f: Finding) -> str:
-    return (f'<li><span class="{f.severity}">{f.severity}</span> {escape(f.title)} '
-            f'<a href="#{_anchor(f.id)}"><code>{escape(f.id)}</code></a></li>')
+    return (
+        f'<li><span class="{f.severity}">{f.severity}</span> {escape(f.title)} '
+        f'<a href="#{_anchor(f.id)}"><code>{escape(f.id)}</code></a></li>'
+    )
 
 
 def _causes(report: Report) -> list[str]:
@@ -67,20 +77,28 @@ def _causes(report: Report) -> list[str]:
     if not report.causes:
         return ["<ul>", *(_finding_item(f) for f in live), "</ul>"]
     by_id: dict[str, Finding] = {f.id: f for f in report.findings}
-    out = [f"<p><b>{len(live)} open finding(s) from {len(report.causes)} cause(s) — what to do:</b></p><ol>"]
+    out = [
+        f"<p><b>{len(live)} open finding(s) from {len(report.causes)} cause(s) — what to do:</b></p><ol>"
+    ]
     for c in report.causes:
         members = "".join(_finding_item(by_id[i]) for i in c.findings if i in by_id)
-        out.append(f'<li><span class="{c.severity}">{c.severity}</span> {escape(c.title)}<br>'
-                   f'<b>Action:</b> <span class="action">{escape(c.action)}</span><ul>{members}</ul></li>')
+        out.append(
+            f'<li><span class="{c.severity}">{c.severity}</span> {escape(c.title)}<br>'
+            f'<b>Action:</b> <span class="action">{escape(c.action)}</span><ul>{members}</ul></li>'
+        )
     out.append("</ol>")
     return out
 
 
 def render(report: Report) -> str:
-    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{escape(report.title)}</title>",
-             f"<style>{_CSS}</style></head><body><h1>{escape(report.title)}</h1>"]
+    parts = [
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{escape(report.title)}</title>",
+        f"<style>{_CSS}</style></head><body><h1>{escape(report.title)}</h1>",
+    ]
     if report.command or report.generated:
-        parts.append(f'<p class="legend">{escape(report.generated)} <code>{escape(report.command)}</code></p>')
+        parts.append(
+            f'<p class="legend">{escape(report.generated)} <code>{escape(report.command)}</code></p>'
+        )
     verdict = report.verdict or "not gated"
     parts.append(f"<p><b>Verdict:</b> {escape(verdict)}</p>")
     parts += _causes(report)
@@ -94,19 +112,28 @@ def render(report: Report) -> str:
             for f in s.findings:
                 extra = f" (waived: {escape(f.waived)})" if f.waived else ""
                 status = f" [{escape(f.status)}]" if f.status else ""
-                parts.append(f'<li id="{_anchor(f.id)}"><span class="{f.severity}">{f.severity}</span> '
-                             f'<code>{escape(f.id)}</code>'
-                             f"{status} {escape(f.title)}{' — ' + escape(f.detail) if f.detail else ''}{extra}</li>")
+                parts.append(
+                    f'<li id="{_anchor(f.id)}"><span class="{f.severity}">{f.severity}</span> '
+                    f"<code>{escape(f.id)}</code>"
+                    f"{status} {escape(f.title)}{' — ' + escape(f.detail) if f.detail else ''}{extra}</li>"
+                )
             parts.append("</ul>")
         if s.controls:
             parts.append("<h4>Controls</h4><ul>")
-            parts += [f'<li><span class="mark {_MARK[c.ok]}">{_MARK[c.ok]}</span> {escape(c.name)}: '
-                      f"{escape(c.result)}</li>" for c in s.controls]
+            parts += [
+                f'<li><span class="mark {_MARK[c.ok]}">{_MARK[c.ok]}</span> {escape(c.name)}: '
+                f"{escape(c.result)}</li>"
+                for c in s.controls
+            ]
             parts.append("</ul>")
         for d in s.details:
-            parts.append(f"<details><summary>{escape(d.summary)}</summary><pre>{_escape(clean(d.body))}</pre></details>")
+            parts.append(
+                f"<details><summary>{escape(d.summary)}</summary><pre>{_escape(clean(d.body))}</pre></details>"
+            )
         if s.not_verified:
-            parts.append(f'<p class="legend">Not verified here: {escape("; ".join(s.not_verified))}</p>')
+            parts.append(
+                f'<p class="legend">Not verified here: {escape("; ".join(s.not_verified))}</p>'
+            )
         parts.append("</section>")
     parts.append("<h2>Not verified</h2><ul>")
     parts += [f"<li>{escape(n)}</li>" for n in report.all_not_verified()]

@@ -23,4 +23,6 @@ def render(report: Report) -> str:
         "sections": [to_jsonable(s) for s in report.sections],
         "not_verified": report.all_not_verified(),
     }
-    return json_escape_controls(json.dumps(doc, indent=2, ensure_ascii=False, sort_keys=False)) + "\n"
+    return (
+        json_escape_controls(json.dumps(doc, indent=2, ensure_ascii=False, sort_keys=False)) + "\n"
+    )

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import re
 
-from harness.report.model import Cell, Code, Details, Finding, Report, Section, Sha, Table, open_findings
+from harness.report.model import (
+    Cell,
+    Code,
+    Details,
+    Finding,
+    Report,
+    Section,
+    Sha,
+    Table,
+    open_findings,
+)
 from harness.report.safe import clean, shown
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>#|~])")
@@ -13,7 +23,9 @@ _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>#|~])")
 def _text(s: str) -> str:
     """Escape plain text for a table cell or a line of prose (no control characters, no live @mentions)."""
     s = shown(s).replace("&", "&amp;")
-    s = _MD_SPECIAL.sub(lambda m: {"<": "&lt;", ">": "&gt;", "|": "\\|"}.get(m.group(1), "\\" + m.group(1)), s)
+    s = _MD_SPECIAL.sub(
+        lambda m: {"<": "&lt;", ">": "&gt;", "|": "\\|"}.get(m.group(1), "\\" + m.group(1)), s
+    )
     return s.replace("\r", "").replace("\n", "<br>")
 
 
@@ -25,7 +37,11 @@ def _code(s: str) -> str:
     s = s.replace("|", "\\|").replace("\r", "").replace("\n", "↵")
     longest = max((len(m) for m in re.findall(r"`+", s)), default=0)
     fence = "`" * (longest + 1)
-    pad = " " if s.startswith("`") or s.endswith("`") or (s.startswith(" ") and s.endswith(" ")) else ""
+    pad = (
+        " "
+        if s.startswith("`") or s.endswith("`") or (s.startswith(" ") and s.endswith(" "))
+        else ""
+    )
     return f"{fence}{pad}{s}{pad}{fence}"
 
 
@@ -44,15 +60,22 @@ def _table(t: Table) -> list[str]:
     if t.title and not t.collapsed:  # a folded table names itself in its <summary>
         out.append(f"**{_text(t.title)}**")
         out.append("")
-    head = ["| " + " | ".join(_text(c) for c in t.columns) + " |",
-            "|" + "|".join("---" for _ in t.columns) + "|"]
+    head = [
+        "| " + " | ".join(_text(c) for c in t.columns) + " |",
+        "|" + "|".join("---" for _ in t.columns) + "|",
+    ]
     body = ["| " + " | ".join(cell(c) for c in row) + " |" for row in t.rows]
     if not t.rows:
         body = ["| " + " | ".join(["_(no rows)_"] + [""] * (len(t.columns) - 1)) + " |"]
     lines = head + body
     if t.collapsed:
-        out += [f"<details><summary>{_text(t.title or 'table')} ({len(t.rows)} rows)</summary>", "", *lines, "",
-                "</details>"]
+        out += [
+            f"<details><summary>{_text(t.title or 'table')} ({len(t.rows)} rows)</summary>",
+            "",
+            *lines,
+            "",
+            "</details>",
+        ]
     else:
         out += lines
     if t.legend:
@@ -67,8 +90,16 @@ def _details(d: Details) -> list[str]:
     body = clean(d.body)
     longest = max((len(m) for m in re.findall(r"`{3,}", body)), default=2)
     fence = "`" * (longest + 1)
-    return [f"<details><summary>{_text(d.summary)}</summary>", "", fence, body.rstrip("\n"), fence, "",
-            "</details>", ""]
+    return [
+        f"<details><summary>{_text(d.summary)}</summary>",
+        "",
+        fence,
+        body.rstrip("\n"),
+        fence,
+        "",
+        "</details>",
+        "",
+    ]
 
 
 def causes(report: Report, *, members: bool = True, first: int | None = None) -> list[str]:
@@ -78,21 +109,28 @@ def causes(report: Report, *, members: bool = True, first: int | None = None) ->
     says how many more there are (both used by comment.md to stay within its limit)."""
     live = open_findings(report)
     if not report.causes:
-        return [*(f"- **{f.severity}** {_text(f.title)} ({_code(f.id)})" for f in live), *([""] if live else [])]
+        return [
+            *(f"- **{f.severity}** {_text(f.title)} ({_code(f.id)})" for f in live),
+            *([""] if live else []),
+        ]
     by_id: dict[str, Finding] = {f.id: f for f in report.findings}
     shown_causes = report.causes if first is None else report.causes[:first]
     out = [f"**{len(live)} open finding(s) from {len(report.causes)} cause(s) — what to do:**", ""]
     for n, c in enumerate(shown_causes, 1):
         out.append(f"{n}. **{c.severity}** {_text(c.title)}  ")
-        out.append(f"   **Action:** {_code(c.action)}" + ("" if members else
-                                                          f" · findings: {', '.join(_code(i) for i in c.findings)}"))
+        out.append(
+            f"   **Action:** {_code(c.action)}"
+            + ("" if members else f" · findings: {', '.join(_code(i) for i in c.findings)}")
+        )
         for fid in c.findings if members else []:
             f = by_id.get(fid)
             if f is not None:
                 out.append(f"   - {f.severity} {_text(f.title)} ({_code(f.id)})")
-    rest = report.causes[len(shown_causes):]
+    rest = report.causes[len(shown_causes) :]
     if rest:
-        out.append(f"\n… {len(rest)} more cause(s) ({sum(len(c.findings) for c in rest)} finding(s)) in the full report")
+        out.append(
+            f"\n… {len(rest)} more cause(s) ({sum(len(c.findings) for c in rest)} finding(s)) in the full report"
+        )
     out.append("")
     return out
 

@@ -7,8 +7,9 @@ already computed here (including marks such as "same").
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, is_dataclass
-from typing import Any, Literal, Sequence, Union
+from typing import Any, Literal
 
 Severity = Literal["P1", "P2", "info"]
 SEVERITY_RANK: dict[str, int] = {"P1": 2, "P2": 1, "info": 0}
@@ -32,7 +33,7 @@ class Sha:
         return self.sha[:12]
 
 
-Cell = Union[str, int, float, None, Code, Sha]
+Cell = str | int | float | None | Code | Sha
 
 
 @dataclass
@@ -62,7 +63,9 @@ class Finding:
 
     def __post_init__(self) -> None:
         if not self.id:
-            digest = hashlib.sha1(f"{self.kind}\0{self.key or self.title}".encode("utf-8", "surrogateescape")).hexdigest()[:10]
+            digest = hashlib.sha1(
+                f"{self.kind}\0{self.key or self.title}".encode("utf-8", "surrogateescape")
+            ).hexdigest()[:10]
             self.id = f"{self.kind}-{digest}"
 
 
@@ -123,7 +126,9 @@ class Report:
     generated: str = ""
     not_verified: list[str] = field(default_factory=list)
     verdict: str = ""
-    causes: list[Cause] = field(default_factory=list)  # open findings grouped by root cause (causes.py)
+    causes: list[Cause] = field(
+        default_factory=list
+    )  # open findings grouped by root cause (causes.py)
 
     @property
     def findings(self) -> list[Finding]:
@@ -154,6 +159,9 @@ def to_jsonable(obj: Any) -> Any:
 
 def open_findings(report: Report) -> list[Finding]:
     """P1/P2 findings that are not resolved or waived, most severe first (stable order)."""
-    live = [f for f in report.findings
-            if f.severity != "info" and not f.waived and f.status not in ("resolved", "retracted")]
+    live = [
+        f
+        for f in report.findings
+        if f.severity != "info" and not f.waived and f.status not in ("resolved", "retracted")
+    ]
     return sorted(live, key=lambda f: -SEVERITY_RANK[f.severity])

@@ -32,9 +32,16 @@ def _cell(c: Cell) -> str:
 
 
 def _table(t: Table) -> RichTable:
-    rt = RichTable(title=escape(t.title) if t.title else None, title_justify="left", show_lines=False,
-                   caption=escape(" · ".join(x for x in (t.legend, f"Control: {t.control}" if t.control else "")
-                                             if x)) or None, caption_justify="left")
+    rt = RichTable(
+        title=escape(t.title) if t.title else None,
+        title_justify="left",
+        show_lines=False,
+        caption=escape(
+            " · ".join(x for x in (t.legend, f"Control: {t.control}" if t.control else "") if x)
+        )
+        or None,
+        caption_justify="left",
+    )
     for col in t.columns:
         rt.add_column(escape(col), overflow="fold")
     for row in t.rows:
@@ -46,14 +53,21 @@ def _causes(console: Console, report: Report) -> None:
     live = open_findings(report)
     if not report.causes:
         for f in live:
-            console.print(f"  [{_SEV_STYLE[f.severity]}]{f.severity}[/] {escape(f.title)} ({escape(f.id)})")
+            console.print(
+                f"  [{_SEV_STYLE[f.severity]}]{f.severity}[/] {escape(f.title)} ({escape(f.id)})"
+            )
         return
-    console.print(f"[bold]What to do[/] ({len(live)} open finding(s) from {len(report.causes)} cause(s)):")
+    console.print(
+        f"[bold]What to do[/] ({len(live)} open finding(s) from {len(report.causes)} cause(s)):"
+    )
     for n, c in enumerate(report.causes, 1):
         console.print(f"{n:>2}. [{_SEV_STYLE[c.severity]}]{c.severity}[/] {escape(c.title)}")
         console.print(f"    [bold]→[/] {escape(c.action)}")
-        console.print(f"    [dim]{len(c.findings)} finding(s): {escape(', '.join(c.findings))}[/]", no_wrap=True,
-                      overflow="ellipsis")
+        console.print(
+            f"    [dim]{len(c.findings)} finding(s): {escape(', '.join(c.findings))}[/]",
+            no_wrap=True,
+            overflow="ellipsis",
+        )
 
 
 def _section_line(s: Section) -> str:
@@ -67,7 +81,11 @@ def _section_line(s: Section) -> str:
     failed = sum(1 for c in s.controls if c.ok is False)
     extra = f" [red]{failed} control(s) failed[/]" if failed else ""
     pad = " " * max(1, 10 - len(plain))
-    return f"  {styled}{pad}[bold]{escape(s.title)}[/]" + (f" — {escape(s.summary)}" if s.summary else "") + extra
+    return (
+        f"  {styled}{pad}[bold]{escape(s.title)}[/]"
+        + (f" — {escape(s.summary)}" if s.summary else "")
+        + extra
+    )
 
 
 def _full_section(console: Console, s: Section) -> None:
@@ -84,14 +102,18 @@ def _full_section(console: Console, s: Section) -> None:
         console.print(f"control {mark} {escape(c.name)}: {escape(c.result)}")
     for d in s.details:
         lines = d.body.splitlines()
-        console.print(f"[dim]{escape(d.summary)} ({len(lines)} lines, see the Markdown/HTML report)[/]")
+        console.print(
+            f"[dim]{escape(d.summary)} ({len(lines)} lines, see the Markdown/HTML report)[/]"
+        )
 
 
 def _finding(console: Console, f: Finding) -> None:
     waived = f" (waived: {escape(f.waived)})" if f.waived else ""
     status = f" [{f.status}]" if f.status else ""
-    console.print(f"[{_SEV_STYLE[f.severity]}]{f.severity}[/] {escape(f.id)}{escape(status)} "
-                  f"{escape(f.title)}{waived}")
+    console.print(
+        f"[{_SEV_STYLE[f.severity]}]{f.severity}[/] {escape(f.id)}{escape(status)} "
+        f"{escape(f.title)}{waived}"
+    )
     if f.detail:
         console.print(f"    [dim]{escape(f.detail)}[/]")
 
@@ -115,11 +137,17 @@ def render_to(console: Console, report: Report, full: bool = False) -> None:
     console.print(f"[bold]Sections[/] ({len(report.sections)}):")
     for s in report.sections:
         console.print(_section_line(s), overflow="ellipsis", no_wrap=True)
-    console.print(f"[dim]{len(report.all_not_verified())} item(s) not verified · every table: --full, "
-                  "or report.md / report.html[/]")
+    console.print(
+        f"[dim]{len(report.all_not_verified())} item(s) not verified · every table: --full, "
+        "or report.md / report.html[/]"
+    )
 
 
 def render(report: Report, width: int = 120, full: bool = False) -> str:
     buf = io.StringIO()
-    render_to(Console(file=buf, width=width, color_system=None, force_terminal=False, highlight=False), report, full)
+    render_to(
+        Console(file=buf, width=width, color_system=None, force_terminal=False, highlight=False),
+        report,
+        full,
+    )
     return buf.getvalue()

@@ -19,13 +19,21 @@ SOURCE = ["--source", "main", "--source-branch", "pr/42"]
 
 
 def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
+    ).stdout
 
 
 def _state(repo: Path) -> tuple:
-    return (_git(repo, "rev-parse", "HEAD"), _git(repo, "for-each-ref"), _git(repo, "status", "--porcelain"),
-            _git(repo, "stash", "list"), (repo / ".git" / "config").read_bytes(),
-            (repo / ".git" / "index").read_bytes(), sorted(p.name for p in (repo / ".git").iterdir()))
+    return (
+        _git(repo, "rev-parse", "HEAD"),
+        _git(repo, "for-each-ref"),
+        _git(repo, "status", "--porcelain"),
+        _git(repo, "stash", "list"),
+        (repo / ".git" / "config").read_bytes(),
+        (repo / ".git" / "index").read_bytes(),
+        sorted(p.name for p in (repo / ".git").iterdir()),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -46,8 +54,21 @@ def first_round(demo_env: dict) -> dict:
 
     out = demo_env["tmp"] / "round1"
     before = _state(demo_env["repo"])
-    code = main(["compare", *REFS, "--repo", str(demo_env["repo"]), *SOURCE, "--scenario", str(SCENARIO),
-                 "--output", str(out), "--format", "none"])
+    code = main(
+        [
+            "compare",
+            *REFS,
+            "--repo",
+            str(demo_env["repo"]),
+            *SOURCE,
+            "--scenario",
+            str(SCENARIO),
+            "--output",
+            str(out),
+            "--format",
+            "none",
+        ]
+    )
     after = _state(demo_env["repo"])
     doc = json.loads((out / "report.json").read_text())
     return {"code": code, "out": out, "doc": doc, "before": before, "after": after}
@@ -59,8 +80,18 @@ def _findings(doc: dict) -> list[dict]:
 
 def test_every_section_is_present(first_round: dict) -> None:
     ids = [s["id"] for s in first_round["doc"]["sections"]]
-    for expected in ("fidelity", "drift", "shape", "trace", "pin", "lanes", "selection", "probe-stop-leak",
-                     "probe-cancel-n", "mutation"):
+    for expected in (
+        "fidelity",
+        "drift",
+        "shape",
+        "trace",
+        "pin",
+        "lanes",
+        "selection",
+        "probe-stop-leak",
+        "probe-cancel-n",
+        "mutation",
+    ):
         assert any(i == expected or i.startswith(expected) for i in ids), (expected, ids)
     md = (first_round["out"] / "report.md").read_text()
     assert md.startswith("# Backport review")
@@ -68,7 +99,11 @@ def test_every_section_is_present(first_round: dict) -> None:
     assert md.rstrip().splitlines()[-1].startswith("- ")  # ends with the not-verified list
     assert "## Not verified" in md and "<details>" in md
     html = (first_round["out"] / "report.html").read_text()
-    assert html.startswith("<!doctype html>") and "<script" not in html and "http" not in html.split("<body>")[0]
+    assert (
+        html.startswith("<!doctype html>")
+        and "<script" not in html
+        and "http" not in html.split("<body>")[0]
+    )
 
 
 def test_expected_findings_and_gate(first_round: dict) -> None:
@@ -76,18 +111,24 @@ def test_expected_findings_and_gate(first_round: dict) -> None:
     kinds = [f["kind"] for f in _findings(first_round["doc"])]
     assert kinds.count("missing-commit") == 2
     assert kinds.count("probe-expectation") == 2  # the leak row and the n>1 cancellation
-    assert kinds.count("gap-not-pinned") == 1  # c3 is pinned by no test; c4 is pinned by the nightly test
+    assert (
+        kinds.count("gap-not-pinned") == 1
+    )  # c3 is pinned by no test; c4 is pinned by the nightly test
     fid = next(s for s in first_round["doc"]["sections"] if s["id"] == "fidelity")
     statuses = {p["subject"].split("]")[1].strip(): p["status"] for p in fid["data"]["picks"]}
-    assert statuses == {"Fix typo in README (#40) (#55)": "identical",
-                        "Fix min_tokens handling (#42) (#57)": "subset"}
+    assert statuses == {
+        "Fix typo in README (#40) (#55)": "identical",
+        "Fix min_tokens handling (#42) (#57)": "subset",
+    }
 
 
 def test_user_repository_unchanged(first_round: dict) -> None:
     assert first_round["before"] == first_round["after"]
 
 
-def test_rerun_gives_identical_bytes_except_the_dated_header(demo_env: dict, first_round: dict) -> None:
+def test_rerun_gives_identical_bytes_except_the_dated_header(
+    demo_env: dict, first_round: dict
+) -> None:
     """Same inputs, same bytes; a warm round differs from the cold one only in the dated header and
     in saying that its probe cells came from the cache (under the same keys)."""
     from harness.cli import main
@@ -96,18 +137,37 @@ def test_rerun_gives_identical_bytes_except_the_dated_header(demo_env: dict, fir
     names = ("report.md", "report.json", "report.html")
     rounds = [{name: (out / name).read_text() for name in names}]
     for _ in range(2):
-        code = main(["compare", *REFS, "--repo", str(demo_env["repo"]), *SOURCE, "--scenario", str(SCENARIO),
-                     "--output", str(out), "--format", "none"])
+        code = main(
+            [
+                "compare",
+                *REFS,
+                "--repo",
+                str(demo_env["repo"]),
+                *SOURCE,
+                "--scenario",
+                str(SCENARIO),
+                "--output",
+                str(out),
+                "--format",
+                "none",
+            ]
+        )
         assert code == first_round["code"]
         rounds.append({name: (out / name).read_text() for name in names})
-    dated = re.compile(r"Generated \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ|\"generated\": \"[^\"]*\"|"
-                       r"<p class=\"legend\">[^<]*<code>")
+    dated = re.compile(
+        r"Generated \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ|\"generated\": \"[^\"]*\"|"
+        r"<p class=\"legend\">[^<]*<code>"
+    )
     provenance = re.compile(r"measured: |from cache: |\"from\": \"(run|cache)\"")
     cold, warm, again = rounds
     for name in names:
         assert dated.sub("", warm[name]) == dated.sub("", again[name]), name
-        assert dated.sub("", cold[name]) != cold[name]  # the header really is dated (the regex matched)
-        assert provenance.sub("", dated.sub("", cold[name])) == provenance.sub("", dated.sub("", warm[name])), name
+        assert (
+            dated.sub("", cold[name]) != cold[name]
+        )  # the header really is dated (the regex matched)
+        assert provenance.sub("", dated.sub("", cold[name])) == provenance.sub(
+            "", dated.sub("", warm[name])
+        ), name
     assert "measured: " in cold["report.md"] and "measured: " not in warm["report.md"]
     assert "from cache: " in warm["report.md"]
 
@@ -119,8 +179,23 @@ def test_ledger_across_rounds(demo_env: dict, first_round: dict, tmp_path: Path)
     prev = str(first_round["out"] / "report.json")
     # Round 2, same head, same scenario: every finding is still present.
     out2 = tmp_path / "round2"
-    main(["compare", *REFS, "--repo", str(repo), *SOURCE, "--scenario", str(SCENARIO), "--output", str(out2),
-          "--format", "none", "--previous", prev])
+    main(
+        [
+            "compare",
+            *REFS,
+            "--repo",
+            str(repo),
+            *SOURCE,
+            "--scenario",
+            str(SCENARIO),
+            "--output",
+            str(out2),
+            "--format",
+            "none",
+            "--previous",
+            prev,
+        ]
+    )
     doc2 = json.loads((out2 / "report.json").read_text())
     statuses = {f["status"] for s in doc2["sections"] if s["id"] != "ledger" for f in s["findings"]}
     assert statuses == {"still present"}
@@ -130,11 +205,40 @@ def test_ledger_across_rounds(demo_env: dict, first_round: dict, tmp_path: Path)
     shutil.copytree(repo, clone)
     _git(clone, "checkout", "-q", "backport/42")
     c3 = _git(clone, "rev-parse", "pr/42~1").strip()
-    subprocess.run(["git", "-C", str(clone), "-c", "user.name=R", "-c", "user.email=r@example.com",
-                    "cherry-pick", "-x", c3], check=True, capture_output=True)
+    subprocess.run(
+        [
+            "git",
+            "-C",
+            str(clone),
+            "-c",
+            "user.name=R",
+            "-c",
+            "user.email=r@example.com",
+            "cherry-pick",
+            "-x",
+            c3,
+        ],
+        check=True,
+        capture_output=True,
+    )
     out3 = tmp_path / "round3"
-    main(["compare", *REFS, "--repo", str(clone), *SOURCE, "--scenario", str(SCENARIO), "--output", str(out3),
-          "--format", "none", "--previous", prev])
+    main(
+        [
+            "compare",
+            *REFS,
+            "--repo",
+            str(clone),
+            *SOURCE,
+            "--scenario",
+            str(SCENARIO),
+            "--output",
+            str(out3),
+            "--format",
+            "none",
+            "--previous",
+            prev,
+        ]
+    )
     doc3 = json.loads((out3 / "report.json").read_text())
     ledger = next(s for s in doc3["sections"] if s["id"] == "ledger")
     leak = next(f for f in _findings(first_round["doc"]) if "leaks the hidden stop" in f["title"])
@@ -145,31 +249,81 @@ def test_ledger_across_rounds(demo_env: dict, first_round: dict, tmp_path: Path)
     # Round 4: same head as round 1 but the scenario drops the cancellation probe → retracted.
     scen = tmp_path / "demo.yaml"
     text = SCENARIO.read_text()
-    text = text[:text.index("  - id: cancel-n")] + text[text.index("traces:"):]
+    text = text[: text.index("  - id: cancel-n")] + text[text.index("traces:") :]
     scen.write_text(text.replace("../probes/", str(ROOT / "probes") + "/"))
     out4 = tmp_path / "round4"
-    main(["compare", *REFS, "--repo", str(repo), *SOURCE, "--scenario", str(scen), "--output", str(out4),
-          "--format", "none", "--previous", prev])
+    main(
+        [
+            "compare",
+            *REFS,
+            "--repo",
+            str(repo),
+            *SOURCE,
+            "--scenario",
+            str(scen),
+            "--output",
+            str(out4),
+            "--format",
+            "none",
+            "--previous",
+            prev,
+        ]
+    )
     doc4 = json.loads((out4 / "report.json").read_text())
     cancel = next(f for f in _findings(first_round["doc"]) if "cancellation" in f["title"])
     ledger4 = next(s for s in doc4["sections"] if s["id"] == "ledger")
     assert {f["id"]: f["status"] for f in ledger4["findings"]}[cancel["id"]] == "retracted"
 
 
-def test_policy_waivers_blocking_kinds_and_fail_on(demo_env: dict, first_round: dict, tmp_path: Path) -> None:
+def test_policy_waivers_blocking_kinds_and_fail_on(
+    demo_env: dict, first_round: dict, tmp_path: Path
+) -> None:
     from harness.cli import main
 
     repo = str(demo_env["repo"])
     blocking = {f["kind"] for f in _findings(first_round["doc"]) if f["severity"] == "P1"}
     waive_all = tmp_path / "waive.yaml"
-    waive_all.write_text("waivers:\n" + "".join(
-        f"  - kind: {k}\n    reason: tracked elsewhere\n    expires: 2027-06-30\n" for k in sorted(blocking)))
+    waive_all.write_text(
+        "waivers:\n"
+        + "".join(
+            f"  - kind: {k}\n    reason: tracked elsewhere\n    expires: 2027-06-30\n"
+            for k in sorted(blocking)
+        )
+    )
     args = ["compare", *REFS, "--repo", repo, *SOURCE, "--format", "none"]
-    assert main([*args, "--output", str(tmp_path / "a"), "--policy", str(waive_all), "--today", "2027-01-01",
-                 "--scenario", str(SCENARIO)]) == 0
+    assert (
+        main(
+            [
+                *args,
+                "--output",
+                str(tmp_path / "a"),
+                "--policy",
+                str(waive_all),
+                "--today",
+                "2027-01-01",
+                "--scenario",
+                str(SCENARIO),
+            ]
+        )
+        == 0
+    )
     # The same waivers after their expiry no longer apply, and the report says so.
-    assert main([*args, "--output", str(tmp_path / "b"), "--policy", str(waive_all), "--today", "2027-07-01",
-                 "--scenario", str(SCENARIO)]) == 1
+    assert (
+        main(
+            [
+                *args,
+                "--output",
+                str(tmp_path / "b"),
+                "--policy",
+                str(waive_all),
+                "--today",
+                "2027-07-01",
+                "--scenario",
+                str(SCENARIO),
+            ]
+        )
+        == 1
+    )
     assert "expired on 2027-06-30" in (tmp_path / "b" / "report.md").read_text()
     # Without a scenario: fidelity's missing commits still block; --fail-on never lets it pass.
     assert main([*args, "--output", str(tmp_path / "c")]) == 1
@@ -177,30 +331,71 @@ def test_policy_waivers_blocking_kinds_and_fail_on(demo_env: dict, first_round: 
     # A policy can make a P2 kind block.
     block = tmp_path / "block.yaml"
     block.write_text("fail_on: never\nblock: [shape-signoff]\n")
-    assert main(["compare", *REFS, "--repo", repo, "--format", "none", "--output", str(tmp_path / "e"),
-                 "--policy", str(block)]) == 0  # fail_on never still wins over blocking kinds…
+    assert (
+        main(
+            [
+                "compare",
+                *REFS,
+                "--repo",
+                repo,
+                "--format",
+                "none",
+                "--output",
+                str(tmp_path / "e"),
+                "--policy",
+                str(block),
+            ]
+        )
+        == 0
+    )  # fail_on never still wins over blocking kinds…
     block.write_text("block: [shape-signoff]\n")
-    assert main(["compare", "release/1.0", "backport/42~1", "--repo", repo, "--format", "none",
-                 "--output", str(tmp_path / "f"), "--policy", str(block)]) == 1
+    assert (
+        main(
+            [
+                "compare",
+                "release/1.0",
+                "backport/42~1",
+                "--repo",
+                repo,
+                "--format",
+                "none",
+                "--output",
+                str(tmp_path / "f"),
+                "--policy",
+                str(block),
+            ]
+        )
+        == 1
+    )
 
 
-def test_bad_input_is_one_line_exit_2_and_writes_nothing(demo_env: dict, tmp_path: Path, run_cli) -> None:
+def test_bad_input_is_one_line_exit_2_and_writes_nothing(
+    demo_env: dict, tmp_path: Path, run_cli
+) -> None:
     repo = str(demo_env["repo"])
     out = tmp_path / "never"
-    code, _, err = run_cli("compare", "release/1.0", "no-such-ref", "--repo", repo, "--output", str(out))
+    code, _, err = run_cli(
+        "compare", "release/1.0", "no-such-ref", "--repo", repo, "--output", str(out)
+    )
     assert code == 2 and err.count("\n") == 1 and "no-such-ref" in err
     bad = tmp_path / "bad.yaml"
     bad.write_text("refs: {base: release/1.0}\ntraces:\n  - strin: x\n")
-    code, _, err = run_cli("compare", *REFS, "--repo", repo, "--scenario", str(bad), "--output", str(out))
+    code, _, err = run_cli(
+        "compare", *REFS, "--repo", repo, "--scenario", str(bad), "--output", str(out)
+    )
     assert code == 2 and err.count("\n") == 1 and f"{bad}:3" in err
     policy = tmp_path / "policy.yaml"
     policy.write_text("waivers:\n  - kind: x\n")
-    code, _, err = run_cli("compare", *REFS, "--repo", repo, "--policy", str(policy), "--output", str(out))
+    code, _, err = run_cli(
+        "compare", *REFS, "--repo", repo, "--policy", str(policy), "--output", str(out)
+    )
     assert code == 2 and "reason" in err
     assert not out.exists()
 
 
-def test_demo_command_writes_the_reports(tmp_path: Path, run_cli, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_demo_command_writes_the_reports(
+    tmp_path: Path, run_cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
     code, out, err = run_cli("demo", "--dir", str(tmp_path / "d"), "--format", "md")
     assert code == 0, err
@@ -221,8 +416,9 @@ def test_every_table_carries_its_control_and_every_section_its_limits(first_roun
     assert first_round["doc"]["not_verified"]  # and the report ends with the whole list
 
 
-def test_default_output_never_lands_in_the_users_work_tree(demo_env: dict, monkeypatch: pytest.MonkeyPatch,
-                                                          tmp_path: Path) -> None:
+def test_default_output_never_lands_in_the_users_work_tree(
+    demo_env: dict, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     from harness.commands.compare import default_output
     from harness.git import GitRepo
 
@@ -230,26 +426,55 @@ def test_default_output_never_lands_in_the_users_work_tree(demo_env: dict, monke
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.chdir(demo_env["repo"])
     inside = default_output(repo, "release/1.0", "backport/42")
-    assert inside == tmp_path / "cache" / "harness" / "reports" / "repo" / "release_1.0..backport_42"
+    assert (
+        inside == tmp_path / "cache" / "harness" / "reports" / "repo" / "release_1.0..backport_42"
+    )
     monkeypatch.chdir(tmp_path)
-    assert default_output(repo, "release/1.0", "backport/42") == Path("reports/release_1.0..backport_42")
-    subprocess.run(["git", "clone", "-q", "--bare", str(demo_env["repo"]), str(tmp_path / "b.git")], check=True)
+    assert default_output(repo, "release/1.0", "backport/42") == Path(
+        "reports/release_1.0..backport_42"
+    )
+    subprocess.run(
+        ["git", "clone", "-q", "--bare", str(demo_env["repo"]), str(tmp_path / "b.git")], check=True
+    )
     bare = GitRepo(tmp_path / "b.git")
     monkeypatch.chdir(tmp_path / "b.git")
-    assert default_output(bare, "a", "b") == tmp_path / "cache" / "harness" / "reports" / "b.git" / "a..b"
+    assert (
+        default_output(bare, "a", "b")
+        == tmp_path / "cache" / "harness" / "reports" / "b.git" / "a..b"
+    )
 
 
 def test_several_scenarios_add_their_sections(demo_env: dict, tmp_path: Path) -> None:
     from harness.cli import main
 
     extra = tmp_path / "extra.yaml"
-    extra.write_text("traces:\n  - string: min_new_tokens\n    refs: [base, head]\n"
-                     "pins:\n  - file: pytest.ini\n    key: nosuch\n")
+    extra.write_text(
+        "traces:\n  - string: min_new_tokens\n    refs: [base, head]\n"
+        "pins:\n  - file: pytest.ini\n    key: nosuch\n"
+    )
     out = tmp_path / "two"
-    code = main(["compare", *REFS, "--repo", str(demo_env["repo"]), *SOURCE, "--scenario", str(SCENARIO),
-                 "--scenario", str(extra), "--output", str(out), "--format", "none"])
+    code = main(
+        [
+            "compare",
+            *REFS,
+            "--repo",
+            str(demo_env["repo"]),
+            *SOURCE,
+            "--scenario",
+            str(SCENARIO),
+            "--scenario",
+            str(extra),
+            "--output",
+            str(out),
+            "--format",
+            "none",
+        ]
+    )
     doc = json.loads((out / "report.json").read_text())
     traces = [s for s in doc["sections"] if s["id"] == "trace"]
     assert code == 1 and len(traces) == 2
-    assert [r["count"] for r in traces[1]["data"]["rows"]] == [0, 1]  # only head's handler passes min_new_tokens
+    assert [r["count"] for r in traces[1]["data"]["rows"]] == [
+        0,
+        1,
+    ]  # only head's handler passes min_new_tokens
     assert "scenario 2" in doc["inputs"]

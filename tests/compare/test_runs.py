@@ -10,11 +10,10 @@ import sys
 import time
 from pathlib import Path
 
+from harness import gate
 from harness.compare import Plan, run_plan
 from harness.errors import EXIT_INTERNAL
 from harness.report.model import Report, Section
-
-from harness import gate
 
 
 def _boom() -> Section:
@@ -30,7 +29,11 @@ def test_a_crashing_section_becomes_a_harness_error_section_and_the_others_stand
     sections, crashed = run_plan(plan, progress=said.append)
     assert crashed and [s.id for s in sections] == ["ok", "bad", "after"]
     finding = sections[1].findings[0]
-    assert finding.kind == "harness-error" and finding.severity == "P1" and "section exploded" in finding.title
+    assert (
+        finding.kind == "harness-error"
+        and finding.severity == "P1"
+        and "section exploded" in finding.title
+    )
     assert said == ["[1/3] fine …", "[2/3] broken …", "[3/3] later …"]
     verdict, _ = gate.verdict(Report("t", "c", sections), "never", crashed=True)
     assert verdict.startswith("HARNESS ERROR") and EXIT_INTERNAL == 3
@@ -39,12 +42,19 @@ def test_a_crashing_section_becomes_a_harness_error_section_and_the_others_stand
 def test_output_under_a_file_is_a_usage_error(builder, run_cli, tmp_path: Path) -> None:
     builder.commit("one", {"a": "1\n"})
     (tmp_path / "file").write_text("x")
-    code, _, err = run_cli("compare", "HEAD", "HEAD", "--repo", str(builder.path), "--output",
-                           str(tmp_path / "file" / "out"))
+    code, _, err = run_cli(
+        "compare",
+        "HEAD",
+        "HEAD",
+        "--repo",
+        str(builder.path),
+        "--output",
+        str(tmp_path / "file" / "out"),
+    )
     assert code == 2 and err.count("\n") == 1 and "is not a directory" in err
 
 
-SLOW = '''refs: {{base: main, head: main}}
+SLOW = """refs: {{base: main, head: main}}
 controls:
   ctl:
     ref: main
@@ -56,9 +66,9 @@ probes:
     function: run
     timeout: 120
     rows: {{n: [1, 2]}}
-'''
+"""
 
-PROBE = '''import os, time
+PROBE = """import os, time
 UNDER_TEST = ["m"]
 def run(n):
     import m
@@ -66,10 +76,12 @@ def run(n):
         fh.write(f"{os.getpid()}\\n")
     time.sleep(60)
     return n
-'''
+"""
 
 
-def test_sigterm_kills_probe_processes_and_leaves_no_lock_or_scratch(builder, tmp_path: Path) -> None:
+def test_sigterm_kills_probe_processes_and_leaves_no_lock_or_scratch(
+    builder, tmp_path: Path
+) -> None:
     builder.commit("one", {"m.py": "x = 1\n"})
     (tmp_path / "p.py").write_text(PROBE)
     scen = tmp_path / "s.yaml"
@@ -77,14 +89,25 @@ def test_sigterm_kills_probe_processes_and_leaves_no_lock_or_scratch(builder, tm
     pids = tmp_path / "pids"
     work, scratch = tmp_path / "work", tmp_path / "tmp"
     scratch.mkdir()
-    env = {**os.environ, "PIDS": str(pids), "HARNESS_WORK_DIR": str(work), "TMPDIR": str(scratch),
-           "HARNESS_CACHE_DIR": str(tmp_path / "cache")}
-    proc = subprocess.Popen([sys.executable, "-m", "harness", "probe", str(scen), "--repo", str(builder.path)],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    env = {
+        **os.environ,
+        "PIDS": str(pids),
+        "HARNESS_WORK_DIR": str(work),
+        "TMPDIR": str(scratch),
+        "HARNESS_CACHE_DIR": str(tmp_path / "cache"),
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "harness", "probe", str(scen), "--repo", str(builder.path)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and (not pids.exists() or len(pids.read_text().split()) < 3):
         time.sleep(0.2)
-    assert pids.exists() and len(pids.read_text().split()) == 3, "all three columns should be running"
+    assert pids.exists() and len(pids.read_text().split()) == 3, (
+        "all three columns should be running"
+    )
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=30) == 128 + signal.SIGTERM
     time.sleep(0.5)
@@ -96,50 +119,94 @@ def test_sigterm_kills_probe_processes_and_leaves_no_lock_or_scratch(builder, tm
             alive = False
         assert not alive, f"probe process {pid} survived SIGTERM"
     trees = work / "trees"
-    assert not list(trees.glob("*.lock")) and not list(trees.glob("*.tmp-*")) and not list(trees.glob("*-p*"))
+    assert (
+        not list(trees.glob("*.lock"))
+        and not list(trees.glob("*.tmp-*"))
+        and not list(trees.glob("*-p*"))
+    )
     assert list(trees.glob("*.json")), "the trees should have been made under <work>/trees"
     assert not list((work / "runs").iterdir()), "the run folder is removed on SIGTERM"
     assert not list(scratch.iterdir())
 
 
-def test_ledger_marks_findings_new_against_a_round_that_lacked_them(builder, run_cli, tmp_path: Path) -> None:
+def test_ledger_marks_findings_new_against_a_round_that_lacked_them(
+    builder, run_cli, tmp_path: Path
+) -> None:
     builder.commit("base", {"a.py": "x = 1\n"})
     builder.branch("release")
     builder.commit("fix on main", {"a.py": "x = 1\nvalidate_inputs()\n"})
     builder.checkout("release")
-    builder.commit("docs", {"README": "x\n"})  # round one judges this alone (an empty range is refused)
+    builder.commit(
+        "docs", {"README": "x\n"}
+    )  # round one judges this alone (an empty range is refused)
     builder.commit("the same fix again", {"a.py": "x = 1\nvalidate_inputs()\n"})  # redundant: P2
     first = tmp_path / "r1"
-    code, _, _ = run_cli("compare", "main", "release~1", "--repo", str(builder.path), "--output", str(first),
-                         "--format", "none", "--fail-on", "never")
+    code, _, _ = run_cli(
+        "compare",
+        "main",
+        "release~1",
+        "--repo",
+        str(builder.path),
+        "--output",
+        str(first),
+        "--format",
+        "none",
+        "--fail-on",
+        "never",
+    )
     assert code == 0
     second = tmp_path / "r2"
-    code, _, _ = run_cli("compare", "main", "release", "--repo", str(builder.path), "--output", str(second),
-                         "--format", "none", "--fail-on", "never", "--previous", str(first / "report.json"))
+    code, _, _ = run_cli(
+        "compare",
+        "main",
+        "release",
+        "--repo",
+        str(builder.path),
+        "--output",
+        str(second),
+        "--format",
+        "none",
+        "--fail-on",
+        "never",
+        "--previous",
+        str(first / "report.json"),
+    )
     doc = json.loads((second / "report.json").read_text())
     statuses = {f["status"] for s in doc["sections"] if s["id"] != "ledger" for f in s["findings"]}
     ledger = next(s for s in doc["sections"] if s["id"] == "ledger")
     assert ledger["data"]["counts"]["new"] >= 1 and "new" in statuses
 
 
-def test_a_control_that_no_longer_applies_is_its_cells_outcome(builder, run_cli, tmp_path: Path) -> None:
+def test_a_control_that_no_longer_applies_is_its_cells_outcome(
+    builder, run_cli, tmp_path: Path
+) -> None:
     """The head already carries the fix the control would make: the run goes on and says why."""
     builder.commit("one", {"m.py": "x = 2\n"})
-    (tmp_path / "p.py").write_text("UNDER_TEST = ['m']\ndef run(n):\n    import m\n    return m.x * n\n")
+    (tmp_path / "p.py").write_text(
+        "UNDER_TEST = ['m']\ndef run(n):\n    import m\n    return m.x * n\n"
+    )
     scen = tmp_path / "s.yaml"
     scen.write_text(f"""refs: {{head: main}}
 controls:
   ctl: {{ref: head, edits: [{{replace: "x = 1", new: "x = 2", path: m.py}}]}}
 probes:
-  - {{id: p, kind: python, file: {tmp_path / 'p.py'}, function: run, rows: {{n: [1, 2]}}}}
+  - {{id: p, kind: python, file: {tmp_path / "p.py"}, function: run, rows: {{n: [1, 2]}}}}
 """)
-    code, out, err = run_cli("probe", str(scen), "--repo", str(builder.path), "--format", "json", "--fail-on", "p2")
+    code, out, err = run_cli(
+        "probe", str(scen), "--repo", str(builder.path), "--format", "json", "--fail-on", "p2"
+    )
     doc = json.loads(out)
     cells = doc["sections"][0]["data"]["cells"]
     assert [c["value"] for c in cells["head"]] == [2, 4]
-    assert all(c["status"] == "error" and "control does not apply" in c["detail"] and "found 0" in c["detail"]
-               for c in cells["ctl"]), cells["ctl"]
-    assert code == 1 and any(f["kind"] == "probe-cell-failed" for f in doc["sections"][0]["findings"])
+    assert all(
+        c["status"] == "error"
+        and "control does not apply" in c["detail"]
+        and "found 0" in c["detail"]
+        for c in cells["ctl"]
+    ), cells["ctl"]
+    assert code == 1 and any(
+        f["kind"] == "probe-cell-failed" for f in doc["sections"][0]["findings"]
+    )
 
 
 def test_compare_on_a_bare_repository_changes_nothing(builder, run_cli, tmp_path: Path) -> None:
@@ -152,9 +219,22 @@ def test_compare_on_a_bare_repository_changes_nothing(builder, run_cli, tmp_path
     builder.commit("[release] fix (#7) (#8)", {"a.py": "x = 2\n"})
     bare = builder.bare_clone(tmp_path / "bare.git")
     before = bare_snapshot(bare)
-    code, _, err = run_cli("compare", "main~1", "release", "--source", "main", "--repo", str(bare),
-                           "--output", str(tmp_path / "out"), "--format", "none")
+    code, _, err = run_cli(
+        "compare",
+        "main~1",
+        "release",
+        "--source",
+        "main",
+        "--repo",
+        str(bare),
+        "--output",
+        str(tmp_path / "out"),
+        "--format",
+        "none",
+    )
     doc = json.loads((tmp_path / "out" / "report.json").read_text())
-    assert code == 0, err  # an identical pick found by PR number; the trial merge ran in a temp object dir
+    assert code == 0, (
+        err
+    )  # an identical pick found by PR number; the trial merge ran in a temp object dir
     assert doc["sections"][0]["data"]["picks"][0]["status"] == "identical"
     assert bare_snapshot(bare) == before

@@ -27,9 +27,14 @@ def engine_store(request) -> EngineStore:
 
 @pytest.fixture(scope="session")
 def cpu_run(engine_store):
-    if engine_store.get(EnvKey("sglang", VERSION, "cpu")) is None and os.environ.get("HARNESS_BUILD_CPU_ENGINE") != "1":
-        pytest.skip(f"cpu engine env sglang=={VERSION} not built in {engine_store.root} (~7 GB, 5-10 min); "
-                    f"run `harness engine add sglang=={VERSION} --runtime cpu` or set HARNESS_BUILD_CPU_ENGINE=1")
+    if (
+        engine_store.get(EnvKey("sglang", VERSION, "cpu")) is None
+        and os.environ.get("HARNESS_BUILD_CPU_ENGINE") != "1"
+    ):
+        pytest.skip(
+            f"cpu engine env sglang=={VERSION} not built in {engine_store.root} (~7 GB, 5-10 min); "
+            f"run `harness engine add sglang=={VERSION} --runtime cpu` or set HARNESS_BUILD_CPU_ENGINE=1"
+        )
     return run_n_probe(VERSION, runtime="cpu", store=engine_store, log=lambda m: None)
 
 
@@ -44,7 +49,13 @@ def test_n_choices_on_real_cpu_engine(cpu_run):
     assert s["abort_choices"]["final"] == ["abort", "abort"]
     # The caller's rid is not a live request state once the n choices are fanned out.
     assert s["abort_caller"]["caller_rid_in_state"] is False
-    assert set(answers(cpu_run)) == {"distinct_ids", "abort_caller", "abort_choices", "cancel_midstream", "state_left"}
+    assert set(answers(cpu_run)) == {
+        "distinct_ids",
+        "abort_caller",
+        "abort_choices",
+        "cancel_midstream",
+        "state_left",
+    }
 
 
 @pytest.mark.engine
@@ -53,19 +64,28 @@ def test_n_choices_on_real_cpu_engine(cpu_run):
 def test_n_choices_on_gpu(engine_store):
     if shutil.which("nvidia-smi") is None:
         pytest.skip("no GPU (nvidia-smi not found)")
-    bundle = os.environ.get("HARNESS_GPU_BUNDLE")  # a `harness engine bundle` folder: install offline
+    bundle = os.environ.get(
+        "HARNESS_GPU_BUNDLE"
+    )  # a `harness engine bundle` folder: install offline
     if bundle and engine_store.get(EnvKey("sglang", VERSION, "gpu")) is None:
         from harness.engines.sglang import ensure_env
 
         ensure_env(VERSION, "gpu", store=engine_store, log=lambda m: None, bundle=Path(bundle))
-    if engine_store.get(EnvKey("sglang", VERSION, "gpu")) is None and os.environ.get("HARNESS_BUILD_GPU_ENGINE") != "1":
-        pytest.skip(f"no gpu env sglang=={VERSION} in {engine_store.root}: run `harness engine add "
-                    f"sglang=={VERSION} --runtime gpu [--from-bundle DIR]`, set HARNESS_GPU_BUNDLE=DIR "
-                    f"or HARNESS_BUILD_GPU_ENGINE=1")
+    if (
+        engine_store.get(EnvKey("sglang", VERSION, "gpu")) is None
+        and os.environ.get("HARNESS_BUILD_GPU_ENGINE") != "1"
+    ):
+        pytest.skip(
+            f"no gpu env sglang=={VERSION} in {engine_store.root}: run `harness engine add "
+            f"sglang=={VERSION} --runtime gpu [--from-bundle DIR]`, set HARNESS_GPU_BUNDLE=DIR "
+            f"or HARNESS_BUILD_GPU_ENGINE=1"
+        )
     raw = run_n_probe(VERSION, runtime="gpu", store=engine_store, log=lambda m: None)
     got = answers(raw)
     assert raw["version"] == VERSION and raw["scenarios"]["ids"]["distinct"]
-    assert got["abort_choices"] == "choices end abort/abort"  # aborting each choice id aborts it, as on the CPU
+    assert (
+        got["abort_choices"] == "choices end abort/abort"
+    )  # aborting each choice id aborts it, as on the CPU
 
 
 @pytest.mark.engine
@@ -77,9 +97,11 @@ def test_sglang_n_kind_in_a_scenario(builder, run_cli, tmp_path, monkeypatch, en
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
     builder.commit("init", {"docker/Dockerfile": f"FROM lmsysorg/sglang:v{VERSION}-cu130\n"})
     sc = tmp_path / "n.yaml"
-    sc.write_text("refs: {base: main}\nprobes:\n  - id: n\n    kind: sglang_n\n"
-                  "    engine_pin: {file: docker/Dockerfile}\n"
-                  "    rows: {question: [distinct_ids, abort_choices]}\n")
+    sc.write_text(
+        "refs: {base: main}\nprobes:\n  - id: n\n    kind: sglang_n\n"
+        "    engine_pin: {file: docker/Dockerfile}\n"
+        "    rows: {question: [distinct_ids, abort_choices]}\n"
+    )
     code, out, err = run_cli("probe", str(sc), "--repo", str(builder.path), "--format", "json")
     assert code == 0, err
     assert "distinct ids; caller rid is not a choice id" in out

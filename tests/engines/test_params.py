@@ -17,7 +17,10 @@ from harness.engines.params import check_params
 from harness.engines.store import EngineStore
 
 VERSIONS = ("0.5.11", "0.5.18", "0.5.22")
-MIN8 = "ValueError: min_new_tokens=8 is unavailable when skip_tokenizer_init=True (requires tokenizer for eos_token_id)."
+MIN8 = (
+    "ValueError: min_new_tokens=8 is unavailable when skip_tokenizer_init=True "
+    "(requires tokenizer for eos_token_id)."
+)
 CASES = [
     {"min_new_tokens": 0, "max_new_tokens": 16},  # control: accepted everywhere
     {"min_new_tokens": 8, "max_new_tokens": 16},
@@ -66,31 +69,52 @@ def test_tokenizer_checks_arrive_after_0_5_11(runs):
     for v in ("0.5.18", "0.5.22"):
         got = outcomes(runs, v)
         assert got[1] == MIN8
-        assert got[2].startswith("ValueError: stop=['\\n'] is unavailable when skip_tokenizer_init=True")
+        assert got[2].startswith(
+            "ValueError: stop=['\\n'] is unavailable when skip_tokenizer_init=True"
+        )
         assert runs[v].outcomes[1].stage == "normalize"
 
 
 @pytest.mark.slow
 def test_verify_messages_change_across_versions(runs):
     assert outcomes(runs, "0.5.11")[3] == "ValueError: temperature must be non-negative, got -1."
-    assert outcomes(runs, "0.5.18")[3] == "ValueError: temperature must be a non-negative finite number, got -1."
+    assert (
+        outcomes(runs, "0.5.18")[3]
+        == "ValueError: temperature must be a non-negative finite number, got -1."
+    )
     assert outcomes(runs, "0.5.11")[4] == "ACCEPTED"
-    assert outcomes(runs, "0.5.22")[4].startswith("ValueError: repetition_penalty must be in (0, 2]")
-    assert {outcomes(runs, v)[5] for v in VERSIONS} == {"ValueError: top_p must be in (0, 1], got 0."}
+    assert outcomes(runs, "0.5.22")[4].startswith(
+        "ValueError: repetition_penalty must be in (0, 2]"
+    )
+    assert {outcomes(runs, v)[5] for v in VERSIONS} == {
+        "ValueError: top_p must be in (0, 1], got 0."
+    }
     assert runs["0.5.18"].outcomes[3].stage == "verify"
 
 
 @pytest.mark.slow
 def test_cli_check_json(run_cli, engine_store, monkeypatch, runs):
     monkeypatch.setenv("HARNESS_ENGINE_DIR", str(engine_store.root))
-    code, out, err = run_cli("engine", "check", "sglang==0.5.18", "--format", "json",
-                             "--params", '{"min_new_tokens": 8, "max_new_tokens": 16}')
+    code, out, err = run_cli(
+        "engine",
+        "check",
+        "sglang==0.5.18",
+        "--format",
+        "json",
+        "--params",
+        '{"min_new_tokens": 8, "max_new_tokens": 16}',
+    )
     assert code == 0, err
     doc = json.loads(out)
     assert doc["outcome"] == MIN8
     assert doc["proof"]["version"] == "0.5.18" and doc["proof"]["ok"] is True
-    code, out, _ = run_cli("engine", "check", "sglang==v0.5.18-cu130-runtime",
-                           "--params", '{"min_new_tokens": 0, "max_new_tokens": 16}')
+    code, out, _ = run_cli(
+        "engine",
+        "check",
+        "sglang==v0.5.18-cu130-runtime",
+        "--params",
+        '{"min_new_tokens": 0, "max_new_tokens": 16}',
+    )
     assert code == 0 and out.splitlines()[0] == "ACCEPTED"
     assert "sampling_params.py" in out
     code, out, _ = run_cli("engine", "list", "--format", "json")

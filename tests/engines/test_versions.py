@@ -4,20 +4,23 @@ from harness.engines.versions import parse_spec, version_from_pin
 from harness.errors import UsageError
 
 
-@pytest.mark.parametrize("pin, version", [
-    ("v0.5.18-cu130-runtime", "0.5.18"),
-    ("lmsysorg/sglang:v0.5.18-cu130", "0.5.18"),
-    ("0.5.18", "0.5.18"),
-    ("sglang==0.5.22", "0.5.22"),
-    ("lmsysorg/sglang:v0.5.15.post1-cu126", "0.5.15.post1"),
-    ("docker.io/lmsysorg/sglang:v0.5.11", "0.5.11"),
-    ("latest", None),
-    ("lmsysorg/sglang:latest", None),
-    ("lmsysorg/sglang@sha256:0123abcd", None),
-    ("sglang>=0.5.18", None),
-    ("1.2.3.4", None),
-    ("", None),
-])
+@pytest.mark.parametrize(
+    "pin, version",
+    [
+        ("v0.5.18-cu130-runtime", "0.5.18"),
+        ("lmsysorg/sglang:v0.5.18-cu130", "0.5.18"),
+        ("0.5.18", "0.5.18"),
+        ("sglang==0.5.22", "0.5.22"),
+        ("lmsysorg/sglang:v0.5.15.post1-cu126", "0.5.15.post1"),
+        ("docker.io/lmsysorg/sglang:v0.5.11", "0.5.11"),
+        ("latest", None),
+        ("lmsysorg/sglang:latest", None),
+        ("lmsysorg/sglang@sha256:0123abcd", None),
+        ("sglang>=0.5.18", None),
+        ("1.2.3.4", None),
+        ("", None),
+    ],
+)
 def test_version_from_pin(pin, version):
     assert version_from_pin(pin) == version
 

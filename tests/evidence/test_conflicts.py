@@ -43,26 +43,40 @@ def _repo(builder):
 
 def test_markers_per_pick_with_file_and_line(builder):
     clean, bad, docs = _repo(builder)
-    got = {sha: [(m.path, m.line) for m in ms] for sha, ms in pick_markers(GitRepo(builder.path), "release",
-                                                                            "backport")}
+    got = {
+        sha: [(m.path, m.line) for m in ms]
+        for sha, ms in pick_markers(GitRepo(builder.path), "release", "backport")
+    }
     assert got == {clean: [], bad: [("a.py", 2), ("a.py", 4), ("a.py", 6), ("c.py", 2)], docs: []}
 
 
 def test_one_p1_per_pick_through_shape_and_compare(builder, run_cli, tmp_path):
     _clean, bad, _docs = _repo(builder)
     snap = builder.snapshot()
-    code, out, err = run_cli("shape", "--repo", str(builder.path), "release..backport", "--format", "json")
+    code, out, err = run_cli(
+        "shape", "--repo", str(builder.path), "release..backport", "--format", "json"
+    )
     assert code == 1, err
     sec = next(s for s in json.loads(out)["sections"] if s["id"] == "conflicts")
     [finding] = sec["findings"]
     assert finding["severity"] == "P1" and finding["title"].startswith(bad[:12])
     assert finding["detail"] == "a.py:2, a.py:4, a.py:6, c.py:2"
     assert [c["ok"] for c in sec["controls"]] == [True]
-    code, _, err = run_cli("compare", "release", "backport", "--repo", str(builder.path), "--output",
-                           str(tmp_path / "rep"), "--format", "none")
+    code, _, err = run_cli(
+        "compare",
+        "release",
+        "backport",
+        "--repo",
+        str(builder.path),
+        "--output",
+        str(tmp_path / "rep"),
+        "--format",
+        "none",
+    )
     doc = json.loads((tmp_path / "rep" / "report.json").read_text())
-    assert code == 1 and [f["kind"] for s in doc["sections"] for f in s["findings"]
-                          if f["severity"] == "P1"] == ["conflict-markers"]
+    assert code == 1 and [
+        f["kind"] for s in doc["sections"] for f in s["findings"] if f["severity"] == "P1"
+    ] == ["conflict-markers"]
     assert builder.snapshot() == snap
 
 

@@ -29,7 +29,9 @@ def test_conflicting_trial_merge_is_p1_and_nothing_is_written(builder, run_cli):
     builder.checkout("release")
     builder.branch("pr")
     builder.checkout("pr")
-    builder.commit("backport", {"engine.py": "def run():\n    return 3\n", "new.py": "flag = True\n"})
+    builder.commit(
+        "backport", {"engine.py": "def run():\n    return 3\n", "new.py": "flag = True\n"}
+    )
     builder.checkout("main")
     snap, objs, merge_dirs = builder.snapshot(), _objects(builder.path / ".git"), _merge_dirs()
     code, out, err = run_cli("drift", "--repo", str(builder.path), "main", "pr", "--format", "json")
@@ -37,8 +39,15 @@ def test_conflicting_trial_merge_is_p1_and_nothing_is_written(builder, run_cli):
     sec = json.loads(out)["sections"][0]
     assert sec["data"]["merge"]["clean"] is False
     assert [c["path"] for c in sec["data"]["merge"]["conflicts"]] == ["engine.py"]
-    assert sec["data"]["overlap"] == [{"path": "engine.py", "head_added": 1, "head_removed": 1, "base_added": 1,
-                                       "base_removed": 1}]
+    assert sec["data"]["overlap"] == [
+        {
+            "path": "engine.py",
+            "head_added": 1,
+            "head_removed": 1,
+            "base_added": 1,
+            "base_removed": 1,
+        }
+    ]
     assert len(sec["data"]["base_commits"]) == 1 and sec["data"]["head_commits"] == 1
     assert [f["severity"] for f in sec["findings"] if f["kind"] == "drift-conflict"] == ["P1"]
     assert all(c["ok"] is not False for c in sec["controls"])
@@ -59,24 +68,36 @@ def _merge_dirs() -> set[str]:
 
 def test_redundant_backport_is_p2(builder):
     _fork(builder)
-    builder.commit("fix on main", {"engine.py": "def run():\n    validate_inputs()\n    return 1\n"})
+    builder.commit(
+        "fix on main", {"engine.py": "def run():\n    validate_inputs()\n    return 1\n"}
+    )
     builder.checkout("release")
-    builder.commit("same fix by another route", {"engine.py": "def run():\n    validate_inputs()\n    return 1\n"})
+    builder.commit(
+        "same fix by another route",
+        {"engine.py": "def run():\n    validate_inputs()\n    return 1\n"},
+    )
     builder.checkout("main")
     d = drift(GitRepo(builder.path), "main", "release")
     assert d.merge.clean and [p.fraction for p in d.presence] == [1.0] and d.presence[0].identical
     section = drift_section(GitRepo(builder.path), "main", "release")
-    assert [(f.kind, f.severity) for f in section.findings] == [("drift-redundant", "P2"), ("drift-overlap", "info")]
+    assert [(f.kind, f.severity) for f in section.findings] == [
+        ("drift-redundant", "P2"),
+        ("drift-overlap", "info"),
+    ]
     assert section.controls[2].ok is True  # presence test on HEAD's own tip finds every line
 
 
 def test_partial_presence_and_no_drift(builder):
     _fork(builder)
     builder.checkout("release")
-    builder.commit("pr", {"other.py": "a = 1\nb = compute()\n}\n\n", "engine.py": "def run():\n    return 1\n"})
+    builder.commit(
+        "pr", {"other.py": "a = 1\nb = compute()\n}\n\n", "engine.py": "def run():\n    return 1\n"}
+    )
     d = drift(GitRepo(builder.path), "main", "release")
     assert d.base_commits == [] and d.overlap == [] and d.merge.clean
-    assert [(p.path, p.added, p.present) for p in d.presence] == [("other.py", 1, 0)]  # "}" and "" ignored
+    assert [(p.path, p.added, p.present) for p in d.presence] == [
+        ("other.py", 1, 0)
+    ]  # "}" and "" ignored
     section = drift_section(GitRepo(builder.path), "main", "release")
     assert section.tables[0].rows == [] and section.tables[0].control
     assert not [f for f in section.findings if f.severity != "info"]
@@ -85,11 +106,14 @@ def test_partial_presence_and_no_drift(builder):
 def test_unknown_option_like_and_unrelated_refs(builder, run_cli, tmp_path):
     _fork(builder)
     out_file = tmp_path / "r.md"
-    code, _, err = run_cli("drift", "--repo", str(builder.path), "main", "nope", "--output", str(out_file))
+    code, _, err = run_cli(
+        "drift", "--repo", str(builder.path), "main", "nope", "--output", str(out_file)
+    )
     assert code == 2 and len(err.strip().splitlines()) == 1 and not out_file.exists()
     builder.repo.git.update_ref("refs/heads/--upload-pack=x", "release")
-    code, out, err = run_cli("drift", "--repo", str(builder.path), "--format", "json", "--", "main",
-                             "--upload-pack=x")
+    code, out, err = run_cli(
+        "drift", "--repo", str(builder.path), "--format", "json", "--", "main", "--upload-pack=x"
+    )
     assert code == 0, err
     assert json.loads(out)["sections"][0]["data"]["head"] == builder.rev("release")
     builder.repo.git.checkout("-q", "--orphan", "lonely")

@@ -8,13 +8,23 @@ from pathlib import Path
 import pytest
 
 from harness.errors import UsageError
-from harness.git.evidence import (changed_paths, count_merges, grep_at, grep_counts, ls_tree, name_revs, pickaxe,
-                                  trial_merge)
+from harness.git.evidence import (
+    changed_paths,
+    count_merges,
+    grep_at,
+    grep_counts,
+    ls_tree,
+    name_revs,
+    pickaxe,
+    trial_merge,
+)
 from harness.git.repo import GitRepo
 
 
 def _object_files(git_dir: Path) -> list[str]:
-    return sorted(str(p.relative_to(git_dir)) for p in (git_dir / "objects").rglob("*") if p.is_file())
+    return sorted(
+        str(p.relative_to(git_dir)) for p in (git_dir / "objects").rglob("*") if p.is_file()
+    )
 
 
 @pytest.fixture

@@ -7,11 +7,20 @@ import pytest
 
 @pytest.fixture
 def repo(builder):
-    builder.commit("base", {"f.py": "A = 1\n", "pins.yml": "engine:\n  \"v1.0\": {tag: a}\n",
-                            ".github/workflows/ci.yml": "jobs:\n  t:\n    with:\n      markers: not gpu\n"})
+    builder.commit(
+        "base",
+        {
+            "f.py": "A = 1\n",
+            "pins.yml": 'engine:\n  "v1.0": {tag: a}\n',
+            ".github/workflows/ci.yml": "jobs:\n  t:\n    with:\n      markers: not gpu\n",
+        },
+    )
     builder.branch("release")
-    builder.commit("change", {"f.py": "A = 2\nB = 1\n", "pins.yml": "engine:\n  \"v1.0\": {tag: b}\n"},
-                   author="Ana <ana@corp.example>")
+    builder.commit(
+        "change",
+        {"f.py": "A = 2\nB = 1\n", "pins.yml": 'engine:\n  "v1.0": {tag: b}\n'},
+        author="Ana <ana@corp.example>",
+    )
     return builder
 
 
@@ -27,9 +36,15 @@ VERBS = [
 @pytest.mark.parametrize("argv", VERBS, ids=[v[0] for v in VERBS])
 def test_same_inputs_same_bytes(repo, run_cli, argv, tmp_path):
     for fmt in ("md", "json", "term", "html"):
-        first = run_cli(argv[0], "--repo", str(repo.path), *argv[1:], "--format", fmt, "--fail-on", "never")
-        second = run_cli(argv[0], "--repo", str(repo.path), *argv[1:], "--format", fmt, "--fail-on", "never")
+        first = run_cli(
+            argv[0], "--repo", str(repo.path), *argv[1:], "--format", fmt, "--fail-on", "never"
+        )
+        second = run_cli(
+            argv[0], "--repo", str(repo.path), *argv[1:], "--format", fmt, "--fail-on", "never"
+        )
         assert first[0] == 0 and first == second, first[2]
     out = tmp_path / "report.md"
-    code, stdout, _ = run_cli(argv[0], "--repo", str(repo.path), *argv[1:], "--format", "md", "--output", str(out))
+    code, stdout, _ = run_cli(
+        argv[0], "--repo", str(repo.path), *argv[1:], "--format", "md", "--output", str(out)
+    )
     assert stdout == "" and out.read_text().startswith("# ") and "Control:" in out.read_text()

@@ -52,10 +52,15 @@ jobs:
 
 
 def _repo(builder):
-    builder.commit("ci", {".github/workflows/ci.yml": CI,
-                          ".github/workflows/list.yaml": "- just\n- a list\n",
-                          ".github/workflows/notes.txt": "markers: ignored\n",
-                          ".github/workflows/sub/deep.yml": "jobs: {j: {with: {markers: deep}}}\n"})
+    builder.commit(
+        "ci",
+        {
+            ".github/workflows/ci.yml": CI,
+            ".github/workflows/list.yaml": "- just\n- a list\n",
+            ".github/workflows/notes.txt": "markers: ignored\n",
+            ".github/workflows/sub/deep.yml": "jobs: {j: {with: {markers: deep}}}\n",
+        },
+    )
     return builder
 
 
@@ -73,21 +78,37 @@ def test_lanes_in_real_layouts(builder):
     assert lanes[("gpu", "extra_markers")].expression == "engine and not flaky"
     assert lanes[("(workflow_call default)", "pytest_markers")].expression == "not slow"
     assert {k for k in lanes if k[0].startswith("mat")} == {
-        ("mat[markers=a]", "markers"), ("mat[markers=b or c]", "markers"), ("mat[markers=d]", "markers")}
+        ("mat[markers=a]", "markers"),
+        ("mat[markers=b or c]", "markers"),
+        ("mat[markers=d]", "markers"),
+    }
     assert lanes[("mat[markers=d]", "markers")].line == 29
-    assert ("gpu", "other") not in lanes and not any(k[0] == "j" for k in lanes)  # sub/ is not read by GitHub
+    assert ("gpu", "other") not in lanes and not any(
+        k[0] == "j" for k in lanes
+    )  # sub/ is not read by GitHub
 
 
 def test_section_rows_findings_and_controls(builder, run_cli):
     _repo(builder)
     snap = builder.snapshot()
-    code, out, err = run_cli("lanes", "--repo", str(builder.path), "--format", "json", "--fail-on", "never")
+    code, out, err = run_cli(
+        "lanes", "--repo", str(builder.path), "--format", "json", "--fail-on", "never"
+    )
     assert code == 0, err
     sec = json.loads(out)["sections"][0]
-    row = next(r for r in sec["data"]["rows"] if r["job"] == "gpu" and r["input"] == "pytest_markers")
-    assert row == {"job": "gpu", "input": "pytest_markers", "expression": "gpu and not slow",
-                   "path": ".github/workflows/ci.yml", "line": 19, "source": "with",
-                   "uses": "./.github/workflows/gpu.yml", "template": None}
+    row = next(
+        r for r in sec["data"]["rows"] if r["job"] == "gpu" and r["input"] == "pytest_markers"
+    )
+    assert row == {
+        "job": "gpu",
+        "input": "pytest_markers",
+        "expression": "gpu and not slow",
+        "path": ".github/workflows/ci.yml",
+        "line": 19,
+        "source": "with",
+        "uses": "./.github/workflows/gpu.yml",
+        "template": None,
+    }
     kinds = {(f["kind"], f["severity"]) for f in sec["findings"]}
     assert ("lane-expression", "P2") in kinds  # "not (gpu" does not parse
     assert ("workflow-unreadable", "P2") in kinds  # list.yaml is not a mapping
@@ -102,14 +123,22 @@ def test_section_rows_findings_and_controls(builder, run_cli):
 
 def test_workflow_option_extra_lanes_and_ref(builder):
     _repo(builder)
-    builder.commit("more", {".github/workflows/ci.yml": "jobs:\n  only:\n    with:\n      markers: new\n"})
+    builder.commit(
+        "more", {".github/workflows/ci.yml": "jobs:\n  only:\n    with:\n      markers: new\n"}
+    )
     repo = GitRepo(builder.path)
     old = find_lanes(repo, "HEAD~1", [".github/workflows/ci.yml"])
     assert ("unit", "markers") in _by_name(old)
-    new = find_lanes(repo, "HEAD", [".github/workflows/ci.yml"], extra_lanes=[{"name": "nightly",
-                                                                              "expression": " slow "}])
-    assert [(ln.job, ln.expression, ln.source) for ln in new] == [("only", "new", "with"),
-                                                                  ("nightly", "slow", "scenario")]
+    new = find_lanes(
+        repo,
+        "HEAD",
+        [".github/workflows/ci.yml"],
+        extra_lanes=[{"name": "nightly", "expression": " slow "}],
+    )
+    assert [(ln.job, ln.expression, ln.source) for ln in new] == [
+        ("only", "new", "with"),
+        ("nightly", "slow", "scenario"),
+    ]
     with pytest.raises(UsageError):
         find_lanes(repo, "HEAD", [".github/workflows/missing.yml"])
     with pytest.raises(UsageError):
@@ -117,8 +146,13 @@ def test_workflow_option_extra_lanes_and_ref(builder):
 
 
 def test_broken_yaml_and_non_utf8(builder):
-    builder.commit("odd", {".github/workflows/broken.yml": "jobs: [\n",
-                           ".github/workflows/latin.yml": b"jobs:\n  j:\n    with:\n      markers: caf\xe9\n"})
+    builder.commit(
+        "odd",
+        {
+            ".github/workflows/broken.yml": "jobs: [\n",
+            ".github/workflows/latin.yml": b"jobs:\n  j:\n    with:\n      markers: caf\xe9\n",
+        },
+    )
     scan = scan_lanes(GitRepo(builder.path), "HEAD")
     assert [(ln.job, ln.expression) for ln in scan.lanes] == [("j", "caf\ufffd")]
     reasons = dict(scan.problems)
@@ -138,11 +172,21 @@ def test_no_workflows_is_an_empty_table_and_bare_repo_works(builder, tmp_path):
 def test_unknown_and_option_like_refs(builder, run_cli, tmp_path):
     _repo(builder)
     out_file = tmp_path / "r.json"
-    code, _, err = run_cli("lanes", "--repo", str(builder.path), "--ref", "nope", "--output", str(out_file))
+    code, _, err = run_cli(
+        "lanes", "--repo", str(builder.path), "--ref", "nope", "--output", str(out_file)
+    )
     assert code == 2 and len(err.strip().splitlines()) == 1 and not out_file.exists()
     builder.repo.git.update_ref("refs/heads/--upload-pack=x", "HEAD")
-    code, out, err = run_cli("lanes", "--repo", str(builder.path), "--ref=--upload-pack=x", "--format", "json",
-                             "--fail-on", "never")
+    code, out, err = run_cli(
+        "lanes",
+        "--repo",
+        str(builder.path),
+        "--ref=--upload-pack=x",
+        "--format",
+        "json",
+        "--fail-on",
+        "never",
+    )
     assert code == 0, err
     assert json.loads(out)["sections"][0]["data"]["rows"]
 
@@ -169,10 +213,17 @@ def test_pytest_marker_expressions_in_run_scripts(builder):
     builder.commit("wf", {".github/workflows/run.yml": RUN_WF})
     lanes = [ln for ln in find_lanes(GitRepo(builder.path), "HEAD") if ln.source == "run"]
     assert [(ln.job, ln.input, ln.expression, ln.line) for ln in lanes] == [
-        ("unit", "run: Unit tests", "pre_merge and not gpu", 10),  # the continuation line that holds it
+        (
+            "unit",
+            "run: Unit tests",
+            "pre_merge and not gpu",
+            10,
+        ),  # the continuation line that holds it
         ("unit", "run: step 4", "nightly", 13),
         ("unit", "run: step 5", "inference", 14),
     ]
     section = lanes_section(GitRepo(builder.path), "HEAD")
-    readback = next(c for c in section.controls if c.name == "expression read back from the raw line")
+    readback = next(
+        c for c in section.controls if c.name == "expression read back from the raw line"
+    )
     assert readback.ok is True and readback.result.startswith("3 of 3")

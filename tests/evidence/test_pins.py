@@ -40,8 +40,14 @@ KEY = 'sglang["cuda13.0"].runtime_image_tag'
 def _repo(builder):
     builder.commit("v1", {"ci/pins.yml": V1})
     builder.branch("release", "HEAD")
-    builder.commit("v2", {"ci/pins.yml": V2, "pyproject.toml": PYPROJECT,
-                          "requirements-ci.txt": "-r base.txt\nsglang==0.4.9  # pinned\nflashinfer_python>=0.2\n"})
+    builder.commit(
+        "v2",
+        {
+            "ci/pins.yml": V2,
+            "pyproject.toml": PYPROJECT,
+            "requirements-ci.txt": "-r base.txt\nsglang==0.4.9  # pinned\nflashinfer_python>=0.2\n",
+        },
+    )
     return builder
 
 
@@ -52,12 +58,24 @@ def _rows(out: str) -> list[dict]:
 def test_yaml_pin_per_ref_with_lines_and_json_rows(builder, run_cli):
     _repo(builder)
     snap = builder.snapshot()
-    code, out, err = run_cli("pin", "--repo", str(builder.path), "ci/pins.yml", KEY, "--refs", "release", "main",
-                             "--format", "json")
+    code, out, err = run_cli(
+        "pin",
+        "--repo",
+        str(builder.path),
+        "ci/pins.yml",
+        KEY,
+        "--refs",
+        "release",
+        "main",
+        "--format",
+        "json",
+    )
     assert code == 0, err
     rows = _rows(out)
-    assert [(r["ref"], r["value"], r["line"]) for r in rows] == [("release", "v0.5.1-cu129", 2),
-                                                                ("main", "v0.5.2-cu130", 7)]
+    assert [(r["ref"], r["value"], r["line"]) for r in rows] == [
+        ("release", "v0.5.1-cu129", 2),
+        ("main", "v0.5.2-cu130", 7),
+    ]
     assert rows[1]["raw"].strip() == "runtime_image_tag: 'v0.5.2-cu130'"
     doc = json.loads(out)
     assert doc["sections"][0]["controls"][0]["ok"] is True
@@ -79,11 +97,15 @@ def test_missing_file_and_key_are_cells(builder):
 def test_pyproject_and_requirements_pins(builder):
     _repo(builder)
     repo = GitRepo(builder.path)
-    assert [(r.value, r.line) for r in read_pins(repo, "pyproject.toml", "project.version", ["main"])] == [("0.5.2", 3)]
+    assert [
+        (r.value, r.line) for r in read_pins(repo, "pyproject.toml", "project.version", ["main"])
+    ] == [("0.5.2", 3)]
     torch = read_pins(repo, "pyproject.toml", "torch", ["main"])[0]
     assert (torch.value, torch.line, torch.kind) == ("2.8.0", 5, "requirement")
     sg = read_pins(repo, "pyproject.toml", "sglang", ["main"])[0]
-    assert sg.value == "[all]>=0.5.1" and sg.line == 6  # the `name = "sglang"` line is not a requirement
+    assert (
+        sg.value == "[all]>=0.5.1" and sg.line == 6
+    )  # the `name = "sglang"` line is not a requirement
     req = read_pins(repo, "requirements-ci.txt", "sglang", ["main"])[0]
     assert (req.value, req.line) == ("0.4.9", 2)
     assert read_pins(repo, "requirements-ci.txt", "flashinfer-python", ["main"])[0].value == ">=0.2"
@@ -91,7 +113,9 @@ def test_pyproject_and_requirements_pins(builder):
 
 
 def test_non_mapping_yaml_bad_yaml_and_non_utf8(builder):
-    builder.commit("odd", {"list.yml": "- a\n- b\n", "bad.yml": "a: [\n", "latin.yml": b"tag: caf\xe9\n"})
+    builder.commit(
+        "odd", {"list.yml": "- a\n- b\n", "bad.yml": "a: [\n", "latin.yml": b"tag: caf\xe9\n"}
+    )
     repo = GitRepo(builder.path)
     lst = read_pins(repo, "list.yml", "a", ["HEAD"])[0]
     assert lst.status == "missing key" and "not a mapping" in lst.note
@@ -106,8 +130,18 @@ def test_non_mapping_yaml_bad_yaml_and_non_utf8(builder):
 def test_unknown_ref_exits_2_with_one_line_and_no_output(builder, run_cli, tmp_path):
     _repo(builder)
     out_file = tmp_path / "report.md"
-    code, out, err = run_cli("pin", "--repo", str(builder.path), "ci/pins.yml", KEY, "--refs", "main", "nope",
-                             "--output", str(out_file))
+    code, out, err = run_cli(
+        "pin",
+        "--repo",
+        str(builder.path),
+        "ci/pins.yml",
+        KEY,
+        "--refs",
+        "main",
+        "nope",
+        "--output",
+        str(out_file),
+    )
     assert code == 2 and len(err.strip().splitlines()) == 1 and "nope" in err
     assert not out_file.exists()
 
@@ -116,8 +150,16 @@ def test_option_like_ref_is_a_ref_name(builder, run_cli):
     _repo(builder)
     builder.repo.git.update_ref("refs/heads/--upload-pack=x", "release")
     snap = builder.snapshot()
-    code, out, err = run_cli("pin", "--repo", str(builder.path), "ci/pins.yml", KEY, "--refs=--upload-pack=x",
-                             "--format", "json")
+    code, out, err = run_cli(
+        "pin",
+        "--repo",
+        str(builder.path),
+        "ci/pins.yml",
+        KEY,
+        "--refs=--upload-pack=x",
+        "--format",
+        "json",
+    )
     assert code == 0, err
     assert _rows(out)[0]["value"] == "v0.5.1-cu129"
     assert builder.snapshot() == snap

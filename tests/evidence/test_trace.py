@@ -9,8 +9,14 @@ from harness.git.repo import GitRepo
 
 
 def _repo(builder):
-    builder.commit("base", {"src/a.py": "use_old_api()\nx = 1\n", "src/b.py": "use_old_api()  # twice use_old_api()\n",
-                            "docs/n.md": "use_old_api is deprecated\n"})
+    builder.commit(
+        "base",
+        {
+            "src/a.py": "use_old_api()\nx = 1\n",
+            "src/b.py": "use_old_api()  # twice use_old_api()\n",
+            "docs/n.md": "use_old_api is deprecated\n",
+        },
+    )
     builder.branch("release")
     builder.commit("port a", {"src/a.py": "use_new_api()\nx = 1\n"})
     return builder
@@ -19,8 +25,17 @@ def _repo(builder):
 def test_counts_and_hits_per_ref_json_rows(builder, run_cli):
     _repo(builder)
     snap = builder.snapshot()
-    code, out, err = run_cli("trace", "--repo", str(builder.path), "use_old_api", "--refs", "release", "main",
-                             "--format", "json")
+    code, out, err = run_cli(
+        "trace",
+        "--repo",
+        str(builder.path),
+        "use_old_api",
+        "--refs",
+        "release",
+        "main",
+        "--format",
+        "json",
+    )
     assert code == 0, err
     sec = json.loads(out)["sections"][0]
     rows = sec["data"]["rows"]
@@ -51,14 +66,30 @@ def test_range_names_adding_and_removing_commits(builder, run_cli):
     _repo(builder)
     add = builder.commit("add", {"src/c.py": "use_new_api()\n"})
     rng = trace_range(GitRepo(builder.path), "use_new_api", "release..main")
-    assert [(c.subject, c.before, c.after, c.change) for c in rng.changes] == [("port a", 0, 1, "added"),
-                                                                              ("add", 1, 2, "added")]
+    assert [(c.subject, c.before, c.after, c.change) for c in rng.changes] == [
+        ("port a", 0, 1, "added"),
+        ("add", 1, 2, "added"),
+    ]
     assert rng.changes[1].sha == add and (rng.count_base, rng.count_head) == (0, 2)
-    code, out, _ = run_cli("trace", "--repo", str(builder.path), "use_old_api", "--refs", "main",
-                           "--range", "release..main", "--format", "json", "--fail-on", "p2")
+    code, out, _ = run_cli(
+        "trace",
+        "--repo",
+        str(builder.path),
+        "use_old_api",
+        "--refs",
+        "main",
+        "--range",
+        "release..main",
+        "--format",
+        "json",
+        "--fail-on",
+        "p2",
+    )
     sec = json.loads(out)["sections"][0]
     assert sec["data"]["range"]["commits"][0]["change"] == "removed"
-    assert any(f["kind"] == "trace-still-present" and f["severity"] == "P2" for f in sec["findings"])
+    assert any(
+        f["kind"] == "trace-still-present" and f["severity"] == "P2" for f in sec["findings"]
+    )
     arithmetic = next(c for c in sec["controls"] if c["name"] == "range arithmetic")
     assert arithmetic["ok"] is True
     assert code == 1
@@ -75,19 +106,46 @@ def test_non_utf8_and_binary_content(builder):
 def test_option_like_ref_and_unknown_ref(builder, run_cli, tmp_path):
     _repo(builder)
     builder.repo.git.update_ref("refs/heads/--upload-pack=x", "release")
-    code, out, err = run_cli("trace", "--repo", str(builder.path), "use_old_api", "--refs=--upload-pack=x",
-                             "--format", "json")
+    code, out, err = run_cli(
+        "trace",
+        "--repo",
+        str(builder.path),
+        "use_old_api",
+        "--refs=--upload-pack=x",
+        "--format",
+        "json",
+    )
     assert code == 0, err
     assert json.loads(out)["sections"][0]["data"]["rows"][0]["count"] == 3
-    code, out, err = run_cli("trace", "--repo", str(builder.path), "--refs", "main", "--format", "json",
-                             "--", "--upload-pack=x")
+    code, out, err = run_cli(
+        "trace",
+        "--repo",
+        str(builder.path),
+        "--refs",
+        "main",
+        "--format",
+        "json",
+        "--",
+        "--upload-pack=x",
+    )
     assert code == 0, err  # a needle that looks like an option is searched for, not run
     assert json.loads(out)["sections"][0]["data"]["needle"] == "--upload-pack=x"
     out_file = tmp_path / "r.md"
-    code, _, err = run_cli("trace", "--repo", str(builder.path), "x", "--refs", "main", "nope",
-                           "--output", str(out_file))
+    code, _, err = run_cli(
+        "trace",
+        "--repo",
+        str(builder.path),
+        "x",
+        "--refs",
+        "main",
+        "nope",
+        "--output",
+        str(out_file),
+    )
     assert code == 2 and len(err.strip().splitlines()) == 1 and not out_file.exists()
-    code, _, err = run_cli("trace", "--repo", str(builder.path), "x", "--refs", "main", "--range", "main")
+    code, _, err = run_cli(
+        "trace", "--repo", str(builder.path), "x", "--refs", "main", "--range", "main"
+    )
     assert code == 2 and len(err.strip().splitlines()) == 1
 
 

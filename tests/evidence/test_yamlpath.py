@@ -26,15 +26,22 @@ empty:
 
 def _get(path: str):
     found = yamlpath.lookup(yamlpath.compose(DOC), yamlpath.parse_keypath(path))
-    return yamlpath.value_text(found.node), (yamlpath.line_of(found.node) if found.node is not None else None), found
+    return (
+        yamlpath.value_text(found.node),
+        (yamlpath.line_of(found.node) if found.node is not None else None),
+        found,
+    )
 
 
-@pytest.mark.parametrize("path,segs", [
-    ('sglang["cuda13.0"].runtime_image_tag', ["sglang", "cuda13.0", "runtime_image_tag"]),
-    ("a['x.y'][0].b", ["a", "x.y", 0, "b"]),
-    ('a["q\\"uote"]', ["a", 'q"uote']),
-    ("plain", ["plain"]),
-])
+@pytest.mark.parametrize(
+    "path,segs",
+    [
+        ('sglang["cuda13.0"].runtime_image_tag', ["sglang", "cuda13.0", "runtime_image_tag"]),
+        ("a['x.y'][0].b", ["a", "x.y", 0, "b"]),
+        ('a["q\\"uote"]', ["a", 'q"uote']),
+        ("plain", ["plain"]),
+    ],
+)
 def test_parse_keypath(path, segs):
     assert yamlpath.parse_keypath(path) == segs
     assert yamlpath.parse_keypath(yamlpath.format_keypath(segs)) == segs
@@ -74,5 +81,7 @@ def test_non_mapping_documents_and_bad_yaml():
 
 def test_non_utf8_is_decoded_with_replacement():
     text, replaced = yamlpath.decode(b"k: caf\xe9\n")
-    assert replaced and yamlpath.value_text(yamlpath.get(yamlpath.compose(text), "k")) == "caf\ufffd"
+    assert (
+        replaced and yamlpath.value_text(yamlpath.get(yamlpath.compose(text), "k")) == "caf\ufffd"
+    )
     assert yamlpath.decode("k: café\n".encode()) == ("k: café\n", False)

@@ -15,41 +15,77 @@ from harness.executors.trees import InputFiles, pack_tree
 from harness.git import GitRepo
 
 
-def test_unknown_executor_and_a_stray_address_are_one_line_exit_2(builder, run_cli, tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unknown_executor_and_a_stray_address_are_one_line_exit_2(
+    builder, run_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     builder.commit("one", {"a": "1\n"})
     out = tmp_path / "out"
-    for argv, said in ((["--executor", "slurm"], "--executor slurm: unknown executor (choose from local, ray)"),
-                       (["--ray-address", "10.0.0.1:6379"], "--ray-address needs --executor ray")):
-        code, _, err = run_cli("compare", "HEAD", "HEAD", "--repo", str(builder.path), "--output-dir", str(out),
-                               *argv)
+    for argv, said in (
+        (["--executor", "slurm"], "--executor slurm: unknown executor (choose from local, ray)"),
+        (["--ray-address", "10.0.0.1:6379"], "--ray-address needs --executor ray"),
+    ):
+        code, _, err = run_cli(
+            "compare", "HEAD", "HEAD", "--repo", str(builder.path), "--output-dir", str(out), *argv
+        )
         assert code == 2 and said in err, err
         assert err.count("\n") == 1 and not out.exists()
     monkeypatch.setenv("HARNESS_EXECUTOR", "nope")
-    code, _, err = run_cli("compare", "HEAD", "HEAD", "--repo", str(builder.path), "--output-dir", str(out))
+    code, _, err = run_cli(
+        "compare", "HEAD", "HEAD", "--repo", str(builder.path), "--output-dir", str(out)
+    )
     assert code == 2 and "--executor nope: unknown executor" in err and not out.exists()
 
 
-def test_executor_ray_without_ray_installed_is_one_line_exit_2(builder, run_cli, tmp_path: Path,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_executor_ray_without_ray_installed_is_one_line_exit_2(
+    builder, run_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     builder.commit("one", {"a": "1\n"})
     monkeypatch.setitem(sys.modules, "ray", None)  # as if not installed: find_spec gives up
-    code, _, err = run_cli("compare", "HEAD", "HEAD", "--repo", str(builder.path), "--output-dir",
-                           str(tmp_path / "out"), "--executor", "ray")
+    code, _, err = run_cli(
+        "compare",
+        "HEAD",
+        "HEAD",
+        "--repo",
+        str(builder.path),
+        "--output-dir",
+        str(tmp_path / "out"),
+        "--executor",
+        "ray",
+    )
     assert code == 2 and err.count("\n") == 1
-    assert "--executor ray needs ray: pip install 'harness[ray]'" in err and not (tmp_path / "out").exists()
+    assert (
+        "--executor ray needs ray: pip install 'harness[ray]'" in err
+        and not (tmp_path / "out").exists()
+    )
 
 
 def test_an_address_nobody_answers_on_is_one_line_exit_2(builder, run_cli, tmp_path: Path) -> None:
     pytest.importorskip("ray", reason="ray is not installed (pip install 'harness[ray]')")
     builder.commit("one", {"a": "1\n"})
-    code, _, err = run_cli("compare", "HEAD", "HEAD", "--repo", str(builder.path), "--output-dir",
-                           str(tmp_path / "o"), "--executor", "ray", "--ray-address", "127.0.0.1:1")
-    assert code == 2 and err.count("\n") == 1 and "--ray-address 127.0.0.1:1: no Ray cluster answers there" in err
+    code, _, err = run_cli(
+        "compare",
+        "HEAD",
+        "HEAD",
+        "--repo",
+        str(builder.path),
+        "--output-dir",
+        str(tmp_path / "o"),
+        "--executor",
+        "ray",
+        "--ray-address",
+        "127.0.0.1:1",
+    )
+    assert (
+        code == 2
+        and err.count("\n") == 1
+        and "--ray-address 127.0.0.1:1: no Ray cluster answers there" in err
+    )
     assert not (tmp_path / "o").exists()
 
 
-def test_environment_picks_the_executor_and_local_is_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_environment_picks_the_executor_and_local_is_the_default(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.delenv("HARNESS_EXECUTOR", raising=False)
     assert make_executor().name == "local"
     monkeypatch.setenv("HARNESS_EXECUTOR", "local")
@@ -57,8 +93,19 @@ def test_environment_picks_the_executor_and_local_is_the_default(monkeypatch: py
 
 
 def test_the_report_command_line_leaves_executor_options_out() -> None:
-    argv = ["compare", "a", "b", "--executor", "ray", "--ray-address=h:1", "--ray-address", "h:2",
-            "--executor=local", "--format", "none"]
+    argv = [
+        "compare",
+        "a",
+        "b",
+        "--executor",
+        "ray",
+        "--ray-address=h:1",
+        "--ray-address",
+        "h:2",
+        "--executor=local",
+        "--format",
+        "none",
+    ]
     assert without_executor_options(argv) == ["compare", "a", "b", "--format", "none"]
     assert without_executor_options(None) is None
 
@@ -69,9 +116,15 @@ def test_a_packed_tree_unpacks_to_the_materialized_tree(builder, tmp_path: Path)
     by the opener."""
     builder.commit("one", {"pkg/m.py": "x = 1\n", "run.sh": "#!/bin/sh\n", "d/e/f.txt": "deep\n"})
     repo = GitRepo(builder.path)
-    for column in (Column("head", "HEAD"),
-                   Column("ctl", "HEAD", [Edit(kind="replace", path="pkg/m.py", old="x = 1", new="x = 2")],
-                          role="control")):
+    for column in (
+        Column("head", "HEAD"),
+        Column(
+            "ctl",
+            "HEAD",
+            [Edit(kind="replace", path="pkg/m.py", old="x = 1", new="x = 2")],
+            role="control",
+        ),
+    ):
         packed = pack_tree(TreeSpec(repo, column, tmp_path / "work"))
         with materialize(repo, column, tmp_path / "work2") as mat:
             want = {p: (mat.path / p).read_bytes() for p in listing_of(mat.path)}
@@ -84,7 +137,9 @@ def test_a_packed_tree_unpacks_to_the_materialized_tree(builder, tmp_path: Path)
             assert got.tree_sha == repo.resolve("HEAD", "tree") and not got.changes()
             where = got.path
         assert not where.exists()  # a worker's copy is removed after the task
-    bad = Column("ctl", "HEAD", [Edit(kind="replace", path="pkg/m.py", old="nope", new="x")], role="control")
+    bad = Column(
+        "ctl", "HEAD", [Edit(kind="replace", path="pkg/m.py", old="nope", new="x")], role="control"
+    )
     packed = pack_tree(TreeSpec(repo, bad, tmp_path / "work"))
     assert packed.error and not packed.data
 
@@ -98,7 +153,9 @@ def test_input_files_move_with_the_probe(tmp_path: Path) -> None:
     assert (base / "../probes/p.py").resolve().read_text() == "def run(): return 1\n"
 
 
-def test_a_remote_column_on_a_different_interpreter_is_error_cells_not_results(builder, tmp_path: Path) -> None:
+def test_a_remote_column_on_a_different_interpreter_is_error_cells_not_results(
+    builder, tmp_path: Path
+) -> None:
     """What a worker runs is checked against the driver's interpreter fingerprint (part of every key):
     a mismatch is said in the cells, and a match runs the probe from the shipped probe file."""
     from harness.columns import Column
@@ -108,8 +165,10 @@ def test_a_remote_column_on_a_different_interpreter_is_error_cells_not_results(b
     builder.commit("one", {"m.py": "X = 41\n"})
     (tmp_path / "p.py").write_text("def run(n):\n    import m\n    return m.X + n\n")
     scen = tmp_path / "s.yaml"
-    scen.write_text("refs: {head: HEAD}\nprobes:\n  - {id: p, kind: python, file: p.py, function: run, "
-                    "rows: {n: [1]}}\n")
+    scen.write_text(
+        "refs: {head: HEAD}\nprobes:\n  - {id: p, kind: python, file: p.py, function: run, "
+        "rows: {n: [1]}}\n"
+    )
     scenario = load_scenario(str(scen))
     probe = scenario.probes[0]
     repo = GitRepo(builder.path)

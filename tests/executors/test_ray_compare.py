@@ -15,16 +15,20 @@ from harness import demo
 from harness.executors import EXECUTORS
 from harness.executors.trees import worker_root
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("ray") is None,
-                                reason="ray is not installed (pip install 'harness[ray]')")
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("ray") is None,
+    reason="ray is not installed (pip install 'harness[ray]')",
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "scenarios" / "demo.yaml"
 REFS = ["release/1.0", "backport/42"]
 SOURCE = ["--source", "main", "--source-branch", "pr/42"]
 NAMES = ("report.md", "report.json", "report.html", "comment.md")
-DATED = re.compile(r"Generated \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ|\"generated\": \"[^\"]*\"|"
-                   r"<p class=\"legend\">[^<]*<code>")
+DATED = re.compile(
+    r"Generated \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ|\"generated\": \"[^\"]*\"|"
+    r"<p class=\"legend\">[^<]*<code>"
+)
 
 KILLER = '''import os, signal
 MARK = {mark!r}
@@ -42,14 +46,14 @@ def run(n):
     return n * 10
 '''
 
-KILL_SCENARIO = '''refs: {{base: release/1.0, head: backport/42}}
+KILL_SCENARIO = """refs: {{base: release/1.0, head: backport/42}}
 probes:
   - id: survives-a-lost-worker
     kind: python
     file: {probe}
     function: run
     rows: {{n: [1, 2, 3]}}
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -68,21 +72,50 @@ def ray_made(monkeypatch: pytest.MonkeyPatch) -> list:
     return made
 
 
-def _compare(repo: Path, out: Path, cache: Path, monkeypatch: pytest.MonkeyPatch, *extra: str) -> tuple[int, dict]:
+def _compare(
+    repo: Path, out: Path, cache: Path, monkeypatch: pytest.MonkeyPatch, *extra: str
+) -> tuple[int, dict]:
     from harness.cli import main
 
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(cache))
-    code = main(["compare", *REFS, "--repo", str(repo), *SOURCE, "--scenario", str(SCENARIO), "--output-dir", str(out),
-                 "--format", "none", *extra])
+    code = main(
+        [
+            "compare",
+            *REFS,
+            "--repo",
+            str(repo),
+            *SOURCE,
+            "--scenario",
+            str(SCENARIO),
+            "--output-dir",
+            str(out),
+            "--format",
+            "none",
+            *extra,
+        ]
+    )
     return code, {n: DATED.sub("", (out / n).read_text()) for n in NAMES}
 
 
-def test_compare_on_ray_gives_the_local_bytes(ray_cluster: str, demo_repo: Path, tmp_path: Path, ray_made: list,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_compare_on_ray_gives_the_local_bytes(
+    ray_cluster: str,
+    demo_repo: Path,
+    tmp_path: Path,
+    ray_made: list,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     out = tmp_path / "out"
     code_local, local = _compare(demo_repo, out, tmp_path / "c-local", monkeypatch)
-    code_ray, remote = _compare(demo_repo, out, tmp_path / "c-ray", monkeypatch,
-                                "--executor", "ray", "--ray-address", ray_cluster)
+    code_ray, remote = _compare(
+        demo_repo,
+        out,
+        tmp_path / "c-ray",
+        monkeypatch,
+        "--executor",
+        "ray",
+        "--ray-address",
+        ray_cluster,
+    )
     assert code_local == code_ray == 1
     for name in NAMES:
         assert remote[name] == local[name], name
@@ -90,29 +123,50 @@ def test_compare_on_ray_gives_the_local_bytes(ray_cluster: str, demo_repo: Path,
     # collection pass (base, head) and one per mutation row (none, liveness, the gaps)
     doc = json.loads((out / "report.json").read_text())
     mutation = next(s for s in doc["sections"] if s["id"].startswith("mutation"))
-    assert len(ray_made) == 1 and ray_made[0].submitted == 4 + 2 + len(mutation["tables"][0]["rows"])
+    assert len(ray_made) == 1 and ray_made[0].submitted == 4 + 2 + len(
+        mutation["tables"][0]["rows"]
+    )
     assert "measured: " in remote["report.md"]
 
 
-def test_a_worker_killed_mid_run_is_retried_and_the_bytes_match(ray_cluster: str, demo_repo: Path, tmp_path: Path,
-                                                                 ray_made: list,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_worker_killed_mid_run_is_retried_and_the_bytes_match(
+    ray_cluster: str,
+    demo_repo: Path,
+    tmp_path: Path,
+    ray_made: list,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     mark = tmp_path / "killed"
     probe = tmp_path / "killer.py"
     probe.write_text(KILLER.format(mark=str(mark)))
     scen = tmp_path / "kill.yaml"
     scen.write_text(KILL_SCENARIO.format(probe=probe))
     out = tmp_path / "out"
-    code_local, local = _compare(demo_repo, out, tmp_path / "c-local", monkeypatch, "--scenario", str(scen))
+    code_local, local = _compare(
+        demo_repo, out, tmp_path / "c-local", monkeypatch, "--scenario", str(scen)
+    )
     assert not mark.exists()  # locally nothing is killed
-    code_ray, remote = _compare(demo_repo, out, tmp_path / "c-ray", monkeypatch, "--scenario", str(scen),
-                                "--executor", "ray", "--ray-address", ray_cluster)
+    code_ray, remote = _compare(
+        demo_repo,
+        out,
+        tmp_path / "c-ray",
+        monkeypatch,
+        "--scenario",
+        str(scen),
+        "--executor",
+        "ray",
+        "--ray-address",
+        ray_cluster,
+    )
     killed = int(mark.read_text())  # a Ray worker really died mid-task
     with pytest.raises(ProcessLookupError):
         os.kill(killed, 0)
     # what the killed worker left in its temporary directory went with the next task there
-    left = [p for prefix in ("harness-rtree-", "harness-column-", "harness-probe-")
-            for p in worker_root().glob(f"{prefix}{killed}-*")]
+    left = [
+        p
+        for prefix in ("harness-rtree-", "harness-column-", "harness-probe-")
+        for p in worker_root().glob(f"{prefix}{killed}-*")
+    ]
     assert left == []
     assert code_local == code_ray
     for name in NAMES:
@@ -122,7 +176,9 @@ def test_a_worker_killed_mid_run_is_retried_and_the_bytes_match(ray_cluster: str
     assert "crash" not in json.dumps(table["data"]) and "30" in json.dumps(table["data"])
 
 
-def test_a_warm_rerun_schedules_nothing_remote(ray_cluster: str, demo_repo: Path, tmp_path: Path) -> None:
+def test_a_warm_rerun_schedules_nothing_remote(
+    ray_cluster: str, demo_repo: Path, tmp_path: Path
+) -> None:
     from harness.cache import Cache
     from harness.checks.probe_table import probe_sections
     from harness.executors.ray_executor import RayExecutor

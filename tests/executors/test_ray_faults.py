@@ -13,10 +13,12 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("ray") is None,
-                                reason="ray is not installed (pip install 'harness[ray]')")
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("ray") is None,
+    reason="ray is not installed (pip install 'harness[ray]')",
+)
 
-SLOW = '''refs: {{base: main, head: main}}
+SLOW = """refs: {{base: main, head: main}}
 controls:
   ctl:
     ref: main
@@ -28,15 +30,15 @@ probes:
     function: run
     timeout: 120
     rows: {{n: [1, 2]}}
-'''
+"""
 
-PROBE = '''import os, time
+PROBE = """import os, time
 def run(n):
     with open({pids!r}, "a") as fh:
         fh.write(f"{{os.getpid()}}\\n")
     time.sleep(90)
     return n
-'''
+"""
 
 
 def _alive(pid: int) -> bool:
@@ -69,14 +71,31 @@ def test_ctrl_c_leaves_no_remote_task_running(ray_cluster: str, builder, tmp_pat
     scen = tmp_path / "s.yaml"
     scen.write_text(SLOW.format(probe=tmp_path / "p.py"))
     total = _free_cpus()
-    proc = subprocess.Popen([sys.executable, "-m", "harness", "probe", str(scen), "--repo", str(builder.path),
-                             "--no-cache", "--executor", "ray", "--ray-address", ray_cluster],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "harness",
+            "probe",
+            str(scen),
+            "--repo",
+            str(builder.path),
+            "--no-cache",
+            "--executor",
+            "ray",
+            "--ray-address",
+            ray_cluster,
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         # both columns (main, ctl) are running their first row on Ray workers
         if not _wait(lambda: pids.exists() and len(pids.read_text().split()) >= 2, 90):
             proc.kill()
-            pytest.fail(f"the probes never started on Ray: {proc.communicate()[1].decode()[-2000:]}")
+            pytest.fail(
+                f"the probes never started on Ray: {proc.communicate()[1].decode()[-2000:]}"
+            )
         assert _free_cpus() == total - 2
         proc.send_signal(signal.SIGINT)
         code = proc.wait(timeout=60)
@@ -86,7 +105,9 @@ def test_ctrl_c_leaves_no_remote_task_running(ray_cluster: str, builder, tmp_pat
     err = proc.stderr.read().decode() if proc.stderr else ""
     assert code == 130, err
     probe_pids = [int(p) for p in pids.read_text().split()]
-    assert _wait(lambda: not any(_alive(p) for p in probe_pids), 10), "probe processes outlived Ctrl-C"
+    assert _wait(lambda: not any(_alive(p) for p in probe_pids), 10), (
+        "probe processes outlived Ctrl-C"
+    )
     assert _wait(lambda: _free_cpus() == total, 20), "a remote task still holds a CPU"
     assert len(pids.read_text().split()) == 2  # no row started after the interrupt
 
@@ -106,8 +127,12 @@ def test_a_task_past_its_timeout_is_an_outcome_and_is_cancelled(ray_cluster: str
     total = _free_cpus()
     ex = RayExecutor(ray_cluster)
     started = time.monotonic()
-    results = ex.run([Task("slow", _sleep, None, (60,), timeout=2, label="slow one"),
-                      Task("quick", _sleep, None, (0.1,), timeout=30)])
+    results = ex.run(
+        [
+            Task("slow", _sleep, None, (60,), timeout=2, label="slow one"),
+            Task("quick", _sleep, None, (0.1,), timeout=30),
+        ]
+    )
     assert time.monotonic() - started < 20
     assert [r.status for r in results] == ["timeout", "ok"] and results[1].value == 0.1
     assert "slow one: ran past 2s" in results[0].detail

@@ -40,8 +40,11 @@ def _resources(builder, tmp_path: Path, runtime: str) -> dict[str, tuple[Resourc
         cr = ColumnRun(col, identify(repo, col))
         engine_job = [ColumnJob(scenario.probes[0], [0, 1])]
         plain_job = [ColumnJob(scenario.probes[1], [0])]
-        out[col.name] = (column_resources(repo, sys.executable, cr, engine_job),
-                         column_resources(repo, sys.executable, cr, plain_job), column_timeout(engine_job))
+        out[col.name] = (
+            column_resources(repo, sys.executable, cr, engine_job),
+            column_resources(repo, sys.executable, cr, plain_job),
+            column_timeout(engine_job),
+        )
     return out
 
 
@@ -61,4 +64,8 @@ def test_the_gpu_runtime_asks_for_a_gpu(builder, tmp_path: Path) -> None:
 def test_an_engine_check_is_a_task_on_its_version_label() -> None:
     task = check_task("0.5.18", [{"min_new_tokens": 8}], 32000)
     assert task.resources == Resources(0, ((engine_label("0.5.18"), 1.0),)) and task.tree is None
-    assert task.key == check_task("0.5.18", [{"min_new_tokens": 8}], 32000).key != check_task("0.5.22", [], 1).key
+    assert (
+        task.key
+        == check_task("0.5.18", [{"min_new_tokens": 8}], 32000).key
+        != check_task("0.5.22", [], 1).key
+    )

@@ -11,12 +11,14 @@ import pytest
 
 from harness.executors.local import LocalExecutor
 from harness.git.repo import GitRepo
-from harness.sweep import generate_names, split_names, sweep_section, run_sweep
+from harness.sweep import generate_names, run_sweep, split_names, sweep_section
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mutation"))
 from test_sweep_mutmut import BASE, HEAD, TESTS  # noqa: E402
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("mutmut") is None, reason="mutmut 3 not installed")
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("mutmut") is None, reason="mutmut 3 not installed"
+)
 
 
 def _verdicts(result) -> list:  # type: ignore[no-untyped-def]
@@ -25,7 +27,9 @@ def _verdicts(result) -> list:  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def swept_repo(builder) -> tuple[GitRepo, str]:  # type: ignore[no-untyped-def]
-    base = builder.commit("base", {"pkg/__init__.py": "", "pkg/calc.py": BASE, "tests/test_calc.py": TESTS})
+    base = builder.commit(
+        "base", {"pkg/__init__.py": "", "pkg/calc.py": BASE, "tests/test_calc.py": TESTS}
+    )
     builder.commit("head", {"pkg/calc.py": HEAD})
     return GitRepo(builder.path), base
 
@@ -37,25 +41,39 @@ def test_split_names_round_robin() -> None:
     assert split_names([], 4) == [[]]
 
 
-def test_shards_give_the_verdicts_of_one_run(swept_repo: tuple[GitRepo, str], tmp_path: Path) -> None:
+def test_shards_give_the_verdicts_of_one_run(
+    swept_repo: tuple[GitRepo, str], tmp_path: Path
+) -> None:
     repo, base = swept_repo
     one = run_sweep(repo, base, "HEAD", tests=["tests"], max_children=1, timeout=600)
-    three = run_sweep(repo, base, "HEAD", tests=["tests"], max_children=1, timeout=600,
-                      executor=LocalExecutor(), shards=3)
+    three = run_sweep(
+        repo,
+        base,
+        "HEAD",
+        tests=["tests"],
+        max_children=1,
+        timeout=600,
+        executor=LocalExecutor(),
+        shards=3,
+    )
     assert one.clean_ok and three.clean_ok and three.forced_fail_ok and three.exit_code == 0
     assert _verdicts(one) and _verdicts(three) == _verdicts(one)
-    assert {m.status for m in three.mutants} >= {"killed", "survived"}  # really merged from the shards
+    assert {m.status for m in three.mutants} >= {
+        "killed",
+        "survived",
+    }  # really merged from the shards
     assert "not checked" not in {m.status for m in three.mutants}
     a, b = sweep_section(one), sweep_section(three)
     assert a.data == b.data and [t.rows for t in a.tables] == [t.rows for t in b.tables]
 
 
-def test_names_come_from_mutmut_and_cover_only_the_changed_functions(swept_repo: tuple[GitRepo, str],
-                                                                    tmp_path: Path) -> None:
+def test_names_come_from_mutmut_and_cover_only_the_changed_functions(
+    swept_repo: tuple[GitRepo, str], tmp_path: Path
+) -> None:
     repo, base = swept_repo
     one = run_sweep(repo, base, "HEAD", tests=["tests"], max_children=1, timeout=600)
     from harness.git.tree import export_tree
-    from harness.sweep import find_changed_functions, write_mutmut_config, _mutmut_config
+    from harness.sweep import _mutmut_config, find_changed_functions, write_mutmut_config
 
     tree = tmp_path / "t"
     export_tree(repo, repo.resolve("HEAD"), tree)
@@ -65,14 +83,21 @@ def test_names_come_from_mutmut_and_cover_only_the_changed_functions(swept_repo:
     assert names == [m.name for m in one.mutants] and not (tree / "mutants").exists()
 
 
-@pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="ray is not installed (pip install 'harness[ray]')")
-def test_shards_on_ray_give_the_local_verdicts(ray_cluster: str, swept_repo: tuple[GitRepo, str]) -> None:
+@pytest.mark.skipif(
+    importlib.util.find_spec("ray") is None,
+    reason="ray is not installed (pip install 'harness[ray]')",
+)
+def test_shards_on_ray_give_the_local_verdicts(
+    ray_cluster: str, swept_repo: tuple[GitRepo, str]
+) -> None:
     from harness.executors.ray_executor import RayExecutor
 
     repo, base = swept_repo
     one = run_sweep(repo, base, "HEAD", tests=["tests"], max_children=1, timeout=600)
     ex = RayExecutor(ray_cluster)
-    remote = run_sweep(repo, base, "HEAD", tests=["tests"], max_children=1, timeout=600, executor=ex)
+    remote = run_sweep(
+        repo, base, "HEAD", tests=["tests"], max_children=1, timeout=600, executor=ex
+    )
     assert ex.submitted == 2  # default: one shard per CPU of the cluster
     assert _verdicts(remote) == _verdicts(one)
     assert sweep_section(remote).data == sweep_section(one).data

@@ -11,12 +11,18 @@ import os
 from pathlib import Path
 
 import pytest
-
 from repo_builder import RepoBuilder
 
-BOMB = "\n".join(
-    ['a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
-    + [f"{b}: &{b} [{', '.join(['*' + a] * 9)}]" for a, b in zip("abcdefgh", "bcdefghi")]) + "\n"
+BOMB = (
+    "\n".join(
+        ['a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+        + [
+            f"{b}: &{b} [{', '.join(['*' + a] * 9)}]"
+            for a, b in zip("abcdefgh", "bcdefghi", strict=False)
+        ]
+    )
+    + "\n"
+)
 
 FILES = {
     "afile": "not a folder\n",
@@ -47,15 +53,21 @@ FILES = {
     "m-bomb.yaml": BOMB,
     "m-syntax.yaml": "- {name: x\n",
 }
-BINARY = {"s-latin1.yaml": b"title: caf\xe9\n", "p-latin1.yaml": b"fail_on: p\xe91\n",
-          "prev-latin1.json": b'{"a": "\xe9"}'}
+BINARY = {
+    "s-latin1.yaml": b"title: caf\xe9\n",
+    "p-latin1.yaml": b"fail_on: p\xe91\n",
+    "prev-latin1.json": b'{"a": "\xe9"}',
+}
 
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("hostile")
     b = RepoBuilder(root / "repo")
-    b.commit("one", {"a.py": "x = 1\n", "c.yaml": "ok: 1\n", "tests/test_a.py": "def test_a():\n    pass\n"})
+    b.commit(
+        "one",
+        {"a.py": "x = 1\n", "c.yaml": "ok: 1\n", "tests/test_a.py": "def test_a():\n    pass\n"},
+    )
     b.commit("two", {"a.py": "x = 2\n"})
     inputs = root / "inputs"
     inputs.mkdir()
@@ -67,7 +79,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     probe = inputs / "probe.py"
     probe.write_text("UNDER_TEST = ['a']\ndef run(n):\n    return n\n")
     (inputs / "ok.yaml").write_text(
-        f"refs: {{head: main}}\nprobes:\n  - {{id: p, kind: python, file: {probe}, function: run, rows: {{n: [1]}}}}\n")
+        f"refs: {{head: main}}\nprobes:\n  - {{id: p, kind: python, file: {probe}, function: run, rows: {{n: [1]}}}}\n"
+    )
     return {"repo": root / "repo", "in": inputs, "builder": b}  # type: ignore[dict-item]
 
 
@@ -105,7 +118,11 @@ for verb, argv in VERBS.items():
     case(f"{verb}-output-under-a-file", [*with_repo, "--output", "{in}/afile/out"], "")
     case(f"{verb}-output-read-only-fs", [*with_repo, "--output", "/proc/harness-out/x"], "")
     if verb in FILE_OUTPUT:  # compare makes its report folder, parents included
-        case(f"{verb}-output-missing-parent", [*with_repo, "--output", "{in}/no/such/place/out"], "does not exist")
+        case(
+            f"{verb}-output-missing-parent",
+            [*with_repo, "--output", "{in}/no/such/place/out"],
+            "does not exist",
+        )
         case(f"{verb}-output-a-directory", [*with_repo, "--output", "{in}/adir"], "is a directory")
         case(f"{verb}-output-a-device", [*with_repo, "--output", "/dev/null"], "not a regular file")
     else:
@@ -118,118 +135,320 @@ for verb in ("compare", "drift"):
     case(f"{verb}-range-then-more", [verb, "HEAD~1..HEAD~1..HEAD", "--repo", "{repo}"], "range")
     case(f"{verb}-head-negated", [verb, "HEAD~1", "^HEAD", "--repo", "{repo}"], "is a range")
     case(f"{verb}-head-parents", [verb, "HEAD~1", "HEAD^@", "--repo", "{repo}"], "is a range")
-    case(f"{verb}-unknown-ref", [verb, "HEAD~1", "no-such-branch", "--repo", "{repo}"], "unknown ref")
+    case(
+        f"{verb}-unknown-ref", [verb, "HEAD~1", "no-such-branch", "--repo", "{repo}"], "unknown ref"
+    )
     case(f"{verb}-newline-ref", [verb, "HEAD~1", "HEAD\nmain", "--repo", "{repo}"], "invalid ref")
-for verb, argv in (("shape", ["shape"]), ("fidelity", ["fidelity", "--source", "main"]),
-                   ("sweep", ["sweep"])):
+for verb, argv in (
+    ("shape", ["shape"]),
+    ("fidelity", ["fidelity", "--source", "main"]),
+    ("sweep", ["sweep"]),
+):
     case(f"{verb}-not-a-range", [*argv, "HEAD", "--repo", "{repo}"], "expected a range")
     case(f"{verb}-triple-range", [*argv, "HEAD~1..HEAD..HEAD", "--repo", "{repo}"], "is a range")
     case(f"{verb}-unknown-end", [*argv, "HEAD~1..nope", "--repo", "{repo}"], "unknown ref")
-case("pin-refs-range", ["pin", "c.yaml", "ok", "--refs", "main..main", "--repo", "{repo}"], "is a range")
-case("pin-refs-unknown", ["pin", "c.yaml", "ok", "--refs", "HEAD", "nope", "--repo", "{repo}"], "unknown ref")
-case("pin-outside", ["pin", "../../../etc/passwd", "x", "--refs", "HEAD", "--repo", "{repo}"], "inside the repository")
-case("pin-absolute", ["pin", "/etc/passwd", "x", "--refs", "HEAD", "--repo", "{repo}"], "inside the repository")
+case(
+    "pin-refs-range",
+    ["pin", "c.yaml", "ok", "--refs", "main..main", "--repo", "{repo}"],
+    "is a range",
+)
+case(
+    "pin-refs-unknown",
+    ["pin", "c.yaml", "ok", "--refs", "HEAD", "nope", "--repo", "{repo}"],
+    "unknown ref",
+)
+case(
+    "pin-outside",
+    ["pin", "../../../etc/passwd", "x", "--refs", "HEAD", "--repo", "{repo}"],
+    "inside the repository",
+)
+case(
+    "pin-absolute",
+    ["pin", "/etc/passwd", "x", "--refs", "HEAD", "--repo", "{repo}"],
+    "inside the repository",
+)
 case("pin-bad-keypath", ["pin", "c.yaml", 'a["', "--refs", "HEAD", "--repo", "{repo}"], "")
-case("trace-under-parent", ["trace", "x", "--refs", "HEAD", "--under", "../..", "--repo", "{repo}"],
-     "inside the repository")
-case("trace-under-absolute", ["trace", "x", "--refs", "HEAD", "--under", "/etc", "--repo", "{repo}"],
-     "inside the repository")
+case(
+    "trace-under-parent",
+    ["trace", "x", "--refs", "HEAD", "--under", "../..", "--repo", "{repo}"],
+    "inside the repository",
+)
+case(
+    "trace-under-absolute",
+    ["trace", "x", "--refs", "HEAD", "--under", "/etc", "--repo", "{repo}"],
+    "inside the repository",
+)
 case("trace-refs-range", ["trace", "x", "--refs", "HEAD~1..HEAD", "--repo", "{repo}"], "is a range")
-case("trace-range-not-range", ["trace", "x", "--refs", "HEAD", "--range", "HEAD", "--repo", "{repo}"],
-     "expected a range")
+case(
+    "trace-range-not-range",
+    ["trace", "x", "--refs", "HEAD", "--range", "HEAD", "--repo", "{repo}"],
+    "expected a range",
+)
 case("lanes-ref-range", ["lanes", "--ref", "main..main", "--repo", "{repo}"], "is a range")
-case("lanes-workflow-outside", ["lanes", "--workflow", "../x.yml", "--repo", "{repo}"], "inside the repository")
-case("shape-same-tree-range", ["shape", "HEAD~1..HEAD", "--same-tree", "main..main", "HEAD", "--repo", "{repo}"],
-     "is a range")
-case("select-python-missing", ["select", "--lane", "a=", "--python", "/nonexistent", "--repo", "{repo}"],
-     "no such interpreter")
-case("select-python-not-exec", ["select", "--lane", "a=", "--python", "{in}/afile", "--repo", "{repo}"],
-     "not executable")
-case("select-timeout-negative", ["select", "--lane", "a=", "--timeout", "-1", "--repo", "{repo}"], "positive")
-case("select-timeout-zero", ["select", "--lane", "a=", "--timeout", "0", "--repo", "{repo}"], "positive")
-case("select-timeout-nan", ["select", "--lane", "a=", "--timeout", "nan", "--repo", "{repo}"], "positive")
-case("select-timeout-inf", ["select", "--lane", "a=", "--timeout", "inf", "--repo", "{repo}"], "positive")
-case("select-timeout-text", ["select", "--lane", "a=", "--timeout", "soon", "--repo", "{repo}"], "invalid float")
+case(
+    "lanes-workflow-outside",
+    ["lanes", "--workflow", "../x.yml", "--repo", "{repo}"],
+    "inside the repository",
+)
+case(
+    "shape-same-tree-range",
+    ["shape", "HEAD~1..HEAD", "--same-tree", "main..main", "HEAD", "--repo", "{repo}"],
+    "is a range",
+)
+case(
+    "select-python-missing",
+    ["select", "--lane", "a=", "--python", "/nonexistent", "--repo", "{repo}"],
+    "no such interpreter",
+)
+case(
+    "select-python-not-exec",
+    ["select", "--lane", "a=", "--python", "{in}/afile", "--repo", "{repo}"],
+    "not executable",
+)
+case(
+    "select-timeout-negative",
+    ["select", "--lane", "a=", "--timeout", "-1", "--repo", "{repo}"],
+    "positive",
+)
+case(
+    "select-timeout-zero",
+    ["select", "--lane", "a=", "--timeout", "0", "--repo", "{repo}"],
+    "positive",
+)
+case(
+    "select-timeout-nan",
+    ["select", "--lane", "a=", "--timeout", "nan", "--repo", "{repo}"],
+    "positive",
+)
+case(
+    "select-timeout-inf",
+    ["select", "--lane", "a=", "--timeout", "inf", "--repo", "{repo}"],
+    "positive",
+)
+case(
+    "select-timeout-text",
+    ["select", "--lane", "a=", "--timeout", "soon", "--repo", "{repo}"],
+    "invalid float",
+)
 case("select-lane-no-equals", ["select", "--lane", "smoke", "--repo", "{repo}"], "NAME=EXPR")
-case("select-lane-bad-expr", ["select", "--lane", "a=not (", "--repo", "{repo}"], "invalid marker expression")
+case(
+    "select-lane-bad-expr",
+    ["select", "--lane", "a=not (", "--repo", "{repo}"],
+    "invalid marker expression",
+)
 case("select-no-lanes", ["select", "--repo", "{repo}"], "no lanes")
-case("select-file-outside", ["select", "--lane", "a=", "--file", "../x", "--repo", "{repo}"],
-     "inside the repository")
-case("select-ref-range", ["select", "--lane", "a=", "--ref", "HEAD~1..HEAD", "--repo", "{repo}"], "is a range")
-case("mutate-timeout-negative", [*VERBS["mutate"], "--timeout", "-1", "--repo", "{repo}"], "positive")
-case("mutate-python-missing", [*VERBS["mutate"], "--python", "/nonexistent", "--repo", "{repo}"],
-     "no such interpreter")
-case("mutate-replace-outside", ["mutate", "--replace", "../a.py", "x", "y", "--repo", "{repo}"],
-     "inside the repository")
+case(
+    "select-file-outside",
+    ["select", "--lane", "a=", "--file", "../x", "--repo", "{repo}"],
+    "inside the repository",
+)
+case(
+    "select-ref-range",
+    ["select", "--lane", "a=", "--ref", "HEAD~1..HEAD", "--repo", "{repo}"],
+    "is a range",
+)
+case(
+    "mutate-timeout-negative", [*VERBS["mutate"], "--timeout", "-1", "--repo", "{repo}"], "positive"
+)
+case(
+    "mutate-python-missing",
+    [*VERBS["mutate"], "--python", "/nonexistent", "--repo", "{repo}"],
+    "no such interpreter",
+)
+case(
+    "mutate-replace-outside",
+    ["mutate", "--replace", "../a.py", "x", "y", "--repo", "{repo}"],
+    "inside the repository",
+)
 case("mutate-mutation-missing", ["mutate", "--mutation", "{in}/nope.yaml", "--repo", "{repo}"], "")
-case("mutate-mutation-bomb", ["mutate", "--mutation", "{in}/m-bomb.yaml", "--repo", "{repo}"],
-     "alias expansion over")
-case("mutate-mutation-syntax", ["mutate", "--mutation", "{in}/m-syntax.yaml", "--repo", "{repo}"], "")
-case("mutate-bad-marker", [*VERBS["mutate"], "-m", "not (", "--repo", "{repo}"], "invalid marker expression")
-case("sweep-bad-marker", [*VERBS["sweep"], "-m", "a and", "--repo", "{repo}"], "invalid marker expression")
+case(
+    "mutate-mutation-bomb",
+    ["mutate", "--mutation", "{in}/m-bomb.yaml", "--repo", "{repo}"],
+    "alias expansion over",
+)
+case(
+    "mutate-mutation-syntax", ["mutate", "--mutation", "{in}/m-syntax.yaml", "--repo", "{repo}"], ""
+)
+case(
+    "mutate-bad-marker",
+    [*VERBS["mutate"], "-m", "not (", "--repo", "{repo}"],
+    "invalid marker expression",
+)
+case(
+    "sweep-bad-marker",
+    [*VERBS["sweep"], "-m", "a and", "--repo", "{repo}"],
+    "invalid marker expression",
+)
 case("mutate-nothing", ["mutate", "--repo", "{repo}"], "no mutations")
-case("mutate-ref-range", [*VERBS["mutate"], "--ref", "HEAD~1..HEAD", "--repo", "{repo}"], "is a range")
+case(
+    "mutate-ref-range",
+    [*VERBS["mutate"], "--ref", "HEAD~1..HEAD", "--repo", "{repo}"],
+    "is a range",
+)
 case("sweep-timeout-negative", [*VERBS["sweep"], "--timeout", "-5", "--repo", "{repo}"], "positive")
-case("sweep-max-children-zero", [*VERBS["sweep"], "--max-children", "0", "--repo", "{repo}"], "positive")
-case("sweep-python-missing", [*VERBS["sweep"], "--python", "/nonexistent", "--repo", "{repo}"],
-     "no such interpreter")
-case("sweep-source-path-outside", [*VERBS["sweep"], "--source-path", "/etc", "--repo", "{repo}"],
-     "inside the repository")
+case(
+    "sweep-max-children-zero",
+    [*VERBS["sweep"], "--max-children", "0", "--repo", "{repo}"],
+    "positive",
+)
+case(
+    "sweep-python-missing",
+    [*VERBS["sweep"], "--python", "/nonexistent", "--repo", "{repo}"],
+    "no such interpreter",
+)
+case(
+    "sweep-source-path-outside",
+    [*VERBS["sweep"], "--source-path", "/etc", "--repo", "{repo}"],
+    "inside the repository",
+)
 case("probe-jobs-zero", [*VERBS["probe"], "--jobs", "0", "--repo", "{repo}"], "positive")
-case("probe-python-missing", [*VERBS["probe"], "--python", "/nonexistent", "--repo", "{repo}"],
-     "no such interpreter")
-for name in ("s-bomb", "s-deep", "s-recursive", "s-syntax", "s-list", "s-unknown", "s-empty", "s-latin1"):
+case(
+    "probe-python-missing",
+    [*VERBS["probe"], "--python", "/nonexistent", "--repo", "{repo}"],
+    "no such interpreter",
+)
+for name in (
+    "s-bomb",
+    "s-deep",
+    "s-recursive",
+    "s-syntax",
+    "s-list",
+    "s-unknown",
+    "s-empty",
+    "s-latin1",
+):
     case(f"probe-scenario-{name}", ["probe", f"{{in}}/{name}.yaml", "--repo", "{repo}"], "")
-    case(f"compare-scenario-{name}", [*VERBS["compare"], "--scenario", f"{{in}}/{name}.yaml", "--repo", "{repo}"],
-         "")
-case("compare-scenario-pin-outside", [*VERBS["compare"], "--scenario", "{in}/s-pin-outside.yaml", "--repo", "{repo}"],
-     "s-pin-outside.yaml:2: pins[0].file")
-case("compare-scenario-trace-outside", [*VERBS["compare"], "--scenario", "{in}/s-trace-outside.yaml",
-                                        "--repo", "{repo}"], "s-trace-outside.yaml:2: traces[0].under")
+    case(
+        f"compare-scenario-{name}",
+        [*VERBS["compare"], "--scenario", f"{{in}}/{name}.yaml", "--repo", "{repo}"],
+        "",
+    )
+case(
+    "compare-scenario-pin-outside",
+    [*VERBS["compare"], "--scenario", "{in}/s-pin-outside.yaml", "--repo", "{repo}"],
+    "s-pin-outside.yaml:2: pins[0].file",
+)
+case(
+    "compare-scenario-trace-outside",
+    [*VERBS["compare"], "--scenario", "{in}/s-trace-outside.yaml", "--repo", "{repo}"],
+    "s-trace-outside.yaml:2: traces[0].under",
+)
 case("probe-scenario-missing", ["probe", "{in}/nope.yaml", "--repo", "{repo}"], "no such scenario")
 case("probe-scenario-a-dir", ["probe", "{in}/adir", "--repo", "{repo}"], "")
-for name in ("p-waivers-int", "p-bad-date", "p-text-date", "p-list", "p-unknown", "p-failon", "p-block",
-             "p-waiver-str", "p-waiver-missing", "p-bomb", "p-syntax", "p-latin1"):
-    case(f"compare-policy-{name}", [*VERBS["compare"], "--policy", f"{{in}}/{name}.yaml", "--repo", "{repo}"], "")
-case("compare-policy-missing", [*VERBS["compare"], "--policy", "{in}/nope.yaml", "--repo", "{repo}"], "no such")
+for name in (
+    "p-waivers-int",
+    "p-bad-date",
+    "p-text-date",
+    "p-list",
+    "p-unknown",
+    "p-failon",
+    "p-block",
+    "p-waiver-str",
+    "p-waiver-missing",
+    "p-bomb",
+    "p-syntax",
+    "p-latin1",
+):
+    case(
+        f"compare-policy-{name}",
+        [*VERBS["compare"], "--policy", f"{{in}}/{name}.yaml", "--repo", "{repo}"],
+        "",
+    )
+case(
+    "compare-policy-missing",
+    [*VERBS["compare"], "--policy", "{in}/nope.yaml", "--repo", "{repo}"],
+    "no such",
+)
 case("compare-policy-a-dir", [*VERBS["compare"], "--policy", "{in}/adir", "--repo", "{repo}"], "")
 for name in ("prev-syntax", "prev-list", "prev-other", "prev-empty", "prev-latin1"):
-    case(f"compare-previous-{name}", [*VERBS["compare"], "--previous", f"{{in}}/{name}.json", "--repo", "{repo}"],
-         "--previous")
-case("compare-previous-missing", [*VERBS["compare"], "--previous", "{in}/nope.json", "--repo", "{repo}"],
-     "--previous")
-case("compare-previous-a-dir", [*VERBS["compare"], "--previous", "{in}/adir", "--repo", "{repo}"], "--previous")
-case("compare-python-missing", [*VERBS["compare"], "--python", "/nonexistent", "--repo", "{repo}"],
-     "no such interpreter")
+    case(
+        f"compare-previous-{name}",
+        [*VERBS["compare"], "--previous", f"{{in}}/{name}.json", "--repo", "{repo}"],
+        "--previous",
+    )
+case(
+    "compare-previous-missing",
+    [*VERBS["compare"], "--previous", "{in}/nope.json", "--repo", "{repo}"],
+    "--previous",
+)
+case(
+    "compare-previous-a-dir",
+    [*VERBS["compare"], "--previous", "{in}/adir", "--repo", "{repo}"],
+    "--previous",
+)
+case(
+    "compare-python-missing",
+    [*VERBS["compare"], "--python", "/nonexistent", "--repo", "{repo}"],
+    "no such interpreter",
+)
 case("compare-jobs-zero", [*VERBS["compare"], "--jobs", "0", "--repo", "{repo}"], "positive")
-case("compare-today-bad", [*VERBS["compare"], "--today", "2026-02-30", "--repo", "{repo}"], "not a date")
-case("compare-source-range", [*VERBS["compare"], "--source", "main..main", "--repo", "{repo}"], "is a range")
-case("compare-source-branch-unknown", [*VERBS["compare"], "--source", "main", "--source-branch", "nope",
-                                       "--repo", "{repo}"], "--source-branch 'nope'")
-case("fidelity-source-range", ["fidelity", "HEAD~1..HEAD", "--source", "main..main", "--repo", "{repo}"],
-     "is a range")
-case("fidelity-bad-map", ["fidelity", "HEAD~1..HEAD", "--source", "main", "--map", "nonsense", "--repo", "{repo}"],
-     "")
+case(
+    "compare-today-bad",
+    [*VERBS["compare"], "--today", "2026-02-30", "--repo", "{repo}"],
+    "not a date",
+)
+case(
+    "compare-source-range",
+    [*VERBS["compare"], "--source", "main..main", "--repo", "{repo}"],
+    "is a range",
+)
+case(
+    "compare-source-branch-unknown",
+    [*VERBS["compare"], "--source", "main", "--source-branch", "nope", "--repo", "{repo}"],
+    "--source-branch 'nope'",
+)
+case(
+    "fidelity-source-range",
+    ["fidelity", "HEAD~1..HEAD", "--source", "main..main", "--repo", "{repo}"],
+    "is a range",
+)
+case(
+    "fidelity-bad-map",
+    ["fidelity", "HEAD~1..HEAD", "--source", "main", "--map", "nonsense", "--repo", "{repo}"],
+    "",
+)
 case("demo-dir-a-file", ["demo", "--dir", "{in}/afile"], "not a directory")
 case("demo-dir-under-a-file", ["demo", "--dir", "{in}/afile/sub"], "")
 case("demo-dir-read-only-fs", ["demo", "--dir", "/proc/harness-demo"], "")
-case("demo-python-missing", ["demo", "--dir", "{in}/demo-out", "--python", "/nonexistent"], "no such interpreter")
+case(
+    "demo-python-missing",
+    ["demo", "--dir", "{in}/demo-out", "--python", "/nonexistent"],
+    "no such interpreter",
+)
 case("demo-bad-format", ["demo", "--format", "pdf"], "invalid choice")
 case("engine-no-action", ["engine"], "")
 case("engine-bad-action", ["engine", "build"], "invalid choice")
 case("engine-check-bad-spec", ["engine", "check", "sglang", "--params", "{}"], "ENGINE==VERSION")
-case("engine-check-unknown-engine", ["engine", "check", "vllm==0.1", "--params", "{}"], "unknown engine")
-case("engine-check-bad-json", ["engine", "check", "sglang==0.5.18", "--params", "{"], "not valid JSON")
-case("engine-check-json-list", ["engine", "check", "sglang==0.5.18", "--params", "[]"], "JSON object")
-case("engine-check-vocab-zero", ["engine", "check", "sglang==0.5.18", "--params", "{}", "--vocab", "0"],
-     "positive")
+case(
+    "engine-check-unknown-engine",
+    ["engine", "check", "vllm==0.1", "--params", "{}"],
+    "unknown engine",
+)
+case(
+    "engine-check-bad-json",
+    ["engine", "check", "sglang==0.5.18", "--params", "{"],
+    "not valid JSON",
+)
+case(
+    "engine-check-json-list", ["engine", "check", "sglang==0.5.18", "--params", "[]"], "JSON object"
+)
+case(
+    "engine-check-vocab-zero",
+    ["engine", "check", "sglang==0.5.18", "--params", "{}", "--vocab", "0"],
+    "positive",
+)
 case("engine-add-bad-spec", ["engine", "add", "sglang=0.5.18"], "ENGINE==VERSION")
-case("engine-add-bad-runtime", ["engine", "add", "sglang==0.5.18", "--runtime", "tpu"], "invalid choice")
+case(
+    "engine-add-bad-runtime",
+    ["engine", "add", "sglang==0.5.18", "--runtime", "tpu"],
+    "invalid choice",
+)
 case("no-verb-unknown", ["frobnicate"], "invalid choice")
 
 
-def test_compare_default_report_folder_in_a_read_only_place_is_refused_before_work(world, run_cli,
-                                                                                    monkeypatch) -> None:
+def test_compare_default_report_folder_in_a_read_only_place_is_refused_before_work(
+    world, run_cli, monkeypatch
+) -> None:
     monkeypatch.chdir("/proc")  # reports/<base>..<head> cannot be made here
     code, out, err = run_cli(*VERBS["compare"], "--repo", str(world["repo"]))
     assert code == 2 and out == "" and err.count("\n") == 1 and "report folder" in err, err
@@ -244,17 +463,26 @@ def test_the_corpus_is_large_and_covers_every_verb() -> None:
 
 
 def _listing(root: Path) -> list[tuple[str, int]]:
-    return sorted((str(p.relative_to(root)), p.stat().st_size if p.is_file() else -1)
-                  for p in root.rglob("*")) if root.exists() else []
+    return (
+        sorted(
+            (str(p.relative_to(root)), p.stat().st_size if p.is_file() else -1)
+            for p in root.rglob("*")
+        )
+        if root.exists()
+        else []
+    )
 
 
 @pytest.mark.parametrize("name,argv,says", CASES, ids=[c[0] for c in CASES])
-def test_hostile_input_is_one_line_exit_2_and_writes_nothing(world, run_cli, tmp_path: Path, monkeypatch,
-                                                             name: str, argv: list[str], says: str) -> None:
+def test_hostile_input_is_one_line_exit_2_and_writes_nothing(
+    world, run_cli, tmp_path: Path, monkeypatch, name: str, argv: list[str], says: str
+) -> None:
     cwd = tmp_path / "cwd"
     cwd.mkdir()
     monkeypatch.chdir(cwd)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))  # default report folders would land here
+    monkeypatch.setenv(
+        "XDG_CACHE_HOME", str(tmp_path / "xdg")
+    )  # default report folders would land here
     work = Path(os.environ["HARNESS_WORK_DIR"])
     args = [a.replace("{repo}", str(world["repo"])).replace("{in}", str(world["in"])) for a in argv]
     before = (world["builder"].snapshot(), _listing(world["in"]), _listing(work / "runs"))

@@ -11,21 +11,41 @@ from pathlib import Path
 
 import pytest
 
-
 # What the console script does (``from harness.cli import main``), with "up" announced once the package's
 # first statements ran: a Ctrl-C during Python's own start-up, before any harness code, is Python's.
-LAUNCH = ("import sys; sys.argv[0] = 'harness'; import harness; sys.stdout.write('up\\n'); sys.stdout.flush(); "
-          "from harness.cli import main; raise SystemExit(main())")
+LAUNCH = (
+    "import sys; sys.argv[0] = 'harness'; import harness; sys.stdout.write('up\\n'); sys.stdout.flush(); "
+    "from harness.cli import main; raise SystemExit(main())"
+)
 
 
-@pytest.mark.parametrize("delay", [0.0, 0.005, 0.01, 0.02, 0.04, 0.08, 0.12, 0.16, 0.2, 0.3, 0.4, 0.5])
+@pytest.mark.parametrize(
+    "delay", [0.0, 0.005, 0.01, 0.02, 0.04, 0.08, 0.12, 0.16, 0.2, 0.3, 0.4, 0.5]
+)
 def test_ctrl_c_early_is_one_line_and_exit_130(builder, tmp_path: Path, delay: float) -> None:
     builder.commit("one", {"a.py": "x = 1\n"})
     builder.commit("two", {"a.py": "x = 2\n"})
     env = {**os.environ, "HARNESS_WORK_DIR": str(tmp_path / "w")}
-    proc = subprocess.Popen([sys.executable, "-c", LAUNCH, "compare", "HEAD~1", "HEAD", "--repo", str(builder.path),
-                             "--output", str(tmp_path / "out"), "--format", "none"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            LAUNCH,
+            "compare",
+            "HEAD~1",
+            "HEAD",
+            "--repo",
+            str(builder.path),
+            "--output",
+            str(tmp_path / "out"),
+            "--format",
+            "none",
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stdout is not None and proc.stdout.readline() == "up\n"
     time.sleep(delay)
     proc.send_signal(signal.SIGINT)

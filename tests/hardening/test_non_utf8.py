@@ -7,7 +7,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from repo_builder import RepoBuilder
 
 
@@ -45,8 +44,9 @@ VERBS = {
 
 @pytest.mark.parametrize("fmt", ["json", "md", "term", "html"])
 @pytest.mark.parametrize("verb", sorted(VERBS))
-def test_a_non_utf8_path_never_stops_a_report(repo: RepoBuilder, run_cli, tmp_path: Path, verb: str,
-                                              fmt: str) -> None:
+def test_a_non_utf8_path_never_stops_a_report(
+    repo: RepoBuilder, run_cli, tmp_path: Path, verb: str, fmt: str
+) -> None:
     argv = [*VERBS[verb], "--repo", str(repo.path), "--fail-on", "never"]
     if verb == "compare":
         argv += ["--output", str(tmp_path / "out"), "--format", "none"]
@@ -61,15 +61,35 @@ def test_a_non_utf8_path_never_stops_a_report(repo: RepoBuilder, run_cli, tmp_pa
     else:
         text = (tmp_path / f"report.{fmt}").read_text(encoding="utf-8")
     if verb in ("compare", "fidelity", "drift", "trace"):
-        assert "caf\\xe9.py" in text.replace("\\\\", "\\") or "d\\xff" in text.replace("\\\\", "\\"), text[:2000]
+        assert "caf\\xe9.py" in text.replace("\\\\", "\\") or "d\\xff" in text.replace(
+            "\\\\", "\\"
+        ), text[:2000]
     assert "\ufffd" not in text
 
 
-def test_the_same_repository_gives_the_same_bytes(repo: RepoBuilder, run_cli, tmp_path: Path) -> None:
+def test_the_same_repository_gives_the_same_bytes(
+    repo: RepoBuilder, run_cli, tmp_path: Path
+) -> None:
     outs = []
-    for i in range(2):
-        code, _, err = run_cli("compare", "main~1", "release", "--source", "main", "--repo", str(repo.path),
-                               "--output", str(tmp_path / "o"), "--format", "none", "--fail-on", "never")
+    for _i in range(2):
+        code, _, err = run_cli(
+            "compare",
+            "main~1",
+            "release",
+            "--source",
+            "main",
+            "--repo",
+            str(repo.path),
+            "--output",
+            str(tmp_path / "o"),
+            "--format",
+            "none",
+            "--fail-on",
+            "never",
+        )
         assert code == 0, err
-        outs.append((tmp_path / "o" / "report.md").read_bytes() + (tmp_path / "o" / "report.json").read_bytes())
+        outs.append(
+            (tmp_path / "o" / "report.md").read_bytes()
+            + (tmp_path / "o" / "report.json").read_bytes()
+        )
     assert outs[0] == outs[1]

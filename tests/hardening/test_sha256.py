@@ -11,19 +11,29 @@ import pytest
 
 
 def _git(repo: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "A", "GIT_AUTHOR_EMAIL": "a@example.com", "GIT_COMMITTER_NAME": "A",
-           "GIT_COMMITTER_EMAIL": "a@example.com", "GIT_AUTHOR_DATE": "1700000000 +0000",
-           "GIT_COMMITTER_DATE": "1700000000 +0000"}
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True,
-                          env=env).stdout.strip()
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "A",
+        "GIT_AUTHOR_EMAIL": "a@example.com",
+        "GIT_COMMITTER_NAME": "A",
+        "GIT_COMMITTER_EMAIL": "a@example.com",
+        "GIT_AUTHOR_DATE": "1700000000 +0000",
+        "GIT_COMMITTER_DATE": "1700000000 +0000",
+    }
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env
+    ).stdout.strip()
 
 
 @pytest.fixture
 def sha256_repo(tmp_path: Path) -> Path:
     repo = tmp_path / "repo"
     try:
-        subprocess.run(["git", "init", "-q", "--object-format=sha256", "-b", "main", str(repo)], check=True,
-                       capture_output=True)
+        subprocess.run(
+            ["git", "init", "-q", "--object-format=sha256", "-b", "main", str(repo)],
+            check=True,
+            capture_output=True,
+        )
     except subprocess.CalledProcessError:
         pytest.skip("this git cannot make SHA-256 repositories")
     (repo / "a.py").write_text("x = 1\n")
@@ -35,7 +45,9 @@ def sha256_repo(tmp_path: Path) -> Path:
     _git(repo, "checkout", "-q", "release")
     (repo / "b.py").write_text("y = 1\n")
     _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "release-only change")  # makes the pick's patch id differ in position
+    _git(
+        repo, "commit", "-q", "-m", "release-only change"
+    )  # makes the pick's patch id differ in position
     _git(repo, "cherry-pick", "-x", "main")
     return repo
 
@@ -43,12 +55,23 @@ def sha256_repo(tmp_path: Path) -> Path:
 def test_a_sha256_repository_is_sha256(sha256_repo: Path) -> None:
     assert len(_git(sha256_repo, "rev-parse", "HEAD")) == 64
     assert "cherry picked from commit " + _git(sha256_repo, "rev-parse", "main") in _git(
-        sha256_repo, "log", "-1", "--format=%B")
+        sha256_repo, "log", "-1", "--format=%B"
+    )
 
 
 def test_fidelity_matches_a_64_hex_trailer(sha256_repo: Path, run_cli) -> None:
-    code, out, err = run_cli("fidelity", "main~1..release", "--source", "main", "--repo", str(sha256_repo),
-                             "--format", "json", "--fail-on", "never")
+    code, out, err = run_cli(
+        "fidelity",
+        "main~1..release",
+        "--source",
+        "main",
+        "--repo",
+        str(sha256_repo),
+        "--format",
+        "json",
+        "--fail-on",
+        "never",
+    )
     assert code == 0, err
     picks = json.loads(out)["sections"][0]["data"]["picks"]
     pick = next(p for p in picks if "validate" in json.dumps(p))
@@ -57,10 +80,25 @@ def test_fidelity_matches_a_64_hex_trailer(sha256_repo: Path, run_cli) -> None:
     assert pick["status"] == "identical"
 
 
-def test_compare_on_a_sha256_repository_writes_a_whole_report(sha256_repo: Path, run_cli, tmp_path: Path) -> None:
+def test_compare_on_a_sha256_repository_writes_a_whole_report(
+    sha256_repo: Path, run_cli, tmp_path: Path
+) -> None:
     out = tmp_path / "out"
-    code, _, err = run_cli("compare", "main~1", "release", "--source", "main", "--repo", str(sha256_repo),
-                           "--output", str(out), "--format", "none", "--fail-on", "never")
+    code, _, err = run_cli(
+        "compare",
+        "main~1",
+        "release",
+        "--source",
+        "main",
+        "--repo",
+        str(sha256_repo),
+        "--output",
+        str(out),
+        "--format",
+        "none",
+        "--fail-on",
+        "never",
+    )
     assert code == 0, err
     doc = json.loads((out / "report.json").read_text())
     assert not [f for s in doc["sections"] for f in s["findings"] if f["kind"] == "harness-error"]

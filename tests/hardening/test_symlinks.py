@@ -19,8 +19,14 @@ def _link_repo(builder, tmp_path: Path, name: str) -> Path:
     outside = tmp_path / "outside" / "victim.txt"
     outside.parent.mkdir()
     outside.write_text("x = 1\n[tool.other]\nkeep = true\n")
-    builder.commit("base", {"pkg/__init__.py": "", "pkg/calc.py": "def f(x):\n    return x\n",
-                            "tests/test_calc.py": "from pkg.calc import f\n\ndef test_f():\n    assert f(1) == 1\n"})
+    builder.commit(
+        "base",
+        {
+            "pkg/__init__.py": "",
+            "pkg/calc.py": "def f(x):\n    return x\n",
+            "tests/test_calc.py": "from pkg.calc import f\n\ndef test_f():\n    assert f(1) == 1\n",
+        },
+    )
     os.symlink(outside, builder.path / name)
     builder.commit("link", {"pkg/calc.py": "def f(x):\n    return x + 0\n"})
     return outside
@@ -57,11 +63,23 @@ def test_treefiles_write_a_regular_file_and_create_a_new_one(tmp_path: Path) -> 
 
 
 @pytest.mark.skipif(importlib.util.find_spec("mutmut") is None, reason="mutmut 3 is not installed")
-def test_sweep_does_not_write_through_a_symlinked_pyproject(builder, run_cli, tmp_path: Path) -> None:
+def test_sweep_does_not_write_through_a_symlinked_pyproject(
+    builder, run_cli, tmp_path: Path
+) -> None:
     outside = _link_repo(builder, tmp_path, "pyproject.toml")
     before = outside.read_text()
-    code, out, err = run_cli("sweep", "HEAD~1..HEAD", "--tests", "tests", "--repo", str(builder.path),
-                             "--format", "json", "--fail-on", "never")
+    code, out, err = run_cli(
+        "sweep",
+        "HEAD~1..HEAD",
+        "--tests",
+        "tests",
+        "--repo",
+        str(builder.path),
+        "--format",
+        "json",
+        "--fail-on",
+        "never",
+    )
     assert outside.read_text() == before, "the file outside the tree was written"
     assert code == 0, err
     findings = json.loads(out)["sections"][0]["findings"]
@@ -73,7 +91,9 @@ def test_a_control_edit_on_a_symlink_is_the_cells_outcome(builder, run_cli, tmp_
     outside = _link_repo(builder, tmp_path, "m.py")
     before = outside.read_text()
     probe = tmp_path / "p.py"
-    probe.write_text("UNDER_TEST = ['pkg.calc']\ndef run(n):\n    from pkg.calc import f\n    return f(n)\n")
+    probe.write_text(
+        "UNDER_TEST = ['pkg.calc']\ndef run(n):\n    from pkg.calc import f\n    return f(n)\n"
+    )
     scen = tmp_path / "s.yaml"
     scen.write_text(f"""refs: {{head: main}}
 controls:
@@ -81,10 +101,13 @@ controls:
 probes:
   - {{id: p, kind: python, file: {probe}, function: run, rows: {{n: [1]}}}}
 """)
-    code, out, err = run_cli("probe", str(scen), "--repo", str(builder.path), "--format", "json",
-                             "--fail-on", "never")
+    code, out, err = run_cli(
+        "probe", str(scen), "--repo", str(builder.path), "--format", "json", "--fail-on", "never"
+    )
     assert outside.read_text() == before
     assert code == 0, err
     cells = json.loads(out)["sections"][0]["data"]["cells"]
     assert cells["head"][0]["status"] == "ok"
-    assert cells["ctl"][0]["status"] == "error" and "symbolic link" in cells["ctl"][0]["detail"], cells["ctl"]
+    assert cells["ctl"][0]["status"] == "error" and "symbolic link" in cells["ctl"][0]["detail"], (
+        cells["ctl"]
+    )

@@ -27,7 +27,9 @@ def _repo_and_scenario(builder, tmp_path: Path) -> Path:
     return scen
 
 
-def test_a_fresh_work_area_and_cache_are_created_private(builder, run_cli, tmp_path, monkeypatch) -> None:
+def test_a_fresh_work_area_and_cache_are_created_private(
+    builder, run_cli, tmp_path, monkeypatch
+) -> None:
     scen = _repo_and_scenario(builder, tmp_path)
     monkeypatch.setenv("HARNESS_WORK_DIR", str(tmp_path / "w"))
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "c"))
@@ -36,7 +38,9 @@ def test_a_fresh_work_area_and_cache_are_created_private(builder, run_cli, tmp_p
     for p in (tmp_path / "w", tmp_path / "c"):
         assert stat.S_IMODE(p.stat().st_mode) == 0o700
     assert list((tmp_path / "w" / "trees").glob("*.json"))
-    assert not list((tmp_path / "w" / "runs").iterdir()), "the run folder is removed when the run ends"
+    assert not list((tmp_path / "w" / "runs").iterdir()), (
+        "the run folder is removed when the run ends"
+    )
 
 
 def _plant(tmp_path: Path, monkeypatch, how: str, which: str) -> Path:
@@ -65,9 +69,12 @@ def _plant(tmp_path: Path, monkeypatch, how: str, which: str) -> Path:
 
 
 @pytest.mark.parametrize("which", ["work", "cache"])
-@pytest.mark.parametrize("how", ["world-writable", "group-writable", "other-owner", "symlink", "a-file"])
-def test_a_planted_or_shared_area_is_refused_before_any_work(builder, run_cli, tmp_path, monkeypatch,
-                                                              how: str, which: str) -> None:
+@pytest.mark.parametrize(
+    "how", ["world-writable", "group-writable", "other-owner", "symlink", "a-file"]
+)
+def test_a_planted_or_shared_area_is_refused_before_any_work(
+    builder, run_cli, tmp_path, monkeypatch, how: str, which: str
+) -> None:
     scen = _repo_and_scenario(builder, tmp_path)
     planted = _plant(tmp_path, monkeypatch, how, which)
     before = sorted(str(p) for p in Path(planted).rglob("*")) if Path(planted).is_dir() else []
@@ -87,8 +94,13 @@ def test_planted_default_area_under_tmpdir_is_refused(builder, tmp_path, monkeyp
     planted.chmod(0o777)
     env = {k: v for k, v in os.environ.items() if k != "HARNESS_WORK_DIR"}
     env["TMPDIR"] = str(tmpdir)
-    proc = subprocess.run([sys.executable, "-m", "harness", "probe", str(scen), "--repo", str(builder.path)],
-                          env=env, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "harness", "probe", str(scen), "--repo", str(builder.path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "world-writable" in proc.stderr
     assert list(planted.iterdir()) == []
 
@@ -100,11 +112,19 @@ def test_run_folders_of_dead_runs_are_removed_and_live_ones_kept(tmp_path, monke
     (runs / "999999-0").mkdir()
     (runs / "999999-0" / "harness-select-x").mkdir()
     (runs / "999999-0.lock").write_text("999999")  # nobody holds it: its run died
-    holder = subprocess.Popen([sys.executable, "-c", (
-        "import fcntl, os, sys, time\n"
-        f"fd = os.open({str(runs / 'live-0.lock')!r}, os.O_RDWR | os.O_CREAT)\n"
-        "fcntl.flock(fd, fcntl.LOCK_EX); print('locked', flush=True); time.sleep(30)\n")],
-        stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            (
+                "import fcntl, os, sys, time\n"
+                f"fd = os.open({str(runs / 'live-0.lock')!r}, os.O_RDWR | os.O_CREAT)\n"
+                "fcntl.flock(fd, fcntl.LOCK_EX); print('locked', flush=True); time.sleep(30)\n"
+            ),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
         (runs / "live-0").mkdir()

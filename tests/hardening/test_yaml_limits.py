@@ -12,13 +12,29 @@ import pytest
 
 from harness import yamlpath
 
-BOMB = "\n".join(
-    ['a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
-    + [f"{b}: &{b} [{', '.join(['*' + a] * 9)}]" for a, b in zip("abcdefgh", "bcdefghi")]) + "\n"
-MERGE_BOMB = "\n".join(
-    ["k0: &k0 {x0: 1, x1: 2}"]
-    + [f"k{i}: &k{i} {{<<: [{', '.join(['*k' + str(i - 1)] * 8)}], y{i}: 1}}" for i in range(1, 12)]) + "\n"
-WORKFLOW_BOMB = BOMB.replace("a: &a", "defs: &a") + """on: push
+BOMB = (
+    "\n".join(
+        ['a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+        + [
+            f"{b}: &{b} [{', '.join(['*' + a] * 9)}]"
+            for a, b in zip("abcdefgh", "bcdefghi", strict=False)
+        ]
+    )
+    + "\n"
+)
+MERGE_BOMB = (
+    "\n".join(
+        ["k0: &k0 {x0: 1, x1: 2}"]
+        + [
+            f"k{i}: &k{i} {{<<: [{', '.join(['*k' + str(i - 1)] * 8)}], y{i}: 1}}"
+            for i in range(1, 12)
+        ]
+    )
+    + "\n"
+)
+WORKFLOW_BOMB = (
+    BOMB.replace("a: &a", "defs: &a")
+    + """on: push
 jobs:
   test:
     runs-on: ubuntu-latest
@@ -28,19 +44,23 @@ jobs:
     steps:
       - run: pytest -m "${{ matrix.markers }}"
 """
+)
 
 
 def test_the_bombs_are_small() -> None:
     assert len(BOMB.encode()) < 600 and len(MERGE_BOMB.encode()) < 900
 
 
-@pytest.mark.parametrize("text,why", [
-    (BOMB, "alias expansion over"),
-    (MERGE_BOMB, "alias expansion over"),
-    ("a: " + "[" * 150 + "]" * 150 + "\n", "nesting deeper than"),
-    ("a: " + "[" * 5000 + "]" * 5000 + "\n", "nesting deeper than"),
-    ("a: &r [1, *r]\n", "recursive alias"),
-])
+@pytest.mark.parametrize(
+    "text,why",
+    [
+        (BOMB, "alias expansion over"),
+        (MERGE_BOMB, "alias expansion over"),
+        ("a: " + "[" * 150 + "]" * 150 + "\n", "nesting deeper than"),
+        ("a: " + "[" * 5000 + "]" * 5000 + "\n", "nesting deeper than"),
+        ("a: &r [1, *r]\n", "recursive alias"),
+    ],
+)
 def test_compose_refuses_past_the_limits(text: str, why: str) -> None:
     with pytest.raises(yamlpath.YamlError, match=why):
         yamlpath.compose(text)
@@ -53,34 +73,59 @@ def test_ordinary_anchors_and_merge_keys_still_read() -> None:
 
 def _measured(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str, float, int]:
     """Exit code, stdout, seconds and peak RSS (KiB) of one harness run in a fresh process."""
-    code = ("import resource, subprocess, sys, time, json\n"
-            "t = time.monotonic()\n"
-            "p = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
-            "print(json.dumps([p.returncode, p.stdout, time.monotonic() - t,"
-            " resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, p.stderr]))\n")
-    out = subprocess.run([sys.executable, "-c", code, sys.executable, "-m", "harness", *argv], env=env, cwd=cwd,
-                         capture_output=True, text=True, timeout=120)
+    code = (
+        "import resource, subprocess, sys, time, json\n"
+        "t = time.monotonic()\n"
+        "p = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+        "print(json.dumps([p.returncode, p.stdout, time.monotonic() - t,"
+        " resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, p.stderr]))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, sys.executable, "-m", "harness", *argv],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     rc, stdout, seconds, rss, stderr = json.loads(out.stdout)
     assert "Traceback" not in stderr, stderr
     return rc, stdout, seconds, rss
 
 
 @pytest.mark.parametrize("verb", ["lanes", "pin", "pin-merge", "compare", "select"])
-def test_alias_bombs_in_the_reviewed_repository_are_findings_within_10s_and_500mb(builder, tmp_path: Path,
-                                                                                  verb: str) -> None:
+def test_alias_bombs_in_the_reviewed_repository_are_findings_within_10s_and_500mb(
+    builder, tmp_path: Path, verb: str
+) -> None:
     builder.commit("base", {"a.py": "x = 1\n", "conf.yaml": "ok: 1\n"})
-    builder.commit("bombs", {".github/workflows/ci.yml": WORKFLOW_BOMB, "conf.yaml": BOMB,
-                             "merge.yaml": MERGE_BOMB, "a.py": "x = 2\n"})
+    builder.commit(
+        "bombs",
+        {
+            ".github/workflows/ci.yml": WORKFLOW_BOMB,
+            "conf.yaml": BOMB,
+            "merge.yaml": MERGE_BOMB,
+            "a.py": "x = 2\n",
+        },
+    )
     env = {**os.environ}
     argv = {
         "lanes": ["lanes", "--format", "json"],
         "pin": ["pin", "conf.yaml", "i", "--refs", "HEAD", "--format", "json"],
         "pin-merge": ["pin", "merge.yaml", "k11", "--refs", "HEAD", "--format", "json"],
-        "compare": ["compare", "HEAD~1", "HEAD", "--format", "json", "--output", str(tmp_path / "out")],
+        "compare": [
+            "compare",
+            "HEAD~1",
+            "HEAD",
+            "--format",
+            "json",
+            "--output",
+            str(tmp_path / "out"),
+        ],
         "select": ["select", "--lanes-from-workflows", "--lane", "all=", "--format", "json"],
     }[verb]
-    rc, stdout, seconds, rss = _measured([*argv, "--repo", str(builder.path), "--fail-on", "never"], env,
-                                         tmp_path)
+    rc, stdout, seconds, rss = _measured(
+        [*argv, "--repo", str(builder.path), "--fail-on", "never"], env, tmp_path
+    )
     assert rc == 0 and seconds <= 10 and rss <= 500 * 1024, (rc, seconds, rss)
     text = stdout if verb != "compare" else (tmp_path / "out" / "report.json").read_text()
     assert "not read: alias expansion over" in text

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
+from harness.edits import Edit
 from harness.git.repo import GitRepo
 from harness.git.tree import blob_sha_of_bytes
 from harness.mutation import Mutation, gap_mutations, mutation_section, run_mutations
-from harness.edits import Edit
 
 CALC = """\
 def clamp(x, lo, hi):
@@ -48,16 +48,29 @@ def test_add():
 @pytest.fixture
 def suite(builder, tmp_path, monkeypatch):
     monkeypatch.setenv("HARNESS_WORK_DIR", str(tmp_path / "work"))
-    builder.commit("calc", {"pkg/__init__.py": "", "pkg/calc.py": CALC, "tests/test_calc.py": TESTS,
-                            "pytest.ini": "[pytest]\naddopts = -x --strict-markers\n"})
+    builder.commit(
+        "calc",
+        {
+            "pkg/__init__.py": "",
+            "pkg/calc.py": CALC,
+            "tests/test_calc.py": TESTS,
+            "pytest.ini": "[pytest]\naddopts = -x --strict-markers\n",
+        },
+    )
     return builder
 
 
 def _kill_and_survive() -> list[Mutation]:
     return [
-        Mutation("flip-low", [Edit(kind="replace", path="pkg/calc.py", old="if x < lo:", new="if x > lo:")],
-                 expect="killed"),
-        Mutation("upper-bound", [Edit(kind="replace", path="pkg/calc.py", old="if x > hi:", new="if x >= hi:")]),
+        Mutation(
+            "flip-low",
+            [Edit(kind="replace", path="pkg/calc.py", old="if x < lo:", new="if x > lo:")],
+            expect="killed",
+        ),
+        Mutation(
+            "upper-bound",
+            [Edit(kind="replace", path="pkg/calc.py", old="if x > hi:", new="if x >= hi:")],
+        ),
     ]
 
 
@@ -68,12 +81,17 @@ def test_kill_survive_and_sha_proofs(suite):
     assert [r.name for r in run.rows] == ["none", "flip-low", "upper-bound"]
     base, flip, upper = run.rows
     assert base.outcome.count("passed") == 3 and not base.outcome.failing
-    assert flip.outcome.failing == {"tests/test_calc.py::test_clamp_low", "tests/test_calc.py::test_clamp_mid"}
+    assert flip.outcome.failing == {
+        "tests/test_calc.py::test_clamp_low",
+        "tests/test_calc.py::test_clamp_mid",
+    }
     assert upper.outcome.count("passed") == 3 and not upper.outcome.failing
     proof = flip.proofs[0]
     original = (suite.path / "pkg/calc.py").read_bytes()
     assert proof.blob_before == blob_sha_of_bytes(repo, original)
-    assert proof.blob_after == blob_sha_of_bytes(repo, original.replace(b"if x < lo:", b"if x > lo:"))
+    assert proof.blob_after == blob_sha_of_bytes(
+        repo, original.replace(b"if x < lo:", b"if x > lo:")
+    )
     assert proof.blob_user_after == proof.blob_before  # the user's copy afterwards: nothing leaked
     assert flip.outcome.module_proofs["pkg/calc.py"]["status"] == "in tree"
 
@@ -93,11 +111,23 @@ def test_liveness_failure_marks_table_not_evidence(suite, run_cli, tmp_path):
         "    expect: killed\n"
         "    replace: 'return x * 2'\n"
         "    with: 'return x * 3'\n"
-        "    path: pkg/calc.py\n")
+        "    path: pkg/calc.py\n"
+    )
     out = tmp_path / "r.json"
     before = suite.snapshot()
-    code, _, err = run_cli("mutate", "--repo", str(suite.path), "--tests", "tests/test_calc.py",
-                           "--mutation", str(mutations), "--format", "json", "--output", str(out))
+    code, _, err = run_cli(
+        "mutate",
+        "--repo",
+        str(suite.path),
+        "--tests",
+        "tests/test_calc.py",
+        "--mutation",
+        str(mutations),
+        "--format",
+        "json",
+        "--output",
+        str(out),
+    )
     assert code == 1, err  # a P1 finding blocks
     section = json.loads(out.read_text())["sections"][0]
     assert section["data"]["evidence"] is False
@@ -111,12 +141,18 @@ def test_liveness_failure_marks_table_not_evidence(suite, run_cli, tmp_path):
 def test_gap_pinned_and_not_pinned(suite):
     suite.branch("upstream")
     suite.checkout("upstream")
-    pinned = suite.commit("add: off by one", {"pkg/calc.py": CALC.replace("return a + b", "return a + b + 1")})
+    pinned = suite.commit(
+        "add: off by one", {"pkg/calc.py": CALC.replace("return a + b", "return a + b + 1")}
+    )
     # Its child rewrites a line that exists only upstream: on main it does not apply.
-    other = suite.commit("double only", {"pkg/calc.py": CALC.replace("return x * 2", "return x * 4")})
+    other = suite.commit(
+        "double only", {"pkg/calc.py": CALC.replace("return x * 2", "return x * 4")}
+    )
     suite.checkout("main")
     # A commit main has and HEAD~1 lacks: it touches only code no test runs.
-    unpinned = suite.commit("double: triple", {"pkg/calc.py": CALC.replace("return x * 2", "return x * 3")})
+    unpinned = suite.commit(
+        "double: triple", {"pkg/calc.py": CALC.replace("return x * 2", "return x * 3")}
+    )
     repo = GitRepo(suite.path)
     before = suite.snapshot()
     run = run_mutations(repo, "HEAD~1", gap_mutations(repo, [pinned, unpinned]), ["tests"])
@@ -137,9 +173,15 @@ def test_bad_input_is_usage_error(suite, run_cli, tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("- name: x\n  expect: maybe\n  replace: a\n  with: b\n  path: pkg/calc.py\n")
     out = tmp_path / "never.md"
-    cases = [(["--tests", "tests"], "no mutations"), (["--mutation", str(bad)], "expect"),
-             (["--replace", "pkg/calc.py", "nope", "x"], "exactly once"), (["--gap", "no-such-ref"], "unknown ref")]
+    cases = [
+        (["--tests", "tests"], "no mutations"),
+        (["--mutation", str(bad)], "expect"),
+        (["--replace", "pkg/calc.py", "nope", "x"], "exactly once"),
+        (["--gap", "no-such-ref"], "unknown ref"),
+    ]
     for extra, said in cases:
-        code, stdout, err = run_cli("mutate", "--repo", str(suite.path), *extra, "--output", str(out))
+        code, stdout, err = run_cli(
+            "mutate", "--repo", str(suite.path), *extra, "--output", str(out)
+        )
         assert code == 2 and said in err, (extra, err)
         assert err.count("\n") == 1 and stdout == "" and not out.exists(), extra

@@ -38,13 +38,19 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
 """
 
-LANES = [Lane("unit", "not slow and not gpu"), Lane("gpu", "gpu"), Lane("slow", "slow"),
-         Lane("nightly", "nightly")]
+LANES = [
+    Lane("unit", "not slow and not gpu"),
+    Lane("gpu", "gpu"),
+    Lane("slow", "slow"),
+    Lane("nightly", "nightly"),
+]
 
 
 def _base(builder):
-    return builder.commit("suite", {"pyproject.toml": PYPROJECT, "tests/test_a.py": TEST_A,
-                                    "tests/conftest.py": CONFTEST})
+    return builder.commit(
+        "suite",
+        {"pyproject.toml": PYPROJECT, "tests/test_a.py": TEST_A, "tests/conftest.py": CONFTEST},
+    )
 
 
 def test_counts_follow_project_hooks_and_ignore_addopts(builder):
@@ -67,7 +73,10 @@ def test_counts_follow_project_hooks_and_ignore_addopts(builder):
 
 def test_collection_error_is_listed_and_counted_apart(builder):
     _base(builder)
-    builder.commit("broken file", {"tests/test_broken.py": "import no_such_module_here\n\ndef test_x(): pass\n"})
+    builder.commit(
+        "broken file",
+        {"tests/test_broken.py": "import no_such_module_here\n\ndef test_x(): pass\n"},
+    )
     col = collect_ref(GitRepo(builder.path), "HEAD", LANES)
     assert col.exit_code != 0
     assert [e["nodeid"] for e in col.errors] == ["tests/test_broken.py"]
@@ -81,7 +90,10 @@ def test_collection_error_is_listed_and_counted_apart(builder):
 
 def test_lane_matching_nothing_and_unknown_markers(builder):
     _base(builder)
-    builder.commit("odd marker", {"tests/test_b.py": "import pytest\n\n@pytest.mark.weird\ndef test_w(): pass\n"})
+    builder.commit(
+        "odd marker",
+        {"tests/test_b.py": "import pytest\n\n@pytest.mark.weird\ndef test_w(): pass\n"},
+    )
     col = collect_ref(GitRepo(builder.path), "HEAD", LANES)
     assert col.unknown_used == {"weird": 1}
     assert col.unknown_in_lanes == {"nightly": ["nightly"]}
@@ -94,13 +106,32 @@ def test_lane_matching_nothing_and_unknown_markers(builder):
 
 def test_two_refs_give_delta_and_changed_files(builder, run_cli, tmp_path):
     base = _base(builder)
-    builder.commit("more gpu", {"tests/test_c.py": "import pytest\n\n@pytest.mark.gpu\ndef test_c1(): pass\n\n"
-                                                   "@pytest.mark.gpu\ndef test_c2(): pass\n"})
+    builder.commit(
+        "more gpu",
+        {
+            "tests/test_c.py": "import pytest\n\n@pytest.mark.gpu\ndef test_c1(): pass\n\n"
+            "@pytest.mark.gpu\ndef test_c2(): pass\n"
+        },
+    )
     before = builder.snapshot()
     out = tmp_path / "sel.json"
-    code, _, err = run_cli("select", "--repo", str(builder.path), "--ref", base, "--ref", "HEAD",
-                           "--lane", "gpu=gpu", "--lane", "unit=not slow and not gpu",
-                           "--format", "json", "--output", str(out))
+    code, _, err = run_cli(
+        "select",
+        "--repo",
+        str(builder.path),
+        "--ref",
+        base,
+        "--ref",
+        "HEAD",
+        "--lane",
+        "gpu=gpu",
+        "--lane",
+        "unit=not slow and not gpu",
+        "--format",
+        "json",
+        "--output",
+        str(out),
+    )
     assert code == 0, err
     data = json.loads(out.read_text())
     section = next(s for s in data["sections"] if s["id"] == "selection")
@@ -141,8 +172,16 @@ def test_lanes_from_workflows(builder, run_cli, tmp_path):
     _base(builder)
     builder.commit("ci", {".github/workflows/ci.yml": WORKFLOW})
     out = tmp_path / "sel.json"
-    code, _, err = run_cli("select", "--repo", str(builder.path), "--lanes-from-workflows",
-                           "--format", "json", "--output", str(out))
+    code, _, err = run_cli(
+        "select",
+        "--repo",
+        str(builder.path),
+        "--lanes-from-workflows",
+        "--format",
+        "json",
+        "--output",
+        str(out),
+    )
     assert code == 0, err
     section = json.loads(out.read_text())["sections"][0]
     lanes = {lane["expr"]: lane["name"] for lane in section["data"]["lanes"]}
@@ -153,8 +192,13 @@ def test_lanes_from_workflows(builder, run_cli, tmp_path):
 
 def test_setup_commands_generate_what_a_build_step_would(builder, run_cli):
     """A package whose version module is generated at build time imports only after --setup."""
-    builder.commit("pkg", {"src/pkg/__init__.py": "from pkg.version import __version__\n",
-                           "tests/test_v.py": "import pkg\n\ndef test_v():\n    assert pkg.__version__ == '0'\n"})
+    builder.commit(
+        "pkg",
+        {
+            "src/pkg/__init__.py": "from pkg.version import __version__\n",
+            "tests/test_v.py": "import pkg\n\ndef test_v():\n    assert pkg.__version__ == '0'\n",
+        },
+    )
     repo = GitRepo(builder.path)
     before = builder.snapshot()
     broken = collect_ref(repo, "HEAD", [Lane("all", "")])
@@ -163,9 +207,24 @@ def test_setup_commands_generate_what_a_build_step_would(builder, run_cli):
     fixed = collect_ref(repo, "HEAD", [Lane("all", "")], setup=[gen])
     assert fixed.total == 1 and not fixed.errors
     failing = collect_ref(repo, "HEAD", [Lane("all", "")], setup=["exit 3"])
-    assert failing.errors == [{"nodeid": "(setup)", "message": "setup 'exit 3' exited 3: no output"}]
-    code, out, _ = run_cli("mutate", "--repo", str(builder.path), "--tests", "tests", "--setup", gen,
-                           "--liveness", "tests/test_v.py", "== '0'", "== '1'", "--format", "json")
+    assert failing.errors == [
+        {"nodeid": "(setup)", "message": "setup 'exit 3' exited 3: no output"}
+    ]
+    code, out, _ = run_cli(
+        "mutate",
+        "--repo",
+        str(builder.path),
+        "--tests",
+        "tests",
+        "--setup",
+        gen,
+        "--liveness",
+        "tests/test_v.py",
+        "== '0'",
+        "== '1'",
+        "--format",
+        "json",
+    )
     assert code == 0, out
     assert "liveness held" in json.dumps(json.loads(out))
     assert builder.snapshot() == before

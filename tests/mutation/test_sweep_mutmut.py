@@ -26,8 +26,12 @@ class Box:
         return w * h
 """
 
-HEAD = BASE.replace("    return x\n", "    if x > hi:\n        return hi\n    return x\n").replace(
-    "return w * h", "return w * h + 0") + "\n\ndef scale(x):\n    return x * 2\n"
+HEAD = (
+    BASE.replace("    return x\n", "    if x > hi:\n        return hi\n    return x\n").replace(
+        "return w * h", "return w * h + 0"
+    )
+    + "\n\ndef scale(x):\n    return x * 2\n"
+)
 
 TESTS = """\
 from pkg.calc import Box, clamp, untouched
@@ -65,15 +69,22 @@ def test_changed_lines_and_functions(builder):
     assert set(lines) == {"pkg/calc.py", "tests/test_calc.py"}
     fns = functions_touched("pkg/calc.py", HEAD, lines["pkg/calc.py"])
     assert [(f.qualname, f.mangled, f.lines) for f in fns] == [
-        ("clamp", "x_clamp", [4, 5]), ("Box.area", "xǁBoxǁarea", [15]), ("scale", "x_scale", [18, 19])]
+        ("clamp", "x_clamp", [4, 5]),
+        ("Box.area", "xǁBoxǁarea", [15]),
+        ("scale", "x_scale", [18, 19]),
+    ]
 
 
 @pytest.mark.skipif(importlib.util.find_spec("mutmut") is None, reason="mutmut 3 not installed")
 def test_sweep_counts_per_changed_function(builder, tmp_path):
-    base = builder.commit("base", {"pkg/__init__.py": "", "pkg/calc.py": BASE, "tests/test_calc.py": TESTS})
+    base = builder.commit(
+        "base", {"pkg/__init__.py": "", "pkg/calc.py": BASE, "tests/test_calc.py": TESTS}
+    )
     builder.commit("head", {"pkg/calc.py": HEAD})
     before = builder.snapshot()
-    result = run_sweep(GitRepo(builder.path), base, "HEAD", tests=["tests"], max_children=2, timeout=600)
+    result = run_sweep(
+        GitRepo(builder.path), base, "HEAD", tests=["tests"], max_children=2, timeout=600
+    )
     assert result.clean_ok and result.forced_fail_ok, result.output_tail
     assert result.exit_code == 0
     names = ["clamp", "Box.area", "scale"]

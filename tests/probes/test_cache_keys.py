@@ -27,12 +27,12 @@ PROBES = {
     "command": "{id: p, kind: command, argv: ['{python}', -c, 'print(1)']}",
     "pytest": "{id: p, kind: pytest, nodes: [test_t.py]}",
     "sglang_params": f"{{id: p, kind: sglang_params, build: {{kind: python, file: PROBE_FILE, function: f}}, "
-                     f"engine: {ENGINES}}}",
+    f"engine: {ENGINES}}}",
     "sglang_n": f"{{id: p, kind: sglang_n, engine: {ENGINES}, {QUESTIONS}}}",
 }
 PINNED = {  # the same engine kinds, their version read from a file of each column's tree
     "sglang_params": "{id: p, kind: sglang_params, build: {kind: python, file: PROBE_FILE, function: f}, "
-                     "engine_pin: {file: pin.txt}}",
+    "engine_pin: {file: pin.txt}}",
     "sglang_n": f"{{id: p, kind: sglang_n, engine_pin: {{file: pin.txt}}, {QUESTIONS}}}",
 }
 
@@ -44,17 +44,25 @@ def test_every_kind_has_a_case():
 @pytest.fixture
 def world(builder, tmp_path):
     """Two commits (different trees), and a scenario writer."""
-    one = builder.commit("one", {"m.py": "def f(**row):\n    return 1\n", "pin.txt": "sglang==0.5.18\n",
-                                 "test_t.py": "def test_a():\n    assert 1\n"})
+    one = builder.commit(
+        "one",
+        {
+            "m.py": "def f(**row):\n    return 1\n",
+            "pin.txt": "sglang==0.5.18\n",
+            "test_t.py": "def test_a():\n    assert 1\n",
+        },
+    )
     two = builder.commit("two", {"pin.txt": "sglang==0.5.22\n"})
     probe_file = tmp_path / "probe.py"
     probe_file.write_text("def f(**row):\n    return row\n")
 
-    def scenario(probe: str, *, timeout: int = 30, columns: str = "{a: ONE, b: ONE}",
-                 controls: str = "") -> object:
+    def scenario(
+        probe: str, *, timeout: int = 30, columns: str = "{a: ONE, b: ONE}", controls: str = ""
+    ) -> object:
         sc = tmp_path / "s.yaml"
-        text = (f"refs: {columns}\n{controls}rows: {{x: [0, 1]}}\nprobes:\n  - "
-                + probe.replace("PROBE_FILE", str(probe_file)).replace("{id: p,", f"{{id: p, timeout: {timeout},"))
+        text = f"refs: {columns}\n{controls}rows: {{x: [0, 1]}}\nprobes:\n  - " + probe.replace(
+            "PROBE_FILE", str(probe_file)
+        ).replace("{id: p,", f"{{id: p, timeout: {timeout},")
         sc.write_text(text.replace("ONE", one).replace("TWO", two) + "\n")
         return load_scenario(sc)
 
@@ -87,8 +95,11 @@ def test_one_changed_input_changes_every_key(world, kind, pinned):
     # the tree: column b at the second commit
     assert differs(_keys(repo, scenario(text, columns="{a: ONE, b: TWO}"), "b", interp))
     # the edits: a control built on a with one edit
-    ctl = scenario(text, controls="controls:\n  c: {ref: a, edits: [{path: m.py, replace: 'return 1', "
-                                  "new: 'return 2'}]}\n")
+    ctl = scenario(
+        text,
+        controls="controls:\n  c: {ref: a, edits: [{path: m.py, replace: 'return 1', "
+        "new: 'return 2'}]}\n",
+    )
     assert differs(_keys(repo, ctl, "c", interp))
     # the interpreter: the same Python outside the virtual environment (another prefix)
     base_python = getattr(sys, "_base_executable", sys.executable)
@@ -124,5 +135,8 @@ def test_engine_key_names_the_resolved_version(world):
     pinned = scenario(PINNED["sglang_params"])
     part = sglang_params.key_parts(pinned.probes[0], dataclasses.replace(kc, name="a"))
     from harness.git.tree import blob_sha_of_bytes
-    assert part["blob"] == blob_sha_of_bytes(repo, b"sglang==0.5.18\n") and part["runtime"] == "params"
+
+    assert (
+        part["blob"] == blob_sha_of_bytes(repo, b"sglang==0.5.18\n") and part["runtime"] == "params"
+    )
     assert Path(part["engine_pin"]).name == "pin.txt"

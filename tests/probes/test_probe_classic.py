@@ -34,12 +34,18 @@ def test_classic_boundary_moves_by_one_row(builder, tmp_path):
     assert table.columns == ["row", "base", "head", "control"]
     for r in (0, 1):  # rows 0 and 1 do not move
         assert table.rows[r][2:] == [SAME, SAME]
-    assert table.rows[2][2] == Code(repr("hi delta epsilon zeta")) and table.rows[2][3] == Code("'hi'")
+    assert table.rows[2][2] == Code(repr("hi delta epsilon zeta")) and table.rows[2][3] == Code(
+        "'hi'"
+    )
     assert "control column: control" in table.control
     assert "rows that did not move: min_tokens=0; min_tokens=1; min_tokens=3" in table.control
     # the expectation "head same as control" fails exactly at min_tokens=2
     (finding,) = [f for f in leak.findings if f.kind == "probe-expectation"]
-    assert finding.severity == "P1" and "min_tokens=2" in finding.detail and "min_tokens=3" not in finding.detail
+    assert (
+        finding.severity == "P1"
+        and "min_tokens=2" in finding.detail
+        and "min_tokens=3" not in finding.detail
+    )
     # module path proofs: decoder.py from each column's own tree
     proofs = {r[0]: r[-1].text for r in leak.tables[1].rows}
     assert proofs == {n: "module decoder → decoder.py" for n in ("base", "head", "control")}
@@ -60,19 +66,30 @@ def test_warm_run_is_cached_and_byte_identical(builder, tmp_path):
     cold = probe_sections(repo, scenario, cache=cold_cache)
     warm = probe_sections(repo, scenario, cache=warm_cache)
     assert warm_cache.misses == 0 and warm_cache.hits >= 12
+
     # the results are byte-identical; only the provenance says where each cell came from
     def dump(ss: list) -> str:
         data = [{k: v for k, v in s.data.items() if k != "cache"} for s in ss]
-        tables = [[[r[:6] + r[7:] if t.columns[6:7] == ["cells (cache key)"] else r for r in t.rows]
-                   for t in s.tables] for s in ss]
+        tables = [
+            [
+                [r[:6] + r[7:] if t.columns[6:7] == ["cells (cache key)"] else r for r in t.rows]
+                for t in s.tables
+            ]
+            for s in ss
+        ]
         return json.dumps([data, tables], default=str)
+
     assert dump(cold) == dump(warm)
     cold_prov, warm_prov = cold[0].data["cache"], warm[0].data["cache"]
     assert {c["from"] for col in cold_prov.values() for c in col} == {"run"}
     assert {c["from"] for col in warm_prov.values() for c in col} == {"cache"}
-    assert [[c["key"] for c in col] for col in cold_prov.values()] == \
-        [[c["key"] for c in col] for col in warm_prov.values()]
-    assert "from cache: " in warm[0].tables[1].rows[0][6] and "measured: " in cold[0].tables[1].rows[0][6]
+    assert [[c["key"] for c in col] for col in cold_prov.values()] == [
+        [c["key"] for c in col] for col in warm_prov.values()
+    ]
+    assert (
+        "from cache: " in warm[0].tables[1].rows[0][6]
+        and "measured: " in cold[0].tables[1].rows[0][6]
+    )
     # a changed probe file is a different definition: no cache hits for its cells
     probe = tmp_path / "p.py"
     probe.write_text((PROBES_DIR / "demo_decoder_probe.py").read_text() + "\n# changed\n")
@@ -99,7 +116,9 @@ def test_no_cache_measures_every_cell_and_says_so(builder, tmp_path, run_cli):
     sc.write_text(scenario_text(PROBES_DIR / "demo_decoder_probe.py"))
 
     def sources(*extra: str) -> set[str]:
-        code, out, err = run_cli("probe", str(sc), "--repo", str(builder.path), "--format", "json", *extra)
+        code, out, err = run_cli(
+            "probe", str(sc), "--repo", str(builder.path), "--format", "json", *extra
+        )
         assert code == 1, err
         data = json.loads(out)["sections"][0]["data"]
         return {c["from"] for col in data["cache"].values() for c in col}
@@ -110,8 +129,22 @@ def test_no_cache_measures_every_cell_and_says_so(builder, tmp_path, run_cli):
     assert sources() == {"cache"}  # --no-cache wrote nothing, the earlier entries still serve
     # compare takes --no-cache too: every probe cell measured afresh
     out_dir = tmp_path / "report"
-    code, _, err = run_cli("compare", "main", "pr", "--repo", str(builder.path), "--scenario", str(sc),
-                           "--format", "none", "--output", str(out_dir), "--no-cache")
+    code, _, err = run_cli(
+        "compare",
+        "main",
+        "pr",
+        "--repo",
+        str(builder.path),
+        "--scenario",
+        str(sc),
+        "--format",
+        "none",
+        "--output",
+        str(out_dir),
+        "--no-cache",
+    )
     report = json.loads((out_dir / "report.json").read_text())
-    probe = next(s for s in report["sections"] if s["id"].startswith("probe-") and "cache" in s["data"])
+    probe = next(
+        s for s in report["sections"] if s["id"].startswith("probe-") and "cache" in s["data"]
+    )
     assert {c["from"] for col in probe["data"]["cache"].values() for c in col} == {"run"}, err

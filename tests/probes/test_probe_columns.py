@@ -36,7 +36,10 @@ def test_materialize_isolated_and_reused(builder, tmp_path):
 
 def test_same_content_twice_gets_a_private_copy(builder, tmp_path):
     repo = _repo(builder)
-    with materialize(repo, Column("a", "main"), tmp_path) as a, materialize(repo, Column("b", "main"), tmp_path) as b:
+    with (
+        materialize(repo, Column("a", "main"), tmp_path) as a,
+        materialize(repo, Column("b", "main"), tmp_path) as b,
+    ):
         assert a.path != b.path and (b.path / "m.py").exists()
         private = b.path
     assert not private.exists() and a.path.exists()

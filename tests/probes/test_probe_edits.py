@@ -38,7 +38,9 @@ def test_replace_must_match_exactly_once(tree, old, count):
 def test_move_takes_target_indentation(tree):
     repo, dest = tree
     apply_edits(repo, dest, [Edit("move", "m.py", line="y = 2", above="x = 1")])
-    assert (dest / "m.py").read_text() == "def f():\n    y = 2\n    x = 1\n    if x:\n    return x\n"
+    assert (
+        dest / "m.py"
+    ).read_text() == "def f():\n    y = 2\n    x = 1\n    if x:\n    return x\n"
 
 
 def test_patch_and_apply_commit(builder, tmp_path):
@@ -61,7 +63,9 @@ def test_patch_and_apply_commit(builder, tmp_path):
 
 
 def test_edit_from_mapping_forms():
-    assert edit_from_mapping({"move": "a", "above": "b", "path": "p"}) == Edit("move", "p", line="a", above="b")
+    assert edit_from_mapping({"move": "a", "above": "b", "path": "p"}) == Edit(
+        "move", "p", line="a", above="b"
+    )
     assert edit_from_mapping({"kind": "replace", "path": "p", "old": "x", "new": "y"}).new == "y"
     with pytest.raises(UsageError, match="F:1: replace edit: unknown key 'colour'"):
         edit_from_mapping({"replace": "x", "new": "y", "path": "p", "colour": 1}, "F:1: ")

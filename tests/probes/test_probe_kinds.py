@@ -7,7 +7,7 @@ from harness.checks.probe_table import probe_sections
 from harness.git.repo import GitRepo
 from harness.scenario import load_scenario
 
-MOD = '''import os, sys, time
+MOD = """import os, sys, time
 
 def behave(mode):
     if mode == "ok":
@@ -25,9 +25,9 @@ def behave(mode):
         open("written.txt", "w").write("x")
         return "wrote"
     return mode
-'''
+"""
 
-HEAVY = '''import torch  # not installed: the module cannot be imported
+HEAVY = """import torch  # not installed: the module cannot be imported
 
 def scale(x):
     return helper(x) * FACTOR
@@ -35,12 +35,19 @@ def scale(x):
 class Sampler:
     def clamp(self, x):
         return min(x, self.limit)
-'''
+"""
 
 
 def _run(builder, tmp_path, probes_yaml, rows="{mode: [ok]}", extra="", snaps=None):
-    builder.commit("one", {"m.py": MOD, "heavy.py": HEAVY, "test_t.py": "def test_a():\n    assert 1\n\n"
-                           "def test_b():\n    import os\n    assert os.environ.get('WANT') == '1'\n"})
+    builder.commit(
+        "one",
+        {
+            "m.py": MOD,
+            "heavy.py": HEAVY,
+            "test_t.py": "def test_a():\n    assert 1\n\n"
+            "def test_b():\n    import os\n    assert os.environ.get('WANT') == '1'\n",
+        },
+    )
     if snaps is not None:
         snaps.append(builder.snapshot())  # the repository as the run finds it
     sc = tmp_path / "s.yaml"
@@ -51,8 +58,13 @@ def _run(builder, tmp_path, probes_yaml, rows="{mode: [ok]}", extra="", snaps=No
 def test_python_failures_are_cells(builder, tmp_path):
     snaps: list = []
     # timeout 8: generous for interpreter start-up on a loaded machine, far below the 30 s sleep row
-    secs = _run(builder, tmp_path, "  - {id: p, kind: python, function: 'm:behave', timeout: 8}",
-                rows="{mode: [ok, raise, sleep, after, crash, flood, write, last]}", snaps=snaps)
+    secs = _run(
+        builder,
+        tmp_path,
+        "  - {id: p, kind: python, function: 'm:behave', timeout: 8}",
+        rows="{mode: [ok, raise, sleep, after, crash, flood, write, last]}",
+        snaps=snaps,
+    )
     cells = secs[0].data["cells"]["head"]
     got = [(c["status"], c["value"]) for c in cells]
     assert got[0] == ("ok", {"v": 1})
@@ -69,7 +81,9 @@ def test_python_failures_are_cells(builder, tmp_path):
 
 
 def test_module_loaded_outside_the_tree_fails_the_cell(builder, tmp_path):
-    secs = _run(builder, tmp_path, "  - {id: p, kind: python, function: 'm:behave', under_test: [json]}")
+    secs = _run(
+        builder, tmp_path, "  - {id: p, kind: python, function: 'm:behave', under_test: [json]}"
+    )
     (cell,) = secs[0].data["cells"]["head"]
     assert cell["status"] == "error" and "outside the column's tree" in cell["detail"]
     assert any(c.ok is False for c in secs[0].controls if c.name.startswith("module path"))

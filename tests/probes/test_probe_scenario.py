@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.scenario import ScenarioError, load_scenario, parse_rows, load_value
+from harness.scenario import ScenarioError, load_scenario, load_value, parse_rows
 
 GOOD = """title: t
 refs:
@@ -32,21 +32,31 @@ def _load(tmp_path, text):
 
 def test_good_scenario(tmp_path):
     p, s = _load(tmp_path, GOOD)
-    assert [(c.name, c.ref, c.role) for c in s.columns] == [("base", "main", "ref"), ("head", "pr", "ref"),
-                                                            ("ctl", "pr", "control")]
+    assert [(c.name, c.ref, c.role) for c in s.columns] == [
+        ("base", "main", "ref"),
+        ("head", "pr", "ref"),
+        ("ctl", "pr", "control"),
+    ]
     assert s.probes[0].rows == [{"n": 0, "s": "x"}, {"n": 1, "s": "x"}]
     assert s.expectations[0].rows == [{"n": 1}]
     assert s.extra["traces"].line == 11 and s.extra["traces"].plain() == {"anything": [1, 2]}
 
 
-@pytest.mark.parametrize("old,new,msg", [
-    ("traces:", "tracez:", r":11: tracez: unknown key"),
-    ("kind: command", "kind: nope", r":14: probes\[0\].kind: must be one of"),
-    ("argv: [echo, \"{n}\"]", "argv: echo", r":15: probes\[0\].argv: expected a list"),
-    ("same_as: ctl", "same_as: zz", r":17: expectations\[0\].same_as: must be one of"),
-    ("{replace: \"a\", new: \"b\", path: x.py}", "{replace: \"a\", path: x.py}", r":9: controls.ctl.edits\[0\]: "),
-    ("  - id: p\n", "  - id: p\n    bogus: 1\n", r":14: probes\[0\].bogus: unknown key"),
-])
+@pytest.mark.parametrize(
+    "old,new,msg",
+    [
+        ("traces:", "tracez:", r":11: tracez: unknown key"),
+        ("kind: command", "kind: nope", r":14: probes\[0\].kind: must be one of"),
+        ('argv: [echo, "{n}"]', "argv: echo", r":15: probes\[0\].argv: expected a list"),
+        ("same_as: ctl", "same_as: zz", r":17: expectations\[0\].same_as: must be one of"),
+        (
+            '{replace: "a", new: "b", path: x.py}',
+            '{replace: "a", path: x.py}',
+            r":9: controls.ctl.edits\[0\]: ",
+        ),
+        ("  - id: p\n", "  - id: p\n    bogus: 1\n", r":14: probes\[0\].bogus: unknown key"),
+    ],
+)
 def test_errors_name_file_line_and_key(tmp_path, old, new, msg):
     assert old in GOOD
     with pytest.raises(ScenarioError, match=r"s\.yaml" + msg):

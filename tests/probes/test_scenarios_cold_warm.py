@@ -29,8 +29,12 @@ NEEDS: dict[str, list[tuple[str, str, str]]] = {
     "demo-engine.yaml": [],  # params environments: built on demand from the package index
     "engine-n.yaml": [("sglang", "0.5.18", "cpu"), ("sglang", "0.5.22", "cpu")],
 }
-ON_DECODER_REPO = {"probe-example.yaml"}  # its refs main/pr: the decoder repository of the probe tests
-NOT_ON_DEMO = {"llm-serving.yaml": "names a real project's refs (origin/release/1.4) and layout: an example to adapt"}
+ON_DECODER_REPO = {
+    "probe-example.yaml"
+}  # its refs main/pr: the decoder repository of the probe tests
+NOT_ON_DEMO = {
+    "llm-serving.yaml": "names a real project's refs (origin/release/1.4) and layout: an example to adapt"
+}
 
 
 def test_every_scenario_is_listed():
@@ -49,14 +53,18 @@ def _results(sections: list) -> str:
     out = []
     for s in sections:
         data = {k: v for k, v in (s.data or {}).items() if k != "cache"}
-        tables = [[[c for j, c in enumerate(r) if t.columns[j] != "cells (cache key)"] for r in t.rows]
-                  for t in s.tables]
+        tables = [
+            [[c for j, c in enumerate(r) if t.columns[j] != "cells (cache key)"] for r in t.rows]
+            for t in s.tables
+        ]
         out.append([s.id, s.summary, data, tables, [f.__dict__ for f in s.findings]])
     return json.dumps(out, sort_keys=True, default=str)
 
 
 def _provenance(sections: list) -> set[str]:
-    return {c["from"] for s in sections for col in (s.data or {}).get("cache", {}).values() for c in col}
+    return {
+        c["from"] for s in sections for col in (s.data or {}).get("cache", {}).values() for c in col
+    }
 
 
 @pytest.mark.parametrize("name", SCENARIOS)
@@ -66,17 +74,26 @@ def test_warm_equals_cold(name, demo_repo, builder, tmp_path, monkeypatch, reque
         pytest.skip(NOT_ON_DEMO[name])
     if name in NEEDS:
         request.applymarker(pytest.mark.engine)
-        root = Path(os.environ["HARNESS_ENGINE_DIR"]) if os.environ.get("HARNESS_ENGINE_DIR") else engine_root()
+        root = (
+            Path(os.environ["HARNESS_ENGINE_DIR"])
+            if os.environ.get("HARNESS_ENGINE_DIR")
+            else engine_root()
+        )
         missing = [k for k in NEEDS[name] if EngineStore(root).get(EnvKey(*k)) is None]
         if missing:
-            pytest.skip(f"engine environment(s) not built in {root}: "
-                        + ", ".join(f"{e}=={v} ({r})" for e, v, r in missing))
+            pytest.skip(
+                f"engine environment(s) not built in {root}: "
+                + ", ".join(f"{e}=={v} ({r})" for e, v, r in missing)
+            )
         monkeypatch.setenv("HARNESS_ENGINE_DIR", str(root))
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
     if name in ON_DECODER_REPO:
         build_decoder_repo(builder)
     path = builder.path if name in ON_DECODER_REPO else demo_repo
-    repo, scenario = GitRepo(path), load_scenario(data_dir("scenarios") / name, require_probes=False)
+    repo, scenario = (
+        GitRepo(path),
+        load_scenario(data_dir("scenarios") / name, require_probes=False),
+    )
     if not scenario.probes:
         pytest.skip(f"{name} has no probes")
     cold_cache, warm_cache = Cache(), Cache()
@@ -89,7 +106,7 @@ def test_warm_equals_cold(name, demo_repo, builder, tmp_path, monkeypatch, reque
         # the table: 0.5.22 aborts every unfinished choice and leaves no state, also warm
         cells = {c: [x["value"] for x in v] for c, v in warm[0].data["cells"].items()}
         rows = [r["question"] for r in warm[0].data["rows"]]
-        new = dict(zip(rows, cells["v0522"]))
+        new = dict(zip(rows, cells["v0522"], strict=False))
         assert new["cancel_midstream"].startswith("every unfinished choice aborted")
         assert new["state_left"] == "0 rid_to_state entries left"
         assert cells["v0518"] != cells["v0522"]

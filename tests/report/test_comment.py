@@ -19,15 +19,29 @@ def _big_range(path: Path) -> None:
     commits = [CommitSpec("init", "main", "init\n", files)]
     for i in range(N_PICKS):
         body = "".join(f"value_{i}_{k} = {k}  # {WORDS}\n" for k in range(4))
-        commits.append(CommitSpec(f"s{i}", "main", f"Fix {WORDS} in module {i} (#{1000 + i})\n",
-                                  {f"pkg/mod_{i:03d}.py": f"# module {i}\n{body}"},
-                                  parents=["init" if i == 0 else f"s{i - 1}"], author_time=1_767_225_600 + 60 * i))
+        commits.append(
+            CommitSpec(
+                f"s{i}",
+                "main",
+                f"Fix {WORDS} in module {i} (#{1000 + i})\n",
+                {f"pkg/mod_{i:03d}.py": f"# module {i}\n{body}"},
+                parents=["init" if i == 0 else f"s{i - 1}"],
+                author_time=1_767_225_600 + 60 * i,
+            )
+        )
     prev = "init"
     for i in range(N_PICKS):
         body = "".join(f"value_{i}_{k} = {k}  # {WORDS}\n" for k in range(2))
-        commits.append(CommitSpec(f"p{i}", "release", f"[release] Fix {WORDS} in module {i} (#{1000 + i})\n",
-                                  {f"pkg/mod_{i:03d}.py": f"# module {i}\n{body}"}, parents=[prev],
-                                  author_time=1_768_225_600 + 60 * i))
+        commits.append(
+            CommitSpec(
+                f"p{i}",
+                "release",
+                f"[release] Fix {WORDS} in module {i} (#{1000 + i})\n",
+                {f"pkg/mod_{i:03d}.py": f"# module {i}\n{body}"},
+                parents=[prev],
+                author_time=1_768_225_600 + 60 * i,
+            )
+        )
         prev = f"p{i}"
     write_repo(path, commits, {"base": "init", "backport": prev}, "main")
 
@@ -39,8 +53,21 @@ def big_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("big")
     _big_range(root / "repo")
     out = root / "out"
-    code = main(["compare", "base", "backport", "--source", "main", "--repo", str(root / "repo"),
-                 "--output-dir", str(out), "--format", "none"])
+    code = main(
+        [
+            "compare",
+            "base",
+            "backport",
+            "--source",
+            "main",
+            "--repo",
+            str(root / "repo"),
+            "--output-dir",
+            str(out),
+            "--format",
+            "none",
+        ]
+    )
     assert code == 1  # every pick is a subset: blocked
     return out
 
@@ -68,16 +95,43 @@ def test_comment_of_the_demo_is_whole_and_names_the_actions(demo_dir: Path) -> N
 
 def test_ci_doc_finds_the_sticky_comment_by_the_marker() -> None:
     doc = (Path(__file__).parents[2] / "docs" / "ci.md").read_text(encoding="utf-8")
-    assert MARKER in doc and "comment.md" in doc and "GITHUB_STEP_SUMMARY" in doc and "upload-artifact" in doc
+    assert (
+        MARKER in doc
+        and "comment.md" in doc
+        and "GITHUB_STEP_SUMMARY" in doc
+        and "upload-artifact" in doc
+    )
 
 
 def test_comment_is_deterministic(big_report: Path, tmp_path: Path) -> None:
     from harness.cli import main
 
     again = tmp_path / "again"
-    assert main(["compare", "base..backport", "--source", "main", "--repo", str(big_report.parent / "repo"),
-                 "--output-dir", str(again), "--format", "none"]) == 1
-    undated = lambda p: [x for x in p.read_text(encoding="utf-8").splitlines() if not x.startswith("<sub>Generated")]  # noqa: E731
+    assert (
+        main(
+            [
+                "compare",
+                "base..backport",
+                "--source",
+                "main",
+                "--repo",
+                str(big_report.parent / "repo"),
+                "--output-dir",
+                str(again),
+                "--format",
+                "none",
+            ]
+        )
+        == 1
+    )
+
+    def undated(p):
+        return [
+            x
+            for x in p.read_text(encoding="utf-8").splitlines()
+            if not x.startswith("<sub>Generated")
+        ]  # noqa: E731
+
     assert undated(again / "comment.md") == undated(big_report / "comment.md")
 
 
@@ -85,6 +139,23 @@ def test_report_url_is_a_working_link(demo_dir: Path, tmp_path: Path) -> None:
     from harness.cli import main
 
     url = "https://github.com/o/r_x/actions/runs/42"
-    assert main(["compare", "release/1.0..backport/42", "--source", "main", "--repo", str(demo_dir / "repo"),
-                 "--output-dir", str(tmp_path / "o"), "--format", "none", "--report-url", url]) == 1
+    assert (
+        main(
+            [
+                "compare",
+                "release/1.0..backport/42",
+                "--source",
+                "main",
+                "--repo",
+                str(demo_dir / "repo"),
+                "--output-dir",
+                str(tmp_path / "o"),
+                "--format",
+                "none",
+                "--report-url",
+                url,
+            ]
+        )
+        == 1
+    )
     assert f"Full report: <{url}>." in (tmp_path / "o" / "comment.md").read_text(encoding="utf-8")

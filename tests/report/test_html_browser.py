@@ -35,7 +35,11 @@ window.addEventListener('load', () => {
 
 
 def _browser() -> str | None:
-    return shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+    return (
+        shutil.which("chromium")
+        or shutil.which("chromium-browser")
+        or shutil.which("google-chrome")
+    )
 
 
 @pytest.fixture(scope="module")
@@ -51,10 +55,25 @@ def demo_html(tmp_path_factory) -> Path:
 
 def _measure(browser: str, page: Path, width: int) -> dict:
     probe = page.with_name("probe.html")
-    probe.write_text(page.read_text(encoding="utf-8").replace("</body>", PROBE + "</body>"), encoding="utf-8")
-    proc = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                           f"--window-size={width},900", "--virtual-time-budget=3000", "--dump-dom",
-                           probe.as_uri()], capture_output=True, text=True, timeout=120)
+    probe.write_text(
+        page.read_text(encoding="utf-8").replace("</body>", PROBE + "</body>"), encoding="utf-8"
+    )
+    proc = subprocess.run(
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            f"--window-size={width},900",
+            "--virtual-time-budget=3000",
+            "--dump-dom",
+            probe.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     m = re.search(r'<pre id="harness-probe">(.*?)</pre>', proc.stdout, re.S)
     assert m, f"chromium printed no probe result: {proc.stderr[-500:]}"
     return json.loads(m.group(1).replace("&quot;", '"').replace("&amp;", "&"))

@@ -25,8 +25,20 @@ def _repo(builder) -> None:
 def test_all_formats_strip_escapes_and_quiet_mentions(builder, run_cli, tmp_path: Path) -> None:
     _repo(builder)
     out = tmp_path / "out"
-    code, stdout, err = run_cli("compare", "main~1", "backport", "--source", "main", "--repo", str(builder.path),
-                                "--output-dir", str(out), "--format", "term", "--full")
+    code, stdout, err = run_cli(
+        "compare",
+        "main~1",
+        "backport",
+        "--source",
+        "main",
+        "--repo",
+        str(builder.path),
+        "--output-dir",
+        str(out),
+        "--format",
+        "term",
+        "--full",
+    )
     assert code in (0, 1), err
     assert "\x1b" not in stdout and "Red" in stdout and "someone" in stdout
     for name in ("report.md", "comment.md", "report.html"):

@@ -10,18 +10,35 @@ import pytest
 
 from harness.progress import phase
 
-CSI_COLOUR = re.compile(r"\x1b\[(?:[0-9;]*;)?(?:3[0-9]|4[0-9]|9[0-7])(?:;[0-9;]*)?m")  # colours, not bold/dim
+CSI_COLOUR = re.compile(
+    r"\x1b\[(?:[0-9;]*;)?(?:3[0-9]|4[0-9]|9[0-7])(?:;[0-9;]*)?m"
+)  # colours, not bold/dim
 
 
 def _compare(run_cli, demo_dir: Path, tmp_path: Path, *extra: str) -> tuple[int, str, str]:
     from harness.resources import data_dir
 
-    return run_cli("compare", "release/1.0", "backport/42", "--source", "main", "--source-branch", "pr/42",
-                   "--repo", str(demo_dir / "repo"), "--scenario", str(data_dir("scenarios") / "demo.yaml"),
-                   "--output-dir", str(tmp_path / "out"), *extra)
+    return run_cli(
+        "compare",
+        "release/1.0",
+        "backport/42",
+        "--source",
+        "main",
+        "--source-branch",
+        "pr/42",
+        "--repo",
+        str(demo_dir / "repo"),
+        "--scenario",
+        str(data_dir("scenarios") / "demo.yaml"),
+        "--output-dir",
+        str(tmp_path / "out"),
+        *extra,
+    )
 
 
-def test_default_view_is_one_screen_with_verdict_and_actions(run_cli, demo_dir: Path, tmp_path: Path) -> None:
+def test_default_view_is_one_screen_with_verdict_and_actions(
+    run_cli, demo_dir: Path, tmp_path: Path
+) -> None:
     code, out, err = _compare(run_cli, demo_dir, tmp_path)
     assert code == 1
     lines = out.splitlines()
@@ -44,7 +61,9 @@ class _Tty(io.StringIO):
         return True
 
 
-def test_progress_on_a_terminal_shows_elapsed_time_and_honours_no_color(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_progress_on_a_terminal_shows_elapsed_time_and_honours_no_color(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.delenv("HARNESS_PROGRESS", raising=False)
     monkeypatch.setenv("TERM", "xterm")
     monkeypatch.delenv("NO_COLOR", raising=False)
@@ -71,5 +90,7 @@ def test_progress_off_a_terminal_is_plain_lines(monkeypatch: pytest.MonkeyPatch)
             raise RuntimeError("boom")
     lines = buf.getvalue().splitlines()
     assert lines[0] == "harness: mutmut over 2 changed function(s) …" and len(lines) == 2
-    assert re.fullmatch(r"harness: mutmut over 2 changed function\(s\): stopped in \d+\.\ds", lines[1])
+    assert re.fullmatch(
+        r"harness: mutmut over 2 changed function\(s\): stopped in \d+\.\ds", lines[1]
+    )
     assert "\x1b" not in buf.getvalue()

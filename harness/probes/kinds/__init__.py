@@ -54,9 +54,14 @@ class CellResult:
         return d
 
     @classmethod
-    def from_json(cls, d: dict[str, Any]) -> "CellResult":
-        return cls(d.get("value"), d.get("status", "ok"), d.get("detail", ""), dict(d.get("proof") or {}),
-                   dict(d.get("used") or {}))
+    def from_json(cls, d: dict[str, Any]) -> CellResult:
+        return cls(
+            d.get("value"),
+            d.get("status", "ok"),
+            d.get("detail", ""),
+            dict(d.get("proof") or {}),
+            dict(d.get("used") or {}),
+        )
 
 
 @dataclass(frozen=True)

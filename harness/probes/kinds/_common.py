@@ -12,7 +12,9 @@ _FIELD = re.compile(r"\{(\w+)\}")
 
 def substitute(text: str, values: dict[str, Any]) -> str:
     """Replace ``{name}`` for known names only (other braces, e.g. Rust's ``{}``, stay)."""
-    return _FIELD.sub(lambda m: str(values[m.group(1)]) if m.group(1) in values else m.group(0), text)
+    return _FIELD.sub(
+        lambda m: str(values[m.group(1)]) if m.group(1) in values else m.group(0), text
+    )
 
 
 def row_values(row: dict[str, Any], python: str, tree: str) -> dict[str, Any]:

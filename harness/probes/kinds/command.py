@@ -40,10 +40,14 @@ def run(ctx: KindContext) -> list[CellResult]:
     for row in ctx.rows:
         vals = row_values(row, ctx.python, str(ctx.tree.path))
         argv = [substitute(a, vals) for a in spec["argv"]]
-        env = probe_env({**ctx.env, **{k: substitute(str(v), vals) for k, v in (spec.get("env") or {}).items()}})
+        env = probe_env(
+            {**ctx.env, **{k: substitute(str(v), vals) for k, v in (spec.get("env") or {}).items()}}
+        )
         before = listing_of(ctx.tree.path)
         try:
-            status, code, out, detail = run_once(argv, ctx.tree.path, ctx.scratch, ctx.probe.timeout, env)
+            status, code, out, detail = run_once(
+                argv, ctx.tree.path, ctx.scratch, ctx.probe.timeout, env
+            )
         except OSError as exc:
             cells.append(CellResult(None, "error", f"cannot run {argv[0]}: {exc.strerror}"))
             continue

@@ -42,6 +42,14 @@ def run(ctx: KindContext) -> list[CellResult]:
     prelude = spec.get("prelude") or ""
     if spec.get("prelude_file"):
         prelude = (ctx.probe.base_dir / spec["prelude_file"]).read_text(encoding="utf-8")
-    job = {"mode": "extract", "file": spec["file"], "functions": spec["functions"], "prelude": prelude,
-           "call": spec.get("call") or spec["functions"][0], "under_test": []}
-    return run_rows(ctx.python, job, ctx.rows, ctx.tree.path, ctx.scratch, ctx.probe.timeout, probe_env(ctx.env))
+    job = {
+        "mode": "extract",
+        "file": spec["file"],
+        "functions": spec["functions"],
+        "prelude": prelude,
+        "call": spec.get("call") or spec["functions"][0],
+        "under_test": [],
+    }
+    return run_rows(
+        ctx.python, job, ctx.rows, ctx.tree.path, ctx.scratch, ctx.probe.timeout, probe_env(ctx.env)
+    )

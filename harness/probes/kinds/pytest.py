@@ -40,8 +40,12 @@ def _counts(xml_path) -> dict[str, int] | None:  # type: ignore[no-untyped-def]
     for s in suites:
         for k in tot:
             tot[k] += int(s.get(k, 0))
-    return {"passed": tot["tests"] - tot["failures"] - tot["errors"] - tot["skipped"], "failed": tot["failures"],
-            "errors": tot["errors"], "skipped": tot["skipped"]}
+    return {
+        "passed": tot["tests"] - tot["failures"] - tot["errors"] - tot["skipped"],
+        "failed": tot["failures"],
+        "errors": tot["errors"],
+        "skipped": tot["skipped"],
+    }
 
 
 def run(ctx: KindContext) -> list[CellResult]:
@@ -50,14 +54,28 @@ def run(ctx: KindContext) -> list[CellResult]:
     for i, row in enumerate(ctx.rows):
         vals = row_values(row, ctx.python, str(ctx.tree.path))
         xml = ctx.scratch / f"junit-{i}.xml"
-        argv = [ctx.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
-                f"--junitxml={xml}", *[substitute(a, vals) for a in _list(spec.get("args"))]]
+        argv = [
+            ctx.python,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-o",
+            "addopts=",
+            f"--junitxml={xml}",
+            *[substitute(a, vals) for a in _list(spec.get("args"))],
+        ]
         if spec.get("marker"):
             argv += ["-m", substitute(spec["marker"], vals)]
         argv += [substitute(n, vals) for n in _list(spec.get("nodes"))]
-        env = probe_env({**ctx.env, **{k: substitute(str(v), vals) for k, v in (spec.get("env") or {}).items()}})
+        env = probe_env(
+            {**ctx.env, **{k: substitute(str(v), vals) for k, v in (spec.get("env") or {}).items()}}
+        )
         before = listing_of(ctx.tree.path)
-        status, code, out, detail = run_once(argv, ctx.tree.path, ctx.scratch, ctx.probe.timeout, env)
+        status, code, out, detail = run_once(
+            argv, ctx.tree.path, ctx.scratch, ctx.probe.timeout, env
+        )
         if status != "ok":
             cells.append(CellResult(None, "timeout" if status == "timeout" else "error", detail))
             continue
@@ -66,7 +84,9 @@ def run(ctx: KindContext) -> list[CellResult]:
             cell = CellResult("no tests collected", "ok", "", {"exit code": "5"})
         elif counts is None or code not in (0, 1, 2):
             tail = out.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
-            cell = CellResult(None, "error", f"pytest exit code {code}: {tail[0]}"[:300], {"exit code": str(code)})
+            cell = CellResult(
+                None, "error", f"pytest exit code {code}: {tail[0]}"[:300], {"exit code": str(code)}
+            )
         else:
             value = ", ".join(f"{n} {k}" for k, n in counts.items() if n or k == "passed")
             cell = CellResult(value, "ok", "", {"exit code": str(code)})

@@ -26,7 +26,9 @@ def validate(probe, fields) -> None:  # type: ignore[no-untyped-def]
     if "file" in fields:
         p = _file(probe)
         if p is None or not p.is_file():
-            raise fields.req("file").error(f"no such file {probe.spec['file']!r} (relative to the scenario)")
+            raise fields.req("file").error(
+                f"no such file {probe.spec['file']!r} (relative to the scenario)"
+            )
         if ":" in fn:
             raise fields.req("function").error("with file, give just the function name")
     elif ":" not in fn:
@@ -48,4 +50,6 @@ def run(ctx: KindContext) -> list[CellResult]:
     else:
         module, function = spec["function"].split(":", 1)
         job.update(module=module, function=function)
-    return run_rows(ctx.python, job, ctx.rows, ctx.tree.path, ctx.scratch, ctx.probe.timeout, probe_env(ctx.env))
+    return run_rows(
+        ctx.python, job, ctx.rows, ctx.tree.path, ctx.scratch, ctx.probe.timeout, probe_env(ctx.env)
+    )

@@ -52,10 +52,15 @@ def run(ctx: KindContext) -> list[CellResult]:
     try:
         raw = run_n_probe(version, runtime=runtime, timeout=max(ctx.probe.timeout, 600))
     except Exception as exc:  # env build or engine start failed: every cell says why
-        return [CellResult(None, "error", f"sglang=={version} ({runtime}): {exc}".splitlines()[0]) for _ in ctx.rows]
+        return [
+            CellResult(None, "error", f"sglang=={version} ({runtime}): {exc}".splitlines()[0])
+            for _ in ctx.rows
+        ]
     got = answers(raw)
-    proof = {"engine": f"sglang=={raw['version']} ({source}, {runtime})",
-             "engine fingerprint": str(raw.get("fingerprint", ""))[:12]}
+    proof = {
+        "engine": f"sglang=={raw['version']} ({source}, {runtime})",
+        "engine fingerprint": str(raw.get("fingerprint", ""))[:12],
+    }
     if runtime == "cpu":
         proof["engine stand-in"] = "sgl_kernel (harness/engines/sgl_kernel_standin.py)"
     used = sp.used(version, runtime, str(raw.get("fingerprint", "")))

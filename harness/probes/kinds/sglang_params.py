@@ -32,9 +32,21 @@ def _build_def(probe: Any, spec: dict[str, Any], fields: Any = None) -> tuple[An
     from harness.scenario import Fields, ProbeDef
 
     sub_spec = {k: v for k, v in spec.items() if k != "kind"}
-    sub_fields = Fields(fields.owner, {k: v for k, v in fields.items.items() if k != "kind"}) if fields else None
-    sub = ProbeDef(id=f"{probe.id}.build", kind=spec["kind"], rows=probe.rows, timeout=probe.timeout,
-                   spec=sub_spec, fields=sub_fields, base_dir=probe.base_dir, where=probe.where)
+    sub_fields = (
+        Fields(fields.owner, {k: v for k, v in fields.items.items() if k != "kind"})
+        if fields
+        else None
+    )
+    sub = ProbeDef(
+        id=f"{probe.id}.build",
+        kind=spec["kind"],
+        rows=probe.rows,
+        timeout=probe.timeout,
+        spec=sub_spec,
+        fields=sub_fields,
+        base_dir=probe.base_dir,
+        where=probe.where,
+    )
     return sub, sub_fields
 
 
@@ -46,7 +58,9 @@ def validate(probe: Any, fields: Any) -> None:
     allowed = set(kmod.FIELDS) | {"kind"}
     for k in bf:
         if k not in allowed:
-            raise bf.req(k).error(f"unknown key for a {kind} build (allowed: {', '.join(sorted(allowed))})")
+            raise bf.req(k).error(
+                f"unknown key for a {kind} build (allowed: {', '.join(sorted(allowed))})"
+            )
     kmod.validate(sub, sub_fields)
     probe.spec["build"] = {"kind": kind, **sub.spec}
     if ("engine" in fields) == ("engine_pin" in fields):
@@ -113,7 +127,9 @@ def reuse(probe: Any, cell: CellResult) -> bool:
     u = cell.used
     if not u.get("fingerprint"):
         return False
-    env = EngineStore().get(EnvKey(u.get("engine", ENGINE), u.get("version", ""), u.get("runtime", "")))
+    env = EngineStore().get(
+        EnvKey(u.get("engine", ENGINE), u.get("version", ""), u.get("runtime", ""))
+    )
     return env is not None and env.fingerprint == u["fingerprint"]
 
 
@@ -133,35 +149,63 @@ def engine_version(spec: dict[str, Any], column: str, tree: Path) -> tuple[str |
         return None, f"engine_pin: {pin['file']} not in this column's tree"
     if pin.get("regex"):
         m = re.search(pin["regex"], text)
-        value = (m.group(1) if m and m.groups() else m.group(0) if m else None)
+        value = m.group(1) if m and m.groups() else m.group(0) if m else None
         found = version_from_pin(value) if value else None
     else:
-        found = next((v for v in (version_from_pin(t) for t in re.findall(r"\S*sglang\S*", text)) if v), None)
-    return (found, f"{pin['file']}") if found else (None, f"engine_pin: no sglang version in {pin['file']}")
+        found = next(
+            (v for v in (version_from_pin(t) for t in re.findall(r"\S*sglang\S*", text)) if v), None
+        )
+    return (
+        (found, f"{pin['file']}")
+        if found
+        else (None, f"engine_pin: no sglang version in {pin['file']}")
+    )
 
 
 def run(ctx: KindContext) -> list[CellResult]:
     spec = ctx.probe.spec
     sub, _ = _build_def(ctx.probe, spec["build"])
-    sub_ctx = KindContext(sub, ctx.rows, ctx.column, ctx.tree, ctx.python, ctx.repo, ctx.scratch, ctx.env)
+    sub_ctx = KindContext(
+        sub, ctx.rows, ctx.column, ctx.tree, ctx.python, ctx.repo, ctx.scratch, ctx.env
+    )
     built = get_kind(sub.kind).run(sub_ctx)
     version, source = engine_version(spec, ctx.column.name, Path(ctx.tree.path))
     if version is None:
         return [CellResult(None, "error", source, b.proof) for b in built]
     idx = [i for i, b in enumerate(built) if b.status == "ok" and isinstance(b.value, dict)]
-    out = [b if b.status != "ok" else CellResult(None, "error", f"build returned {type(b.value).__name__}, "
-                                                 "not a params mapping", b.proof) for b in built]
+    out = [
+        b
+        if b.status != "ok"
+        else CellResult(
+            None, "error", f"build returned {type(b.value).__name__}, not a params mapping", b.proof
+        )
+        for b in built
+    ]
     if not idx:
         return out
     try:
-        run_ = check_params(version, [built[i].value for i in idx], vocab=int(spec.get("vocab", DEFAULT_VOCAB)))
+        run_ = check_params(
+            version, [built[i].value for i in idx], vocab=int(spec.get("vocab", DEFAULT_VOCAB))
+        )
     except Exception as exc:  # engine env could not be built or run: the cells say so
-        return [CellResult(None, "error", f"sglang=={version}: {exc}".splitlines()[0], built[i].proof)
-                if i in idx else out[i] for i in range(len(built))]
-    proof = {"engine": f"sglang=={run_.version_proof} ({source})",
-             "engine sampling_params.py": run_.module_file, "engine fingerprint": run_.fingerprint[:12]}
-    for i, o in zip(idx, run_.outcomes):
+        return [
+            CellResult(None, "error", f"sglang=={version}: {exc}".splitlines()[0], built[i].proof)
+            if i in idx
+            else out[i]
+            for i in range(len(built))
+        ]
+    proof = {
+        "engine": f"sglang=={run_.version_proof} ({source})",
+        "engine sampling_params.py": run_.module_file,
+        "engine fingerprint": run_.fingerprint[:12],
+    }
+    for i, o in zip(idx, run_.outcomes, strict=False):
         value = f"{json.dumps(o.params, sort_keys=True)} → {o.outcome}"
-        out[i] = CellResult(value, "ok", "" if run_.proof_ok else "engine proof mismatch", {**built[i].proof, **proof},
-                            used(version, "params", run_.fingerprint))
+        out[i] = CellResult(
+            value,
+            "ok",
+            "" if run_.proof_ok else "engine proof mismatch",
+            {**built[i].proof, **proof},
+            used(version, "params", run_.fingerprint),
+        )
     return out
