@@ -19,7 +19,7 @@ from harness.checks.fidelity_missing import MissingResult, find_missing, iso
 from harness.checks.fidelity_source import PatchStore, Resolution, SourceFinder, needs_content_search
 from harness.errors import UsageError
 from harness.git import Commit, GitRepo
-from harness.git.picks import LogEntry
+from harness.git.picks import LogEntry, fork_point
 from harness.git.picks import history as read_history
 from harness.report.printable import escape
 from harness.report.model import Code, Control, Details, Finding, Section, Sha, Table
@@ -115,7 +115,8 @@ def fidelity_section(repo: GitRepo, base: str, head: str, source: str, source_br
     base, head, source = repo.resolve(base), repo.resolve(head), repo.resolve(source)
     branch_tip = repo.resolve(source_branch) if source_branch else None
     merges, results, store, history = _compare(repo, base, head, source, mapping)
-    ends = end_states(repo, base, head, [(r.commit.sha, r.files, r.resolution.sources) for r in results],
+    fork = fork_point(repo, base, head)
+    ends = end_states(repo, fork, head, [(r.commit.sha, r.files, r.resolution.sources) for r in results],
                       pick_lines({r.commit.sha: store.full[r.commit.sha].files for r in results}))
     for r in results:
         r.end_state = ends.get(r.commit.sha, [])
@@ -236,7 +237,8 @@ def _section(results: list[PickResult], merges: list[Commit], missing: MissingRe
                 for i, r in enumerate(results, 1) for e in r.end_state]
     tables.append(Table("End state: each touched file at HEAD vs right after the source",
                         ["#", "pick", "file", "end state", "pre-existing", "other picks", "introduced"], end_rows,
-                        legend="differing lines: pre-existing (BASE already differed from the source's parent) · "
+                        legend="differing lines of an ordered diff (a moved line counts): pre-existing (the fork "
+                               "point already differed from the source's parent) · "
                                "other picks (changed by another pick of the range) · introduced (the rest)",
                         control="'same' rows: the blob at HEAD has the same object id as after the source",
                         collapsed=len(end_rows) > 20))
@@ -247,13 +249,22 @@ def _section(results: list[PickResult], merges: list[Commit], missing: MissingRe
                 details.append(Details(f"pick {i} {r.commit.sha[:12]} {f.path} ({f.status}): lines only in one "
                                        "side", f"only in pick:\n{_signed(f.only_pick)}\n\nonly in source:\n"
                                        f"{_signed(f.only_source)}"))
+    for i, r in enumerate(results, 1):
+        for e in r.end_state:
+            if e.status != "same":
+                more = e.pre_existing + e.other_picks + e.introduced - len(e.lines)
+                details.append(Details(f"pick {i} {r.commit.sha[:12]} {e.path}: end state {e.status} (HEAD vs "
+                                       "after the source, in file order)",
+                                       "\n".join(f"{c}: {ln}" for c, ln in e.lines) + (f"\n… {more} more" if more > 0
+                                                                                   else "") or "(no line differs: "
+                                       "end of line or final newline only)"))
     data: dict[str, object] = {"picks": [_pick_data(r) for r in results],
                                "merges": [{"sha": m.sha, "subject": m.subject} for m in merges],
                                "missing_commits": [], "cut_point": None, "source_branch_pick": None}
     not_verified = ["whether the picks build or pass tests (content only)",
                     "file mode changes (only ± lines and blob ids are compared)",
                     "similarity search reads only source commits that touch the unresolved picks' paths",
-                    "end state compares lines as multisets (moved lines are not seen)"]
+                    "end state: which commit introduced a line (lines are classed by content, in file order)"]
     if merges:
         not_verified.append("merge commits inside the range (listed, not compared)")
     if missing is None:

@@ -1,0 +1,48 @@
+"""End state from the fork point, in order (issue #10 item 3), on repositories built with real git."""
+
+from __future__ import annotations
+
+from harness.checks.fidelity import fidelity_section
+from harness.demo import build as build_demo
+from harness.git import GitRepo
+
+BODY = "".join(f"line_{i} = {i}\n" for i in range(12))
+
+
+def _identical_picks(builder):
+    builder.commit("base", {"f.py": BODY, "g.py": "g = 1\n"})
+    builder.branch("release")
+    # main moves first (not picked): a pre-existing difference in f.py.
+    builder.commit("Header (#1)", {"f.py": "# header\n" + BODY})
+    src = builder.commit("Fix line 5 (#2)", {"f.py": "# header\n" + BODY.replace("line_5 = 5", "line_5 = 55")})
+    builder.commit("Later on main (#3)", {"g.py": "g = 2\n"})
+    builder.checkout("release")
+    fork = builder.rev("HEAD")
+    pick = builder.cherry_pick(src, "-x")
+    return fork, src, pick
+
+
+def test_identical_pick_has_the_same_end_state_under_either_base(builder):
+    fork, src, pick = _identical_picks(builder)
+    repo = GitRepo(builder.path)
+    verdicts = []
+    for base in (fork, "main"):  # fork..release and main..release name the same picks
+        s = fidelity_section(repo, base, "release", "main")
+        (p,) = s.data["picks"]
+        assert (p["pick"], p["source"], p["status"]) == (pick, src, "identical")
+        (e,) = p["end_state"]
+        verdicts.append((e["status"], e["pre_existing"], e["other_picks"], e["introduced"]))
+        assert not [f for f in s.findings if f.kind == "end-state-introduced"]
+    assert verdicts[0] == verdicts[1] == ("pre-existing", 1, 0, 0)
+
+
+def test_a_moved_line_is_a_difference_and_its_lines_are_shown(tmp_path):
+    marks = build_demo(tmp_path / "demo")
+    s = fidelity_section(GitRepo(tmp_path / "demo"), "release/1.0", "backport/42", "main", "pr/42")
+    pick = next(p for p in s.data["picks"] if p["pick"] == marks["pick42"])
+    dec = next(e for e in pick["end_state"] if e["path"] == "serving/decoder.py")
+    # Same multiset of lines (the increment only moved), different code: never "same" or 0/0/0.
+    assert dec["status"] == "introduced" and dec["introduced"] == 2
+    assert sorted(ln for _, ln in dec["lines"]) == ["+        count += 1", "-        count += 1"]
+    assert any("serving/decoder.py: end state introduced" in d.summary and "count += 1" in d.body
+               for d in s.details)
