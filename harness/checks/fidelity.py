@@ -15,11 +15,13 @@ from typing import Mapping, Sequence, TypeVar
 from harness.checks.fidelity_compare import (EMPTY_SHA1, FileResult, Side, checksum, compare_files,
                                              is_test_path, pick_status)
 from harness.checks.fidelity_endstate import EndState, end_states, pick_lines
+from harness.checks.fidelity_merges import pr_commits
 from harness.checks.fidelity_missing import MissingResult, find_missing, iso
 from harness.checks.fidelity_source import PatchStore, Resolution, SourceFinder, needs_content_search
 from harness.errors import UsageError
 from harness.git import Commit, GitRepo
 from harness.git.picks import LogEntry, fork_point
+from harness.git.picks import bodies as read_bodies
 from harness.git.picks import history as read_history
 from harness.report.printable import escape
 from harness.report.model import Code, Control, Details, Finding, Section, Sha, Table
@@ -34,7 +36,8 @@ PICK_LEGEND = ("status: identical (± lines equal per file; context may differ) 
                "subset (pick carries part of the source) · adapted (both sides have lines the other lacks) · "
                "no-source. via: map (--map) · trailer (cherry picked from) · pr-number (#N in the subject, "
                "confirmed by content) · patch-id (same ± lines per file, whitespace ignored) · similarity "
-               "(share of signed lines; confidence 0..1)")
+               "(share of signed lines; confidence 0..1) · merge (the source is a merge commit: the PR's "
+               "first-parent diff, found by trailer, PR number or title, or content; its commits are listed)")
 FILE_LEGEND = ("+/−: added/removed lines; +sha1/−sha1: first 8 hex of sha1 over those lines, each ending "
                "in \\n, prefix and context stripped. status: identical · context-only (± equal, surrounding "
                "lines differ: not a mismatch) · whitespace-only · adapted · extra-in-pick · missing-from-pick "
@@ -48,6 +51,7 @@ class PickResult:
     files: list[FileResult]
     status: str
     end_state: list[EndState] = field(default_factory=list)
+    pr_commits: list[tuple[str, str]] = field(default_factory=list)  # (sha, subject) of a merge source
 
 
 def _resolve_mapping(repo: GitRepo, mapping: Mapping[str, str | Sequence[str]] | None,
@@ -86,26 +90,36 @@ def _pick_severity(r: PickResult) -> str | None:
 def _compare(repo: GitRepo, base: str, head: str, source: str,
              mapping: Mapping[str, str | Sequence[str]] | None) -> tuple[list[Commit], list[PickResult],
                                                                         PatchStore, list[LogEntry]]:
-    in_range = repo.commits([head], [base])
+    # Picks: the range's non-merge commits that are not commits of the source branch itself (a
+    # release branch that merged main back in holds main's commits; they are not picks).
+    in_range = repo.commits([head], [base, source])
     picks = [c for c in in_range if not c.is_merge]
     merges = [c for c in in_range if c.is_merge]
     forced = _resolve_mapping(repo, mapping, picks)
-    # The source history since the fork point: what SOURCE has and HEAD does not. When some pick can
-    # only be found by content, the history's changed paths are listed by a second git log that runs
-    # in a thread while the named candidates are diffed and confirmed.
-    touched = _POOL.submit(read_history, repo, [source], [head], paths=True) \
+    # The source history since the fork point on HEAD's own line: what SOURCE has beyond it, even
+    # where HEAD later merged it back in (earlier picks' sources are then ancestors of HEAD). When
+    # some pick can only be found by content, the history's changed paths are listed by a second
+    # git log that runs in a thread while the named candidates are diffed and confirmed.
+    fork = repo.merge_base(source, fork_point(repo, base, head)) or head
+    touched = _POOL.submit(read_history, repo, [source], [fork], paths=True) \
         if needs_content_search(picks, forced) else None
-    history = read_history(repo, [source], [head])
+    history = read_history(repo, [source], [fork])
+    own = {p.sha for p in picks}
+    history = [c for c in history if c.sha not in own]
+    titles = read_bodies(repo, [source], [fork], merges=True) if any(c.is_merge for c in history) else {}
     order = {c.sha: i for i, c in enumerate(history)}
     store = PatchStore(repo, {c.sha: c.parents[0] for c in history if c.is_merge})
-    res = SourceFinder(repo, picks, history, forced, store, touched).resolve()
+    res = SourceFinder(repo, picks, history, forced, store, touched, titles).resolve()
     store.ensure([s for r in res.values() for s in r.sources] + [p.sha for p in picks])
+    inner = pr_commits(history, {s for r in res.values() if r.via == "merge" for s in r.sources})
+    subjects = {c.sha: c.subject for c in history}
     results = []
     for p in picks:
         r = res.get(p.sha) or Resolution()
         r.sources = sorted(r.sources, key=lambda s: order.get(s, len(order)))
         files = compare_files(store.full[p.sha].files, store.files(r.sources))
-        results.append(PickResult(p, r, files, pick_status(files, bool(r.sources))))
+        results.append(PickResult(p, r, files, pick_status(files, bool(r.sources)),
+                                  pr_commits=[(c, subjects[c]) for s in r.sources for c in inner.get(s, [])]))
     return merges, results, store, history
 
 
@@ -170,6 +184,7 @@ def _pick_data(r: PickResult) -> dict[str, object]:
                    "only_in_pick": [x.decode("utf-8", "replace") for x in f.only_pick],
                    "only_in_source": [x.decode("utf-8", "replace") for x in f.only_source]} for f in r.files],
         "end_state": [e.as_dict() for e in r.end_state],
+        "pr_commits": [{"sha": c, "subject": subj} for c, subj in r.pr_commits],
     }
 
 
@@ -250,6 +265,10 @@ def _section(results: list[PickResult], merges: list[Commit], missing: MissingRe
                                        "side", f"only in pick:\n{_signed(f.only_pick)}\n\nonly in source:\n"
                                        f"{_signed(f.only_source)}"))
     for i, r in enumerate(results, 1):
+        if r.pr_commits:
+            details.append(Details(f"pick {i} {r.commit.sha[:12]}: the PR behind merge {r.resolution.sources[0][:12]} "
+                                   f"({len(r.pr_commits)} commit(s))",
+                                   "\n".join(f"{c[:12]} {subj}" for c, subj in r.pr_commits)))
         for e in r.end_state:
             if e.status != "same":
                 more = e.pre_existing + e.other_picks + e.introduced - len(e.lines)

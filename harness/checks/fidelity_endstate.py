@@ -2,13 +2,15 @@
 
 The two blobs are diffed in order (a moved line is a difference: an increment above a read is not
 the same code as below it). Each differing line is classed as pre-existing (the same ordered
-difference already separated the fork point from the source's parent), other picks (a line another
-pick of the range adds or removes in that file) or introduced (the rest); the lines are kept so a
-row that is not "same" always shows what differs.
+difference already separated the fork point from the source's parent, or it lies outside the lines
+the source wrote and no other pick changed it), other picks (a line another pick of the range adds
+or removes in that file) or introduced (the rest, inside what the source wrote); the lines are kept
+so a row that is not "same" always shows what differs.
 """
 
 from __future__ import annotations
 
+import bisect
 import difflib
 from collections import Counter
 from dataclasses import asdict, dataclass, field
@@ -49,18 +51,101 @@ def _binary(data: bytes | None) -> bool:
 
 def ordered_diff(old: Sequence[bytes], new: Sequence[bytes]) -> list[bytes]:
     """Signed lines (b"-x" in ``old`` only, b"+y" in ``new`` only) of an ordered line diff."""
+    return [line for line, _ in diff_at(old, new)]
+
+
+def diff_at(old: Sequence[bytes], new: Sequence[bytes]) -> list[tuple[bytes, int]]:
+    """Signed lines of an ordered line diff, each with its place in ``old`` (a removed line's index;
+    the index an added line goes before).
+
+    Patience-style: lines unique to both sides anchor the match (longest increasing run), the gaps
+    between anchors are diffed exactly when small; a long file costs about n·log n, not n·m.
+    """
+    out: list[tuple[bytes, int]] = []
+    _diff(list(old), list(new), 0, out)
+    return out
+
+
+_EXACT = 40_000  # below this many line pairs a gap is diffed exactly (difflib)
+
+
+def _diff(a: list[bytes], b: list[bytes], at: int, out: list[tuple[bytes, int]]) -> None:
     lo = 0
-    while lo < len(old) and lo < len(new) and old[lo] == new[lo]:
+    while lo < len(a) and lo < len(b) and a[lo] == b[lo]:
         lo += 1
     hi = 0
-    while hi < len(old) - lo and hi < len(new) - lo and old[-1 - hi] == new[-1 - hi]:
+    while hi < len(a) - lo and hi < len(b) - lo and a[-1 - hi] == b[-1 - hi]:
         hi += 1
-    a, b = old[lo:len(old) - hi], new[lo:len(new) - hi]
-    out: list[bytes] = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+    a, b, at = a[lo:len(a) - hi], b[lo:len(b) - hi], at + lo
+    if not a or not b:
+        _emit(a, b, at, out)
+        return
+    if len(a) * len(b) <= _EXACT:
+        _exact(a, b, at, out)
+        return
+    anchors = _anchors(a, b)
+    if not anchors:
+        _exact(a, b, at, out, approximate=True)
+        return
+    i = j = 0
+    for ai, bj in anchors:
+        if ai > i or bj > j:
+            _diff(a[i:ai], b[j:bj], at + i, out)
+        i, j = ai + 1, bj + 1
+    _diff(a[i:], b[j:], at + i, out)
+
+
+def _emit(a: Sequence[bytes], b: Sequence[bytes], at: int, out: list[tuple[bytes, int]]) -> None:
+    out += [(b"-" + x, at + k) for k, x in enumerate(a)] + [(b"+" + x, at + len(a)) for x in b]
+
+
+def _exact(a: list[bytes], b: list[bytes], at: int, out: list[tuple[bytes, int]],
+           approximate: bool = False) -> None:
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=approximate).get_opcodes():
         if tag != "equal":
-            out += [b"-" + x for x in a[i1:i2]] + [b"+" + x for x in b[j1:j2]]
-    return out
+            _emit(a[i1:i2], b[j1:j2], at + i1, out)
+
+
+def _touched(diff: Sequence[tuple[bytes, int]], new_len: int, old_len: int) -> set[int]:
+    """Indices of the new side that a change wrote or borders (``diff`` = diff_at(old, new))."""
+    added: Counter[int] = Counter(pos for line, pos in diff if line[:1] == b"+")
+    removed = {pos for line, pos in diff if line[:1] == b"-"}
+    out: set[int] = set()
+    new_i = 0
+    for k in range(old_len + 1):
+        out.update(range(new_i, new_i + added[k]))
+        new_i += added[k]
+        if k == old_len:
+            break
+        if k in removed:  # a removal borders the new lines before and after it
+            out.update((new_i - 1, new_i))
+        else:
+            new_i += 1
+    return {i for i in out if 0 <= i < new_len}
+
+
+def _anchors(a: list[bytes], b: list[bytes]) -> list[tuple[int, int]]:
+    """Positions of lines that occur once on each side, longest run increasing on both sides."""
+    ca, cb = Counter(a), Counter(b)
+    where_b = {x: j for j, x in enumerate(b) if cb[x] == 1 and ca[x] == 1}
+    pairs = [(i, where_b[x]) for i, x in enumerate(a) if x in where_b]
+    tails: list[int] = []  # patience sorting on the b positions
+    tail_at: list[int] = []
+    prev: list[int] = []
+    for k, (_, bj) in enumerate(pairs):
+        pos = bisect.bisect_left(tails, bj)
+        if pos == len(tails):
+            tails.append(bj)
+            tail_at.append(k)
+        else:
+            tails[pos], tail_at[pos] = bj, k
+        prev.append(tail_at[pos - 1] if pos else -1)
+    run: list[tuple[int, int]] = []
+    k = tail_at[-1] if tail_at else -1
+    while k >= 0:
+        run.append(pairs[k])
+        k = prev[k]
+    return run[::-1]
 
 
 def pick_lines(patches: dict[str, list]) -> dict[str, dict[str, Counter[bytes]]]:
@@ -116,13 +201,16 @@ def end_states(repo: GitRepo, fork: str, head: str,
         if _binary(hb) or _binary(ab):
             st.status = "binary-differs"
             continue
+        after_l, parent_l = _lines(ab), _lines(blobs.get(par) if par else None)
         if (par, b) not in pre_cache:  # what already separated the fork point from the source's parent
-            pre_cache[(par, b)] = Counter(ordered_diff(_lines(blobs.get(par) if par else None),
-                                                       _lines(blobs.get(b) if b else None)))
+            pre_cache[(par, b)] = Counter(ordered_diff(parent_l, _lines(blobs.get(b) if b else None)))
         pre = pre_cache[(par, b)].copy()
+        # Where the source wrote: differences elsewhere come from the fork point or from other picks.
+        wrote = _touched(diff_at(parent_l, after_l), len(after_l), len(parent_l)) if after_l else None
         others = totals.get(path, Counter()) - lines_by_pick.get(pick, {}).get(path, Counter())
-        for line in ordered_diff(_lines(ab), _lines(hb)):
-            if pre[line] > 0:
+        for line, pos in diff_at(after_l, _lines(hb)):
+            inside = wrote is None or pos in wrote or (line[:1] == b"+" and pos - 1 in wrote)
+            if pre[line] > 0 or (not inside and not others[line]):
                 pre[line] -= 1
                 st.pre_existing += 1
                 cls = "pre-existing"

@@ -66,7 +66,7 @@ class Resolution:
     """How a pick's source was found."""
 
     sources: list[str] = field(default_factory=list)
-    via: str | None = None  # map, trailer, pr-number, patch-id, similarity, or None
+    via: str | None = None  # map, trailer, pr-number, patch-id, similarity, merge, or None
     confidence: float | None = None
     note: str = ""
 
@@ -128,9 +128,16 @@ class SourceFinder:
 
     def __init__(self, repo: GitRepo, picks: Sequence[Commit], history: Sequence[LogEntry],
                  mapping: dict[str, list[str]], store: PatchStore,
-                 touched: Future[list[LogEntry]] | None = None) -> None:
+                 touched: Future[list[LogEntry]] | None = None,
+                 merge_titles: dict[str, str] | None = None) -> None:
         self.touched = touched  # the history again, with changed paths (started early, in a thread)
         self.repo, self.picks, self.history, self.mapping, self.store = repo, picks, history, mapping, store
+        self.merges = {c.sha for c in history if c.is_merge}
+        # A merge's PR title (first line of its body, "Merge pull request #N from …" keeps it there).
+        self.by_title: dict[str, list[str]] = {}
+        for sha, title in (merge_titles or {}).items():
+            if title and sha in self.merges:
+                self.by_title.setdefault(strip_numbers(title.splitlines()[0]), []).append(sha)
         self.order = {c.sha: i for i, c in enumerate(history)}
         self.by_number: dict[int, list[str]] = {}
         for c in history:
@@ -151,6 +158,7 @@ class SourceFinder:
                 res[pick.sha] = Resolution(trailers[pick.sha], "trailer", 1.0)
             else:
                 cands = [s for n in pr_numbers(pick.subject) for s in self.by_number.get(n, [])]
+                cands += self.by_title.get(strip_numbers(pick.subject), [])
                 pr_cands[pick.sha] = sorted(set(cands), key=lambda s: self.order[s])
         # Phase A: the picks and every named candidate, in one diff-tree process.
         self.store.ensure([p.sha for p in self.picks] + [s for r in res.values() for s in r.sources]
@@ -164,6 +172,11 @@ class SourceFinder:
         for pick, note in self.rejected.items():
             r = res.setdefault(pick, Resolution())
             r.note = "; ".join(x for x in (r.note, note) if x)
+        for r in res.values():
+            if r.via != "map" and r.sources and all(s in self.merges for s in r.sources):
+                # The PR was merged with a merge commit: its first-parent diff is the source.
+                r.note = "; ".join(x for x in (f"merge commit found by {r.via}", r.note) if x)
+                r.via = "merge"
         return res
 
     def _trailers(self) -> dict[str, list[str]]:
@@ -206,11 +219,11 @@ class SourceFinder:
         if not todo:
             return {}
         paths = {x for p in todo for f in self.store.full[p].files for x in (f.old_path, f.new_path) if x}
-        history = [c.sha for c in self.history if not c.is_merge]
+        history = [c.sha for c in self.history]  # merges too: a PR merged with a merge commit is one change
         if self.touched is not None:
             touched: dict[str, Sequence[str]] = {c.sha: c.paths or () for c in self.touched.result()}
         else:
-            touched = dict(paths_per_commit(self.repo, history))
+            touched = dict(paths_per_commit(self.repo, history, self.store.merge_parents))
             self.store.batches += 1
         candidates = [s for s in history if not paths.isdisjoint(touched.get(s, ()))]
         # Phase B: full diffs of the commits that touch those paths, one process.
