@@ -145,6 +145,7 @@ class SourceFinder:
                 self.by_number.setdefault(n, []).append(c.sha)
         self.subjects = {c.sha: c.subject for c in history}
         self.rejected: dict[str, str] = {}  # pick -> PR-number candidates its content did not confirm
+        self.title_cands: dict[str, list[str]] = {}  # pick -> merges whose PR title is its subject
 
     def resolve(self) -> dict[str, Resolution]:
         res: dict[str, Resolution] = {}
@@ -158,11 +159,14 @@ class SourceFinder:
                 res[pick.sha] = Resolution(trailers[pick.sha], "trailer", 1.0)
             else:
                 cands = [s for n in pr_numbers(pick.subject) for s in self.by_number.get(n, [])]
-                cands += self.by_title.get(strip_numbers(pick.subject), [])
                 pr_cands[pick.sha] = sorted(set(cands), key=lambda s: self.order[s])
+                titled = self.by_title.get(strip_numbers(pick.subject), [])
+                # A title many merges share ("pre-commit autoupdate") names no PR in particular.
+                self.title_cands[pick.sha] = titled if len(titled) == 1 else []
         # Phase A: the picks and every named candidate, in one diff-tree process.
         self.store.ensure([p.sha for p in self.picks] + [s for r in res.values() for s in r.sources]
-                          + [s for c in pr_cands.values() for s in c])
+                          + [s for c in pr_cands.values() for s in c]
+                          + [s for c in self.title_cands.values() for s in c])
         for sha, cands in pr_cands.items():
             r = self._confirm(sha, cands)
             if r is not None:
@@ -213,6 +217,16 @@ class SourceFinder:
         union = keys_of(self.store.files(confirmed))
         return Resolution(confirmed, "pr-number", round(overlap(pk, union), 3), note)
 
+    def _by_title(self, pick: str) -> Resolution | None:
+        """A merge whose PR title is the pick's subject, confirmed by content (after patch-id)."""
+        pk = self.store.keys(pick)
+        scored = [(overlap(pk, self.store.keys(m)), m) for m in self.title_cands.get(pick, [])]
+        ok = [(sc, m) for sc, m in scored if sc >= CONFIRM_OVERLAP]
+        if not ok:
+            return None
+        sc, m = max(ok, key=lambda t: (t[0], -self.order[t[1]]))
+        return Resolution([m], "title", round(sc, 3))
+
     def _search(self, unresolved: Sequence[str]) -> dict[str, Resolution]:
         """Patch-id, then similarity, over source commits touching the unresolved picks' paths."""
         todo = [p for p in unresolved if self.store.full[p].files]
@@ -244,6 +258,10 @@ class SourceFinder:
             exact = ids.get(patch_id(pf), [])
             if exact:
                 out[p] = Resolution([exact[0]], "patch-id", 1.0)
+                continue
+            titled = self._by_title(p)
+            if titled is not None:
+                out[p] = titled
                 continue
             pk = self.store.keys(p)
             hits: Counter[str] = Counter()

@@ -1,0 +1,68 @@
+"""Verdicts on release-branch histories (issue #10): merge-commit sources, sources reachable from
+HEAD after a merge-back, completion across the range, follow-ups not picked, release commits."""
+
+from __future__ import annotations
+
+from harness.checks.fidelity import fidelity_section
+from harness.git import GitRepo
+
+A = "".join(f"a_{i} = {i}\n" for i in range(10))
+B = "".join(f"b_{i} = {i}\n" for i in range(10))
+
+
+def _merge_pr(builder, number: int, title: str, commits: list[tuple[str, dict[str, str]]]) -> tuple[str, list[str]]:
+    """A PR branch with ``commits``, merged into main with a merge commit (GitHub's message)."""
+    builder.branch(f"pr{number}", "main")
+    builder.checkout(f"pr{number}")
+    inner = [builder.commit(msg, files) for msg, files in commits]
+    builder.checkout("main")
+    merge = builder.merge(f"pr{number}", f"Merge pull request #{number} from dev/pr{number}\n\n{title}")
+    return merge, inner
+
+
+def test_a_pr_merged_with_a_merge_commit_is_one_source(builder):
+    builder.commit("base", {"a.py": A, "b.py": B, "c.py": "c = 1\n"})
+    builder.branch("release")
+    builder.commit("unrelated (#1)", {"c.py": "c = 2\n"})
+    a1, b1 = A.replace("a_3 = 3", "a_3 = 33"), B.replace("b_4 = 4", "b_4 = 44")
+    merge, inner = _merge_pr(builder, 10, "Widen the limits", [("Widen a", {"a.py": a1}), ("Widen b", {"b.py": b1})])
+    a2 = a1.replace("a_7 = 7", "a_7 = 77")
+    merge2, inner2 = _merge_pr(builder, 11, "Tune the seven", [("Tune a_7 first", {"a.py": a2.replace("77", "70")}),
+                                                                ("Tune a_7 again", {"a.py": a2})])
+    builder.checkout("release")
+    base = builder.rev("HEAD")
+    by_number = builder.commit("Widen the limits (#10)", {"a.py": a1, "b.py": b1})  # the whole PR, squashed
+    by_content = builder.commit("Tune a_7 on the release", {"a.py": a2})  # no number, no trailer
+    s = fidelity_section(GitRepo(builder.path), base, "release", "main")
+    picks = {p["pick"]: p for p in s.data["picks"]}
+    p = picks[by_number]
+    assert (p["source"], p["source_via"], p["status"]) == (merge, "merge", "identical")
+    assert "pr-number" in p["note"]
+    assert [c["sha"] for c in p["pr_commits"]] == inner
+    q = picks[by_content]
+    assert (q["source"], q["source_via"], q["status"]) == (merge2, "merge", "identical")
+    assert [c["subject"] for c in q["pr_commits"]] == ["Tune a_7 first", "Tune a_7 again"]
+    assert not [f for f in s.findings if f.severity in ("P1", "P2")]
+    assert any("the PR behind merge" in d.summary and inner[0][:12] in d.body for d in s.details)
+
+
+def test_sources_reachable_from_head_after_a_merge_back(builder):
+    builder.commit("base", {"a.py": A, "b.py": B})
+    builder.branch("release")
+    s20 = builder.commit("Fix a_2 (#20)", {"a.py": A.replace("a_2 = 2", "a_2 = 22")})
+    builder.commit("Main only (#21)", {"b.py": B.replace("b_1 = 1", "b_1 = 11")})
+    builder.checkout("release")
+    base = builder.rev("HEAD")
+    p20 = builder.commit("[release] Fix a_2 (#20) (#30)", {"a.py": A.replace("a_2 = 2", "a_2 = 22")})
+    builder.merge("main", "Merge branch 'main' into release")  # s20 and #21 are now ancestors of HEAD
+    builder.checkout("main")
+    s22 = builder.commit("Fix b_5 (#22)", {"b.py": B.replace("b_1 = 1", "b_1 = 11").replace("b_5 = 5", "b_5 = 55")})
+    builder.checkout("release")
+    p22 = builder.cherry_pick(s22, "-x")
+    repo = GitRepo(builder.path)
+    for b in (base, "main"):
+        s = fidelity_section(repo, b, "release", "main")
+        # Main's commits that the merge brought in are not picks; both picks find their source.
+        got = [(p["pick"], p["source"], p["status"]) for p in s.data["picks"]]
+        assert got == [(p20, s20, "identical"), (p22, s22, "identical")], b
+        assert not [f for f in s.findings if f.severity in ("P1", "P2")], b
