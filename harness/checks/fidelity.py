@@ -16,6 +16,7 @@ from harness.checks.fidelity_compare import (EMPTY_SHA1, FileResult, Side, check
                                              is_test_path, pick_status)
 from harness.checks.fidelity_endstate import EndState, end_states, pick_lines
 from harness.checks.fidelity_merges import pr_commits
+from harness.checks.fidelity_units import complete_units
 from harness.checks.fidelity_missing import MissingResult, find_missing, iso
 from harness.checks.fidelity_source import PatchStore, Resolution, SourceFinder, needs_content_search
 from harness.errors import UsageError
@@ -52,6 +53,8 @@ class PickResult:
     status: str
     end_state: list[EndState] = field(default_factory=list)
     pr_commits: list[tuple[str, str]] = field(default_factory=list)  # (sha, subject) of a merge source
+    unit: tuple[str, ...] = ()  # the source PR this pick belongs to (its sources unless a PR commit's)
+    completed_by: list[str] = field(default_factory=list)  # later picks that carry what this one lacks
 
 
 def _resolve_mapping(repo: GitRepo, mapping: Mapping[str, str | Sequence[str]] | None,
@@ -138,8 +141,15 @@ def fidelity_section(repo: GitRepo, base: str, head: str, source: str, source_br
     if branch_tip:
         branch = repo.commits([branch_tip], [source, base], no_merges=True)
         store.ensure([c.sha for c in branch])
-        missing = find_missing(branch, store.full,
-                               {r.commit.sha: store.keys(r.commit.sha) for r in results})
+        on_branch = {c.sha for c in branch}
+        missing = find_missing(branch, store.full, {r.commit.sha: store.keys(r.commit.sha) for r in results},
+                               [r.commit.sha for r in results if on_branch & set(r.resolution.sources)])
+        target = next((r for r in results if missing.pick == r.commit.sha), None)
+        if target and target.resolution.sources:  # a pick of a PR-branch commit completes the squash's pick
+            for r in results:
+                if on_branch & set(r.resolution.sources):
+                    r.unit = tuple(target.resolution.sources)
+    complete_units(results, store)
     return _section(results, merges, missing, history, store, source_branch)
 
 
@@ -185,6 +195,7 @@ def _pick_data(r: PickResult) -> dict[str, object]:
                    "only_in_source": [x.decode("utf-8", "replace") for x in f.only_source]} for f in r.files],
         "end_state": [e.as_dict() for e in r.end_state],
         "pr_commits": [{"sha": c, "subject": subj} for c, subj in r.pr_commits],
+        "unit": list(r.unit), "completed_by": r.completed_by,
     }
 
 
@@ -194,7 +205,12 @@ def _findings(results: Sequence[PickResult], merges: Sequence[Commit], history_s
     for i, r in enumerate(results, 1):
         sha, subj = r.commit.sha, r.commit.subject
         sev = _pick_severity(r)
-        if sev:
+        if sev and r.completed_by:
+            nums = [str(n) for n, o in enumerate(results, 1) if o.commit.sha in r.completed_by]
+            out.append(Finding("pick-completed", "info", f"pick {i} {sha[:12]} is {r.status} on its own, complete "
+                               f"with pick(s) {', '.join(nums)}: {subj}", "together they carry the source's "
+                               "net change in every file", key=f"{sha}:completed"))
+        elif sev:
             lacking = [f.path for f in r.files if f.only_source or f.status == "missing-from-pick"]
             detail = {"no-source": "no source found on the source branch" + (f" ({r.resolution.note})"
                                                                             if r.resolution.note else ""),
@@ -205,7 +221,8 @@ def _findings(results: Sequence[PickResult], merges: Sequence[Commit], history_s
             out.append(Finding(f"pick-{r.status}", sev, f"pick {i} {sha[:12]} is {r.status}: {subj}", detail,
                                key=f"{sha}:{r.status}"))
         for s in r.resolution.sources:
-            if s not in history_shas:
+            # A PR-branch commit picked to complete a squash's pick belongs to that PR: not off-branch.
+            if s not in history_shas and r.unit == tuple(r.resolution.sources):
                 out.append(Finding("source-off-branch", "info", f"pick {i} {sha[:12]}: source {s[:12]} is not "
                                    "on the source branch since the fork point", key=f"{sha}:{s}"))
         if r.status == "identical":  # otherwise the pick's own difference already explains it
