@@ -15,6 +15,7 @@ from typing import Mapping, Sequence, TypeVar
 from harness.checks.fidelity_compare import (EMPTY_SHA1, FileResult, Side, checksum, compare_files,
                                              is_test_path, pick_status)
 from harness.checks.fidelity_endstate import EndState, end_states, pick_lines
+from harness.checks.fidelity_followups import GREP, FollowUp, find_followups
 from harness.checks.fidelity_merges import pr_commits
 from harness.checks.fidelity_units import complete_units
 from harness.checks.fidelity_missing import MissingResult, find_missing, iso
@@ -92,7 +93,8 @@ def _pick_severity(r: PickResult) -> str | None:
 
 def _compare(repo: GitRepo, base: str, head: str, source: str,
              mapping: Mapping[str, str | Sequence[str]] | None) -> tuple[list[Commit], list[PickResult],
-                                                                        PatchStore, list[LogEntry]]:
+                                                                        PatchStore, list[LogEntry], str,
+                                                                        dict[str, Sequence[str]] | None]:
     # Picks: the range's non-merge commits that are not commits of the source branch itself (a
     # release branch that merged main back in holds main's commits; they are not picks).
     in_range = repo.commits([head], [base, source])
@@ -123,7 +125,8 @@ def _compare(repo: GitRepo, base: str, head: str, source: str,
         files = compare_files(store.full[p.sha].files, store.files(r.sources))
         results.append(PickResult(p, r, files, pick_status(files, bool(r.sources)),
                                   pr_commits=[(c, subjects[c]) for s in r.sources for c in inner.get(s, [])]))
-    return merges, results, store, history
+    paths = {c.sha: c.paths or () for c in touched.result()} if touched is not None else None
+    return merges, results, store, history, fork, paths
 
 
 def fidelity_section(repo: GitRepo, base: str, head: str, source: str, source_branch: str | None = None,
@@ -131,7 +134,7 @@ def fidelity_section(repo: GitRepo, base: str, head: str, source: str, source_br
     """Compare every non-merge commit of base..head with its source on ``source``."""
     base, head, source = repo.resolve(base), repo.resolve(head), repo.resolve(source)
     branch_tip = repo.resolve(source_branch) if source_branch else None
-    merges, results, store, history = _compare(repo, base, head, source, mapping)
+    merges, results, store, history, source_fork, touched = _compare(repo, base, head, source, mapping)
     fork = fork_point(repo, base, head)
     ends = end_states(repo, fork, head, [(r.commit.sha, r.files, r.resolution.sources) for r in results],
                       pick_lines({r.commit.sha: store.full[r.commit.sha].files for r in results}))
@@ -150,7 +153,17 @@ def fidelity_section(repo: GitRepo, base: str, head: str, source: str, source_br
                 if on_branch & set(r.resolution.sources):
                     r.unit = tuple(target.resolution.sources)
     complete_units(results, store)
-    return _section(results, merges, missing, history, store, source_branch)
+    units: dict[tuple[str, ...], list[str]] = {}
+    unit_picks: dict[tuple[str, ...], list[str]] = {}
+    for r in results:
+        if r.unit:
+            units.setdefault(r.unit, list(r.unit))
+            units[r.unit] += [c for c, _ in r.pr_commits if c not in units[r.unit]]
+            unit_picks.setdefault(r.unit, []).append(r.commit.sha)
+    picked = {s for r in results for s in r.resolution.sources}
+    followups = find_followups(repo, history, read_bodies(repo, [source], [source_fork], grep=GREP), units,
+                               unit_picks, picked, store, touched)
+    return _section(results, merges, missing, history, store, source_branch, followups)
 
 
 def _pick_row(i: int, r: PickResult) -> list[object]:
@@ -200,7 +213,7 @@ def _pick_data(r: PickResult) -> dict[str, object]:
 
 
 def _findings(results: Sequence[PickResult], merges: Sequence[Commit], history_shas: set[str],
-              missing: MissingResult | None) -> list[Finding]:
+              missing: MissingResult | None, followups: Sequence[FollowUp] = ()) -> list[Finding]:
     out = []
     for i, r in enumerate(results, 1):
         sha, subj = r.commit.sha, r.commit.subject
@@ -249,11 +262,16 @@ def _findings(results: Sequence[PickResult], merges: Sequence[Commit], history_s
             out.append(Finding("missing-commit", sev, f"PR-branch commit {c.sha[:12]} is not in the pick: "
                                f"{c.subject}", ", ".join(f"{f['path']} +{f['added']} −{f['removed']}"
                                                          for f in c.files), key=f"{missing.pick}:{c.sha}"))
+    for fu in followups:
+        out.append(Finding("follow-up-not-picked", fu.severity, f"follow-up {fu.sha[:12]} of source "
+                           f"{fu.unit[0][:12]} is not picked: {fu.subject}", f"{fu.why}; {', '.join(fu.paths)}",
+                           key=f"{fu.unit[0]}:{fu.sha}"))
     return out
 
 
 def _section(results: list[PickResult], merges: list[Commit], missing: MissingResult | None,
-             history: list[LogEntry], store: PatchStore, source_branch: str | None) -> Section:
+             history: list[LogEntry], store: PatchStore, source_branch: str | None,
+             followups: Sequence[FollowUp] = ()) -> Section:
     counts = Counter(r.status for r in results)
     summary = f"{len(results)} pick(s): " + (", ".join(f"{counts[s]} {s}" for s in
                                                         ("identical", "whitespace-only", "superset", "subset",
@@ -319,6 +337,17 @@ def _section(results: list[PickResult], merges: list[Commit], missing: MissingRe
                             legend="carried: share of the commit's signed lines found in the pick; cut point: "
                                    "the last commit the pick carries (≥ 0.80); later commits are missing",
                             control="the cut-point row itself is carried (≥ 0.80): it shows the match works"))
+    data["follow_ups"] = [f.as_dict() for f in followups]
+    tables.append(Table("Follow-ups on the source branch not picked",
+                        ["source", "follow-up", "subject", "why", "files", "severity"],
+                        [[Sha(f.unit[0]), Sha(f.sha), f.subject, f.why, ", ".join(f.paths), f.severity]
+                         for f in followups],
+                        legend="later commits on the source branch that fix a source: Fixes: trailer, revert, "
+                               "follow-up to #N, the same PR number, or (within 30 days) a change to lines the "
+                               "source added; ones a pick carries (≥ 0.80 of their lines) are left out. P1 when "
+                               "they touch non-test files the pick carries",
+                        control=f"{len(history)} source commit(s) after the fork point searched; a pick's own "
+                                "source never lists itself"))
     self_files = next((r for r in results if r.files), None)
     controls = [Control("empty-input checksum", f"sha1 of no lines → {checksum([])}", checksum([]) == "da39a3ee")]
     if self_files:
@@ -331,7 +360,7 @@ def _section(results: list[PickResult], merges: list[Commit], missing: MissingRe
     controls.append(Control("batched git", f"{store.batches} diff-tree process(es) for {len(results)} pick(s) "
                             f"and {len(history)} source commit(s)", None))
     section = Section(SECTION_ID, "Cherry-pick fidelity", summary, tables, _findings(
-        results, merges, {c.sha for c in history}, missing), controls, not_verified, details, data)
+        results, merges, {c.sha for c in history}, missing, followups), controls, not_verified, details, data)
     return _printable(section)
 
 

@@ -1,0 +1,131 @@
+"""Follow-ups not picked: later commits on the source branch that fix a pick's source.
+
+A commit after the source is a follow-up when it names the source (a ``Fixes: <sha>`` trailer, a
+revert of it, "follow-up to #N" or the same PR number) or, within ``WINDOW`` of the source, removes
+or rewrites a line the source added. One that no pick of the range carries is listed: P1 when it
+touches code the pick carries (not tests, not documentation), else P2. Removed lines that are
+version pins and files a commit deletes (released changelog fragments) are no evidence.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from harness.checks.fidelity_compare import is_test_path, norm
+from harness.checks.fidelity_source import PatchStore, pr_numbers
+from harness.git import GitRepo
+from harness.git.picks import LogEntry, paths_per_commit
+
+WINDOW = 30 * 86_400  # content-only follow-ups: changes to the source's lines within 30 days
+CARRIED = 0.8  # share of a commit's signed lines the picks carry for it to count as picked
+GREP = (r"fixes:", r"reverts commit", r"follow.?up")  # what `git log --grep` pre-selects bodies by
+_FIXES = re.compile(r"^\s*fixes:\s*([0-9a-f]{7,40})\b", re.IGNORECASE | re.MULTILINE)
+_REVERTS = re.compile(r"reverts commit ([0-9a-f]{7,40})", re.IGNORECASE)
+# A removed line that is a version pin or a pinned sha changes with every bump: no evidence of a fix.
+_VERSIONISH = re.compile(rb"\bv?\d+\.\d+(?:\.\d+)?\b|\b[0-9a-f]{40}\b")
+_DOC = re.compile(r"(^|/)(docs?|changelog|changes|news)/|\.(rst|md|txt)$|(^|/)(CHANGELOG|CHANGES|NEWS|AUTHORS)[^/]*$",
+                  re.IGNORECASE)
+_FOLLOW = re.compile(r"follow.?up(?: (?:to|of|for|on))?:?\s*(?:PR\s*)?#(\d+)", re.IGNORECASE)
+
+
+@dataclass
+class FollowUp:
+    unit: tuple[str, ...]  # the source (a PR: one or more commits) it follows
+    sha: str
+    subject: str
+    why: str
+    paths: list[str]
+    severity: str
+
+    def as_dict(self) -> dict[str, object]:
+        return {"source": list(self.unit), "sha": self.sha, "subject": self.subject, "why": self.why,
+                "paths": self.paths, "severity": self.severity}
+
+
+def _refers(c: LogEntry, body: str, shas: Sequence[str], numbers: set[int], subjects: set[str]) -> str | None:
+    text = c.subject + "\n" + body
+    for m in _FIXES.findall(text):
+        if any(s.startswith(m.lower()) for s in shas):
+            return f"Fixes: {m[:12]}"
+    for m in _REVERTS.findall(text):
+        if any(s.startswith(m.lower()) for s in shas):
+            return f"reverts {m[:12]}"
+    if c.subject.startswith('Revert "') and c.subject[8:].rstrip('"') in subjects:
+        return "reverts the source (by subject)"
+    for n in _FOLLOW.findall(text):
+        if int(n) in numbers:
+            return f"follow-up to #{n}"
+    same = numbers & set(pr_numbers(c.subject))
+    if same:
+        return f"same PR number #{min(same)}"
+    return None
+
+
+def find_followups(repo: GitRepo, history: Sequence[LogEntry], bodies: dict[str, str], units: dict[tuple[str, ...], list[str]],
+                   unit_picks: dict[tuple[str, ...], list[str]], picked: set[str], store: PatchStore,
+                   touched: dict[str, Sequence[str]] | None) -> list[FollowUp]:
+    """``units``: each source PR → its commits (the sources and, for a merge, the PR's commits);
+    ``unit_picks``: the picks carrying it; ``picked``: every commit some pick resolves to."""
+    order = {c.sha: i for i, c in enumerate(history)}
+    entry = {c.sha: c for c in history}
+    named: dict[tuple[str, ...], list[tuple[str, str]]] = {}
+    near: dict[tuple[str, ...], list[str]] = {}
+    for unit, shas in units.items():
+        on = [s for s in unit if s in order]
+        if not on:
+            continue
+        start = max(order[s] for s in on)
+        when = max(entry[s].author_time for s in on)
+        own = set(shas)
+        numbers = {n for s in on for n in pr_numbers(entry[s].subject)}
+        subjects = {entry[s].subject for s in on}
+        for c in history[start + 1:]:
+            if c.sha in own or c.sha in picked:
+                continue
+            why = _refers(c, bodies.get(c.sha, ""), [*unit, *shas], numbers, subjects)
+            if why:
+                named.setdefault(unit, []).append((c.sha, why))
+            elif not c.is_merge and c.author_time - when <= WINDOW:
+                near.setdefault(unit, []).append(c.sha)
+    if touched is None:  # one name-only diff-tree for the candidates (far cheaper than their patches)
+        touched = paths_per_commit(repo, sorted({c for v in near.values() for c in v}))
+    if near:  # content candidates must touch a path the source touched
+        store.ensure([s for v in units.values() for s in v])
+        for unit, cands in near.items():
+            paths = {f.path for s in units[unit] for f in store.full[s].files}
+            near[unit] = [c for c in cands if paths & set(touched.get(c, ()))]
+    store.ensure([c for v in named.values() for c, _ in v] + [c for v in near.values() for c in v]
+                 + [s for v in units.values() for s in v])
+    carried = _keys(store, [p for v in unit_picks.values() for p in v])
+    out: list[FollowUp] = []
+    for unit, shas in units.items():
+        added = {norm(ln) for s in shas for f in store.full[s].files for ln in f.added if len(norm(ln)) >= 8}
+        pick_paths = {f.path for p in unit_picks.get(unit, []) for f in store.full[p].files if is_code(f.path)}
+        found = list(named.get(unit, []))
+        for c in near.get(unit, []):
+            if any(norm(ln) in added and not _VERSIONISH.search(ln)
+                   for f in store.full[c].files if f.status != "D" for ln in f.removed):
+                found.append((c, "changes lines the source added"))
+        for c, why in sorted(found, key=lambda t: order[t[0]]):
+            keys = _keys(store, [c])
+            if keys and sum((keys & carried).values()) >= CARRIED * sum(keys.values()):
+                continue  # a pick carries it (e.g. a release-branch merge back into main)
+            paths = sorted({f.path for f in store.full[c].files})
+            sev = "P1" if pick_paths & set(paths) else "P2"
+            out.append(FollowUp(unit, c, entry[c].subject, why, paths, sev))
+    return out
+
+
+def is_code(path: str) -> bool:
+    """Neither a test nor documentation (changelog fragments, .rst/.md/.txt, docs/)."""
+    return not is_test_path(path) and not _DOC.search(path)
+
+
+def _keys(store: PatchStore, shas: Iterable[str]) -> Counter[tuple[str, bytes]]:
+    c: Counter[tuple[str, bytes]] = Counter()
+    for s in shas:
+        c.update(store.keys(s))
+    return c
