@@ -56,6 +56,7 @@ class PickResult:
     pr_commits: list[tuple[str, str]] = field(default_factory=list)  # (sha, subject) of a merge source
     unit: tuple[str, ...] = ()  # the source PR this pick belongs to (its sources unless a PR commit's)
     completed_by: list[str] = field(default_factory=list)  # later picks that carry what this one lacks
+    copy_of: str | None = None  # the source is a later copy of this branch's own commit (this pick or one before)
 
 
 def _resolve_mapping(repo: GitRepo, mapping: Mapping[str, str | Sequence[str]] | None,
@@ -125,8 +126,28 @@ def _compare(repo: GitRepo, base: str, head: str, source: str,
         files = compare_files(store.full[p.sha].files, store.files(r.sources))
         results.append(PickResult(p, r, files, pick_status(files, bool(r.sources)),
                                   pr_commits=[(c, subjects[c]) for s in r.sources for c in inner.get(s, [])]))
+    _later_copies(results, {c.sha: c.commit_time for c in history})
     paths = {c.sha: c.paths or () for c in touched.result()} if touched is not None else None
     return merges, results, store, history, fork, paths
+
+
+_BY_CONTENT = ("patch-id", "similarity", "title")
+
+
+def _later_copies(results: Sequence[PickResult], committed: dict[str, int]) -> None:
+    """A source found by content that was committed after the pick is no source: the source branch
+    copied this branch's own commit (a release commit: version bump, changelog). A pick paired with
+    such a copy of an earlier pick's commit is the same case."""
+    copies: dict[str, str] = {}
+    for r in results:
+        srcs = r.resolution.sources
+        if r.resolution.found_by not in _BY_CONTENT or len(srcs) != 1:
+            continue
+        if committed.get(srcs[0], 0) > r.commit.committer_time:
+            copies.setdefault(srcs[0], r.commit.sha)
+            r.copy_of = r.commit.sha
+        elif srcs[0] in copies:
+            r.copy_of = copies[srcs[0]]
 
 
 def fidelity_section(repo: GitRepo, base: str, head: str, source: str, source_branch: str | None = None,
@@ -208,7 +229,7 @@ def _pick_data(r: PickResult) -> dict[str, object]:
                    "only_in_source": [x.decode("utf-8", "replace") for x in f.only_source]} for f in r.files],
         "end_state": [e.as_dict() for e in r.end_state],
         "pr_commits": [{"sha": c, "subject": subj} for c, subj in r.pr_commits],
-        "unit": list(r.unit), "completed_by": r.completed_by,
+        "found_by": res.found_by, "unit": list(r.unit), "completed_by": r.completed_by, "copy_of": r.copy_of,
     }
 
 
@@ -218,7 +239,12 @@ def _findings(results: Sequence[PickResult], merges: Sequence[Commit], history_s
     for i, r in enumerate(results, 1):
         sha, subj = r.commit.sha, r.commit.subject
         sev = _pick_severity(r)
-        if sev and r.completed_by:
+        if sev and r.copy_of:
+            own = "this pick" if r.copy_of == sha else f"pick {r.copy_of[:12]}"
+            out.append(Finding("pick-release-commit", "info", f"pick {i} {sha[:12]}: its only candidate source "
+                               f"{r.resolution.sources[0][:12]} is a later copy of this branch's own commit "
+                               f"({own}): {subj}", f"status against the copy: {r.status}", key=f"{sha}:copy"))
+        elif sev and r.completed_by:
             nums = [str(n) for n, o in enumerate(results, 1) if o.commit.sha in r.completed_by]
             out.append(Finding("pick-completed", "info", f"pick {i} {sha[:12]} is {r.status} on its own, complete "
                                f"with pick(s) {', '.join(nums)}: {subj}", "together they carry the source's "

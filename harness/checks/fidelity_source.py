@@ -69,6 +69,7 @@ class Resolution:
     via: str | None = None  # map, trailer, pr-number, patch-id, similarity, merge, or None
     confidence: float | None = None
     note: str = ""
+    found_by: str | None = None  # how it was found (via itself, or what found the merge when via is merge)
 
 
 class PatchStore:
@@ -180,7 +181,9 @@ class SourceFinder:
             if r.via != "map" and r.sources and all(s in self.merges for s in r.sources):
                 # The PR was merged with a merge commit: its first-parent diff is the source.
                 r.note = "; ".join(x for x in (f"merge commit found by {r.via}", r.note) if x)
-                r.via = "merge"
+                r.found_by, r.via = r.via, "merge"
+            else:
+                r.found_by = r.via
         return res
 
     def _trailers(self) -> dict[str, list[str]]:

@@ -66,6 +66,7 @@ class LogEntry:
     author_time: int
     subject: str
     paths: tuple[str, ...] | None = None  # changed paths (vs first parent) when asked for
+    commit_time: int = 0
 
     @property
     def is_merge(self) -> bool:
@@ -75,20 +76,20 @@ class LogEntry:
 def history(repo: GitRepo, include: Sequence[str], exclude: Sequence[str] = (), *,
             paths: bool = False) -> list[LogEntry]:
     """Commits of ``include ^exclude``, oldest first, in one ``git log`` (with ``--name-only`` if ``paths``)."""
-    args = ["log", "--reverse", "-z", "--format=%x01%H %P%x1f%at%x1f%s"]
+    args = ["log", "--reverse", "-z", "--format=%x01%H %P%x1f%at%x1f%ct%x1f%s"]
     if paths:  # a merge's paths are those of its first-parent diff (the whole PR)
         args += ["--name-only", "--no-renames", "--diff-merges=first-parent"]
     out = repo.run([*args, *include, *(f"^{x}" for x in exclude), "--"])
     result = []
     for chunk in out.split(b"\x01")[1:]:
         head, _, rest = chunk.partition(b"\0")
-        ids, at, subject = head.decode("utf-8", "surrogateescape").split("\x1f", 2)
+        ids, at, ct, subject = head.decode("utf-8", "surrogateescape").split("\x1f", 3)
         sha, *parents = ids.split()
         names = None
         if paths:
             rest = rest[1:] if rest.startswith(b"\n") else rest
             names = tuple(p.decode("utf-8", "surrogateescape") for p in rest.split(b"\0") if p)
-        result.append(LogEntry(sha, tuple(parents), int(at), subject, names))
+        result.append(LogEntry(sha, tuple(parents), int(at), subject, names, int(ct)))
     return result
 
 

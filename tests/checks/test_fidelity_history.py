@@ -66,3 +66,74 @@ def test_sources_reachable_from_head_after_a_merge_back(builder):
         got = [(p["pick"], p["source"], p["status"]) for p in s.data["picks"]]
         assert got == [(p20, s20, "identical"), (p22, s22, "identical")], b
         assert not [f for f in s.findings if f.severity in ("P1", "P2")], b
+
+
+def test_a_source_pr_is_judged_against_the_union_of_its_picks(builder):
+    builder.commit("base", {"a.py": A, "b.py": B})
+    builder.branch("release")
+    a1, b1 = A.replace("a_1 = 1", "a_1 = 10"), B.replace("b_1 = 1", "b_1 = 10")
+    src = builder.commit("Fix a and b (#60)", {"a.py": a1, "b.py": b1})
+    builder.checkout("release")
+    base = builder.rev("HEAD")
+    first = builder.commit("Fix a and b (#60) (#61)", {"a.py": a1})  # b.py forgotten
+    mid = builder.commit("Release notes", {"NOTES": "notes\n"})
+    last = builder.commit("Fix b too (#60) (#62)", {"b.py": b1})  # the rest, in a later pick
+    s = fidelity_section(GitRepo(builder.path), base, "release", "main")
+    picks = {p["pick"]: p for p in s.data["picks"]}
+    assert picks[first]["source"] == picks[last]["source"] == src
+    assert picks[first]["status"] == "subset" and picks[first]["completed_by"] == [last]
+    assert picks[last]["completed_by"] == [first]
+    kinds = {(f.kind, f.severity) for f in s.findings if f.key.startswith((first, last))}
+    assert kinds == {("pick-completed", "info")}
+    # The control: without the later pick the first one is a P1 subset again.
+    s2 = fidelity_section(GitRepo(builder.path), base, mid, "main")
+    assert any(f.kind == "pick-subset" and f.severity == "P1" for f in s2.findings)
+
+
+def test_follow_ups_on_the_source_branch_not_picked(builder):
+    code = "def parse(x):\n    return x\n"
+    builder.commit("base", {"parser.py": code, "tests/test_parser.py": "def test(): pass\n", "docs/p.md": "p\n",
+                            "other.py": "o = 1\n"})
+    builder.branch("release")
+    fixed = "def parse(x):\n    text = x.strip()\n    return text.lower()\n"
+    src = builder.commit("Fix the parser (#50)", {"parser.py": fixed, "tests/test_parser.py":
+                                                  "def test(): pass\ndef test_strip(): assert parse(' a ') == 'a'\n"})
+    f1 = builder.commit(f"Handle None in the parser\n\nFixes: {src[:10]}", {
+        "parser.py": fixed.replace("text = x.strip()", "text = (x or '').strip()")})
+    f2 = builder.commit("Document the parser (follow-up to #50)", {"docs/p.md": "p strips\n"})
+    f3 = builder.commit("Tighten a test", {"tests/test_parser.py": "def test(): pass\n"
+                                                                   "def test_strip(): assert parse(' a ') == 'a' != ''\n"})
+    builder.commit("Unrelated (#52)", {"other.py": "o = 2\n"})
+    f5 = builder.commit(f"Lower-case only ASCII\n\nFixes: {src}", {"parser.py": fixed.replace(
+        "text = x.strip()", "text = (x or '').strip()").replace("text.lower()", "text.lower()  # ascii")})
+    builder.checkout("release")
+    base = builder.rev("HEAD")
+    builder.cherry_pick(src, "-x")
+    builder.commit("Lower-case note", {"other.py": "o = 1  # release\n"})
+    s = fidelity_section(GitRepo(builder.path), base, "release", "main")
+    got = [(f["sha"], f["severity"], f["why"].split(" ")[0]) for f in s.data["follow_ups"]]
+    assert got == [(f1, "P1", "Fixes:"), (f2, "P2", "follow-up"), (f3, "P2", "changes"), (f5, "P1", "Fixes:")]
+    assert [f.severity for f in s.findings if f.kind == "follow-up-not-picked"] == ["P1", "P2", "P2", "P1"]
+    # Picking a follow-up takes it off the list.
+    builder.cherry_pick(f1, "-x")
+    s = fidelity_section(GitRepo(builder.path), base, "release", "main")
+    assert f1 not in [f["sha"] for f in s.data["follow_ups"]]
+
+
+def test_a_later_copy_of_the_branchs_own_release_commit_is_info(builder):
+    log = "# Changes\n"
+    builder.commit("base", {"version.py": '__version__ = "2.0.0"\n', "CHANGELOG.md": log, "a.py": A})
+    builder.branch("release")
+    builder.commit("Start 2.1 (#70)", {"version.py": '__version__ = "2.1.0.dev0"\n', "a.py": A.replace("a_1", "a_one")})
+    builder.checkout("release")
+    base = builder.rev("HEAD")
+    entry = "".join(f"- fixed problem number {i} in the widget\n" for i in range(5))
+    rel = builder.commit("Release 2.0.1", {"version.py": '__version__ = "2.0.1"\n',
+                                           "CHANGELOG.md": log + "\n## 2.0.1\n" + entry})
+    builder.checkout("main")  # main copies the release notes afterwards (its own version stays)
+    builder.commit("Release notes for 2.0.1 (#71)", {"CHANGELOG.md": log + "\n## 2.0.1\n" + entry,
+                                                     "version.py": '__version__ = "2.1.0.dev1"\n'})
+    s = fidelity_section(GitRepo(builder.path), base, "release", "main")
+    (p,) = s.data["picks"]
+    assert p["pick"] == rel and p["status"] == "adapted" and p["copy_of"] == rel
+    assert [(f.kind, f.severity) for f in s.findings] == [("pick-release-commit", "info")]
