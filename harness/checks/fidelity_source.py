@@ -145,6 +145,12 @@ class SourceFinder:
             for n in pr_numbers(c.subject):
                 self.by_number.setdefault(n, []).append(c.sha)
         self.subjects = {c.sha: c.subject for c in history}
+        # A cherry-pick keeps the author date and the subject: a pick without -x that git could not
+        # apply as it was (adapted) still carries that signature.
+        self.by_authored: dict[tuple[int, str], list[str]] = {}
+        for c in history:
+            if not c.is_merge:
+                self.by_authored.setdefault((c.author_time, strip_numbers(c.subject)), []).append(c.sha)
         self.rejected: dict[str, str] = {}  # pick -> PR-number candidates its content did not confirm
         self.title_cands: dict[str, list[str]] = {}  # pick -> merges whose PR title is its subject
 
@@ -230,6 +236,16 @@ class SourceFinder:
         sc, m = max(ok, key=lambda t: (t[0], -self.order[t[1]]))
         return Resolution([m], "title", round(sc, 3))
 
+    def _by_authored(self, pick: str) -> Resolution | None:
+        """The one source commit with the pick's author date and subject, confirmed by content."""
+        c = next(x for x in self.picks if x.sha == pick)
+        cands = self.by_authored.get((c.author_time, strip_numbers(c.subject)), [])
+        if len(cands) != 1:
+            return None
+        self.store.ensure(cands)
+        sc = overlap(self.store.keys(pick), self.store.keys(cands[0]))
+        return Resolution(cands, "authored", round(sc, 3)) if sc >= CONFIRM_OVERLAP else None
+
     def _search(self, unresolved: Sequence[str]) -> dict[str, Resolution]:
         """Patch-id, then similarity, over source commits touching the unresolved picks' paths."""
         todo = [p for p in unresolved if self.store.full[p].files]
@@ -262,7 +278,7 @@ class SourceFinder:
             if exact:
                 out[p] = Resolution([exact[0]], "patch-id", 1.0)
                 continue
-            titled = self._by_title(p)
+            titled = self._by_title(p) or self._by_authored(p)
             if titled is not None:
                 out[p] = titled
                 continue
