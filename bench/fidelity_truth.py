@@ -110,7 +110,12 @@ def main() -> int:
         hmatch = hident == (tstatus == "identical") and (hstatus == "no-source") == (tstatus == "none")
         if h and h.get("copy_of"):  # harness: the only candidate is a later copy of this branch's commit
             hsrc, hstatus, hmatch = None, "copy", tstatus == "none"
-        src_ok = hsrc == truth
+        # Commits with the same ± lines (a one-commit PR and its merge, a change merged twice) are
+        # one source as far as plain git can tell.
+        same_change = by_id.get(src_ids.get(truth, ""), []) if truth else []
+        # A PR merged with a merge commit is one source: harness names the merge, git the commit in it.
+        in_pr = truth in {c["sha"] for c in (h or {}).get("pr_commits", [])}
+        src_ok = hsrc == truth or hsrc in same_change or in_pr
         agree_src += bool(src_ok)
         agree_status += bool(hmatch)
         if not (src_ok and hmatch):

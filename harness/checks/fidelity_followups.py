@@ -1,8 +1,8 @@
 """Follow-ups not picked: later commits on the source branch that fix a pick's source.
 
 A commit after the source is a follow-up when it names the source (a ``Fixes: <sha>`` trailer, a
-revert of it, "follow-up to #N" or the same PR number) or, within ``WINDOW`` of the source, removes
-or rewrites a line the source added. One that no pick of the range carries is listed: P1 when it
+revert of it, "follow-up to #N" or the same PR number) or, within ``WINDOW`` of the source, spends at
+least half of the lines it removes from the source's files on lines the source added. One that no pick of the range carries is listed: P1 when it
 touches code the pick carries (not tests, not documentation), else P2. Removed lines that are
 version pins and files a commit deletes (released changelog fragments) are no evidence.
 """
@@ -20,6 +20,7 @@ from harness.git import GitRepo
 from harness.git.picks import LogEntry, paths_per_commit
 
 WINDOW = 30 * 86_400  # content-only follow-ups: changes to the source's lines within 30 days
+FOCUS = 0.5  # share of a content follow-up's removed lines (in the source's files) the source added
 CARRIED = 0.8  # share of a commit's signed lines the picks carry for it to count as picked
 GREP = (r"fixes:", r"reverts commit", r"follow.?up")  # what `git log --grep` pre-selects bodies by
 _FIXES = re.compile(r"^\s*fixes:\s*([0-9a-f]{7,40})\b", re.IGNORECASE | re.MULTILINE)
@@ -101,14 +102,25 @@ def find_followups(repo: GitRepo, history: Sequence[LogEntry], bodies: dict[str,
                  + [s for v in units.values() for s in v])
     carried = _keys(store, [p for v in unit_picks.values() for p in v])
     out: list[FollowUp] = []
+    paths_of: dict[tuple[str, ...], set[str]] = {}
     for unit, shas in units.items():
         added = {norm(ln) for s in shas for f in store.full[s].files for ln in f.added if len(norm(ln)) >= 8}
         pick_paths = {f.path for p in unit_picks.get(unit, []) for f in store.full[p].files if is_code(f.path)}
         found = list(named.get(unit, []))
+        paths_of[unit] = {f.path for s in shas for f in store.full[s].files}
         for c in near.get(unit, []):
-            if any(norm(ln) in added and not _VERSIONISH.search(ln)
-                   for f in store.full[c].files if f.status != "D" for ln in f.removed):
-                found.append((c, "changes lines the source added"))
+            files = [f for f in store.full[c].files if f.status != "D" and f.path in paths_of[unit]]
+            readded = Counter(norm(ln) for f in store.full[c].files for ln in f.added)
+            removed = []  # a removed line the same commit adds back (a re-sort, a move) is no change
+            for ln in (norm(x) for f in files for x in f.removed if not _VERSIONISH.search(x)):
+                if ln and readded[ln] > 0:
+                    readded[ln] -= 1
+                elif ln:
+                    removed.append(ln)
+            hit = sum(1 for ln in removed if ln in added)
+            # A fix of the source rewrites mostly its lines; a refactor that passes through them does not.
+            if hit and hit >= FOCUS * len(removed):
+                found.append((c, f"changes lines the source added ({hit} of {len(removed)} removed)"))
         for c, why in sorted(found, key=lambda t: order[t[0]]):
             keys = _keys(store, [c])
             if keys and sum((keys & carried).values()) >= CARRIED * sum(keys.values()):
