@@ -159,7 +159,9 @@ def fidelity_section(repo: GitRepo, base: str, head: str, source: str, source_br
     merges, results, store, history, source_fork, touched = _compare(repo, base, head, source, mapping)
     fork = fork_point(repo, base, head)
     ends = end_states(repo, fork, head, [(r.commit.sha, r.files, r.resolution.sources) for r in results],
-                      pick_lines({r.commit.sha: store.full[r.commit.sha].files for r in results}))
+                      pick_lines({r.commit.sha: store.full[r.commit.sha].files for r in results}),
+                      {f.old_path: f.path for r in results for f in store.full[r.commit.sha].files
+                       if f.status == "R" and f.old_path})
     for r in results:
         r.end_state = ends.get(r.commit.sha, [])
     missing = None

@@ -163,12 +163,15 @@ def pick_lines(patches: dict[str, list]) -> dict[str, dict[str, Counter[bytes]]]
 
 def end_states(repo: GitRepo, fork: str, head: str,
                items: Sequence[tuple[str, Sequence[FileResult], Sequence[str]]],
-               lines_by_pick: dict[str, dict[str, Counter[bytes]]]) -> dict[str, list[EndState]]:
+               lines_by_pick: dict[str, dict[str, Counter[bytes]]],
+               renamed: dict[str, str] | None = None) -> dict[str, list[EndState]]:
     """``items``: (pick, file results, sources in history order); picks without source are skipped.
 
     ``fork`` is where the range starts on the pick's own line (the merge base when BASE is the
-    source tip), so both ways of naming the range give the same verdicts.
+    source tip), so both ways of naming the range give the same verdicts. ``renamed``: paths a
+    later pick of the range moved (old → new); HEAD's file is read at the new path.
     """
+    renamed = renamed or {}
     plan: list[tuple[str, str, list[str]]] = []
     for pick, results, sources in items:
         if not sources:
@@ -180,7 +183,11 @@ def end_states(repo: GitRepo, fork: str, head: str,
             sp = r.source.path if r.source else hp
             pp = (r.source.old_path or sp) if r.source else hp
             bp = (r.pick.old_path or hp) if r.pick else hp
-            plan.append((pick, hp, [f"{head}:{hp}", f"{sources[-1]}:{sp}", f"{sources[0]}^:{pp}",
+            at_head, seen = hp, {hp}
+            while at_head in renamed and renamed[at_head] not in seen:
+                at_head = renamed[at_head]
+                seen.add(at_head)
+            plan.append((pick, hp, [f"{head}:{at_head}", f"{sources[-1]}:{sp}", f"{sources[0]}^:{pp}",
                                     f"{fork}:{bp}"]))
     ids = object_ids(repo, [s for _, _, specs in plan for s in specs])
     quads = [ids[i * 4:i * 4 + 4] for i in range(len(plan))]

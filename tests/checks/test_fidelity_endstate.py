@@ -46,3 +46,17 @@ def test_a_moved_line_is_a_difference_and_its_lines_are_shown(tmp_path):
     assert sorted(ln for _, ln in dec["lines"]) == ["+        count += 1", "-        count += 1"]
     assert any("serving/decoder.py: end state introduced" in d.summary and "count += 1" in d.body
                for d in s.details)
+
+
+def test_a_file_a_later_pick_renamed_is_read_at_its_new_path(builder):
+    builder.commit("base", {"f.py": BODY})
+    builder.branch("release")
+    src = builder.commit("Fix line 2 (#5)", {"f.py": BODY.replace("line_2 = 2", "line_2 = 22")})
+    builder.checkout("release")
+    fork = builder.rev("HEAD")
+    pick = builder.cherry_pick(src, "-x")
+    builder.move("f.py", "g.py")
+    builder.commit("Rename f.py on the release")
+    s = fidelity_section(GitRepo(builder.path), fork, "release", "main")
+    p = next(p for p in s.data["picks"] if p["pick"] == pick)
+    assert [(e["path"], e["status"]) for e in p["end_state"]] == [("f.py", "same")]
