@@ -16,7 +16,7 @@ from harness.checks.fidelity_compare import (EMPTY_SHA1, FileResult, Side, check
                                              is_test_path, pick_status)
 from harness.checks.fidelity_endstate import EndState, end_states, pick_lines
 from harness.checks.fidelity_followups import GREP, FollowUp, find_followups
-from harness.checks.fidelity_merges import pr_commits
+from harness.checks.fidelity_merges import brought_by, pr_commits
 from harness.checks.fidelity_units import complete_units
 from harness.checks.fidelity_missing import MissingResult, find_missing, iso
 from harness.checks.fidelity_source import PatchStore, Resolution, SourceFinder, needs_content_search
@@ -116,9 +116,10 @@ def _compare(repo: GitRepo, base: str, head: str, source: str,
     titles = read_bodies(repo, [source], [fork], merges=True) if any(c.is_merge for c in history) else {}
     order = {c.sha: i for i, c in enumerate(history)}
     store = PatchStore(repo, {c.sha: c.parents[0] for c in history if c.is_merge})
-    res = SourceFinder(repo, picks, history, forced, store, touched, titles).resolve()
+    brought = brought_by(history, source)
+    res = SourceFinder(repo, picks, history, forced, store, touched, titles, brought).resolve()
     store.ensure([s for r in res.values() for s in r.sources] + [p.sha for p in picks])
-    inner = pr_commits(history, {s for r in res.values() if r.via == "merge" for s in r.sources})
+    inner = pr_commits(history, brought, {s for r in res.values() if r.via == "merge" for s in r.sources})
     subjects = {c.sha: c.subject for c in history}
     results = []
     for p in picks:

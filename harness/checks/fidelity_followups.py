@@ -72,6 +72,12 @@ def find_followups(repo: GitRepo, history: Sequence[LogEntry], bodies: dict[str,
     ``unit_picks``: the picks carrying it; ``picked``: every commit some pick resolves to."""
     order = {c.sha: i for i, c in enumerate(history)}
     entry = {c.sha: c for c in history}
+    # Only commits that name something can name a source: a body the grep kept, a revert, a PR number.
+    naming = {c.sha for c in history if c.sha in bodies or c.subject.startswith('Revert "')}
+    by_number: dict[int, list[str]] = {}
+    for c in history:
+        for n in pr_numbers(c.subject):
+            by_number.setdefault(n, []).append(c.sha)
     named: dict[tuple[str, ...], list[tuple[str, str]]] = {}
     near: dict[tuple[str, ...], list[str]] = {}
     for unit, shas in units.items():
@@ -83,10 +89,11 @@ def find_followups(repo: GitRepo, history: Sequence[LogEntry], bodies: dict[str,
         own = set(shas)
         numbers = {n for s in on for n in pr_numbers(entry[s].subject)}
         subjects = {entry[s].subject for s in on}
+        asks = naming | {x for n in numbers for x in by_number.get(n, [])}
         for c in history[start + 1:]:
             if c.sha in own or c.sha in picked:
                 continue
-            why = _refers(c, bodies.get(c.sha, ""), [*unit, *shas], numbers, subjects)
+            why = _refers(c, bodies.get(c.sha, ""), [*unit, *shas], numbers, subjects) if c.sha in asks else None
             if why:
                 named.setdefault(unit, []).append((c.sha, why))
             elif not c.is_merge and c.author_time - when <= WINDOW:

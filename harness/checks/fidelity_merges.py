@@ -2,33 +2,41 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import Sequence
 
 from harness.git.picks import LogEntry
 
 
-def _reach(starts: Iterable[str], parents: dict[str, tuple[str, ...]], stop: set[str]) -> set[str]:
-    seen: set[str] = set()
-    stack = [s for s in starts if s in parents]
-    while stack:
-        sha = stack.pop()
-        if sha in seen or sha in stop:
-            continue
-        seen.add(sha)
-        stack.extend(p for p in parents[sha] if p in parents)
-    return seen
+def brought_by(history: Sequence[LogEntry], tip: str) -> dict[str, str]:
+    """Commit → the merge on the source's first-parent line that brought it in (``M^1..M^2``).
 
-
-def pr_commits(history: Sequence[LogEntry], merges: Iterable[str]) -> dict[str, list[str]]:
-    """For each merge of ``merges``: the history commits of ``M^1..M^2`` (what the merge brought in),
-    oldest first, computed on the history already read (no git process)."""
+    One pass over the history already read (no git): merges are visited oldest first, so whatever
+    an earlier merge or the first-parent line holds is reachable from a later merge's first parent.
+    """
     parents = {c.sha: c.parents for c in history}
-    index = {c.sha: i for i, c in enumerate(history)}
-    out: dict[str, list[str]] = {}
-    for m in merges:
-        ps = parents.get(m, ())
-        if len(ps) < 2:
-            continue
-        first = _reach(ps[:1], parents, set())
-        out[m] = sorted(_reach(ps[1:], parents, first), key=lambda s: index[s])
+    line: list[str] = []
+    sha: str | None = tip
+    while sha in parents:
+        line.append(sha)
+        sha = parents[sha][0] if parents[sha] else None
+    on_line = set(line)
+    out: dict[str, str] = {}
+    for m in reversed(line):
+        stack = list(parents[m][1:])
+        while stack:
+            c = stack.pop()
+            if c in out or c in on_line or c not in parents:
+                continue
+            out[c] = m
+            stack.extend(parents[c])
+    return out
+
+
+def pr_commits(history: Sequence[LogEntry], brought: dict[str, str], merges: set[str]) -> dict[str, list[str]]:
+    """For each merge of ``merges``: the commits it brought in, oldest first."""
+    out: dict[str, list[str]] = {m: [] for m in merges}
+    for c in history:
+        m = brought.get(c.sha)
+        if m in out:
+            out[m].append(c.sha)
     return out

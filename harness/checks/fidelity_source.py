@@ -130,7 +130,8 @@ class SourceFinder:
     def __init__(self, repo: GitRepo, picks: Sequence[Commit], history: Sequence[LogEntry],
                  mapping: dict[str, list[str]], store: PatchStore,
                  touched: Future[list[LogEntry]] | None = None,
-                 merge_titles: dict[str, str] | None = None) -> None:
+                 merge_titles: dict[str, str] | None = None, brought: dict[str, str] | None = None) -> None:
+        self.brought = brought or {}  # commit -> the merge that brought it into the source branch
         self.touched = touched  # the history again, with changed paths (started early, in a thread)
         self.repo, self.picks, self.history, self.mapping, self.store = repo, picks, history, mapping, store
         self.merges = {c.sha for c in history if c.is_merge}
@@ -252,11 +253,11 @@ class SourceFinder:
         if not todo:
             return {}
         paths = {x for p in todo for f in self.store.full[p].files for x in (f.old_path, f.new_path) if x}
-        history = [c.sha for c in self.history]  # merges too: a PR merged with a merge commit is one change
+        history = [c.sha for c in self.history if not c.is_merge]
         if self.touched is not None:
             touched: dict[str, Sequence[str]] = {c.sha: c.paths or () for c in self.touched.result()}
         else:
-            touched = dict(paths_per_commit(self.repo, history, self.store.merge_parents))
+            touched = dict(paths_per_commit(self.repo, history))
             self.store.batches += 1
         candidates = [s for s in history if not paths.isdisjoint(touched.get(s, ()))]
         # Phase B: full diffs of the commits that touch those paths, one process.
@@ -272,6 +273,7 @@ class SourceFinder:
             for key in keys:
                 index.setdefault(key, []).append(sha)
         out: dict[str, Resolution] = {}
+        scored: dict[str, list[tuple[float, str]]] = {}
         for p in todo:
             pf = self.store.full[p].files
             exact = ids.get(patch_id(pf), [])
@@ -291,11 +293,20 @@ class SourceFinder:
                         hits[sha] += 1
             total = sum(pk.values())
             ranked = sorted(hits, key=lambda s: (-2 * hits[s] / (total + size[s]), self.order[s]))[:3]
-            scored = sorted(((dice(pk, self.store.keys(c)), c) for c in ranked),
-                            key=lambda t: (-t[0], self.order[t[1]]))
-            if scored and scored[0][0] >= SIMILARITY_MIN:
-                out[p] = Resolution([scored[0][1]], "similarity", round(scored[0][0], 3))
-            elif scored and scored[0][0] >= _MENTION:
-                out[p] = Resolution([], None, None,
-                                    f"best candidate {scored[0][1][:12]} at similarity {scored[0][0]:.2f}")
+            scored[p] = sorted(((dice(pk, self.store.keys(c)), c) for c in ranked),
+                               key=lambda t: (-t[0], self.order[t[1]]))
+        # A PR merged with a merge commit is one change: the merge that brought a pick's best commit
+        # in may match the pick better (the whole PR, squashed into one pick). One more batch.
+        merges = {p: self.brought[sc[0][1]] for p, sc in scored.items()
+                  if sc and sc[0][0] < 1.0 and sc[0][1] in self.brought}
+        self.store.ensure(sorted(set(merges.values())))
+        for p, sc in scored.items():
+            if p in merges:
+                d = dice(self.store.keys(p), self.store.keys(merges[p]))
+                if d > sc[0][0]:
+                    sc.insert(0, (d, merges[p]))
+            if sc and sc[0][0] >= SIMILARITY_MIN:
+                out[p] = Resolution([sc[0][1]], "similarity", round(sc[0][0], 3))
+            elif sc and sc[0][0] >= _MENTION:
+                out[p] = Resolution([], None, None, f"best candidate {sc[0][1][:12]} at similarity {sc[0][0]:.2f}")
         return out
