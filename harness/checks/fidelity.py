@@ -113,7 +113,9 @@ def _compare(repo: GitRepo, base: str, head: str, source: str,
     history = read_history(repo, [source], [fork])
     own = {p.sha for p in picks}
     history = [c for c in history if c.sha not in own]
-    titles = read_bodies(repo, [source], [fork], merges=True) if any(c.is_merge for c in history) else {}
+    # PR titles of merges: only picks that name no source (no trailer, no number) are matched by title.
+    titles = read_bodies(repo, [source], [fork], merges=True) \
+        if touched is not None and any(c.is_merge for c in history) else {}
     order = {c.sha: i for i, c in enumerate(history)}
     store = PatchStore(repo, {c.sha: c.parents[0] for c in history if c.is_merge})
     brought = brought_by(history, source)

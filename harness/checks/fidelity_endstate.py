@@ -209,16 +209,19 @@ def end_states(repo: GitRepo, fork: str, head: str,
             st.status = "binary-differs"
             continue
         after_l, parent_l = _lines(ab), _lines(blobs.get(par) if par else None)
-        if (par, b) not in pre_cache:  # what already separated the fork point from the source's parent
-            pre_cache[(par, b)] = Counter(ordered_diff(parent_l, _lines(blobs.get(b) if b else None)))
-        pre = pre_cache[(par, b)].copy()
+        pre: Counter[bytes] | None = None  # what separated the fork point from the source's parent (lazily)
         # Where the source wrote: differences elsewhere come from the fork point or from other picks.
         wrote = _touched(diff_at(parent_l, after_l), len(after_l), len(parent_l)) if after_l else None
         others = totals.get(path, Counter()) - lines_by_pick.get(pick, {}).get(path, Counter())
         for line, pos in diff_at(after_l, _lines(hb)):
             inside = wrote is None or pos in wrote or (line[:1] == b"+" and pos - 1 in wrote)
-            if pre[line] > 0 or (not inside and not others[line]):
-                pre[line] -= 1
+            if inside and pre is None:
+                if (par, b) not in pre_cache:
+                    pre_cache[(par, b)] = Counter(ordered_diff(parent_l, _lines(blobs.get(b) if b else None)))
+                pre = pre_cache[(par, b)].copy()
+            if (not inside and not others[line]) or (inside and pre is not None and pre[line] > 0):
+                if pre is not None:
+                    pre[line] -= 1
                 st.pre_existing += 1
                 cls = "pre-existing"
             elif others[line] > 0:

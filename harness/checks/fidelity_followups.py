@@ -80,6 +80,12 @@ def find_followups(repo: GitRepo, history: Sequence[LogEntry], bodies: dict[str,
             by_number.setdefault(n, []).append(c.sha)
     named: dict[tuple[str, ...], list[tuple[str, str]]] = {}
     near: dict[tuple[str, ...], list[str]] = {}
+    store.ensure([s for v in units.values() for s in v])
+    unit_paths = {u: {f.path for s in shas for f in store.full[s].files} for u, shas in units.items()}
+    if touched is None:  # one name-only diff-tree for the window's commits (far cheaper than patches)
+        starts = [entry[s].author_time for u in units for s in u if s in entry] or [0]
+        touched = paths_per_commit(repo, [c.sha for c in history if not c.is_merge and
+                                          min(starts) <= c.author_time <= max(starts) + WINDOW])
     for unit, shas in units.items():
         on = [s for s in unit if s in order]
         if not on:
@@ -96,15 +102,9 @@ def find_followups(repo: GitRepo, history: Sequence[LogEntry], bodies: dict[str,
             why = _refers(c, bodies.get(c.sha, ""), [*unit, *shas], numbers, subjects) if c.sha in asks else None
             if why:
                 named.setdefault(unit, []).append((c.sha, why))
-            elif not c.is_merge and c.author_time - when <= WINDOW:
+            elif not c.is_merge and c.author_time - when <= WINDOW and \
+                    not unit_paths[unit].isdisjoint(touched.get(c.sha, ())):
                 near.setdefault(unit, []).append(c.sha)
-    if touched is None:  # one name-only diff-tree for the candidates (far cheaper than their patches)
-        touched = paths_per_commit(repo, sorted({c for v in near.values() for c in v}))
-    if near:  # content candidates must touch a path the source touched
-        store.ensure([s for v in units.values() for s in v])
-        for unit, cands in near.items():
-            paths = {f.path for s in units[unit] for f in store.full[s].files}
-            near[unit] = [c for c in cands if paths & set(touched.get(c, ()))]
     store.ensure([c for v in named.values() for c, _ in v] + [c for v in near.values() for c in v]
                  + [s for v in units.values() for s in v])
     carried = _keys(store, [p for v in unit_picks.values() for p in v])

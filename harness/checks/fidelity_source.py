@@ -148,10 +148,10 @@ class SourceFinder:
         self.subjects = {c.sha: c.subject for c in history}
         # A cherry-pick keeps the author date and the subject: a pick without -x that git could not
         # apply as it was (adapted) still carries that signature.
-        self.by_authored: dict[tuple[int, str], list[str]] = {}
+        self.by_authored: dict[int, list[LogEntry]] = {}
         for c in history:
             if not c.is_merge:
-                self.by_authored.setdefault((c.author_time, strip_numbers(c.subject)), []).append(c.sha)
+                self.by_authored.setdefault(c.author_time, []).append(c)
         self.rejected: dict[str, str] = {}  # pick -> PR-number candidates its content did not confirm
         self.title_cands: dict[str, list[str]] = {}  # pick -> merges whose PR title is its subject
 
@@ -240,7 +240,8 @@ class SourceFinder:
     def _by_authored(self, pick: str) -> Resolution | None:
         """The one source commit with the pick's author date and subject, confirmed by content."""
         c = next(x for x in self.picks if x.sha == pick)
-        cands = self.by_authored.get((c.author_time, strip_numbers(c.subject)), [])
+        subject = strip_numbers(c.subject)
+        cands = [x.sha for x in self.by_authored.get(c.author_time, []) if strip_numbers(x.subject) == subject]
         if len(cands) != 1:
             return None
         self.store.ensure(cands)
