@@ -199,7 +199,7 @@ def end_states(repo: GitRepo, fork: str, head: str,
             totals.setdefault(path, Counter()).update(c)
     pre_cache: dict[tuple[str | None, str | None], Counter[bytes]] = {}
     out: dict[str, list[EndState]] = {}
-    for (pick, path, _), (h, a, par, b) in zip(plan, quads):
+    for (pick, path, specs), (h, a, par, b) in zip(plan, quads):
         st = EndState(path, "same", head_blob=h, source_blob=a)
         out.setdefault(pick, []).append(st)
         if h == a:
@@ -212,7 +212,10 @@ def end_states(repo: GitRepo, fork: str, head: str,
         pre: Counter[bytes] | None = None  # what separated the fork point from the source's parent (lazily)
         # Where the source wrote: differences elsewhere come from the fork point or from other picks.
         wrote = _touched(diff_at(parent_l, after_l), len(after_l), len(parent_l)) if after_l else None
-        others = totals.get(path, Counter()) - lines_by_pick.get(pick, {}).get(path, Counter())
+        at_head = specs[0].split(":", 1)[1]  # the path HEAD holds the file at (a later pick may have moved it)
+        mine = lines_by_pick.get(pick, {})
+        others = (totals.get(path, Counter()) - mine.get(path, Counter())) + (
+            totals.get(at_head, Counter()) - mine.get(at_head, Counter()) if at_head != path else Counter())
         for line, pos in diff_at(after_l, _lines(hb)):
             inside = wrote is None or pos in wrote or (line[:1] == b"+" and pos - 1 in wrote)
             if inside and pre is None:

@@ -60,3 +60,24 @@ def test_a_file_a_later_pick_renamed_is_read_at_its_new_path(builder):
     s = fidelity_section(GitRepo(builder.path), fork, "release", "main")
     p = next(p for p in s.data["picks"] if p["pick"] == pick)
     assert [(e["path"], e["status"]) for e in p["end_state"]] == [("f.py", "same")]
+
+
+def test_a_later_pick_that_changes_the_moved_file_counts_as_other_picks(builder):
+    builder.commit("base", {"f.py": BODY})
+    builder.branch("release")
+    src = builder.commit("Fix line 2 (#5)", {"f.py": BODY.replace("line_2 = 2", "line_2 = 22")})
+    builder.move("f.py", "g.py")
+    builder.commit("Rename (#6)")
+    later = builder.commit("Fix line 9 (#7)", {"g.py": BODY.replace("line_2 = 2", "line_2 = 22")
+                                               .replace("line_9 = 9", "line_9 = 99")})
+    builder.checkout("release")
+    fork = builder.rev("HEAD")
+    pick = builder.cherry_pick(src, "-x")
+    builder.move("f.py", "g.py")
+    builder.commit("Rename f.py on the release")
+    builder.cherry_pick(later, "-x")
+    s = fidelity_section(GitRepo(builder.path), fork, "release", "main")
+    p = next(p for p in s.data["picks"] if p["pick"] == pick)
+    (e,) = p["end_state"]
+    assert (e["path"], e["status"], e["other_picks"], e["introduced"]) == ("f.py", "other-picks", 2, 0)
+    assert not [f for f in s.findings if f.kind == "end-state-introduced"]
