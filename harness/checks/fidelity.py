@@ -107,7 +107,7 @@ def _compare(repo: GitRepo, base: str, head: str, source: str,
     # where HEAD later merged it back in (earlier picks' sources are then ancestors of HEAD). When
     # some pick can only be found by content, the history's changed paths are listed by a second
     # git log that runs in a thread while the named candidates are diffed and confirmed.
-    fork = repo.merge_base(source, fork_point(repo, base, head)) or head
+    fork = fork_point(repo, base, head)  # SOURCE ^fork: the same commits as SOURCE ^merge-base(SOURCE, fork)
     touched = _POOL.submit(read_history, repo, [source], [fork], paths=True) \
         if needs_content_search(picks, forced) else None
     history = read_history(repo, [source], [fork])
@@ -160,7 +160,7 @@ def fidelity_section(repo: GitRepo, base: str, head: str, source: str, source_br
     base, head, source = repo.resolve(base), repo.resolve(head), repo.resolve(source)
     branch_tip = repo.resolve(source_branch) if source_branch else None
     merges, results, store, history, source_fork, touched = _compare(repo, base, head, source, mapping)
-    fork = fork_point(repo, base, head)
+    fork = source_fork  # where the range starts on HEAD's line
     ends = end_states(repo, fork, head, [(r.commit.sha, r.files, r.resolution.sources) for r in results],
                       pick_lines({r.commit.sha: store.full[r.commit.sha].files for r in results}),
                       {f.old_path: f.path for r in results for f in store.full[r.commit.sha].files

@@ -93,20 +93,13 @@ def history(repo: GitRepo, include: Sequence[str], exclude: Sequence[str] = (), 
     return result
 
 
-def first_parent_line(repo: GitRepo, head: str, base: str) -> list[str]:
-    """The commits on HEAD's first-parent line that BASE lacks, oldest first."""
-    return repo.rev_list([head], [base], first_parent=True)
-
-
 def fork_point(repo: GitRepo, base: str, head: str) -> str:
     """Where the range starts on HEAD's own line: the first parent of the oldest commit of
     ``--first-parent base..head`` (BASE itself when BASE is on that line; the merge base when BASE
-    is the source tip)."""
-    line = first_parent_line(repo, head, base)
-    if not line:
-        return base
-    parents = repo.run_text(["rev-list", "--parents", "-n", "1", line[0]]).split()[1:]
-    return parents[0] if parents else base
+    is the source tip), in one ``rev-list``."""
+    out = repo.run_text(["rev-list", "--first-parent", "--parents", head, f"^{base}"]).splitlines()
+    oldest = out[-1].split() if out else []
+    return oldest[1] if len(oldest) > 1 else base
 
 
 def bodies(repo: GitRepo, include: Sequence[str], exclude: Sequence[str] = (), *, merges: bool = False,
