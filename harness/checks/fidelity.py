@@ -350,7 +350,9 @@ def _section(results: list[PickResult], merges: list[Commit], missing: MissingRe
     not_verified = ["whether the picks build or pass tests (content only)",
                     "file mode changes (only ± lines and blob ids are compared)",
                     "similarity search reads only source commits that touch the unresolved picks' paths",
-                    "end state: which commit introduced a line (lines are classed by content, in file order)"]
+                    "end state: which commit introduced a line (lines are classed by content, in file order)",
+                    "follow-ups found only by content (a change to the source's lines within 30 days) are a "
+                    "heuristic: a refactor that rewrites those lines is listed too"]
     if merges:
         not_verified.append("merge commits inside the range (listed, not compared)")
     if missing is None:
