@@ -5,8 +5,9 @@
 Computed with git alone, independently of harness: the picks are `rev-list --no-merges HEAD ^BASE
 ^SOURCE`; each pick's true source is, in this order, the commit its `(cherry picked from commit X)`
 trailer names, the source-history commit with the same `git patch-id --stable` (merges by their
-first-parent diff; ± lines only, whitespace ignored), the commit whose subject carries the pick's last PR number ("(#N)" or
-"Merge pull request #N"), or the one commit with the pick's author, author date and subject. Truth status: "identical" when the patch ids agree, "differs" when they
+first-parent diff; ± lines only, whitespace ignored), the commit whose subject carries the pick's
+last PR number ("(#N)" or "Merge pull request #N"), or the one commit with the pick's author,
+author date and subject. Truth status: "identical" when the patch ids agree, "differs" when they
 do not, "none" without a source. Prints each disagreement with harness, then the figures.
 """
 

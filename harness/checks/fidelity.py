@@ -38,9 +38,10 @@ PICK_LEGEND = ("status: identical (± lines equal per file; context may differ) 
                "subset (pick carries part of the source) · adapted (both sides have lines the other lacks) · "
                "no-source. via: map (--map) · trailer (cherry picked from) · pr-number (#N in the subject, "
                "confirmed by content) · patch-id (same ± lines per file, whitespace ignored) · similarity "
-               "(share of signed lines; confidence 0..1) · title (a PR title one merge carries) · authored (the one "
-               "source commit with the pick's author date and subject, confirmed by content) · merge (the source is a merge commit: the PR's "
-               "first-parent diff, found by trailer, PR number or title, or content; its commits are listed)")
+               "(share of signed lines; confidence 0..1) · title (a PR title one merge carries) · authored "
+               "(the one source commit with the pick's author date and subject, confirmed by content) · merge "
+               "(the source is a merge commit: the PR's first-parent diff, found by trailer, PR number or title, "
+               "or content; its commits are listed)")
 FILE_LEGEND = ("+/−: added/removed lines; +sha1/−sha1: first 8 hex of sha1 over those lines, each ending "
                "in \\n, prefix and context stripped. status: identical · context-only (± equal, surrounding "
                "lines differ: not a mismatch) · whitespace-only · adapted · extra-in-pick · missing-from-pick "

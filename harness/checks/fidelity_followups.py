@@ -1,10 +1,11 @@
 """Follow-ups not picked: later commits on the source branch that fix a pick's source.
 
 A commit after the source is a follow-up when it names the source (a ``Fixes: <sha>`` trailer, a
-revert of it, "follow-up to #N" or the same PR number) or, within ``WINDOW`` of the source, spends at
-least half of the lines it removes from the source's files on lines the source added. One that no pick of the range carries is listed: P1 when it
-touches code the pick carries (not tests, not documentation), else P2. Removed lines that are
-version pins and files a commit deletes (released changelog fragments) are no evidence.
+revert of it, "follow-up to #N" or the same PR number) or, within ``WINDOW`` of the source, spends
+at least half of the lines it removes from the source's files on lines the source added. One that
+no pick of the range carries is listed: P1 when it touches code the pick carries (not tests, not
+documentation), else P2. Removed lines that are version pins and files a commit deletes (released
+changelog fragments) are no evidence.
 """
 
 from __future__ import annotations
@@ -65,7 +66,8 @@ def _refers(c: LogEntry, body: str, shas: Sequence[str], numbers: set[int], subj
     return None
 
 
-def find_followups(repo: GitRepo, history: Sequence[LogEntry], bodies: dict[str, str], units: dict[tuple[str, ...], list[str]],
+def find_followups(repo: GitRepo, history: Sequence[LogEntry], bodies: dict[str, str],
+                   units: dict[tuple[str, ...], list[str]],
                    unit_picks: dict[tuple[str, ...], list[str]], picked: set[str], store: PatchStore,
                    touched: dict[str, Sequence[str]] | None) -> list[FollowUp]:
     """``units``: each source PR → its commits (the sources and, for a merge, the PR's commits);

@@ -101,8 +101,8 @@ def test_follow_ups_on_the_source_branch_not_picked(builder):
     f1 = builder.commit(f"Handle None in the parser\n\nFixes: {src[:10]}", {
         "parser.py": fixed.replace("text = x.strip()", "text = (x or '').strip()")})
     f2 = builder.commit("Document the parser (follow-up to #50)", {"docs/p.md": "p strips\n"})
-    f3 = builder.commit("Tighten a test", {"tests/test_parser.py": "def test(): pass\n"
-                                                                   "def test_strip(): assert parse(' a ') == 'a' != ''\n"})
+    tighter = "def test(): pass\ndef test_strip(): assert parse(' a ') == 'a' != ''\n"
+    f3 = builder.commit("Tighten a test", {"tests/test_parser.py": tighter})
     builder.commit("Unrelated (#52)", {"other.py": "o = 2\n"})
     f5 = builder.commit(f"Lower-case only ASCII\n\nFixes: {src}", {"parser.py": fixed.replace(
         "text = x.strip()", "text = (x or '').strip()").replace("text.lower()", "text.lower()  # ascii")})
