@@ -158,6 +158,7 @@ def _later_copies(results: Sequence[PickResult], committed: dict[str, int]) -> N
 def fidelity_section(repo: GitRepo, base: str, head: str, source: str, source_branch: str | None = None,
                      mapping: Mapping[str, str | Sequence[str]] | None = None) -> Section:
     """Compare every non-merge commit of base..head with its source on ``source``."""
+    source_name = source
     base, head, source = repo.resolve(base), repo.resolve(head), repo.resolve(source)
     branch_tip = repo.resolve(source_branch) if source_branch else None
     merges, results, store, history, source_fork, touched = _compare(repo, base, head, source, mapping)
@@ -191,7 +192,7 @@ def fidelity_section(repo: GitRepo, base: str, head: str, source: str, source_br
     picked = {s for r in results for s in r.resolution.sources}
     followups = find_followups(repo, history, read_bodies(repo, [source], [source_fork], grep=GREP), units,
                                unit_picks, picked, store, touched)
-    return _section(results, merges, missing, history, store, source_branch, followups)
+    return _section(results, merges, missing, history, store, source_branch, followups, source_name)
 
 
 def _pick_row(i: int, r: PickResult) -> list[object]:
@@ -304,7 +305,7 @@ def _findings(results: Sequence[PickResult], merges: Sequence[Commit], history_s
 
 def _section(results: list[PickResult], merges: list[Commit], missing: MissingResult | None,
              history: list[LogEntry], store: PatchStore, source_branch: str | None,
-             followups: Sequence[FollowUp] = ()) -> Section:
+             followups: Sequence[FollowUp] = (), source_name: str = "the source branch") -> Section:
     counts = Counter(r.status for r in results)
     summary = f"{len(results)} pick(s): " + (", ".join(f"{counts[s]} {s}" for s in
                                                         ("identical", "whitespace-only", "superset", "subset",
@@ -373,7 +374,7 @@ def _section(results: list[PickResult], merges: list[Commit], missing: MissingRe
                                    "the last commit the pick carries (≥ 0.80); later commits are missing",
                             control="the cut-point row itself is carried (≥ 0.80): it shows the match works"))
     data["follow_ups"] = [f.as_dict() for f in followups]
-    tables.append(Table("Follow-ups on the source branch not picked",
+    tables.append(Table(f"Follow-ups on {source_name} not picked",
                         ["source", "follow-up", "subject", "why", "files", "severity"],
                         [[Sha(f.unit[0]), Sha(f.sha), f.subject, f.why, ", ".join(f.paths), f.severity]
                          for f in followups],

@@ -81,3 +81,34 @@ def test_a_later_pick_that_changes_the_moved_file_counts_as_other_picks(builder)
     (e,) = p["end_state"]
     assert (e["path"], e["status"], e["other_picks"], e["introduced"]) == ("f.py", "other-picks", 2, 0)
     assert not [f for f in s.findings if f.kind == "end-state-introduced"]
+
+
+def test_ordered_diff_accounts_for_every_line_and_its_place():
+    import random
+
+    from harness.checks.fidelity_endstate import diff_at
+
+    rng = random.Random(7)
+    for size in (0, 5, 300, 3000):  # small files diff exactly; large ones through unique-line anchors
+        for _ in range(20):
+            old = [b"l%d" % rng.randrange(max(size, 1)) for _ in range(size)]
+            new = list(old)
+            for _ in range(rng.randrange(12)):
+                op = rng.randrange(3)
+                if op == 0 and new:
+                    del new[rng.randrange(len(new))]
+                elif op == 1:
+                    new.insert(rng.randrange(len(new) + 1), b"n%d" % rng.randrange(50))
+                elif new:
+                    new.insert(rng.randrange(len(new) + 1), new.pop(rng.randrange(len(new))))
+            d = diff_at(old, new)
+            gone = {pos for line, pos in d if line[:1] == b"-"}
+            # Replaying the diff on old gives new: kept lines in order, added lines at their place.
+            adds: dict[int, list[bytes]] = {}
+            for line, pos in d:
+                if line[:1] == b"+":
+                    adds.setdefault(pos, []).append(line[1:])
+            replay = [x for i in range(len(old) + 1) for x in adds.get(i, []) + ([old[i]] if i < len(old)
+                                                                               and i not in gone else [])]
+            assert replay == new
+            assert (not d) == (old == new)

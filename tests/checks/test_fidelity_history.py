@@ -137,3 +137,25 @@ def test_a_later_copy_of_the_branchs_own_release_commit_is_info(builder):
     (p,) = s.data["picks"]
     assert p["pick"] == rel and p["status"] == "adapted" and p["copy_of"] == rel
     assert [(f.kind, f.severity) for f in s.findings] == [("pick-release-commit", "info")]
+
+
+def test_a_pr_title_and_an_author_date_name_the_source(builder):
+    builder.commit("base", {"a.py": A, "b.py": B})
+    builder.branch("release")
+    a1 = A.replace("a_4 = 4", "a_4 = 44").replace("a_5 = 5", "a_5 = 55")
+    merge, inner = _merge_pr(builder, 12, "Speed up the loader",
+                             [("Loader: a_4", {"a.py": A.replace("a_4 = 4", "a_4 = 44")}), ("Loader: a_5", {"a.py": a1})])
+    b1 = B.replace("b_2 = 2", "b_2 = 22").replace("b_3 = 3", "b_3 = 33")
+    authored = builder.commit("Tune b (#13)", {"b.py": b1}, author_time=1_700_500_000)
+    builder.checkout("release")
+    base = builder.rev("HEAD")
+    # Adapted, so no patch id matches: the PR title and the author date are what name the sources.
+    by_title = builder.commit("Speed up the loader", {"a.py": a1.replace("a_9 = 9", "a_9 = 99")})
+    by_date = builder.commit("Tune b", {"b.py": B.replace("b_2 = 2", "b_2 = 22")}, author_time=1_700_500_000)
+    s = fidelity_section(GitRepo(builder.path), base, "release", "main")
+    picks = {p["pick"]: p for p in s.data["picks"]}
+    t = picks[by_title]
+    assert (t["source"], t["source_via"], t["found_by"], t["status"]) == (merge, "merge", "title", "superset")
+    assert [c["sha"] for c in t["pr_commits"]] == inner
+    d = picks[by_date]
+    assert (d["source"], d["source_via"], d["status"]) == (authored, "authored", "subset")
