@@ -143,8 +143,8 @@ def test_a_pr_title_and_an_author_date_name_the_source(builder):
     builder.commit("base", {"a.py": A, "b.py": B})
     builder.branch("release")
     a1 = A.replace("a_4 = 4", "a_4 = 44").replace("a_5 = 5", "a_5 = 55")
-    merge, inner = _merge_pr(builder, 12, "Speed up the loader",
-                             [("Loader: a_4", {"a.py": A.replace("a_4 = 4", "a_4 = 44")}), ("Loader: a_5", {"a.py": a1})])
+    steps = [("Loader: a_4", {"a.py": A.replace("a_4 = 4", "a_4 = 44")}), ("Loader: a_5", {"a.py": a1})]
+    merge, inner = _merge_pr(builder, 12, "Speed up the loader", steps)
     b1 = B.replace("b_2 = 2", "b_2 = 22").replace("b_3 = 3", "b_3 = 33")
     authored = builder.commit("Tune b (#13)", {"b.py": b1}, author_time=1_700_500_000)
     builder.checkout("release")
