@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Mapping, Sequence, TypeVar
 
 from harness.checks.fidelity_compare import (EMPTY_SHA1, FileResult, Side, checksum, compare_files,
-                                             is_test_path, pick_status)
+                                             is_release_path, is_test_path, pick_status)
 from harness.checks.fidelity_endstate import EndState, end_states, pick_lines
 from harness.checks.fidelity_followups import GREP, FollowUp, find_followups
 from harness.checks.fidelity_merges import brought_by, pr_commits
@@ -140,13 +140,16 @@ _BY_CONTENT = ("patch-id", "similarity", "title", "authored")
 
 
 def _later_copies(results: Sequence[PickResult], committed: dict[str, int]) -> None:
-    """A source found by content that was committed after the pick is no source: the source branch
-    copied this branch's own commit (a release commit: version bump, changelog). A pick paired with
+    """A release commit whose source, found by content, was committed after it is no source: the
+    source branch copied this branch's own commit (version bump, changelog). A pick paired with
     such a copy of an earlier pick's commit is the same case."""
     copies: dict[str, str] = {}
     for r in results:
         srcs = r.resolution.sources
-        if r.resolution.found_by not in _BY_CONTENT or len(srcs) != 1:
+        # Only a release commit (docs, changelog, version and packaging metadata): a fix backported
+        # from its PR before the PR landed also predates its source, and is judged as usual.
+        if r.resolution.found_by not in _BY_CONTENT or len(srcs) != 1 or \
+                not all(is_release_path(f.path) for f in r.files):
             continue
         if committed.get(srcs[0], 0) > r.commit.committer_time:
             copies.setdefault(srcs[0], r.commit.sha)

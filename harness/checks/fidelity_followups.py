@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from harness.checks.fidelity_compare import is_test_path, norm
+from harness.checks.fidelity_compare import is_doc_path, is_test_path, norm
 from harness.checks.fidelity_source import PatchStore, pr_numbers
 from harness.git import GitRepo
 from harness.git.picks import LogEntry, paths_per_commit
@@ -28,8 +28,6 @@ _FIXES = re.compile(r"^\s*fixes:\s*([0-9a-f]{7,40})\b", re.IGNORECASE | re.MULTI
 _REVERTS = re.compile(r"reverts commit ([0-9a-f]{7,40})", re.IGNORECASE)
 # A removed line that is a version pin or a pinned sha changes with every bump: no evidence of a fix.
 _VERSIONISH = re.compile(rb"\bv?\d+\.\d+(?:\.\d+)?\b|\b[0-9a-f]{40}\b")
-_DOC = re.compile(r"(^|/)(docs?|changelog|changes|news)/|\.(rst|md|txt)$|(^|/)(CHANGELOG|CHANGES|NEWS|AUTHORS)[^/]*$",
-                  re.IGNORECASE)
 _FOLLOW = re.compile(r"follow.?up(?: (?:to|of|for|on))?:?\s*(?:PR\s*)?#(\d+)", re.IGNORECASE)
 
 
@@ -142,7 +140,7 @@ def find_followups(repo: GitRepo, history: Sequence[LogEntry], bodies: dict[str,
 
 def is_code(path: str) -> bool:
     """Neither a test nor documentation (changelog fragments, .rst/.md/.txt, docs/)."""
-    return not is_test_path(path) and not _DOC.search(path)
+    return not is_test_path(path) and not is_doc_path(path)
 
 
 def _keys(store: PatchStore, shas: Iterable[str]) -> Counter[tuple[str, bytes]]:

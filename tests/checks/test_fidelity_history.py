@@ -159,3 +159,18 @@ def test_a_pr_title_and_an_author_date_name_the_source(builder):
     assert [c["sha"] for c in t["pr_commits"]] == inner
     d = picks[by_date]
     assert (d["source"], d["source_via"], d["status"]) == (authored, "authored", "subset")
+
+
+def test_a_fix_backported_before_its_pr_landed_is_judged_as_usual(builder):
+    builder.commit("base", {"a.py": A})
+    builder.branch("release")
+    builder.checkout("release")
+    base = builder.rev("HEAD")
+    fixed = A.replace("a_1 = 1", "a_1 = 10").replace("a_2 = 2", "a_2 = 20").replace("a_3 = 3", "a_3 = 30")
+    early = builder.commit("Fix a_1 to a_3 early", {"a.py": fixed})  # taken from the open PR
+    builder.checkout("main")  # the PR lands later, with one more line
+    src = builder.commit("Fix a_1 to a_4 (#72)", {"a.py": fixed.replace("a_4 = 4", "a_4 = 40")})
+    s = fidelity_section(GitRepo(builder.path), base, "release", "main")
+    (p,) = s.data["picks"]
+    assert (p["pick"], p["source"], p["status"], p["copy_of"]) == (early, src, "subset", None)
+    assert [(f.kind, f.severity) for f in s.findings] == [("pick-subset", "P1")]
