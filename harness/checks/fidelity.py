@@ -7,6 +7,7 @@ fidelity_endstate and missing PR-branch commits in fidelity_missing; this module
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields, is_dataclass, replace
@@ -137,6 +138,7 @@ def _compare(repo: GitRepo, base: str, head: str, source: str,
 
 
 _BY_CONTENT = ("patch-id", "similarity", "title", "authored")
+_RELEASE_SUBJECT = re.compile(r"^(REL\b|release\b|prepare\b.*\brelease\b|bump (the )?version\b)", re.IGNORECASE)
 
 
 def _later_copies(results: Sequence[PickResult], committed: dict[str, int]) -> None:
@@ -146,10 +148,11 @@ def _later_copies(results: Sequence[PickResult], committed: dict[str, int]) -> N
     copies: dict[str, str] = {}
     for r in results:
         srcs = r.resolution.sources
-        # Only a release commit (docs, changelog, version and packaging metadata): a fix backported
-        # from its PR before the PR landed also predates its source, and is judged as usual.
-        if r.resolution.found_by not in _BY_CONTENT or len(srcs) != 1 or \
-                not all(is_release_path(f.path) for f in r.files):
+        # Only a release commit (its subject says so, or it touches only docs, changelog, version and
+        # packaging metadata): a fix backported from its PR before the PR landed also predates its
+        # source, and is judged as usual.
+        release = _RELEASE_SUBJECT.search(r.commit.subject) or all(is_release_path(f.path) for f in r.files)
+        if r.resolution.found_by not in _BY_CONTENT or len(srcs) != 1 or not release:
             continue
         if committed.get(srcs[0], 0) > r.commit.committer_time:
             copies.setdefault(srcs[0], r.commit.sha)
