@@ -82,7 +82,7 @@ def main() -> int:
         body = git(r, "log", "-1", "--format=%s%n%b", p).decode()
         subj = body.splitlines()[0]
         truth, how = None, "none"
-        trailers = re.findall(r"\(cherry picked from commit ([0-9a-f]{7,40})\)", body)
+        trailers = re.findall(r"\(cherry picked from commit ([0-9a-f]{7,64})\)", body)
         for t in trailers:
             full = subprocess.run(["git", "--git-dir", r, "rev-parse", "-q", "--verify", f"{t}^{{commit}}"],
                                   capture_output=True).stdout.decode().strip()
