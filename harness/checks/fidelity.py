@@ -9,25 +9,39 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields, is_dataclass, replace
-from typing import Mapping, Sequence, TypeVar
+from typing import TypeVar
 
-from harness.checks.fidelity_compare import (EMPTY_SHA1, FileResult, Side, checksum, compare_files,
-                                             is_release_path, is_test_path, pick_status)
+from harness.checks.fidelity_compare import (
+    EMPTY_SHA1,
+    FileResult,
+    Side,
+    checksum,
+    compare_files,
+    is_release_path,
+    is_test_path,
+    pick_status,
+)
 from harness.checks.fidelity_endstate import EndState, end_states, pick_lines
 from harness.checks.fidelity_followups import GREP, FollowUp, find_followups
 from harness.checks.fidelity_merges import brought_by, pr_commits
-from harness.checks.fidelity_units import complete_units
 from harness.checks.fidelity_missing import MissingResult, find_missing, iso
-from harness.checks.fidelity_source import PatchStore, Resolution, SourceFinder, needs_content_search
+from harness.checks.fidelity_source import (
+    PatchStore,
+    Resolution,
+    SourceFinder,
+    needs_content_search,
+)
+from harness.checks.fidelity_units import complete_units
 from harness.errors import UsageError
 from harness.git import Commit, GitRepo
 from harness.git.picks import LogEntry, fork_point
 from harness.git.picks import bodies as read_bodies
 from harness.git.picks import history as read_history
-from harness.report.printable import escape
 from harness.report.model import Code, Control, Details, Finding, Section, Sha, Table
+from harness.report.printable import escape
 
 T = TypeVar("T")
 _POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="harness-fidelity")
@@ -133,7 +147,8 @@ def _compare(repo: GitRepo, base: str, head: str, source: str,
         results.append(PickResult(p, r, files, pick_status(files, bool(r.sources)),
                                   pr_commits=[(c, subjects[c]) for s in r.sources for c in inner.get(s, [])]))
     _later_copies(results, {c.sha: c.commit_time for c in history})
-    paths = {c.sha: c.paths or () for c in touched.result()} if touched is not None else None
+    paths: dict[str, Sequence[str]] | None = \
+        {c.sha: c.paths or () for c in touched.result()} if touched is not None else None
     return merges, results, store, history, fork, paths
 
 
@@ -187,7 +202,7 @@ def fidelity_section(repo: GitRepo, base: str, head: str, source: str, source_br
             for r in results:
                 if on_branch & set(r.resolution.sources):
                     r.unit = tuple(target.resolution.sources)
-    complete_units(results, store)
+    complete_units(results, store)  # type: ignore[arg-type]  # PickResult has the fields _Pick names
     units: dict[tuple[str, ...], list[str]] = {}
     unit_picks: dict[tuple[str, ...], list[str]] = {}
     for r in results:

@@ -13,8 +13,8 @@ from __future__ import annotations
 import bisect
 import difflib
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Sequence
 
 from harness.checks.fidelity_compare import FileResult
 from harness.git import GitRepo
@@ -192,14 +192,14 @@ def end_states(repo: GitRepo, fork: str, head: str,
     ids = object_ids(repo, [s for _, _, specs in plan for s in specs])
     quads = [ids[i * 4:i * 4 + 4] for i in range(len(plan))]
     need = sorted({x for q in quads if q[0] != q[1] for x in q if x})
-    blobs = {oid: data for oid, data in zip(need, repo.read_blobs(need)) if data is not None}
+    blobs = {oid: data for oid, data in zip(need, repo.read_blobs(need), strict=True) if data is not None}
     totals: dict[str, Counter[bytes]] = {}
     for per in lines_by_pick.values():
         for path, c in per.items():
             totals.setdefault(path, Counter()).update(c)
     pre_cache: dict[tuple[str | None, str | None], Counter[bytes]] = {}
     out: dict[str, list[EndState]] = {}
-    for (pick, path, specs), (h, a, par, b) in zip(plan, quads):
+    for (pick, path, specs), (h, a, par, b) in zip(plan, quads, strict=True):
         st = EndState(path, "same", head_blob=h, source_blob=a)
         out.setdefault(pick, []).append(st)
         if h == a:

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 from harness.checks.fidelity_compare import is_doc_path, is_test_path, norm
 from harness.checks.fidelity_source import PatchStore, pr_numbers
@@ -82,10 +82,11 @@ def find_followups(repo: GitRepo, history: Sequence[LogEntry], bodies: dict[str,
     near: dict[tuple[str, ...], list[str]] = {}
     store.ensure([s for v in units.values() for s in v])
     unit_paths = {u: {f.path for s in shas for f in store.full[s].files} for u, shas in units.items()}
+    paths_at: dict[str, Sequence[str]] = dict(touched) if touched is not None else {}
     if touched is None:  # one name-only diff-tree for the window's commits (far cheaper than patches)
         starts = [entry[s].author_time for u in units for s in u if s in entry] or [0]
-        touched = paths_per_commit(repo, [c.sha for c in history if not c.is_merge and
-                                          min(starts) <= c.author_time <= max(starts) + WINDOW])
+        paths_at.update(paths_per_commit(repo, [c.sha for c in history if not c.is_merge and
+                                                min(starts) <= c.author_time <= max(starts) + WINDOW]))
     for unit, shas in units.items():
         on = [s for s in unit if s in order]
         if not on:
@@ -103,7 +104,7 @@ def find_followups(repo: GitRepo, history: Sequence[LogEntry], bodies: dict[str,
             if why:
                 named.setdefault(unit, []).append((c.sha, why))
             elif not c.is_merge and c.author_time - when <= WINDOW and \
-                    not unit_paths[unit].isdisjoint(touched.get(c.sha, ())):
+                    not unit_paths[unit].isdisjoint(paths_at.get(c.sha, ())):
                 near.setdefault(unit, []).append(c.sha)
     store.ensure([c for v in named.values() for c, _ in v] + [c for v in near.values() for c in v]
                  + [s for v in units.values() for s in v])
@@ -115,9 +116,9 @@ def find_followups(repo: GitRepo, history: Sequence[LogEntry], bodies: dict[str,
         pick_paths = {f.path for p in unit_picks.get(unit, []) for f in store.full[p].files if is_code(f.path)}
         found = list(named.get(unit, []))
         paths_of[unit] = {f.path for s in shas for f in store.full[s].files}
-        for c in near.get(unit, []):
-            files = [f for f in store.full[c].files if f.status != "D" and f.path in paths_of[unit]]
-            readded = Counter(norm(ln) for f in store.full[c].files for ln in f.added)
+        for sha in near.get(unit, []):
+            files = [f for f in store.full[sha].files if f.status != "D" and f.path in paths_of[unit]]
+            readded = Counter(norm(ln) for f in store.full[sha].files for ln in f.added)
             removed = []  # a removed line the same commit adds back (a re-sort, a move) is no change
             for ln in (norm(x) for f in files for x in f.removed if not _VERSIONISH.search(x)):
                 if ln and readded[ln] > 0:
@@ -127,14 +128,14 @@ def find_followups(repo: GitRepo, history: Sequence[LogEntry], bodies: dict[str,
             hit = sum(1 for ln in removed if ln in added)
             # A fix of the source rewrites mostly its lines; a refactor that passes through them does not.
             if hit and hit >= FOCUS * len(removed):
-                found.append((c, f"changes lines the source added ({hit} of {len(removed)} removed)"))
-        for c, why in sorted(found, key=lambda t: order[t[0]]):
-            keys = _keys(store, [c])
+                found.append((sha, f"changes lines the source added ({hit} of {len(removed)} removed)"))
+        for sha, why in sorted(found, key=lambda t: order[t[0]]):
+            keys = _keys(store, [sha])
             if keys and sum((keys & carried).values()) >= CARRIED * sum(keys.values()):
                 continue  # a pick carries it (e.g. a release-branch merge back into main)
-            paths = sorted({f.path for f in store.full[c].files})
+            paths = sorted({f.path for f in store.full[sha].files})
             sev = "P1" if pick_paths & set(paths) else "P2"
-            out.append(FollowUp(unit, c, entry[c].subject, why, paths, sev))
+            out.append(FollowUp(unit, sha, entry[sha].subject, why, paths, sev))
     return out
 
 

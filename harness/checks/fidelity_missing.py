@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from harness.checks.fidelity_compare import is_test_path, signed_keys
 from harness.git import Commit

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import hashlib
 import re
-from concurrent.futures import Future
 from collections import Counter
+from collections.abc import Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from harness.checks.fidelity_compare import dice, norm, overlap, signed_keys
 from harness.git import Commit, GitRepo
 from harness.git.patch import FilePatch, Patch, diff_many
-from harness.git.picks import LogEntry, paths_per_commit, object_ids
+from harness.git.picks import LogEntry, object_ids, paths_per_commit
 
 CONFIRM_OVERLAP = 0.5  # PR-number candidates must share this fraction of signed lines
 # Below this a similarity match is not reported as a source: on real release branches, version bumps
@@ -181,8 +181,8 @@ class SourceFinder:
                 res[sha] = r
         unresolved = [p.sha for p in self.picks if p.sha not in res]
         res.update(self._search(unresolved))
-        for pick, note in self.rejected.items():
-            r = res.setdefault(pick, Resolution())
+        for picked, note in self.rejected.items():
+            r = res.setdefault(picked, Resolution())
             r.note = "; ".join(x for x in (r.note, note) if x)
         for r in res.values():
             if r.via != "map" and r.sources and all(s in self.merges for s in r.sources):

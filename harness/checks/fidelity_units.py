@@ -9,7 +9,8 @@ line added then moved by a later pick counts once, as in the source's squash.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Protocol, Sequence
+from collections.abc import Sequence
+from typing import Protocol
 
 from harness.checks.fidelity_source import PatchStore
 from harness.git.patch import FilePatch
