@@ -5,14 +5,18 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
 
 from harness.git.patch import FilePatch
 
 EMPTY_SHA1 = hashlib.sha1(b"").hexdigest()[:8]  # "da39a3ee": the control every table states
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing|__tests__|spec|specs)/|(^|/)test_[^/]*$|_test\.[^/.]+$"
                         r"|\.(test|spec)\.[^/]+$|Tests?\.(java|kt|cs|scala)$|_spec\.rb$")
+_DOC_PATH = re.compile(r"(^|/)(docs?|changelog|changes|news)/|\.(rst|md|txt)$|(^|/)(CHANGELOG|CHANGES|NEWS|AUTHORS)"
+                       r"[^/]*$", re.IGNORECASE)
+_RELEASE_PATH = re.compile(r"(^|/)(pyproject\.toml|setup\.cfg|setup\.py|package\.json|Cargo\.toml|VERSION|"
+                           r"_?version\.py|\.mailmap|CITATION\.cff)$")
 
 # Pick statuses, most reassuring first.
 PICK_STATUSES = ("identical", "whitespace-only", "superset", "subset", "adapted", "no-source")
@@ -36,6 +40,16 @@ def norm(line: bytes) -> bytes:
 
 def is_test_path(path: str) -> bool:
     return bool(_TEST_PATH.search(path))
+
+
+def is_doc_path(path: str) -> bool:
+    """Documentation: docs/, changelog fragments, .rst/.md/.txt, CHANGELOG/NEWS/AUTHORS files."""
+    return bool(_DOC_PATH.search(path))
+
+
+def is_release_path(path: str) -> bool:
+    """What a release commit touches: documentation, version and packaging metadata."""
+    return is_doc_path(path) or bool(_RELEASE_PATH.search(path))
 
 
 def signed_keys(added: Sequence[bytes], removed: Sequence[bytes]) -> Counter[tuple[str, bytes]]:

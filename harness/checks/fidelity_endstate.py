@@ -1,30 +1,38 @@
 """End state: each file a pick touches, at HEAD, against the same file right after the source.
 
-Lines that differ are split into: pre-existing (BASE already differed from the source's parent
-there), other picks (lines another pick of the range adds or removes in that file) and introduced
-(the rest). Lines are compared as multisets of bytes, so moved lines are not seen.
+The two blobs are diffed in order (a moved line is a difference: an increment above a read is not
+the same code as below it). Each differing line is classed as pre-existing (the same ordered
+difference already separated the fork point from the source's parent, or it lies outside the lines
+the source wrote and no other pick changed it), other picks (a line another pick of the range adds
+or removes in that file) or introduced (the rest, inside what the source wrote); the lines are kept
+so a row that is not "same" always shows what differs.
 """
 
 from __future__ import annotations
 
+import bisect
+import difflib
 from collections import Counter
-from dataclasses import asdict, dataclass
-from typing import Sequence
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
 
 from harness.checks.fidelity_compare import FileResult
 from harness.git import GitRepo
 from harness.git.picks import object_ids
 
+SHOWN_LINES = 20  # differing lines kept per file (the counts cover all of them)
+
 
 @dataclass
 class EndState:
     path: str
-    status: str  # same, pre-existing, other-picks, introduced, binary-differs
+    status: str  # same, pre-existing, other-picks, introduced, binary-differs, newline-differs
     pre_existing: int = 0
     other_picks: int = 0
     introduced: int = 0
     head_blob: str | None = None
     source_blob: str | None = None
+    lines: list[tuple[str, str]] = field(default_factory=list)  # (class, signed line), in file order
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -41,6 +49,105 @@ def _binary(data: bytes | None) -> bool:
     return data is not None and b"\0" in data[:8000]
 
 
+def ordered_diff(old: Sequence[bytes], new: Sequence[bytes]) -> list[bytes]:
+    """Signed lines (b"-x" in ``old`` only, b"+y" in ``new`` only) of an ordered line diff."""
+    return [line for line, _ in diff_at(old, new)]
+
+
+def diff_at(old: Sequence[bytes], new: Sequence[bytes]) -> list[tuple[bytes, int]]:
+    """Signed lines of an ordered line diff, each with its place in ``old`` (a removed line's index;
+    the index an added line goes before).
+
+    Patience-style: lines unique to both sides anchor the match (longest increasing run), the gaps
+    between anchors are diffed exactly when small; a long file costs about n·log n, not n·m.
+    """
+    out: list[tuple[bytes, int]] = []
+    _diff(list(old), list(new), 0, out)
+    return out
+
+
+_EXACT = 40_000  # below this many line pairs a gap is diffed exactly (difflib)
+
+
+def _diff(a: list[bytes], b: list[bytes], at: int, out: list[tuple[bytes, int]]) -> None:
+    lo = 0
+    while lo < len(a) and lo < len(b) and a[lo] == b[lo]:
+        lo += 1
+    hi = 0
+    while hi < len(a) - lo and hi < len(b) - lo and a[-1 - hi] == b[-1 - hi]:
+        hi += 1
+    a, b, at = a[lo:len(a) - hi], b[lo:len(b) - hi], at + lo
+    if not a or not b:
+        _emit(a, b, at, out)
+        return
+    if len(a) * len(b) <= _EXACT:
+        _exact(a, b, at, out)
+        return
+    anchors = _anchors(a, b)
+    if not anchors:
+        _exact(a, b, at, out, approximate=True)
+        return
+    i = j = 0
+    for ai, bj in anchors:
+        if ai > i or bj > j:
+            _diff(a[i:ai], b[j:bj], at + i, out)
+        i, j = ai + 1, bj + 1
+    _diff(a[i:], b[j:], at + i, out)
+
+
+def _emit(a: Sequence[bytes], b: Sequence[bytes], at: int, out: list[tuple[bytes, int]]) -> None:
+    out += [(b"-" + x, at + k) for k, x in enumerate(a)] + [(b"+" + x, at + len(a)) for x in b]
+
+
+def _exact(a: list[bytes], b: list[bytes], at: int, out: list[tuple[bytes, int]],
+           approximate: bool = False) -> None:
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=approximate).get_opcodes():
+        if tag != "equal":
+            _emit(a[i1:i2], b[j1:j2], at + i1, out)
+
+
+def _touched(diff: Sequence[tuple[bytes, int]], new_len: int, old_len: int) -> set[int]:
+    """Indices of the new side that a change wrote or borders (``diff`` = diff_at(old, new))."""
+    added: Counter[int] = Counter(pos for line, pos in diff if line[:1] == b"+")
+    removed = {pos for line, pos in diff if line[:1] == b"-"}
+    out: set[int] = set()
+    new_i = 0
+    for k in range(old_len + 1):
+        out.update(range(new_i, new_i + added[k]))
+        new_i += added[k]
+        if k == old_len:
+            break
+        if k in removed:  # a removal borders the new lines before and after it
+            out.update((new_i - 1, new_i))
+        else:
+            new_i += 1
+    return {i for i in out if 0 <= i < new_len}
+
+
+def _anchors(a: list[bytes], b: list[bytes]) -> list[tuple[int, int]]:
+    """Positions of lines that occur once on each side, longest run increasing on both sides."""
+    ca, cb = Counter(a), Counter(b)
+    where_b = {x: j for j, x in enumerate(b) if cb[x] == 1 and ca[x] == 1}
+    pairs = [(i, where_b[x]) for i, x in enumerate(a) if x in where_b]
+    tails: list[int] = []  # patience sorting on the b positions
+    tail_at: list[int] = []
+    prev: list[int] = []
+    for k, (_, bj) in enumerate(pairs):
+        pos = bisect.bisect_left(tails, bj)
+        if pos == len(tails):
+            tails.append(bj)
+            tail_at.append(k)
+        else:
+            tails[pos], tail_at[pos] = bj, k
+        prev.append(tail_at[pos - 1] if pos else -1)
+    run: list[tuple[int, int]] = []
+    k = tail_at[-1] if tail_at else -1
+    while k >= 0:
+        run.append(pairs[k])
+        k = prev[k]
+    return run[::-1]
+
+
 def pick_lines(patches: dict[str, list]) -> dict[str, dict[str, Counter[bytes]]]:
     """Per pick, per path: the signed lines it changes (b"+x"/b"-y")."""
     out: dict[str, dict[str, Counter[bytes]]] = {}
@@ -54,10 +161,17 @@ def pick_lines(patches: dict[str, list]) -> dict[str, dict[str, Counter[bytes]]]
     return out
 
 
-def end_states(repo: GitRepo, base: str, head: str,
+def end_states(repo: GitRepo, fork: str, head: str,
                items: Sequence[tuple[str, Sequence[FileResult], Sequence[str]]],
-               lines_by_pick: dict[str, dict[str, Counter[bytes]]]) -> dict[str, list[EndState]]:
-    """``items``: (pick, file results, sources in history order); picks without source are skipped."""
+               lines_by_pick: dict[str, dict[str, Counter[bytes]]],
+               renamed: dict[str, str] | None = None) -> dict[str, list[EndState]]:
+    """``items``: (pick, file results, sources in history order); picks without source are skipped.
+
+    ``fork`` is where the range starts on the pick's own line (the merge base when BASE is the
+    source tip), so both ways of naming the range give the same verdicts. ``renamed``: paths a
+    later pick of the range moved (old → new); HEAD's file is read at the new path.
+    """
+    renamed = renamed or {}
     plan: list[tuple[str, str, list[str]]] = []
     for pick, results, sources in items:
         if not sources:
@@ -69,38 +183,59 @@ def end_states(repo: GitRepo, base: str, head: str,
             sp = r.source.path if r.source else hp
             pp = (r.source.old_path or sp) if r.source else hp
             bp = (r.pick.old_path or hp) if r.pick else hp
-            plan.append((pick, hp, [f"{head}:{hp}", f"{sources[-1]}:{sp}", f"{sources[0]}^:{pp}",
-                                    f"{base}:{bp}"]))
+            at_head, seen = hp, {hp}
+            while at_head in renamed and renamed[at_head] not in seen:
+                at_head = renamed[at_head]
+                seen.add(at_head)
+            plan.append((pick, hp, [f"{head}:{at_head}", f"{sources[-1]}:{sp}", f"{sources[0]}^:{pp}",
+                                    f"{fork}:{bp}"]))
     ids = object_ids(repo, [s for _, _, specs in plan for s in specs])
     quads = [ids[i * 4:i * 4 + 4] for i in range(len(plan))]
-    need = [x for q in quads if q[0] != q[1] for x in q if x]
-    blobs = {oid: data for oid, data in zip(need, repo.read_blobs(need)) if data is not None}
+    need = sorted({x for q in quads if q[0] != q[1] for x in q if x})
+    blobs = {oid: data for oid, data in zip(need, repo.read_blobs(need), strict=True) if data is not None}
     totals: dict[str, Counter[bytes]] = {}
     for per in lines_by_pick.values():
         for path, c in per.items():
             totals.setdefault(path, Counter()).update(c)
+    pre_cache: dict[tuple[str | None, str | None], Counter[bytes]] = {}
     out: dict[str, list[EndState]] = {}
-    for (pick, path, _), (h, a, par, b) in zip(plan, quads):
+    for (pick, path, specs), (h, a, par, b) in zip(plan, quads, strict=True):
         st = EndState(path, "same", head_blob=h, source_blob=a)
         out.setdefault(pick, []).append(st)
         if h == a:
             continue
-        hb, ab, pb, bb = (blobs.get(x) if x else None for x in (h, a, par, b))
+        hb, ab = blobs.get(h) if h else None, blobs.get(a) if a else None
         if _binary(hb) or _binary(ab):
             st.status = "binary-differs"
             continue
-        head_l, after_l = Counter(_lines(hb)), Counter(_lines(ab))
-        base_l, parent_l = Counter(_lines(bb)), Counter(_lines(pb))
-        total, own = totals.get(path, Counter()), lines_by_pick.get(pick, {}).get(path, Counter())
-        for sign, mine, had, lacked in ((b"+", head_l - after_l, base_l, parent_l),
-                                        (b"-", after_l - head_l, parent_l, base_l)):
-            for line, n in mine.items():
-                k = min(n, max(0, had[line] - lacked[line]))  # BASE vs the source's parent already differed
-                st.pre_existing += k
-                n -= k
-                key = sign + line
-                k = min(n, max(0, total[key] - own[key]))
-                st.other_picks += k
-                st.introduced += n - k
-        st.status = "introduced" if st.introduced else "other-picks" if st.other_picks else "pre-existing"
+        after_l, parent_l = _lines(ab), _lines(blobs.get(par) if par else None)
+        pre: Counter[bytes] | None = None  # what separated the fork point from the source's parent (lazily)
+        # Where the source wrote: differences elsewhere come from the fork point or from other picks.
+        wrote = _touched(diff_at(parent_l, after_l), len(after_l), len(parent_l)) if after_l else None
+        at_head = specs[0].split(":", 1)[1]  # the path HEAD holds the file at (a later pick may have moved it)
+        mine = lines_by_pick.get(pick, {})
+        others = (totals.get(path, Counter()) - mine.get(path, Counter())) + (
+            totals.get(at_head, Counter()) - mine.get(at_head, Counter()) if at_head != path else Counter())
+        for line, pos in diff_at(after_l, _lines(hb)):
+            inside = wrote is None or pos in wrote or (line[:1] == b"+" and pos - 1 in wrote)
+            if inside and pre is None:
+                if (par, b) not in pre_cache:
+                    pre_cache[(par, b)] = Counter(ordered_diff(parent_l, _lines(blobs.get(b) if b else None)))
+                pre = pre_cache[(par, b)].copy()
+            if (not inside and not others[line]) or (inside and pre is not None and pre[line] > 0):
+                if pre is not None:
+                    pre[line] -= 1
+                st.pre_existing += 1
+                cls = "pre-existing"
+            elif others[line] > 0:
+                others[line] -= 1
+                st.other_picks += 1
+                cls = "other-picks"
+            else:
+                st.introduced += 1
+                cls = "introduced"
+            if len(st.lines) < SHOWN_LINES:
+                st.lines.append((cls, line.decode("utf-8", "replace")))
+        st.status = "introduced" if st.introduced else "other-picks" if st.other_picks else \
+            "pre-existing" if st.pre_existing else "newline-differs"
     return out

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from harness.checks.fidelity_compare import is_test_path, signed_keys
 from harness.git import Commit
@@ -66,8 +66,13 @@ def _share(part: Counter[tuple[str, bytes]], whole: Counter[tuple[str, bytes]]) 
 
 
 def find_missing(branch: Sequence[Commit], patches: dict[str, Patch],
-                 pick_keys: dict[str, Counter[tuple[str, bytes]]]) -> MissingResult:
-    """Pick the pick that carries most of the branch, then find the cut point on it."""
+                 pick_keys: dict[str, Counter[tuple[str, bytes]]],
+                 completing: Sequence[str] = ()) -> MissingResult:
+    """Pick the pick that carries most of the branch, then find the cut point on it.
+
+    ``completing``: picks of the range whose source is a commit of the branch (e.g. the missing
+    commits, cherry-picked later with -x); what they carry counts as carried too.
+    """
     if not branch:
         return MissingResult(None, None)
     keys = {c.sha: _keys(patches[c.sha]) for c in branch}
@@ -77,6 +82,9 @@ def find_missing(branch: Sequence[Commit], patches: dict[str, Patch],
     scored = sorted(pick_keys, key=lambda p: -_share(whole, pick_keys[p]))
     target = scored[0] if scored and _share(whole, pick_keys[scored[0]]) > 0 else None
     carried = pick_keys.get(target, Counter()) if target else Counter()
+    for p in completing:
+        if p != target:
+            carried = carried + pick_keys[p]
     rows = []
     for c in branch:
         files = [{"path": f.path, "added": len(f.added), "removed": len(f.removed)} for f in patches[c.sha].files]

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import hashlib
 import re
-from concurrent.futures import Future
 from collections import Counter
+from collections.abc import Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from harness.checks.fidelity_compare import dice, norm, overlap, signed_keys
 from harness.git import Commit, GitRepo
 from harness.git.patch import FilePatch, Patch, diff_many
-from harness.git.picks import LogEntry, paths_per_commit, object_ids
+from harness.git.picks import LogEntry, object_ids, paths_per_commit
 
 CONFIRM_OVERLAP = 0.5  # PR-number candidates must share this fraction of signed lines
 # Below this a similarity match is not reported as a source: on real release branches, version bumps
@@ -66,9 +66,10 @@ class Resolution:
     """How a pick's source was found."""
 
     sources: list[str] = field(default_factory=list)
-    via: str | None = None  # map, trailer, pr-number, patch-id, similarity, or None
+    via: str | None = None  # map, trailer, pr-number, patch-id, similarity, merge, or None
     confidence: float | None = None
     note: str = ""
+    found_by: str | None = None  # how it was found (via itself, or what found the merge when via is merge)
 
 
 class PatchStore:
@@ -128,16 +129,31 @@ class SourceFinder:
 
     def __init__(self, repo: GitRepo, picks: Sequence[Commit], history: Sequence[LogEntry],
                  mapping: dict[str, list[str]], store: PatchStore,
-                 touched: Future[list[LogEntry]] | None = None) -> None:
+                 touched: Future[list[LogEntry]] | None = None,
+                 merge_titles: dict[str, str] | None = None, brought: dict[str, str] | None = None) -> None:
+        self.brought = brought or {}  # commit -> the merge that brought it into the source branch
         self.touched = touched  # the history again, with changed paths (started early, in a thread)
         self.repo, self.picks, self.history, self.mapping, self.store = repo, picks, history, mapping, store
+        self.merges = {c.sha for c in history if c.is_merge}
+        # A merge's PR title (first line of its body, "Merge pull request #N from …" keeps it there).
+        self.by_title: dict[str, list[str]] = {}
+        for sha, title in (merge_titles or {}).items():
+            if title and sha in self.merges:
+                self.by_title.setdefault(strip_numbers(title.splitlines()[0]), []).append(sha)
         self.order = {c.sha: i for i, c in enumerate(history)}
         self.by_number: dict[int, list[str]] = {}
         for c in history:
             for n in pr_numbers(c.subject):
                 self.by_number.setdefault(n, []).append(c.sha)
         self.subjects = {c.sha: c.subject for c in history}
+        # A cherry-pick keeps the author date and the subject: a pick without -x that git could not
+        # apply as it was (adapted) still carries that signature.
+        self.by_authored: dict[int, list[LogEntry]] = {}
+        for c in history:
+            if not c.is_merge:
+                self.by_authored.setdefault(c.author_time, []).append(c)
         self.rejected: dict[str, str] = {}  # pick -> PR-number candidates its content did not confirm
+        self.title_cands: dict[str, list[str]] = {}  # pick -> merges whose PR title is its subject
 
     def resolve(self) -> dict[str, Resolution]:
         res: dict[str, Resolution] = {}
@@ -152,18 +168,29 @@ class SourceFinder:
             else:
                 cands = [s for n in pr_numbers(pick.subject) for s in self.by_number.get(n, [])]
                 pr_cands[pick.sha] = sorted(set(cands), key=lambda s: self.order[s])
+                titled = self.by_title.get(strip_numbers(pick.subject), [])
+                # A title many merges share ("pre-commit autoupdate") names no PR in particular.
+                self.title_cands[pick.sha] = titled if len(titled) == 1 else []
         # Phase A: the picks and every named candidate, in one diff-tree process.
         self.store.ensure([p.sha for p in self.picks] + [s for r in res.values() for s in r.sources]
-                          + [s for c in pr_cands.values() for s in c])
+                          + [s for c in pr_cands.values() for s in c]
+                          + [s for c in self.title_cands.values() for s in c])
         for sha, cands in pr_cands.items():
             r = self._confirm(sha, cands)
             if r is not None:
                 res[sha] = r
         unresolved = [p.sha for p in self.picks if p.sha not in res]
         res.update(self._search(unresolved))
-        for pick, note in self.rejected.items():
-            r = res.setdefault(pick, Resolution())
+        for picked, note in self.rejected.items():
+            r = res.setdefault(picked, Resolution())
             r.note = "; ".join(x for x in (r.note, note) if x)
+        for r in res.values():
+            if r.via != "map" and r.sources and all(s in self.merges for s in r.sources):
+                # The PR was merged with a merge commit: its first-parent diff is the source.
+                r.note = "; ".join(x for x in (f"merge commit found by {r.via}", r.note) if x)
+                r.found_by, r.via = r.via, "merge"
+            else:
+                r.found_by = r.via
         return res
 
     def _trailers(self) -> dict[str, list[str]]:
@@ -200,6 +227,27 @@ class SourceFinder:
         union = keys_of(self.store.files(confirmed))
         return Resolution(confirmed, "pr-number", round(overlap(pk, union), 3), note)
 
+    def _by_title(self, pick: str) -> Resolution | None:
+        """A merge whose PR title is the pick's subject, confirmed by content (after patch-id)."""
+        pk = self.store.keys(pick)
+        scored = [(overlap(pk, self.store.keys(m)), m) for m in self.title_cands.get(pick, [])]
+        ok = [(sc, m) for sc, m in scored if sc >= CONFIRM_OVERLAP]
+        if not ok:
+            return None
+        sc, m = max(ok, key=lambda t: (t[0], -self.order[t[1]]))
+        return Resolution([m], "title", round(sc, 3))
+
+    def _by_authored(self, pick: str) -> Resolution | None:
+        """The one source commit with the pick's author date and subject, confirmed by content."""
+        c = next(x for x in self.picks if x.sha == pick)
+        subject = strip_numbers(c.subject)
+        cands = [x.sha for x in self.by_authored.get(c.author_time, []) if strip_numbers(x.subject) == subject]
+        if len(cands) != 1:
+            return None
+        self.store.ensure(cands)
+        sc = overlap(self.store.keys(pick), self.store.keys(cands[0]))
+        return Resolution(cands, "authored", round(sc, 3)) if sc >= CONFIRM_OVERLAP else None
+
     def _search(self, unresolved: Sequence[str]) -> dict[str, Resolution]:
         """Patch-id, then similarity, over source commits touching the unresolved picks' paths."""
         todo = [p for p in unresolved if self.store.full[p].files]
@@ -226,11 +274,16 @@ class SourceFinder:
             for key in keys:
                 index.setdefault(key, []).append(sha)
         out: dict[str, Resolution] = {}
+        scored: dict[str, list[tuple[float, str]]] = {}
         for p in todo:
             pf = self.store.full[p].files
             exact = ids.get(patch_id(pf), [])
             if exact:
                 out[p] = Resolution([exact[0]], "patch-id", 1.0)
+                continue
+            titled = self._by_title(p) or self._by_authored(p)
+            if titled is not None:
+                out[p] = titled
                 continue
             pk = self.store.keys(p)
             hits: Counter[str] = Counter()
@@ -241,11 +294,20 @@ class SourceFinder:
                         hits[sha] += 1
             total = sum(pk.values())
             ranked = sorted(hits, key=lambda s: (-2 * hits[s] / (total + size[s]), self.order[s]))[:3]
-            scored = sorted(((dice(pk, self.store.keys(c)), c) for c in ranked),
-                            key=lambda t: (-t[0], self.order[t[1]]))
-            if scored and scored[0][0] >= SIMILARITY_MIN:
-                out[p] = Resolution([scored[0][1]], "similarity", round(scored[0][0], 3))
-            elif scored and scored[0][0] >= _MENTION:
-                out[p] = Resolution([], None, None,
-                                    f"best candidate {scored[0][1][:12]} at similarity {scored[0][0]:.2f}")
+            scored[p] = sorted(((dice(pk, self.store.keys(c)), c) for c in ranked),
+                               key=lambda t: (-t[0], self.order[t[1]]))
+        # A PR merged with a merge commit is one change: the merge that brought a pick's best commit
+        # in may match the pick better (the whole PR, squashed into one pick). One more batch.
+        merges = {p: self.brought[sc[0][1]] for p, sc in scored.items()
+                  if sc and sc[0][0] < 1.0 and sc[0][1] in self.brought}
+        self.store.ensure(sorted(set(merges.values())))
+        for p, sc in scored.items():
+            if p in merges:
+                d = dice(self.store.keys(p), self.store.keys(merges[p]))
+                if d > sc[0][0]:
+                    sc.insert(0, (d, merges[p]))
+            if sc and sc[0][0] >= SIMILARITY_MIN:
+                out[p] = Resolution([sc[0][1]], "similarity", round(sc[0][0], 3))
+            elif sc and sc[0][0] >= _MENTION:
+                out[p] = Resolution([], None, None, f"best candidate {sc[0][1][:12]} at similarity {sc[0][0]:.2f}")
         return out

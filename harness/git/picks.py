@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from harness.git.repo import GitError, GitRepo
 
@@ -31,8 +31,10 @@ def object_ids(repo: GitRepo, specs: Sequence[str]) -> list[str | None]:
     return [found.get(s) for s in specs]
 
 
-def paths_per_commit(repo: GitRepo, shas: Sequence[str]) -> dict[str, list[str]]:
-    """Paths each commit changes against its first parent, in one ``diff-tree --stdin --name-only``.
+def paths_per_commit(repo: GitRepo, shas: Sequence[str],
+                     against: dict[str, str] | None = None) -> dict[str, list[str]]:
+    """Paths each commit changes against its first parent (or ``against[sha]``: a merge's first
+    parent), in one ``diff-tree --stdin --name-only``.
 
     Far cheaper than patches (and than a pathspec, which git matches per tree entry): callers use
     it to pick the few commits whose patches they need.
@@ -42,7 +44,9 @@ def paths_per_commit(repo: GitRepo, shas: Sequence[str]) -> dict[str, list[str]]
     args = ["diff-tree", "--stdin", "-r", "-z", "--name-only", "--no-renames", "--always", "--root",
             "--format=%x01%H"]
     proc = repo.popen(args)
-    out, err = proc.communicate("".join(s + "\n" for s in shas).encode())
+    against = against or {}
+    out, err = proc.communicate("".join(f"{s} {against[s]}\n" if s in against else s + "\n"
+                                        for s in shas).encode())
     if proc.returncode != 0:
         raise GitError(args, proc.returncode, err.decode("utf-8", "replace"))
     result: dict[str, list[str]] = {}
@@ -62,6 +66,7 @@ class LogEntry:
     author_time: int
     subject: str
     paths: tuple[str, ...] | None = None  # changed paths (vs first parent) when asked for
+    commit_time: int = 0
 
     @property
     def is_merge(self) -> bool:
@@ -71,18 +76,44 @@ class LogEntry:
 def history(repo: GitRepo, include: Sequence[str], exclude: Sequence[str] = (), *,
             paths: bool = False) -> list[LogEntry]:
     """Commits of ``include ^exclude``, oldest first, in one ``git log`` (with ``--name-only`` if ``paths``)."""
-    args = ["log", "--reverse", "-z", "--format=%x01%H %P%x1f%at%x1f%s"]
-    if paths:
-        args += ["--name-only", "--no-renames"]
+    args = ["log", "--reverse", "-z", "--format=%x01%H %P%x1f%at%x1f%ct%x1f%s"]
+    if paths:  # a merge's paths are those of its first-parent diff (the whole PR)
+        args += ["--name-only", "--no-renames", "--diff-merges=first-parent"]
     out = repo.run([*args, *include, *(f"^{x}" for x in exclude), "--"])
     result = []
     for chunk in out.split(b"\x01")[1:]:
         head, _, rest = chunk.partition(b"\0")
-        ids, at, subject = head.decode("utf-8", "surrogateescape").split("\x1f", 2)
+        ids, at, ct, subject = head.decode("utf-8", "surrogateescape").split("\x1f", 3)
         sha, *parents = ids.split()
         names = None
         if paths:
             rest = rest[1:] if rest.startswith(b"\n") else rest
             names = tuple(p.decode("utf-8", "surrogateescape") for p in rest.split(b"\0") if p)
-        result.append(LogEntry(sha, tuple(parents), int(at), subject, names))
+        result.append(LogEntry(sha, tuple(parents), int(at), subject, names, int(ct)))
+    return result
+
+
+def fork_point(repo: GitRepo, base: str, head: str) -> str:
+    """Where the range starts on HEAD's own line: the first parent of the oldest commit of
+    ``--first-parent base..head`` (BASE itself when BASE is on that line; the merge base when BASE
+    is the source tip), in one ``rev-list``."""
+    out = repo.run_text(["rev-list", "--first-parent", "--parents", head, f"^{base}"]).splitlines()
+    oldest = out[-1].split() if out else []
+    return oldest[1] if len(oldest) > 1 else base
+
+
+def bodies(repo: GitRepo, include: Sequence[str], exclude: Sequence[str] = (), *, merges: bool = False,
+           grep: Sequence[str] = ()) -> dict[str, str]:
+    """Message bodies of ``include ^exclude`` in one ``git log``: merges only, or the commits whose
+    message matches one of the ``grep`` patterns (extended regex, case-insensitive)."""
+    args = ["log", "-z", "--format=%x01%H%x1f%b"]
+    if merges:
+        args.append("--merges")
+    if grep:
+        args += ["-E", "-i", *(f"--grep={g}" for g in grep)]
+    out = repo.run([*args, *include, *(f"^{x}" for x in exclude), "--"])
+    result: dict[str, str] = {}
+    for chunk in out.split(b"\x01")[1:]:
+        sha, _, body = chunk.rstrip(b"\0").partition(b"\x1f")
+        result[sha.decode()] = body.decode("utf-8", "replace").strip()
     return result

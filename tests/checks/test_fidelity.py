@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 
 import pytest
+from repo_builder import RepoBuilder
 from test_fidelity_repos import Scenario, build
 
 from harness.checks.fidelity import fidelity_section
@@ -12,7 +13,6 @@ from harness.checks.fidelity_compare import checksum
 from harness.checks.fidelity_source import pr_numbers
 from harness.errors import UsageError
 from harness.git import GitRepo
-from repo_builder import RepoBuilder
 
 
 @pytest.fixture(scope="module")

@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_fidelity_repos import Scenario, build
-
 from repo_builder import RepoBuilder
+from test_fidelity_repos import Scenario, build
 
 
 @pytest.fixture(scope="module")

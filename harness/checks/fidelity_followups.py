@@ -1,0 +1,151 @@
+"""Follow-ups not picked: later commits on the source branch that fix a pick's source.
+
+A commit after the source is a follow-up when it names the source (a ``Fixes: <sha>`` trailer, a
+revert of it, "follow-up to #N" or the same PR number) or, within ``WINDOW`` of the source, spends
+at least half of the lines it removes from the source's files on lines the source added. One that
+no pick of the range carries is listed: P1 when it touches code the pick carries (not tests, not
+documentation), else P2. Removed lines that are version pins and files a commit deletes (released
+changelog fragments) are no evidence.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from harness.checks.fidelity_compare import is_doc_path, is_test_path, norm
+from harness.checks.fidelity_source import PatchStore, pr_numbers
+from harness.git import GitRepo
+from harness.git.picks import LogEntry, paths_per_commit
+
+WINDOW = 30 * 86_400  # content-only follow-ups: changes to the source's lines within 30 days
+FOCUS = 0.5  # share of a content follow-up's removed lines (in the source's files) the source added
+CARRIED = 0.8  # share of a commit's signed lines the picks carry for it to count as picked
+GREP = (r"fixes:", r"reverts commit", r"follow.?up")  # what `git log --grep` pre-selects bodies by
+_FIXES = re.compile(r"^\s*fixes:\s*([0-9a-f]{7,64})\b", re.IGNORECASE | re.MULTILINE)
+_REVERTS = re.compile(r"reverts commit ([0-9a-f]{7,64})", re.IGNORECASE)
+# A removed line that is a version pin or a pinned sha changes with every bump: no evidence of a fix.
+_VERSIONISH = re.compile(rb"\bv?\d+\.\d+(?:\.\d+)?\b|\b[0-9a-f]{40,64}\b")
+_FOLLOW = re.compile(r"follow.?up(?: (?:to|of|for|on))?:?\s*(?:PR\s*)?#(\d+)", re.IGNORECASE)
+
+
+@dataclass
+class FollowUp:
+    unit: tuple[str, ...]  # the source (a PR: one or more commits) it follows
+    sha: str
+    subject: str
+    why: str
+    paths: list[str]
+    severity: str
+
+    def as_dict(self) -> dict[str, object]:
+        return {"source": list(self.unit), "sha": self.sha, "subject": self.subject, "why": self.why,
+                "paths": self.paths, "severity": self.severity}
+
+
+def _refers(c: LogEntry, body: str, shas: Sequence[str], numbers: set[int], subjects: set[str]) -> str | None:
+    text = c.subject + "\n" + body
+    for m in _FIXES.findall(text):
+        if any(s.startswith(m.lower()) for s in shas):
+            return f"Fixes: {m[:12]}"
+    for m in _REVERTS.findall(text):
+        if any(s.startswith(m.lower()) for s in shas):
+            return f"reverts {m[:12]}"
+    if c.subject.startswith('Revert "') and c.subject[8:].rstrip('"') in subjects:
+        return "reverts the source (by subject)"
+    for n in _FOLLOW.findall(text):
+        if int(n) in numbers:
+            return f"follow-up to #{n}"
+    same = numbers & set(pr_numbers(c.subject))
+    if same:
+        return f"same PR number #{min(same)}"
+    return None
+
+
+def find_followups(repo: GitRepo, history: Sequence[LogEntry], bodies: dict[str, str],
+                   units: dict[tuple[str, ...], list[str]],
+                   unit_picks: dict[tuple[str, ...], list[str]], picked: set[str], store: PatchStore,
+                   touched: dict[str, Sequence[str]] | None) -> list[FollowUp]:
+    """``units``: each source PR → its commits (the sources and, for a merge, the PR's commits);
+    ``unit_picks``: the picks carrying it; ``picked``: every commit some pick resolves to."""
+    order = {c.sha: i for i, c in enumerate(history)}
+    entry = {c.sha: c for c in history}
+    # Only commits that name something can name a source: a body the grep kept, a revert, a PR number.
+    naming = {c.sha for c in history if c.sha in bodies or c.subject.startswith('Revert "')}
+    by_number: dict[int, list[str]] = {}
+    for c in history:
+        for n in pr_numbers(c.subject):
+            by_number.setdefault(n, []).append(c.sha)
+    named: dict[tuple[str, ...], list[tuple[str, str]]] = {}
+    near: dict[tuple[str, ...], list[str]] = {}
+    store.ensure([s for v in units.values() for s in v])
+    unit_paths = {u: {f.path for s in shas for f in store.full[s].files} for u, shas in units.items()}
+    paths_at: dict[str, Sequence[str]] = dict(touched) if touched is not None else {}
+    if touched is None:  # one name-only diff-tree for the window's commits (far cheaper than patches)
+        starts = [entry[s].author_time for u in units for s in u if s in entry] or [0]
+        paths_at.update(paths_per_commit(repo, [c.sha for c in history if not c.is_merge and
+                                                min(starts) <= c.author_time <= max(starts) + WINDOW]))
+    for unit, shas in units.items():
+        on = [s for s in unit if s in order]
+        if not on:
+            continue
+        start = max(order[s] for s in on)
+        when = max(entry[s].author_time for s in on)
+        own = set(shas)
+        numbers = {n for s in on for n in pr_numbers(entry[s].subject)}
+        subjects = {entry[s].subject for s in on}
+        asks = naming | {x for n in numbers for x in by_number.get(n, [])}
+        for c in history[start + 1:]:
+            if c.sha in own or c.sha in picked:
+                continue
+            why = _refers(c, bodies.get(c.sha, ""), [*unit, *shas], numbers, subjects) if c.sha in asks else None
+            if why:
+                named.setdefault(unit, []).append((c.sha, why))
+            elif not c.is_merge and c.author_time - when <= WINDOW and \
+                    not unit_paths[unit].isdisjoint(paths_at.get(c.sha, ())):
+                near.setdefault(unit, []).append(c.sha)
+    store.ensure([c for v in named.values() for c, _ in v] + [c for v in near.values() for c in v]
+                 + [s for v in units.values() for s in v])
+    carried = _keys(store, [p for v in unit_picks.values() for p in v])
+    out: list[FollowUp] = []
+    paths_of: dict[tuple[str, ...], set[str]] = {}
+    for unit, shas in units.items():
+        added = {norm(ln) for s in shas for f in store.full[s].files for ln in f.added if len(norm(ln)) >= 8}
+        pick_paths = {f.path for p in unit_picks.get(unit, []) for f in store.full[p].files if is_code(f.path)}
+        found = list(named.get(unit, []))
+        paths_of[unit] = {f.path for s in shas for f in store.full[s].files}
+        for sha in near.get(unit, []):
+            files = [f for f in store.full[sha].files if f.status != "D" and f.path in paths_of[unit]]
+            readded = Counter(norm(ln) for f in store.full[sha].files for ln in f.added)
+            removed = []  # a removed line the same commit adds back (a re-sort, a move) is no change
+            for ln in (norm(x) for f in files for x in f.removed if not _VERSIONISH.search(x)):
+                if ln and readded[ln] > 0:
+                    readded[ln] -= 1
+                elif ln:
+                    removed.append(ln)
+            hit = sum(1 for ln in removed if ln in added)
+            # A fix of the source rewrites mostly its lines; a refactor that passes through them does not.
+            if hit and hit >= FOCUS * len(removed):
+                found.append((sha, f"changes lines the source added ({hit} of {len(removed)} removed)"))
+        for sha, why in sorted(found, key=lambda t: order[t[0]]):
+            keys = _keys(store, [sha])
+            if keys and sum((keys & carried).values()) >= CARRIED * sum(keys.values()):
+                continue  # a pick carries it (e.g. a release-branch merge back into main)
+            paths = sorted({f.path for f in store.full[sha].files})
+            sev = "P1" if pick_paths & set(paths) else "P2"
+            out.append(FollowUp(unit, sha, entry[sha].subject, why, paths, sev))
+    return out
+
+
+def is_code(path: str) -> bool:
+    """Neither a test nor documentation (changelog fragments, .rst/.md/.txt, docs/)."""
+    return not is_test_path(path) and not is_doc_path(path)
+
+
+def _keys(store: PatchStore, shas: Iterable[str]) -> Counter[tuple[str, bytes]]:
+    c: Counter[tuple[str, bytes]] = Counter()
+    for s in shas:
+        c.update(store.keys(s))
+    return c

@@ -1,0 +1,114 @@
+"""End state from the fork point, in order (issue #10 item 3), on repositories built with real git."""
+
+from __future__ import annotations
+
+from harness.checks.fidelity import fidelity_section
+from harness.demo import build as build_demo
+from harness.git import GitRepo
+
+BODY = "".join(f"line_{i} = {i}\n" for i in range(12))
+
+
+def _identical_picks(builder):
+    builder.commit("base", {"f.py": BODY, "g.py": "g = 1\n"})
+    builder.branch("release")
+    # main moves first (not picked): a pre-existing difference in f.py.
+    builder.commit("Header (#1)", {"f.py": "# header\n" + BODY})
+    src = builder.commit("Fix line 5 (#2)", {"f.py": "# header\n" + BODY.replace("line_5 = 5", "line_5 = 55")})
+    builder.commit("Later on main (#3)", {"g.py": "g = 2\n"})
+    builder.checkout("release")
+    fork = builder.rev("HEAD")
+    pick = builder.cherry_pick(src, "-x")
+    return fork, src, pick
+
+
+def test_identical_pick_has_the_same_end_state_under_either_base(builder):
+    fork, src, pick = _identical_picks(builder)
+    repo = GitRepo(builder.path)
+    verdicts = []
+    for base in (fork, "main"):  # fork..release and main..release name the same picks
+        s = fidelity_section(repo, base, "release", "main")
+        (p,) = s.data["picks"]
+        assert (p["pick"], p["source"], p["status"]) == (pick, src, "identical")
+        (e,) = p["end_state"]
+        verdicts.append((e["status"], e["pre_existing"], e["other_picks"], e["introduced"]))
+        assert not [f for f in s.findings if f.kind == "end-state-introduced"]
+    assert verdicts[0] == verdicts[1] == ("pre-existing", 1, 0, 0)
+
+
+def test_a_moved_line_is_a_difference_and_its_lines_are_shown(tmp_path):
+    marks = build_demo(tmp_path / "demo")
+    s = fidelity_section(GitRepo(tmp_path / "demo"), "release/1.0", "backport/42", "main", "pr/42")
+    pick = next(p for p in s.data["picks"] if p["pick"] == marks["pick42"])
+    dec = next(e for e in pick["end_state"] if e["path"] == "serving/decoder.py")
+    # Same multiset of lines (the increment only moved), different code: never "same" or 0/0/0.
+    assert dec["status"] == "introduced" and dec["introduced"] == 2
+    assert sorted(ln for _, ln in dec["lines"]) == ["+        count += 1", "-        count += 1"]
+    assert any("serving/decoder.py: end state introduced" in d.summary and "count += 1" in d.body
+               for d in s.details)
+
+
+def test_a_file_a_later_pick_renamed_is_read_at_its_new_path(builder):
+    builder.commit("base", {"f.py": BODY})
+    builder.branch("release")
+    src = builder.commit("Fix line 2 (#5)", {"f.py": BODY.replace("line_2 = 2", "line_2 = 22")})
+    builder.checkout("release")
+    fork = builder.rev("HEAD")
+    pick = builder.cherry_pick(src, "-x")
+    builder.move("f.py", "g.py")
+    builder.commit("Rename f.py on the release")
+    s = fidelity_section(GitRepo(builder.path), fork, "release", "main")
+    p = next(p for p in s.data["picks"] if p["pick"] == pick)
+    assert [(e["path"], e["status"]) for e in p["end_state"]] == [("f.py", "same")]
+
+
+def test_a_later_pick_that_changes_the_moved_file_counts_as_other_picks(builder):
+    builder.commit("base", {"f.py": BODY})
+    builder.branch("release")
+    src = builder.commit("Fix line 2 (#5)", {"f.py": BODY.replace("line_2 = 2", "line_2 = 22")})
+    builder.move("f.py", "g.py")
+    builder.commit("Rename (#6)")
+    later = builder.commit("Fix line 9 (#7)", {"g.py": BODY.replace("line_2 = 2", "line_2 = 22")
+                                               .replace("line_9 = 9", "line_9 = 99")})
+    builder.checkout("release")
+    fork = builder.rev("HEAD")
+    pick = builder.cherry_pick(src, "-x")
+    builder.move("f.py", "g.py")
+    builder.commit("Rename f.py on the release")
+    builder.cherry_pick(later, "-x")
+    s = fidelity_section(GitRepo(builder.path), fork, "release", "main")
+    p = next(p for p in s.data["picks"] if p["pick"] == pick)
+    (e,) = p["end_state"]
+    assert (e["path"], e["status"], e["other_picks"], e["introduced"]) == ("f.py", "other-picks", 2, 0)
+    assert not [f for f in s.findings if f.kind == "end-state-introduced"]
+
+
+def test_ordered_diff_accounts_for_every_line_and_its_place():
+    import random
+
+    from harness.checks.fidelity_endstate import diff_at
+
+    rng = random.Random(7)
+    for size in (0, 5, 300, 3000):  # small files diff exactly; large ones through unique-line anchors
+        for _ in range(20):
+            old = [b"l%d" % rng.randrange(max(size, 1)) for _ in range(size)]
+            new = list(old)
+            for _ in range(rng.randrange(12)):
+                op = rng.randrange(3)
+                if op == 0 and new:
+                    del new[rng.randrange(len(new))]
+                elif op == 1:
+                    new.insert(rng.randrange(len(new) + 1), b"n%d" % rng.randrange(50))
+                elif new:
+                    new.insert(rng.randrange(len(new) + 1), new.pop(rng.randrange(len(new))))
+            d = diff_at(old, new)
+            gone = {pos for line, pos in d if line[:1] == b"-"}
+            # Replaying the diff on old gives new: kept lines in order, added lines at their place.
+            adds: dict[int, list[bytes]] = {}
+            for line, pos in d:
+                if line[:1] == b"+":
+                    adds.setdefault(pos, []).append(line[1:])
+            replay = [x for i in range(len(old) + 1) for x in adds.get(i, []) + ([old[i]] if i < len(old)
+                                                                               and i not in gone else [])]
+            assert replay == new
+            assert (not d) == (old == new)
