@@ -22,13 +22,17 @@ import time
 
 
 def git(repo: str, *args: str, input: bytes | None = None) -> bytes:
-    return subprocess.run(["git", "--git-dir", repo, *args], input=input, capture_output=True, check=True).stdout
+    return subprocess.run(
+        ["git", "--git-dir", repo, *args], input=input, capture_output=True, check=True
+    ).stdout
 
 
 def patch_ids(repo: str, log_args: list[str]) -> dict[str, str]:
     """commit → stable patch id of the ± lines (no context: -U0), from one `git log -p` piped into
     `git patch-id --stable` (which ignores whitespace)."""
-    diff = git(repo, "log", "-p", "-U0", "--diff-merges=first-parent", "--format=commit %H", *log_args)
+    diff = git(
+        repo, "log", "-p", "-U0", "--diff-merges=first-parent", "--format=commit %H", *log_args
+    )
     out = git(repo, "patch-id", "--stable", input=diff).decode()
     return {c: p for p, c in (line.split() for line in out.splitlines())}
 
@@ -38,7 +42,9 @@ def main() -> int:
     ap.add_argument("--repo", required=True)
     ap.add_argument("--range", required=True)
     ap.add_argument("--source", required=True)
-    ap.add_argument("--harness-json", help="a `harness fidelity --format json` report (else harness is run)")
+    ap.add_argument(
+        "--harness-json", help="a `harness fidelity --format json` report (else harness is run)"
+    )
     a = ap.parse_args()
     base, head = a.range.split("..")
     r = a.repo
@@ -47,12 +53,33 @@ def main() -> int:
         doc = json.load(open(a.harness_json))
         took = None
     else:
-        proc = subprocess.run([sys.executable, "-m", "harness", "fidelity", a.range, "--source", a.source, "--repo", r,
-                               "--format", "json", "--fail-on", "never"], capture_output=True, check=True)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "harness",
+                "fidelity",
+                a.range,
+                "--source",
+                a.source,
+                "--repo",
+                r,
+                "--format",
+                "json",
+                "--fail-on",
+                "never",
+            ],
+            capture_output=True,
+            check=True,
+        )
         took = time.time() - t0
         doc = json.loads(proc.stdout)
     hp = {p["pick"]: p for p in doc["sections"][0]["data"]["picks"]}
-    picks = git(r, "rev-list", "--reverse", "--no-merges", head, f"^{base}", f"^{a.source}").decode().split()
+    picks = (
+        git(r, "rev-list", "--reverse", "--no-merges", head, f"^{base}", f"^{a.source}")
+        .decode()
+        .split()
+    )
     fork = git(r, "merge-base", a.source, head).decode().strip()
     # Where HEAD merged SOURCE back in, the merge base moves up: count from the oldest one instead.
     first = git(r, "rev-list", "--first-parent", "--reverse", head, f"^{base}").decode().split()
@@ -65,8 +92,10 @@ def main() -> int:
     for c, p in src_ids.items():
         by_id.setdefault(p, []).append(c)
     pick_ids = patch_ids(r, ["--no-walk=unsorted", *picks]) if picks else {}
-    subjects = dict(line.split(" ", 1) for line in git(r, "log", "--format=%H %s", a.source, f"^{fork}")
-                    .decode().splitlines())
+    subjects = dict(
+        line.split(" ", 1)
+        for line in git(r, "log", "--format=%H %s", a.source, f"^{fork}").decode().splitlines()
+    )
     # A cherry-pick keeps author, author date and subject: the plain-git signal of a pick without -x.
     by_author: dict[str, list[str]] = {}
     for line in git(r, "log", "--format=%H %ae %at %s", a.source, f"^{fork}").decode().splitlines():
@@ -84,8 +113,14 @@ def main() -> int:
         truth, how = None, "none"
         trailers = re.findall(r"\(cherry picked from commit ([0-9a-f]{7,64})\)", body)
         for t in trailers:
-            full = subprocess.run(["git", "--git-dir", r, "rev-parse", "-q", "--verify", f"{t}^{{commit}}"],
-                                  capture_output=True).stdout.decode().strip()
+            full = (
+                subprocess.run(
+                    ["git", "--git-dir", r, "rev-parse", "-q", "--verify", f"{t}^{{commit}}"],
+                    capture_output=True,
+                )
+                .stdout.decode()
+                .strip()
+            )
             if full in subjects:
                 truth, how = full, "trailer"
                 break
@@ -103,13 +138,21 @@ def main() -> int:
                 truth, how = same[0], "author+date"
         if truth is None and trailers:
             how = "trailer off the source branch"
-        tstatus = "none" if truth is None else ("identical" if src_ids.get(truth) == pick_ids.get(p) else "differs")
+        tstatus = (
+            "none"
+            if truth is None
+            else ("identical" if src_ids.get(truth) == pick_ids.get(p) else "differs")
+        )
         h = hp.get(p)
         hsrc = h["source"] if h else None
         hstatus = h["status"] if h else "not a pick"
         hident = hstatus in ("identical", "whitespace-only")
-        hmatch = hident == (tstatus == "identical") and (hstatus == "no-source") == (tstatus == "none")
-        if h and h.get("copy_of"):  # harness: the only candidate is a later copy of this branch's commit
+        hmatch = hident == (tstatus == "identical") and (hstatus == "no-source") == (
+            tstatus == "none"
+        )
+        if h and h.get(
+            "copy_of"
+        ):  # harness: the only candidate is a later copy of this branch's commit
             hsrc, hstatus, hmatch = None, "copy", tstatus == "none"
         # Commits with the same ± lines (a one-commit PR and its merge, a change merged twice) are
         # one source as far as plain git can tell.
@@ -120,12 +163,25 @@ def main() -> int:
         agree_src += bool(src_ok)
         agree_status += bool(hmatch)
         if not (src_ok and hmatch):
-            rows.append(f"{p[:10]} truth {how}:{(truth or '-')[:10]} {tstatus:9} | harness "
-                        f"{(h or {}).get('source_via')}:{(hsrc or '-')[:10]} {hstatus:10} | {subj[:70]}")
+            rows.append(
+                f"{p[:10]} truth {how}:{(truth or '-')[:10]} {tstatus:9} | harness "
+                f"{(h or {}).get('source_via')}:{(hsrc or '-')[:10]} {hstatus:10} | {subj[:70]}"
+            )
     print("\n".join(rows))
-    print(json.dumps({"repo": r, "range": a.range, "source": a.source, "picks": len(picks),
-                      "harness_picks": len(hp), "source_agree": agree_src, "status_agree": agree_status,
-                      "harness_seconds": round(took, 1) if took else None}))
+    print(
+        json.dumps(
+            {
+                "repo": r,
+                "range": a.range,
+                "source": a.source,
+                "picks": len(picks),
+                "harness_picks": len(hp),
+                "source_agree": agree_src,
+                "status_agree": agree_status,
+                "harness_seconds": round(took, 1) if took else None,
+            }
+        )
+    )
     return 0
 
 

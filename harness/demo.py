@@ -59,7 +59,9 @@ def decode(tokens, stop, min_tokens=0):
 # c3: the increment moves back above the read.
 DECODER_C3 = DECODER_C1.replace(
     "        if count >= min_tokens:\n", "        count += 1\n        if count >= min_tokens:\n"
-).replace("                return text[:hit]\n        count += 1\n", "                return text[:hit]\n")
+).replace(
+    "                return text[:hit]\n        count += 1\n", "                return text[:hit]\n"
+)
 
 HANDLER_BASE = '''"""Request handler: builds sampling params and fans n>1 requests out to the engine."""
 
@@ -118,7 +120,7 @@ def start(engine):
 
 WORKER_C4 = WORKER_BASE.replace('    log.info("Engine ready")\n', "")
 
-TEST_DECODER = '''import pytest
+TEST_DECODER = """import pytest
 
 from serving.decoder import decode
 
@@ -133,16 +135,19 @@ def test_hidden_stop_is_not_shown():
 @pytest.mark.pre_merge
 def test_no_stop_keeps_everything():
     assert decode(STREAM, " omega") == "hi delta epsilon zeta"
-'''
+"""
 
-TEST_DECODER_C1 = TEST_DECODER + '''
+TEST_DECODER_C1 = (
+    TEST_DECODER
+    + """
 
 @pytest.mark.pre_merge
 def test_min_tokens_zero_is_the_default():
     assert decode(STREAM, " delta epsilon", min_tokens=0) == "hi"
-'''
+"""
+)
 
-TEST_HANDLER = '''import pytest
+TEST_HANDLER = """import pytest
 
 from serving.handler import Handler
 
@@ -167,9 +172,9 @@ def test_cancel_single_choice():
     ids = handler.generate("req-1", {"n": 1})
     handler.cancel("req-1")
     assert engine.aborted == ids
-'''
+"""
 
-TEST_WORKER = '''import logging
+TEST_WORKER = """import logging
 
 import pytest
 
@@ -186,9 +191,9 @@ def test_worker_logs_ready(caplog):
     caplog.set_level(logging.INFO)
     start(Engine())
     assert any("Engine ready" in r.getMessage() for r in caplog.records)
-'''
+"""
 
-PYTEST_INI = '''[pytest]
+PYTEST_INI = """[pytest]
 addopts = -q
 markers =
     pre_merge: runs on every pull request
@@ -196,9 +201,9 @@ markers =
     gpu_0: runs without a GPU
     gpu_1: needs one GPU
     nightly: nightly only
-'''
+"""
 
-WORKFLOW = '''name: ci
+WORKFLOW = """name: ci
 on: [pull_request]
 
 x-common: &common
@@ -228,17 +233,17 @@ jobs:
       - uses: actions/checkout@v4
       - name: smoke
         run: python -m pytest -q -m "not nightly" tests/
-'''
+"""
 
 
 def _engine_yaml(tag: str) -> str:
-    return f'''# Runtime images per CUDA flavour
+    return f"""# Runtime images per CUDA flavour
 sglang:
   "cuda12.8":
     runtime_image_tag: {tag.replace("cu130", "cu128")}
   "cuda13.0":
     runtime_image_tag: {tag}
-'''
+"""
 
 
 README = "# serving\n\nA tiny LLM-serving project used by the harness demo.\n"
@@ -268,42 +273,122 @@ BOT = "pick-bot <41898282+pick-bot@users.noreply.github.com>"
 def commits() -> tuple[list[CommitSpec], dict[str, str]]:
     """The demo history as commit specs, plus the extra branch names."""
     typo = {"README.md": BASE_FILES["README.md"].replace("wrokers", "workers")}  # type: ignore[union-attr]
-    c1 = {"serving/decoder.py": DECODER_C1, "serving/handler.py": HANDLER_C1, "tests/test_decoder.py": TEST_DECODER_C1}
+    c1 = {
+        "serving/decoder.py": DECODER_C1,
+        "serving/handler.py": HANDLER_C1,
+        "tests/test_decoder.py": TEST_DECODER_C1,
+    }
     c2 = {"serving/handler.py": HANDLER_C2}
     c3 = {"serving/decoder.py": DECODER_C3}
     c4 = {"serving/worker.py": WORKER_C4}
     squash = {**c1, **c2, **c3, **c4}
     specs = [
-        CommitSpec("init", "main", "Initial serving project\n", dict(BASE_FILES), author=DEV, author_time=T0),
-        CommitSpec("release", "release/1.0", "Release 1.0: pin engine v0.5.18\n",
-                   {"deploy/engine.yaml": _engine_yaml("v0.5.18-cu130-runtime")}, ["init"], author=RM,
-                   author_time=T0 + DAY),
-        CommitSpec("main40", "main", "Fix typo in README (#40)\n", typo, ["init"], author=DEV,
-                   author_time=T0 + 2 * DAY),
-        CommitSpec("main41", "main", "Bump engine to v0.5.21 (#41)\n",
-                   {"deploy/engine.yaml": _engine_yaml("v0.5.21-cu130-runtime")}, ["main40"], author=DEV,
-                   author_time=T0 + 3 * DAY),
-        CommitSpec("c1", "pr/42", "Add min_tokens to the decoder and the handler\n", c1, ["init"], author=DEV,
-                   author_time=T0 + 4 * DAY),
-        CommitSpec("c2", "pr/42", "Record every choice id of n>1 requests\n", c2, ["c1"], author=DEV,
-                   author_time=T0 + 5 * DAY),
-        CommitSpec("c3", "pr/42", "Count the token before the min_tokens check\n", c3, ["c2"], author=DEV,
-                   author_time=T0 + 7 * DAY),
-        CommitSpec("c4", "pr/42", "Drop the noisy 'Engine ready' log line\n", c4, ["c3"], author=DEV,
-                   author_time=T0 + 8 * DAY),
-        CommitSpec("main42", "main",
-                   "Fix min_tokens handling (#42)\n\n* Add min_tokens\n* n>1 choice ids\n"
-                   "* Count before check\n* Drop log line\n\nSigned-off-by: Dana Dev <dana@example.com>\n",
-                   squash, ["main41"], author=DEV, committer="GitHub <noreply@github.com>",
-                   author_time=T0 + 9 * DAY),
-        CommitSpec("pick40", "backport/42", "[release/1.0] Fix typo in README (#40) (#55)\n\n"
-                   "(cherry picked from commit {main40})\n\nSigned-off-by: Riley Release <riley@example.com>\n",
-                   typo, ["release"], author=DEV, committer=RM, author_time=T0 + 2 * DAY,
-                   committer_time=T0 + 10 * DAY),
-        CommitSpec("pick42", "backport/42", "[release/1.0] Fix min_tokens handling (#42) (#57)\n\n"
-                   "Signed-off-by: Dana Dev <dana@corp.example.com>\n",
-                   {**c1, **c2}, ["pick40"], author=DEV, committer=BOT, author_time=T0 + 6 * DAY,
-                   committer_time=T0 + 10 * DAY + 60),
+        CommitSpec(
+            "init",
+            "main",
+            "Initial serving project\n",
+            dict(BASE_FILES),
+            author=DEV,
+            author_time=T0,
+        ),
+        CommitSpec(
+            "release",
+            "release/1.0",
+            "Release 1.0: pin engine v0.5.18\n",
+            {"deploy/engine.yaml": _engine_yaml("v0.5.18-cu130-runtime")},
+            ["init"],
+            author=RM,
+            author_time=T0 + DAY,
+        ),
+        CommitSpec(
+            "main40",
+            "main",
+            "Fix typo in README (#40)\n",
+            typo,
+            ["init"],
+            author=DEV,
+            author_time=T0 + 2 * DAY,
+        ),
+        CommitSpec(
+            "main41",
+            "main",
+            "Bump engine to v0.5.21 (#41)\n",
+            {"deploy/engine.yaml": _engine_yaml("v0.5.21-cu130-runtime")},
+            ["main40"],
+            author=DEV,
+            author_time=T0 + 3 * DAY,
+        ),
+        CommitSpec(
+            "c1",
+            "pr/42",
+            "Add min_tokens to the decoder and the handler\n",
+            c1,
+            ["init"],
+            author=DEV,
+            author_time=T0 + 4 * DAY,
+        ),
+        CommitSpec(
+            "c2",
+            "pr/42",
+            "Record every choice id of n>1 requests\n",
+            c2,
+            ["c1"],
+            author=DEV,
+            author_time=T0 + 5 * DAY,
+        ),
+        CommitSpec(
+            "c3",
+            "pr/42",
+            "Count the token before the min_tokens check\n",
+            c3,
+            ["c2"],
+            author=DEV,
+            author_time=T0 + 7 * DAY,
+        ),
+        CommitSpec(
+            "c4",
+            "pr/42",
+            "Drop the noisy 'Engine ready' log line\n",
+            c4,
+            ["c3"],
+            author=DEV,
+            author_time=T0 + 8 * DAY,
+        ),
+        CommitSpec(
+            "main42",
+            "main",
+            "Fix min_tokens handling (#42)\n\n* Add min_tokens\n* n>1 choice ids\n"
+            "* Count before check\n* Drop log line\n\nSigned-off-by: Dana Dev <dana@example.com>\n",
+            squash,
+            ["main41"],
+            author=DEV,
+            committer="GitHub <noreply@github.com>",
+            author_time=T0 + 9 * DAY,
+        ),
+        CommitSpec(
+            "pick40",
+            "backport/42",
+            "[release/1.0] Fix typo in README (#40) (#55)\n\n"
+            "(cherry picked from commit {main40})\n\nSigned-off-by: Riley Release <riley@example.com>\n",
+            typo,
+            ["release"],
+            author=DEV,
+            committer=RM,
+            author_time=T0 + 2 * DAY,
+            committer_time=T0 + 10 * DAY,
+        ),
+        CommitSpec(
+            "pick42",
+            "backport/42",
+            "[release/1.0] Fix min_tokens handling (#42) (#57)\n\n"
+            "Signed-off-by: Dana Dev <dana@corp.example.com>\n",
+            {**c1, **c2},
+            ["pick40"],
+            author=DEV,
+            committer=BOT,
+            author_time=T0 + 6 * DAY,
+            committer_time=T0 + 10 * DAY + 60,
+        ),
     ]
     return specs, {}
 

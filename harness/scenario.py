@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
@@ -22,6 +22,7 @@ from harness import yamlpath
 from harness.columns import Column
 from harness.edits import Edit, edit_from_mapping
 from harness.errors import UsageError
+from harness.report.model import Severity
 
 SEVERITIES = ("P1", "P2", "info")
 EXTRA_KEYS = (
@@ -264,7 +265,7 @@ class Expectation:
     same_as: str | None = None
     differs_from: str | None = None
     status: str | None = None
-    severity: str = "P1"
+    severity: Severity = "P1"
     title: str = ""
     where: str = ""
     has_equals: bool = False
@@ -376,7 +377,7 @@ def _expectation(
     if "status" in f:
         e.status = f.req("status").str(("ok", "error", "timeout", "crash"))
     if "severity" in f:
-        e.severity = f.req("severity").str(SEVERITIES)
+        e.severity = cast(Severity, f.req("severity").str(SEVERITIES))
     if "title" in f:
         e.title = f.req("title").str()
     return e

@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields, is_dataclass, replace
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from harness.checks.fidelity_compare import (
     EMPTY_SHA1,
@@ -40,27 +40,46 @@ from harness.git import Commit, GitRepo
 from harness.git.picks import LogEntry, fork_point
 from harness.git.picks import bodies as read_bodies
 from harness.git.picks import history as read_history
-from harness.report.model import Code, Control, Details, Finding, Section, Sha, Table
+from harness.report.model import (
+    Cell,
+    Code,
+    Control,
+    Details,
+    Finding,
+    Section,
+    Severity,
+    Sha,
+    Table,
+)
 from harness.report.printable import escape
 
 T = TypeVar("T")
 _POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="harness-fidelity")
 SECTION_ID = "fidelity"
 _DETAIL_LINES = 20
-_SEVERITY = {"adapted": "P2", "superset": "P2", "no-source": "P2", "whitespace-only": "info"}
-PICK_LEGEND = ("status: identical (± lines equal per file; context may differ) · whitespace-only "
-               "(equal once whitespace is removed) · superset (pick carries all of the source and more) · "
-               "subset (pick carries part of the source) · adapted (both sides have lines the other lacks) · "
-               "no-source. via: map (--map) · trailer (cherry picked from) · pr-number (#N in the subject, "
-               "confirmed by content) · patch-id (same ± lines per file, whitespace ignored) · similarity "
-               "(share of signed lines; confidence 0..1) · title (a PR title one merge carries) · authored "
-               "(the one source commit with the pick's author date and subject, confirmed by content) · merge "
-               "(the source is a merge commit: the PR's first-parent diff, found by trailer, PR number or title, "
-               "or content; its commits are listed)")
-FILE_LEGEND = ("+/−: added/removed lines; +sha1/−sha1: first 8 hex of sha1 over those lines, each ending "
-               "in \\n, prefix and context stripped. status: identical · context-only (± equal, surrounding "
-               "lines differ: not a mismatch) · whitespace-only · adapted · extra-in-pick · missing-from-pick "
-               "· renamed (paired across paths) · binary (blob ids compared)")
+_SEVERITY: dict[str, Severity] = {
+    "adapted": "P2",
+    "superset": "P2",
+    "no-source": "P2",
+    "whitespace-only": "info",
+}
+PICK_LEGEND = (
+    "status: identical (± lines equal per file; context may differ) · whitespace-only "
+    "(equal once whitespace is removed) · superset (pick carries all of the source and more) · "
+    "subset (pick carries part of the source) · adapted (both sides have lines the other lacks) · "
+    "no-source. via: map (--map) · trailer (cherry picked from) · pr-number (#N in the subject, "
+    "confirmed by content) · patch-id (same ± lines per file, whitespace ignored) · similarity "
+    "(share of signed lines; confidence 0..1) · title (a PR title one merge carries) · authored "
+    "(the one source commit with the pick's author date and subject, confirmed by content) · merge "
+    "(the source is a merge commit: the PR's first-parent diff, found by trailer, PR number or title, "
+    "or content; its commits are listed)"
+)
+FILE_LEGEND = (
+    "+/−: added/removed lines; +sha1/−sha1: first 8 hex of sha1 over those lines, each ending "
+    "in \\n, prefix and context stripped. status: identical · context-only (± equal, surrounding "
+    "lines differ: not a mismatch) · whitespace-only · adapted · extra-in-pick · missing-from-pick "
+    "· renamed (paired across paths) · binary (blob ids compared)"
+)
 
 
 @dataclass
@@ -70,14 +89,23 @@ class PickResult:
     files: list[FileResult]
     status: str
     end_state: list[EndState] = field(default_factory=list)
-    pr_commits: list[tuple[str, str]] = field(default_factory=list)  # (sha, subject) of a merge source
-    unit: tuple[str, ...] = ()  # the source PR this pick belongs to (its sources unless a PR commit's)
-    completed_by: list[str] = field(default_factory=list)  # later picks that carry what this one lacks
-    copy_of: str | None = None  # the source is a later copy of this branch's own commit (this pick or one before)
+    pr_commits: list[tuple[str, str]] = field(
+        default_factory=list
+    )  # (sha, subject) of a merge source
+    unit: tuple[
+        str, ...
+    ] = ()  # the source PR this pick belongs to (its sources unless a PR commit's)
+    completed_by: list[str] = field(
+        default_factory=list
+    )  # later picks that carry what this one lacks
+    copy_of: str | None = (
+        None  # the source is a later copy of this branch's own commit (this pick or one before)
+    )
 
 
-def _resolve_mapping(repo: GitRepo, mapping: Mapping[str, str | Sequence[str]] | None,
-                     picks: Sequence[Commit]) -> dict[str, list[str]]:
+def _resolve_mapping(
+    repo: GitRepo, mapping: Mapping[str, str | Sequence[str]] | None, picks: Sequence[Commit]
+) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     known = {p.sha for p in picks}
     for pick_ref, src in (mapping or {}).items():
@@ -99,20 +127,26 @@ def _signed(lines: Sequence[bytes]) -> str:
     return "\n".join(shown) or "(none)"
 
 
-def _pick_severity(r: PickResult) -> str | None:
+def _pick_severity(r: PickResult) -> Severity | None:
     if r.status == "subset":
         # Source lines the pick lacks in non-test code: the partial pick that merges unnoticed.
         return "P1" if any(f.only_source and not is_test_path(f.path) for f in r.files) else "P2"
     if r.status in ("adapted", "superset") and any(
-            f.status == "missing-from-pick" and not is_test_path(f.path) for f in r.files):
+        f.status == "missing-from-pick" and not is_test_path(f.path) for f in r.files
+    ):
         return "P1"
     return _SEVERITY.get(r.status)
 
 
-def _compare(repo: GitRepo, base: str, head: str, source: str,
-             mapping: Mapping[str, str | Sequence[str]] | None) -> tuple[list[Commit], list[PickResult],
-                                                                        PatchStore, list[LogEntry], str,
-                                                                        dict[str, Sequence[str]] | None]:
+def _compare(
+    repo: GitRepo,
+    base: str,
+    head: str,
+    source: str,
+    mapping: Mapping[str, str | Sequence[str]] | None,
+) -> tuple[
+    list[Commit], list[PickResult], PatchStore, list[LogEntry], str, dict[str, Sequence[str]] | None
+]:
     # Picks: the range's non-merge commits that are not commits of the source branch itself (a
     # release branch that merged main back in holds main's commits; they are not picks).
     in_range = repo.commits([head], [base, source])
@@ -123,37 +157,67 @@ def _compare(repo: GitRepo, base: str, head: str, source: str,
     # where HEAD later merged it back in (earlier picks' sources are then ancestors of HEAD). When
     # some pick can only be found by content, the history's changed paths are listed by a second
     # git log that runs in a thread while the named candidates are diffed and confirmed.
-    fork = fork_point(repo, base, head)  # SOURCE ^fork: the same commits as SOURCE ^merge-base(SOURCE, fork)
-    touched = _POOL.submit(read_history, repo, [source], [fork], paths=True) \
-        if needs_content_search(picks, forced) else None
+    fork = fork_point(
+        repo, base, head
+    )  # SOURCE ^fork: the same commits as SOURCE ^merge-base(SOURCE, fork)
+    touched = (
+        _POOL.submit(read_history, repo, [source], [fork], paths=True)
+        if needs_content_search(picks, forced)
+        else None
+    )
     history = read_history(repo, [source], [fork])
     own = {p.sha for p in picks}
     history = [c for c in history if c.sha not in own]
     # PR titles of merges: only picks that name no source (no trailer, no number) are matched by title.
-    titles = read_bodies(repo, [source], [fork], merges=True) \
-        if touched is not None and any(c.is_merge for c in history) else {}
+    titles = (
+        read_bodies(repo, [source], [fork], merges=True)
+        if touched is not None and any(c.is_merge for c in history)
+        else {}
+    )
     order = {c.sha: i for i, c in enumerate(history)}
     store = PatchStore(repo, {c.sha: c.parents[0] for c in history if c.is_merge})
     brought = brought_by(history, source)
     res = SourceFinder(repo, picks, history, forced, store, touched, titles, brought).resolve()
     store.ensure([s for r in res.values() for s in r.sources] + [p.sha for p in picks])
-    inner = pr_commits(history, brought, {s for r in res.values() if r.via == "merge" for s in r.sources})
+    inner = pr_commits(
+        history, brought, {s for r in res.values() if r.via == "merge" for s in r.sources}
+    )
     subjects = {c.sha: c.subject for c in history}
     results = []
     for p in picks:
         r = res.get(p.sha) or Resolution()
         r.sources = sorted(r.sources, key=lambda s: order.get(s, len(order)))
         files = compare_files(store.full[p.sha].files, store.files(r.sources))
-        results.append(PickResult(p, r, files, pick_status(files, bool(r.sources)),
-                                  pr_commits=[(c, subjects[c]) for s in r.sources for c in inner.get(s, [])]))
+        results.append(
+            PickResult(
+                p,
+                r,
+                files,
+                pick_status(files, bool(r.sources)),
+                pr_commits=[(c, subjects[c]) for s in r.sources for c in inner.get(s, [])],
+            )
+        )
     _later_copies(results, {c.sha: c.commit_time for c in history})
-    paths: dict[str, Sequence[str]] | None = \
+    paths: dict[str, Sequence[str]] | None = (
         {c.sha: c.paths or () for c in touched.result()} if touched is not None else None
+    )
     return merges, results, store, history, fork, paths
 
 
 _BY_CONTENT = ("patch-id", "similarity", "title", "authored")
-_RELEASE_SUBJECT = re.compile(r"^(REL\b|release\b|prepare\b.*\brelease\b|bump (the )?version\b)", re.IGNORECASE)
+_RELEASE_SUBJECT = re.compile(
+    r"^(REL\b|release\b|prepare\b.*\brelease\b|bump (the )?version\b|back to dev)", re.IGNORECASE
+)
+
+
+def _own_release(r: PickResult) -> bool:
+    """The branch's own release commit (version bump, "back to dev"): its subject says so and it
+    touches only docs, changelog, version and packaging files. No source is expected for it."""
+    return (
+        bool(_RELEASE_SUBJECT.search(r.commit.subject))
+        and bool(r.files)
+        and all(is_release_path(f.path) for f in r.files)
+    )
 
 
 def _later_copies(results: Sequence[PickResult], committed: dict[str, int]) -> None:
@@ -166,7 +230,9 @@ def _later_copies(results: Sequence[PickResult], committed: dict[str, int]) -> N
         # Only a release commit (its subject says so, or it touches only docs, changelog, version and
         # packaging metadata): a fix backported from its PR before the PR landed also predates its
         # source, and is judged as usual.
-        release = _RELEASE_SUBJECT.search(r.commit.subject) or all(is_release_path(f.path) for f in r.files)
+        release = _RELEASE_SUBJECT.search(r.commit.subject) or all(
+            is_release_path(f.path) for f in r.files
+        )
         if r.resolution.found_by not in _BY_CONTENT or len(srcs) != 1 or not release:
             continue
         if committed.get(srcs[0], 0) > r.commit.committer_time:
@@ -176,18 +242,35 @@ def _later_copies(results: Sequence[PickResult], committed: dict[str, int]) -> N
             r.copy_of = copies[srcs[0]]
 
 
-def fidelity_section(repo: GitRepo, base: str, head: str, source: str, source_branch: str | None = None,
-                     mapping: Mapping[str, str | Sequence[str]] | None = None) -> Section:
+def fidelity_section(
+    repo: GitRepo,
+    base: str,
+    head: str,
+    source: str,
+    source_branch: str | None = None,
+    mapping: Mapping[str, str | Sequence[str]] | None = None,
+) -> Section:
     """Compare every non-merge commit of base..head with its source on ``source``."""
     source_name = source
     base, head, source = repo.resolve(base), repo.resolve(head), repo.resolve(source)
     branch_tip = repo.resolve(source_branch) if source_branch else None
-    merges, results, store, history, source_fork, touched = _compare(repo, base, head, source, mapping)
+    merges, results, store, history, source_fork, touched = _compare(
+        repo, base, head, source, mapping
+    )
     fork = source_fork  # where the range starts on HEAD's line
-    ends = end_states(repo, fork, head, [(r.commit.sha, r.files, r.resolution.sources) for r in results],
-                      pick_lines({r.commit.sha: store.full[r.commit.sha].files for r in results}),
-                      {f.old_path: f.path for r in results for f in store.full[r.commit.sha].files
-                       if f.status == "R" and f.old_path})
+    ends = end_states(
+        repo,
+        fork,
+        head,
+        [(r.commit.sha, r.files, r.resolution.sources) for r in results],
+        pick_lines({r.commit.sha: store.full[r.commit.sha].files for r in results}),
+        {
+            f.old_path: f.path
+            for r in results
+            for f in store.full[r.commit.sha].files
+            if f.status == "R" and f.old_path
+        },
+    )
     for r in results:
         r.end_state = ends.get(r.commit.sha, [])
     missing = None
@@ -195,10 +278,16 @@ def fidelity_section(repo: GitRepo, base: str, head: str, source: str, source_br
         branch = repo.commits([branch_tip], [source, base], no_merges=True)
         store.ensure([c.sha for c in branch])
         on_branch = {c.sha for c in branch}
-        missing = find_missing(branch, store.full, {r.commit.sha: store.keys(r.commit.sha) for r in results},
-                               [r.commit.sha for r in results if on_branch & set(r.resolution.sources)])
+        missing = find_missing(
+            branch,
+            store.full,
+            {r.commit.sha: store.keys(r.commit.sha) for r in results},
+            [r.commit.sha for r in results if on_branch & set(r.resolution.sources)],
+        )
         target = next((r for r in results if missing.pick == r.commit.sha), None)
-        if target and target.resolution.sources:  # a pick of a PR-branch commit completes the squash's pick
+        if (
+            target and target.resolution.sources
+        ):  # a pick of a PR-branch commit completes the squash's pick
             for r in results:
                 if on_branch & set(r.resolution.sources):
                     r.unit = tuple(target.resolution.sources)
@@ -211,213 +300,464 @@ def fidelity_section(repo: GitRepo, base: str, head: str, source: str, source_br
             units[r.unit] += [c for c, _ in r.pr_commits if c not in units[r.unit]]
             unit_picks.setdefault(r.unit, []).append(r.commit.sha)
     picked = {s for r in results for s in r.resolution.sources}
-    followups = find_followups(repo, history, read_bodies(repo, [source], [source_fork], grep=GREP), units,
-                               unit_picks, picked, store, touched)
+    followups = find_followups(
+        repo,
+        history,
+        read_bodies(repo, [source], [source_fork], grep=GREP),
+        units,
+        unit_picks,
+        picked,
+        store,
+        touched,
+    )
     return _section(results, merges, missing, history, store, source_branch, followups, source_name)
 
 
-def _pick_row(i: int, r: PickResult) -> list[object]:
+def _pick_row(i: int, r: PickResult) -> list[Cell]:
     pa = sum(len(f.pick.added) for f in r.files if f.pick)
     pr = sum(len(f.pick.removed) for f in r.files if f.pick)
     sa = sum(len(f.source.added) for f in r.files if f.source)
     sr = sum(len(f.source.removed) for f in r.files if f.source)
-    src: object = Sha(r.resolution.sources[0]) if len(r.resolution.sources) == 1 else \
-        Code(" + ".join(s[:12] for s in r.resolution.sources)) if r.resolution.sources else "—"
+    src: Cell = (
+        Sha(r.resolution.sources[0])
+        if len(r.resolution.sources) == 1
+        else Code(" + ".join(s[:12] for s in r.resolution.sources))
+        if r.resolution.sources
+        else "—"
+    )
     conf = f"{r.resolution.confidence:.2f}" if r.resolution.confidence is not None else "—"
-    return [i, Sha(r.commit.sha), r.commit.subject, src, r.resolution.via or "—", conf, r.status,
-            len(r.files), f"+{pa} −{pr}", f"+{sa} −{sr}" if r.resolution.sources else "—"]
+    return [
+        i,
+        Sha(r.commit.sha),
+        r.commit.subject,
+        src,
+        r.resolution.via or "—",
+        conf,
+        r.status,
+        len(r.files),
+        f"+{pa} −{pr}",
+        f"+{sa} −{sr}" if r.resolution.sources else "—",
+    ]
 
 
 def _file_table(i: int, r: PickResult) -> Table:
-    rows = []
+    rows: list[list[Cell]] = []
     for f in r.files:
         p = f.pick.figures() if f.pick else None
         s = f.source.figures() if f.source else None
-        def cells(x: dict[str, object] | None) -> list[object]:
-            return [x["added"], x["removed"], Code(str(x["added_sha1"])), Code(str(x["removed_sha1"]))] \
-                if x else ["—", "—", "—", "—"]
+
+        def cells(x: dict[str, Any] | None) -> list[Cell]:
+            return (
+                [x["added"], x["removed"], Code(str(x["added_sha1"])), Code(str(x["removed_sha1"]))]
+                if x
+                else ["—", "—", "—", "—"]
+            )
+
         rows.append([Code(f.path), f.status, *cells(p), *cells(s), f.note])
     src = ", ".join(s[:12] for s in r.resolution.sources) or "no source"
-    return Table(f"{i}. {r.commit.sha[:12]} ← {src}: {r.commit.subject} ({r.status})",
-                 ["file", "status", "pick +", "pick −", "pick +sha1", "pick −sha1", "source +", "source −",
-                  "source +sha1", "source −sha1", "note"], rows, legend=FILE_LEGEND,
-                 control=f"checksum of empty input = {EMPTY_SHA1} (sha1 of nothing); a side with no ± "
-                         f"lines shows it", collapsed=r.status == "identical")
+    return Table(
+        f"{i}. {r.commit.sha[:12]} ← {src}: {r.commit.subject} ({r.status})",
+        [
+            "file",
+            "status",
+            "pick +",
+            "pick −",
+            "pick +sha1",
+            "pick −sha1",
+            "source +",
+            "source −",
+            "source +sha1",
+            "source −sha1",
+            "note",
+        ],
+        rows,
+        legend=FILE_LEGEND,
+        control=f"checksum of empty input = {EMPTY_SHA1} (sha1 of nothing); a side with no ± "
+        f"lines shows it",
+        collapsed=r.status == "identical",
+    )
 
 
 def _pick_data(r: PickResult) -> dict[str, object]:
     res = r.resolution
     return {
-        "pick": r.commit.sha, "source": res.sources[0] if len(res.sources) == 1 else
-        (res.sources[0] if res.sources else None), "sources": res.sources, "source_via": res.via,
-        "confidence": res.confidence, "status": r.status, "subject": r.commit.subject, "note": res.note,
-        "files": [{"path": f.path, "status": f.status, "same": f.same, "note": f.note,
-                   "pick": _figures(f.pick), "source": _figures(f.source),
-                   "source_path": f.source.path if f.source else None,
-                   "only_in_pick": [x.decode("utf-8", "replace") for x in f.only_pick],
-                   "only_in_source": [x.decode("utf-8", "replace") for x in f.only_source]} for f in r.files],
+        "pick": r.commit.sha,
+        "source": res.sources[0]
+        if len(res.sources) == 1
+        else (res.sources[0] if res.sources else None),
+        "sources": res.sources,
+        "source_via": res.via,
+        "confidence": res.confidence,
+        "status": r.status,
+        "subject": r.commit.subject,
+        "note": res.note,
+        "files": [
+            {
+                "path": f.path,
+                "status": f.status,
+                "same": f.same,
+                "note": f.note,
+                "pick": _figures(f.pick),
+                "source": _figures(f.source),
+                "source_path": f.source.path if f.source else None,
+                "only_in_pick": [x.decode("utf-8", "replace") for x in f.only_pick],
+                "only_in_source": [x.decode("utf-8", "replace") for x in f.only_source],
+            }
+            for f in r.files
+        ],
         "end_state": [e.as_dict() for e in r.end_state],
         "pr_commits": [{"sha": c, "subject": subj} for c, subj in r.pr_commits],
-        "found_by": res.found_by, "unit": list(r.unit), "completed_by": r.completed_by, "copy_of": r.copy_of,
+        "found_by": res.found_by,
+        "unit": list(r.unit),
+        "completed_by": r.completed_by,
+        "copy_of": r.copy_of,
     }
 
 
-def _findings(results: Sequence[PickResult], merges: Sequence[Commit], history_shas: set[str],
-              missing: MissingResult | None, followups: Sequence[FollowUp] = ()) -> list[Finding]:
+def _findings(
+    results: Sequence[PickResult],
+    merges: Sequence[Commit],
+    history_shas: set[str],
+    missing: MissingResult | None,
+    followups: Sequence[FollowUp] = (),
+) -> list[Finding]:
     out = []
     for i, r in enumerate(results, 1):
         sha, subj = r.commit.sha, r.commit.subject
         sev = _pick_severity(r)
-        if sev and r.copy_of:
+        if sev and r.status == "no-source" and _own_release(r):
+            out.append(
+                Finding(
+                    "pick-release-commit",
+                    "info",
+                    f"pick {i} {sha[:12]}: this branch's own release commit, no source expected: {subj}",
+                    "its subject names a release and it touches only version, changelog and docs files",
+                    key=f"{sha}:own-release",
+                )
+            )
+        elif sev and r.copy_of:
             own = "this pick" if r.copy_of == sha else f"pick {r.copy_of[:12]}"
-            out.append(Finding("pick-release-commit", "info", f"pick {i} {sha[:12]}: its only candidate source "
-                               f"{r.resolution.sources[0][:12]} is a later copy of this branch's own commit "
-                               f"({own}): {subj}", f"status against the copy: {r.status}", key=f"{sha}:copy"))
+            out.append(
+                Finding(
+                    "pick-release-commit",
+                    "info",
+                    f"pick {i} {sha[:12]}: its only candidate source "
+                    f"{r.resolution.sources[0][:12]} is a later copy of this branch's own commit "
+                    f"({own}): {subj}",
+                    f"status against the copy: {r.status}",
+                    key=f"{sha}:copy",
+                )
+            )
         elif sev and r.completed_by:
             nums = [str(n) for n, o in enumerate(results, 1) if o.commit.sha in r.completed_by]
-            out.append(Finding("pick-completed", "info", f"pick {i} {sha[:12]} is {r.status} on its own, complete "
-                               f"with pick(s) {', '.join(nums)}: {subj}", "together they carry the source's "
-                               "net change in every file", key=f"{sha}:completed"))
+            out.append(
+                Finding(
+                    "pick-completed",
+                    "info",
+                    f"pick {i} {sha[:12]} is {r.status} on its own, complete "
+                    f"with pick(s) {', '.join(nums)}: {subj}",
+                    "together they carry the source's net change in every file",
+                    key=f"{sha}:completed",
+                )
+            )
         elif sev:
             lacking = [f.path for f in r.files if f.only_source or f.status == "missing-from-pick"]
-            detail = {"no-source": "no source found on the source branch" + (f" ({r.resolution.note})"
-                                                                            if r.resolution.note else ""),
-                      "subset": f"source lines missing from the pick in {', '.join(lacking)}",
-                      "superset": "the pick carries changes its source does not",
-                      "adapted": f"files that differ: {', '.join(f.path for f in r.files if not f.same)}",
-                      "whitespace-only": "re-indented relative to its source"}[r.status]
-            out.append(Finding(f"pick-{r.status}", sev, f"pick {i} {sha[:12]} is {r.status}: {subj}", detail,
-                               key=f"{sha}:{r.status}"))
+            detail = {
+                "no-source": "no source found on the source branch"
+                + (f" ({r.resolution.note})" if r.resolution.note else ""),
+                "subset": f"source lines missing from the pick in {', '.join(lacking)}",
+                "superset": "the pick carries changes its source does not",
+                "adapted": f"files that differ: {', '.join(f.path for f in r.files if not f.same)}",
+                "whitespace-only": "re-indented relative to its source",
+            }[r.status]
+            out.append(
+                Finding(
+                    f"pick-{r.status}",
+                    sev,
+                    f"pick {i} {sha[:12]} is {r.status}: {subj}",
+                    detail,
+                    key=f"{sha}:{r.status}",
+                )
+            )
         for s in r.resolution.sources:
             # A PR-branch commit picked to complete a squash's pick belongs to that PR: not off-branch.
             if s not in history_shas and r.unit == tuple(r.resolution.sources):
-                out.append(Finding("source-off-branch", "info", f"pick {i} {sha[:12]}: source {s[:12]} is not "
-                                   "on the source branch since the fork point", key=f"{sha}:{s}"))
+                out.append(
+                    Finding(
+                        "source-off-branch",
+                        "info",
+                        f"pick {i} {sha[:12]}: source {s[:12]} is not "
+                        "on the source branch since the fork point",
+                        key=f"{sha}:{s}",
+                    )
+                )
         if r.status == "identical":  # otherwise the pick's own difference already explains it
             intro = [e.path for e in r.end_state if e.status in ("introduced", "binary-differs")]
             if intro:
-                out.append(Finding("end-state-introduced", "P2", f"pick {i} {sha[:12]}: end state differs from "
-                                   "the source beyond pre-existing differences", ", ".join(intro),
-                                   key=f"{sha}:end"))
+                out.append(
+                    Finding(
+                        "end-state-introduced",
+                        "P2",
+                        f"pick {i} {sha[:12]}: end state differs from "
+                        "the source beyond pre-existing differences",
+                        ", ".join(intro),
+                        key=f"{sha}:end",
+                    )
+                )
     by_source: dict[tuple[str, ...], list[int]] = {}
     for i, r in enumerate(results, 1):
         if r.resolution.sources:
             by_source.setdefault(tuple(r.resolution.sources), []).append(i)
     for sources, picks in by_source.items():
-        if len(picks) > 1:  # e.g. two version bumps with equal ± lines: the pairing is content-true but suspect
-            out.append(Finding("shared-source", "info", f"picks {', '.join(map(str, picks))} resolve to the same "
-                               f"source {', '.join(x[:12] for x in sources)}",
-                               "check that each pick really backports that commit", key=":".join(sources)))
+        if (
+            len(picks) > 1
+        ):  # e.g. two version bumps with equal ± lines: the pairing is content-true but suspect
+            out.append(
+                Finding(
+                    "shared-source",
+                    "info",
+                    f"picks {', '.join(map(str, picks))} resolve to the same "
+                    f"source {', '.join(x[:12] for x in sources)}",
+                    "check that each pick really backports that commit",
+                    key=":".join(sources),
+                )
+            )
     for m in merges:
-        out.append(Finding("merge-in-range", "info", f"merge commit {m.sha[:12]} inside the range is not "
-                           f"compared: {m.subject}", key=m.sha))
+        out.append(
+            Finding(
+                "merge-in-range",
+                "info",
+                f"merge commit {m.sha[:12]} inside the range is not compared: {m.subject}",
+                key=m.sha,
+            )
+        )
     if missing:
         for c in missing.missing:
-            sev = "P2" if c.test_only else "P1"
-            out.append(Finding("missing-commit", sev, f"PR-branch commit {c.sha[:12]} is not in the pick: "
-                               f"{c.subject}", ", ".join(f"{f['path']} +{f['added']} −{f['removed']}"
-                                                         for f in c.files), key=f"{missing.pick}:{c.sha}"))
+            msev: Severity = "P2" if c.test_only else "P1"
+            out.append(
+                Finding(
+                    "missing-commit",
+                    msev,
+                    f"PR-branch commit {c.sha[:12]} is not in the pick: {c.subject}",
+                    ", ".join(f"{f['path']} +{f['added']} −{f['removed']}" for f in c.files),
+                    key=f"{missing.pick}:{c.sha}",
+                )
+            )
     for fu in followups:
-        out.append(Finding("follow-up-not-picked", fu.severity, f"follow-up {fu.sha[:12]} of source "
-                           f"{fu.unit[0][:12]} is not picked: {fu.subject}", f"{fu.why}; {', '.join(fu.paths)}",
-                           key=f"{fu.unit[0]}:{fu.sha}"))
+        out.append(
+            Finding(
+                "follow-up-not-picked",
+                fu.severity,
+                f"follow-up {fu.sha[:12]} of source {fu.unit[0][:12]} is not picked: {fu.subject}",
+                f"{fu.why}; {', '.join(fu.paths)}",
+                key=f"{fu.unit[0]}:{fu.sha}",
+            )
+        )
     return out
 
 
-def _section(results: list[PickResult], merges: list[Commit], missing: MissingResult | None,
-             history: list[LogEntry], store: PatchStore, source_branch: str | None,
-             followups: Sequence[FollowUp] = (), source_name: str = "the source branch") -> Section:
+def _section(
+    results: list[PickResult],
+    merges: list[Commit],
+    missing: MissingResult | None,
+    history: list[LogEntry],
+    store: PatchStore,
+    source_branch: str | None,
+    followups: Sequence[FollowUp] = (),
+    source_name: str = "the source branch",
+) -> Section:
     counts = Counter(r.status for r in results)
-    summary = f"{len(results)} pick(s): " + (", ".join(f"{counts[s]} {s}" for s in
-                                                        ("identical", "whitespace-only", "superset", "subset",
-                                                         "adapted", "no-source") if counts[s]) or "none")
+    summary = f"{len(results)} pick(s): " + (
+        ", ".join(
+            f"{counts[s]} {s}"
+            for s in ("identical", "whitespace-only", "superset", "subset", "adapted", "no-source")
+            if counts[s]
+        )
+        or "none"
+    )
     if merges:
         summary += f"; {len(merges)} merge commit(s) in the range not compared"
-    tables = [Table("Picks", ["#", "pick", "subject", "source", "via", "confidence", "status", "files",
-                              "pick ±", "source ±"], [_pick_row(i, r) for i, r in enumerate(results, 1)],
-                    legend=PICK_LEGEND, control=f"checksum of empty input = {EMPTY_SHA1}; self-comparison "
-                                                "of the first pick is listed under Controls")]
-    tables += [_file_table(i, r) for i, r in enumerate(results, 1) if r.files or r.resolution.sources]
-    end_rows = [[i, Sha(r.commit.sha), Code(e.path), e.status, e.pre_existing, e.other_picks, e.introduced]
-                for i, r in enumerate(results, 1) for e in r.end_state]
-    tables.append(Table("End state: each touched file at HEAD vs right after the source",
-                        ["#", "pick", "file", "end state", "pre-existing", "other picks", "introduced"], end_rows,
-                        legend="differing lines of an ordered diff (a moved line counts): pre-existing (the fork "
-                               "point already differed from the source's parent) · "
-                               "other picks (changed by another pick of the range) · introduced (the rest)",
-                        control="'same' rows: the blob at HEAD has the same object id as after the source",
-                        collapsed=len(end_rows) > 20))
+    tables = [
+        Table(
+            "Picks",
+            [
+                "#",
+                "pick",
+                "subject",
+                "source",
+                "via",
+                "confidence",
+                "status",
+                "files",
+                "pick ±",
+                "source ±",
+            ],
+            [_pick_row(i, r) for i, r in enumerate(results, 1)],
+            legend=PICK_LEGEND,
+            control=f"checksum of empty input = {EMPTY_SHA1}; self-comparison "
+            "of the first pick is listed under Controls",
+        )
+    ]
+    tables += [
+        _file_table(i, r) for i, r in enumerate(results, 1) if r.files or r.resolution.sources
+    ]
+    end_rows: list[list[Cell]] = [
+        [i, Sha(r.commit.sha), Code(e.path), e.status, e.pre_existing, e.other_picks, e.introduced]
+        for i, r in enumerate(results, 1)
+        for e in r.end_state
+    ]
+    tables.append(
+        Table(
+            "End state: each touched file at HEAD vs right after the source",
+            ["#", "pick", "file", "end state", "pre-existing", "other picks", "introduced"],
+            end_rows,
+            legend="differing lines of an ordered diff (a moved line counts): pre-existing (the fork "
+            "point already differed from the source's parent) · "
+            "other picks (changed by another pick of the range) · introduced (the rest)",
+            control="'same' rows: the blob at HEAD has the same object id as after the source",
+            collapsed=len(end_rows) > 20,
+        )
+    )
     details = []
     for i, r in enumerate(results, 1):
         for f in r.files:
             if f.only_pick or f.only_source:
-                details.append(Details(f"pick {i} {r.commit.sha[:12]} {f.path} ({f.status}): lines only in one "
-                                       "side", f"only in pick:\n{_signed(f.only_pick)}\n\nonly in source:\n"
-                                       f"{_signed(f.only_source)}"))
+                details.append(
+                    Details(
+                        f"pick {i} {r.commit.sha[:12]} {f.path} ({f.status}): lines only in one "
+                        "side",
+                        f"only in pick:\n{_signed(f.only_pick)}\n\nonly in source:\n"
+                        f"{_signed(f.only_source)}",
+                    )
+                )
     for i, r in enumerate(results, 1):
         if r.pr_commits:
-            details.append(Details(f"pick {i} {r.commit.sha[:12]}: the PR behind merge {r.resolution.sources[0][:12]} "
-                                   f"({len(r.pr_commits)} commit(s))",
-                                   "\n".join(f"{c[:12]} {subj}" for c, subj in r.pr_commits)))
+            details.append(
+                Details(
+                    f"pick {i} {r.commit.sha[:12]}: the PR behind merge {r.resolution.sources[0][:12]} "
+                    f"({len(r.pr_commits)} commit(s))",
+                    "\n".join(f"{c[:12]} {subj}" for c, subj in r.pr_commits),
+                )
+            )
         for e in r.end_state:
             if e.status != "same":
                 more = e.pre_existing + e.other_picks + e.introduced - len(e.lines)
-                details.append(Details(f"pick {i} {r.commit.sha[:12]} {e.path}: end state {e.status} (HEAD vs "
-                                       "after the source, in file order)",
-                                       "\n".join(f"{c}: {ln}" for c, ln in e.lines) + (f"\n… {more} more" if more > 0
-                                                                                   else "") or "(no line differs: "
-                                       "end of line or final newline only)"))
-    data: dict[str, object] = {"picks": [_pick_data(r) for r in results],
-                               "merges": [{"sha": m.sha, "subject": m.subject} for m in merges],
-                               "missing_commits": [], "cut_point": None, "source_branch_pick": None}
-    not_verified = ["whether the picks build or pass tests (content only)",
-                    "file mode changes (only ± lines and blob ids are compared)",
-                    "similarity search reads only source commits that touch the unresolved picks' paths",
-                    "end state: which commit introduced a line (lines are classed by content, in file order)",
-                    "follow-ups found only by content (a change to the source's lines within 30 days) are a "
-                    "heuristic: a refactor that rewrites those lines is listed too"]
+                details.append(
+                    Details(
+                        f"pick {i} {r.commit.sha[:12]} {e.path}: end state {e.status} (HEAD vs "
+                        "after the source, in file order)",
+                        "\n".join(f"{c}: {ln}" for c, ln in e.lines)
+                        + (f"\n… {more} more" if more > 0 else "")
+                        or "(no line differs: end of line or final newline only)",
+                    )
+                )
+    data: dict[str, object] = {
+        "picks": [_pick_data(r) for r in results],
+        "merges": [{"sha": m.sha, "subject": m.subject} for m in merges],
+        "missing_commits": [],
+        "cut_point": None,
+        "source_branch_pick": None,
+    }
+    not_verified = [
+        "whether the picks build or pass tests (content only)",
+        "file mode changes (only ± lines and blob ids are compared)",
+        "similarity search reads only source commits that touch the unresolved picks' paths",
+        "end state: which commit introduced a line (lines are classed by content, in file order)",
+        "follow-ups found only by content (a change to the source's lines within 30 days) are a "
+        "heuristic: a refactor that rewrites those lines is listed too",
+    ]
     if merges:
         not_verified.append("merge commits inside the range (listed, not compared)")
     if missing is None:
-        not_verified.append("commits added to the source PR after the pick was cut (no --source-branch)")
+        not_verified.append(
+            "commits added to the source PR after the pick was cut (no --source-branch)"
+        )
     else:
         data["missing_commits"] = [c.as_dict() for c in missing.missing]
         data["branch_commits"] = [c.as_dict() for c in missing.commits]
         data["cut_point"], data["source_branch_pick"] = missing.cut_point, missing.pick
-        tables.append(Table(f"PR branch {source_branch}: commits vs pick "
-                            f"{missing.pick[:12] if missing.pick else '(none matched)'}",
-                            ["commit", "author date", "subject", "files ±", "carried", "state"],
-                            [[Sha(c.sha), iso(c.author_time), c.subject,
-                              ", ".join(f"{f['path']} +{f['added']} −{f['removed']}" for f in c.files),
-                              f"{c.contained:.2f}", c.state + (" (cut point)" if c.sha == missing.cut_point
-                                                               else "")] for c in missing.commits],
-                            legend="carried: share of the commit's signed lines found in the pick; cut point: "
-                                   "the last commit the pick carries (≥ 0.80); later commits are missing",
-                            control="the cut-point row itself is carried (≥ 0.80): it shows the match works"))
+        tables.append(
+            Table(
+                f"PR branch {source_branch}: commits vs pick "
+                f"{missing.pick[:12] if missing.pick else '(none matched)'}",
+                ["commit", "author date", "subject", "files ±", "carried", "state"],
+                [
+                    [
+                        Sha(c.sha),
+                        iso(c.author_time),
+                        c.subject,
+                        ", ".join(f"{f['path']} +{f['added']} −{f['removed']}" for f in c.files),
+                        f"{c.contained:.2f}",
+                        c.state + (" (cut point)" if c.sha == missing.cut_point else ""),
+                    ]
+                    for c in missing.commits
+                ],
+                legend="carried: share of the commit's signed lines found in the pick; cut point: "
+                "the last commit the pick carries (≥ 0.80); later commits are missing",
+                control="the cut-point row itself is carried (≥ 0.80): it shows the match works",
+            )
+        )
     data["follow_ups"] = [f.as_dict() for f in followups]
-    tables.append(Table(f"Follow-ups on {source_name} not picked",
-                        ["source", "follow-up", "subject", "why", "files", "severity"],
-                        [[Sha(f.unit[0]), Sha(f.sha), f.subject, f.why, ", ".join(f.paths), f.severity]
-                         for f in followups],
-                        legend="later commits on the source branch that fix a source: Fixes: trailer, revert, "
-                               "follow-up to #N, the same PR number, or (within 30 days) a change to lines the "
-                               "source added; ones a pick carries (≥ 0.80 of their lines) are left out. P1 when "
-                               "they touch non-test files the pick carries",
-                        control=f"{len(history)} source commit(s) after the fork point searched; a pick's own "
-                                "source never lists itself"))
+    tables.append(
+        Table(
+            f"Follow-ups on {source_name} not picked",
+            ["source", "follow-up", "subject", "why", "files", "severity"],
+            [
+                [Sha(f.unit[0]), Sha(f.sha), f.subject, f.why, ", ".join(f.paths), f.severity]
+                for f in followups
+            ],
+            legend="later commits on the source branch that fix a source: Fixes: trailer, revert, "
+            "follow-up to #N, the same PR number, or (within 30 days) a change to lines the "
+            "source added; ones a pick carries (≥ 0.80 of their lines) are left out. P1 when "
+            "they touch non-test files the pick carries",
+            control=f"{len(history)} source commit(s) after the fork point searched; a pick's own "
+            "source never lists itself",
+        )
+    )
     self_files = next((r for r in results if r.files), None)
-    controls = [Control("empty-input checksum", f"sha1 of no lines → {checksum([])}", checksum([]) == "da39a3ee")]
+    controls = [
+        Control(
+            "empty-input checksum", f"sha1 of no lines → {checksum([])}", checksum([]) == "da39a3ee"
+        )
+    ]
     if self_files:
         own = [f.pick for f in self_files.files if f.pick]
         # A pick compared with itself must come out identical: the comparator is not blind.
-        st = pick_status([f for f in compare_files(store.full[self_files.commit.sha].files,
-                                                   store.full[self_files.commit.sha].files)], True)
-        controls.append(Control("self-comparison", f"pick {self_files.commit.sha[:12]} ({len(own)} file(s)) "
-                                f"vs itself → {st}", st == "identical"))
-    controls.append(Control("batched git", f"{store.batches} diff-tree process(es) for {len(results)} pick(s) "
-                            f"and {len(history)} source commit(s)", None))
-    section = Section(SECTION_ID, "Cherry-pick fidelity", summary, tables, _findings(
-        results, merges, {c.sha for c in history}, missing, followups), controls, not_verified, details, data)
+        st = pick_status(
+            [
+                f
+                for f in compare_files(
+                    store.full[self_files.commit.sha].files, store.full[self_files.commit.sha].files
+                )
+            ],
+            True,
+        )
+        controls.append(
+            Control(
+                "self-comparison",
+                f"pick {self_files.commit.sha[:12]} ({len(own)} file(s)) vs itself → {st}",
+                st == "identical",
+            )
+        )
+    controls.append(
+        Control(
+            "batched git",
+            f"{store.batches} diff-tree process(es) for {len(results)} pick(s) "
+            f"and {len(history)} source commit(s)",
+            None,
+        )
+    )
+    section = Section(
+        SECTION_ID,
+        "Cherry-pick fidelity",
+        summary,
+        tables,
+        _findings(results, merges, {c.sha for c in history}, missing, followups),
+        controls,
+        not_verified,
+        details,
+        data,
+    )
     return _printable(section)
 
 
@@ -430,6 +770,7 @@ def _printable(obj: T) -> T:
     if isinstance(obj, dict):
         return {k: _printable(v) for k, v in obj.items()}  # type: ignore[return-value]
     if is_dataclass(obj) and not isinstance(obj, type):
-        return replace(obj, **{f.name: _printable(getattr(obj, f.name)) for f in fields(obj)
-                               if f.init})  # type: ignore[return-value]
+        return replace(
+            obj, **{f.name: _printable(getattr(obj, f.name)) for f in fields(obj) if f.init}
+        )
     return obj

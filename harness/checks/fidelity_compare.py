@@ -11,17 +11,32 @@ from dataclasses import dataclass, field
 from harness.git.patch import FilePatch
 
 EMPTY_SHA1 = hashlib.sha1(b"").hexdigest()[:8]  # "da39a3ee": the control every table states
-_TEST_PATH = re.compile(r"(^|/)(tests?|testing|__tests__|spec|specs)/|(^|/)test_[^/]*$|_test\.[^/.]+$"
-                        r"|\.(test|spec)\.[^/]+$|Tests?\.(java|kt|cs|scala)$|_spec\.rb$")
-_DOC_PATH = re.compile(r"(^|/)(docs?|changelog|changes|news)/|\.(rst|md|txt)$|(^|/)(CHANGELOG|CHANGES|NEWS|AUTHORS)"
-                       r"[^/]*$", re.IGNORECASE)
-_RELEASE_PATH = re.compile(r"(^|/)(pyproject\.toml|setup\.cfg|setup\.py|package\.json|Cargo\.toml|VERSION|"
-                           r"_?version\.py|\.mailmap|CITATION\.cff)$")
+_TEST_PATH = re.compile(
+    r"(^|/)(tests?|testing|__tests__|spec|specs)/|(^|/)test_[^/]*$|_test\.[^/.]+$"
+    r"|\.(test|spec)\.[^/]+$|Tests?\.(java|kt|cs|scala)$|_spec\.rb$"
+)
+_DOC_PATH = re.compile(
+    r"(^|/)(docs?|changelog|changes|news)/|\.(rst|md|txt)$|(^|/)(CHANGELOG|CHANGES|NEWS|AUTHORS)"
+    r"[^/]*$",
+    re.IGNORECASE,
+)
+_RELEASE_PATH = re.compile(
+    r"(^|/)(pyproject\.toml|setup\.cfg|setup\.py|package\.json|Cargo\.toml|VERSION|"
+    r"_?version\.py|release\.py|\.mailmap|CITATION\.cff)$"
+)
 
 # Pick statuses, most reassuring first.
 PICK_STATUSES = ("identical", "whitespace-only", "superset", "subset", "adapted", "no-source")
-FILE_STATUSES = ("identical", "context-only", "whitespace-only", "adapted", "extra-in-pick",
-                 "missing-from-pick", "renamed", "binary")
+FILE_STATUSES = (
+    "identical",
+    "context-only",
+    "whitespace-only",
+    "adapted",
+    "extra-in-pick",
+    "missing-from-pick",
+    "renamed",
+    "binary",
+)
 
 
 def checksum(lines: Iterable[bytes]) -> str:
@@ -74,8 +89,12 @@ class Side:
     new_blob: str | None
 
     def figures(self) -> dict[str, object]:
-        return {"added": len(self.added), "removed": len(self.removed),
-                "added_sha1": checksum(self.added), "removed_sha1": checksum(self.removed)}
+        return {
+            "added": len(self.added),
+            "removed": len(self.removed),
+            "added_sha1": checksum(self.added),
+            "removed_sha1": checksum(self.removed),
+        }
 
     def tokens(self) -> Counter[tuple[str, bytes]]:
         if self.binary:
@@ -87,10 +106,16 @@ class Side:
 def side_of(fps: Sequence[FilePatch]) -> Side:
     """Merge one or more patches of the same file (in history order) into one side."""
     first, last = fps[0], fps[-1]
-    return Side(path=last.path, old_path=first.old_path, status=first.status if len(fps) == 1 else "M",
-                added=[ln for f in fps for ln in f.added], removed=[ln for f in fps for ln in f.removed],
-                body=[ln for f in fps for ln in f.body], binary=any(f.binary for f in fps),
-                new_blob=last.new_blob)
+    return Side(
+        path=last.path,
+        old_path=first.old_path,
+        status=first.status if len(fps) == 1 else "M",
+        added=[ln for f in fps for ln in f.added],
+        removed=[ln for f in fps for ln in f.removed],
+        body=[ln for f in fps for ln in f.body],
+        binary=any(f.binary for f in fps),
+        new_blob=last.new_blob,
+    )
 
 
 @dataclass
@@ -137,10 +162,14 @@ def compare_pair(p: Side, s: Side, renamed: bool = False) -> FileResult:
         same = p.binary == s.binary and p.new_blob == s.new_blob
         return FileResult(path, "binary", p, s, same, "same blob" if same else "blob differs")
     if p.added == s.added and p.removed == s.removed:
-        status, same, note = ("identical", True, "") if p.body == s.body else \
-            ("context-only", True, "± identical, surrounding lines differ")
-    elif [norm(x) for x in p.added if norm(x)] == [norm(x) for x in s.added if norm(x)] and \
-            [norm(x) for x in p.removed if norm(x)] == [norm(x) for x in s.removed if norm(x)]:
+        status, same, note = (
+            ("identical", True, "")
+            if p.body == s.body
+            else ("context-only", True, "± identical, surrounding lines differ")
+        )
+    elif [norm(x) for x in p.added if norm(x)] == [norm(x) for x in s.added if norm(x)] and [
+        norm(x) for x in p.removed if norm(x)
+    ] == [norm(x) for x in s.removed if norm(x)]:
         status, same, note = "whitespace-only", False, "re-indented or re-spaced"
     else:
         status, same, note = "adapted", False, ""
@@ -148,12 +177,16 @@ def compare_pair(p: Side, s: Side, renamed: bool = False) -> FileResult:
     if status in ("adapted", "whitespace-only"):
         res.only_pick, res.only_source = _only(p, s), _only(s, p)
     if renamed:
-        res.note = f"source path {s.path}" + (f"; {res.status}" if res.status != "identical" else "")
+        res.note = f"source path {s.path}" + (
+            f"; {res.status}" if res.status != "identical" else ""
+        )
         res.status = "renamed"
     return res
 
 
-def compare_files(pick_files: Sequence[FilePatch], source_files: Sequence[FilePatch]) -> list[FileResult]:
+def compare_files(
+    pick_files: Sequence[FilePatch], source_files: Sequence[FilePatch]
+) -> list[FileResult]:
     """Pair the pick's files with the source's (same path, then rename, then same content)."""
     picks = {k: side_of(v) for k, v in _group(pick_files).items()}
     sources = {k: side_of(v) for k, v in _group(source_files).items()}
@@ -178,11 +211,29 @@ def compare_files(pick_files: Sequence[FilePatch], source_files: Sequence[FilePa
         if s is not None:
             results.append(compare_pair(p, s, renamed=True))
         else:
-            results.append(FileResult(p.path, "extra-in-pick", p, None, False, "not in the source",
-                                      only_pick=_only(p, Side(p.path, None, "M", [], [], [], False, None))))
+            results.append(
+                FileResult(
+                    p.path,
+                    "extra-in-pick",
+                    p,
+                    None,
+                    False,
+                    "not in the source",
+                    only_pick=_only(p, Side(p.path, None, "M", [], [], [], False, None)),
+                )
+            )
     for s in lone_s.values():
-        results.append(FileResult(s.path, "missing-from-pick", None, s, False, "not in the pick",
-                                  only_source=_only(s, Side(s.path, None, "M", [], [], [], False, None))))
+        results.append(
+            FileResult(
+                s.path,
+                "missing-from-pick",
+                None,
+                s,
+                False,
+                "not in the pick",
+                only_source=_only(s, Side(s.path, None, "M", [], [], [], False, None)),
+            )
+        )
     results.sort(key=lambda r: r.path)
     return results
 
@@ -203,8 +254,12 @@ def pick_status(results: Sequence[FileResult], has_source: bool) -> str:
         return "no-source"
     if all(r.same for r in results):
         return "identical"
-    if all(r.same or r.status == "whitespace-only" or (r.status == "renamed" and "whitespace-only" in r.note)
-           for r in results):
+    if all(
+        r.same
+        or r.status == "whitespace-only"
+        or (r.status == "renamed" and "whitespace-only" in r.note)
+        for r in results
+    ):
         return "whitespace-only"
     tp, ts = _tokens(results, "pick"), _tokens(results, "source")
     if all(tp[k] >= n for k, n in ts.items()):
@@ -216,9 +271,11 @@ def pick_status(results: Sequence[FileResult], has_source: bool) -> str:
 
 def overlap(a: Counter[tuple[str, bytes]], b: Counter[tuple[str, bytes]]) -> float:
     """Shared signed lines over the smaller side (0..1); informative lines (≥ 4 chars) when any."""
+
     def informative(c: Counter[tuple[str, bytes]]) -> Counter[tuple[str, bytes]]:
         inf = Counter({k: n for k, n in c.items() if len(k[1]) >= 4})
         return inf or c
+
     a, b = informative(a), informative(b)
     small = min(sum(a.values()), sum(b.values()))
     if not small:

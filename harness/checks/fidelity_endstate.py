@@ -32,7 +32,9 @@ class EndState:
     introduced: int = 0
     head_blob: str | None = None
     source_blob: str | None = None
-    lines: list[tuple[str, str]] = field(default_factory=list)  # (class, signed line), in file order
+    lines: list[tuple[str, str]] = field(
+        default_factory=list
+    )  # (class, signed line), in file order
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -76,7 +78,7 @@ def _diff(a: list[bytes], b: list[bytes], at: int, out: list[tuple[bytes, int]])
     hi = 0
     while hi < len(a) - lo and hi < len(b) - lo and a[-1 - hi] == b[-1 - hi]:
         hi += 1
-    a, b, at = a[lo:len(a) - hi], b[lo:len(b) - hi], at + lo
+    a, b, at = a[lo : len(a) - hi], b[lo : len(b) - hi], at + lo
     if not a or not b:
         _emit(a, b, at, out)
         return
@@ -99,9 +101,12 @@ def _emit(a: Sequence[bytes], b: Sequence[bytes], at: int, out: list[tuple[bytes
     out += [(b"-" + x, at + k) for k, x in enumerate(a)] + [(b"+" + x, at + len(a)) for x in b]
 
 
-def _exact(a: list[bytes], b: list[bytes], at: int, out: list[tuple[bytes, int]],
-           approximate: bool = False) -> None:
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=approximate).get_opcodes():
+def _exact(
+    a: list[bytes], b: list[bytes], at: int, out: list[tuple[bytes, int]], approximate: bool = False
+) -> None:
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(
+        None, a, b, autojunk=approximate
+    ).get_opcodes():
         if tag != "equal":
             _emit(a[i1:i2], b[j1:j2], at + i1, out)
 
@@ -161,10 +166,14 @@ def pick_lines(patches: dict[str, list]) -> dict[str, dict[str, Counter[bytes]]]
     return out
 
 
-def end_states(repo: GitRepo, fork: str, head: str,
-               items: Sequence[tuple[str, Sequence[FileResult], Sequence[str]]],
-               lines_by_pick: dict[str, dict[str, Counter[bytes]]],
-               renamed: dict[str, str] | None = None) -> dict[str, list[EndState]]:
+def end_states(
+    repo: GitRepo,
+    fork: str,
+    head: str,
+    items: Sequence[tuple[str, Sequence[FileResult], Sequence[str]]],
+    lines_by_pick: dict[str, dict[str, Counter[bytes]]],
+    renamed: dict[str, str] | None = None,
+) -> dict[str, list[EndState]]:
     """``items``: (pick, file results, sources in history order); picks without source are skipped.
 
     ``fork`` is where the range starts on the pick's own line (the merge base when BASE is the
@@ -187,12 +196,24 @@ def end_states(repo: GitRepo, fork: str, head: str,
             while at_head in renamed and renamed[at_head] not in seen:
                 at_head = renamed[at_head]
                 seen.add(at_head)
-            plan.append((pick, hp, [f"{head}:{at_head}", f"{sources[-1]}:{sp}", f"{sources[0]}^:{pp}",
-                                    f"{fork}:{bp}"]))
+            plan.append(
+                (
+                    pick,
+                    hp,
+                    [
+                        f"{head}:{at_head}",
+                        f"{sources[-1]}:{sp}",
+                        f"{sources[0]}^:{pp}",
+                        f"{fork}:{bp}",
+                    ],
+                )
+            )
     ids = object_ids(repo, [s for _, _, specs in plan for s in specs])
-    quads = [ids[i * 4:i * 4 + 4] for i in range(len(plan))]
+    quads = [ids[i * 4 : i * 4 + 4] for i in range(len(plan))]
     need = sorted({x for q in quads if q[0] != q[1] for x in q if x})
-    blobs = {oid: data for oid, data in zip(need, repo.read_blobs(need), strict=True) if data is not None}
+    blobs = {
+        oid: data for oid, data in zip(need, repo.read_blobs(need), strict=True) if data is not None
+    }
     totals: dict[str, Counter[bytes]] = {}
     for per in lines_by_pick.values():
         for path, c in per.items():
@@ -209,18 +230,29 @@ def end_states(repo: GitRepo, fork: str, head: str,
             st.status = "binary-differs"
             continue
         after_l, parent_l = _lines(ab), _lines(blobs.get(par) if par else None)
-        pre: Counter[bytes] | None = None  # what separated the fork point from the source's parent (lazily)
+        pre: Counter[bytes] | None = (
+            None  # what separated the fork point from the source's parent (lazily)
+        )
         # Where the source wrote: differences elsewhere come from the fork point or from other picks.
-        wrote = _touched(diff_at(parent_l, after_l), len(after_l), len(parent_l)) if after_l else None
-        at_head = specs[0].split(":", 1)[1]  # the path HEAD holds the file at (a later pick may have moved it)
+        wrote = (
+            _touched(diff_at(parent_l, after_l), len(after_l), len(parent_l)) if after_l else None
+        )
+        at_head = specs[0].split(":", 1)[
+            1
+        ]  # the path HEAD holds the file at (a later pick may have moved it)
         mine = lines_by_pick.get(pick, {})
         others = (totals.get(path, Counter()) - mine.get(path, Counter())) + (
-            totals.get(at_head, Counter()) - mine.get(at_head, Counter()) if at_head != path else Counter())
+            totals.get(at_head, Counter()) - mine.get(at_head, Counter())
+            if at_head != path
+            else Counter()
+        )
         for line, pos in diff_at(after_l, _lines(hb)):
             inside = wrote is None or pos in wrote or (line[:1] == b"+" and pos - 1 in wrote)
             if inside and pre is None:
                 if (par, b) not in pre_cache:
-                    pre_cache[(par, b)] = Counter(ordered_diff(parent_l, _lines(blobs.get(b) if b else None)))
+                    pre_cache[(par, b)] = Counter(
+                        ordered_diff(parent_l, _lines(blobs.get(b) if b else None))
+                    )
                 pre = pre_cache[(par, b)].copy()
             if (not inside and not others[line]) or (inside and pre is not None and pre[line] > 0):
                 if pre is not None:
@@ -236,6 +268,13 @@ def end_states(repo: GitRepo, fork: str, head: str,
                 cls = "introduced"
             if len(st.lines) < SHOWN_LINES:
                 st.lines.append((cls, line.decode("utf-8", "replace")))
-        st.status = "introduced" if st.introduced else "other-picks" if st.other_picks else \
-            "pre-existing" if st.pre_existing else "newline-differs"
+        st.status = (
+            "introduced"
+            if st.introduced
+            else "other-picks"
+            if st.other_picks
+            else "pre-existing"
+            if st.pre_existing
+            else "newline-differs"
+        )
     return out

@@ -19,6 +19,7 @@ from harness.checks.fidelity_compare import is_doc_path, is_test_path, norm
 from harness.checks.fidelity_source import PatchStore, pr_numbers
 from harness.git import GitRepo
 from harness.git.picks import LogEntry, paths_per_commit
+from harness.report.model import Severity
 
 WINDOW = 30 * 86_400  # content-only follow-ups: changes to the source's lines within 30 days
 FOCUS = 0.5  # share of a content follow-up's removed lines (in the source's files) the source added
@@ -38,14 +39,22 @@ class FollowUp:
     subject: str
     why: str
     paths: list[str]
-    severity: str
+    severity: Severity
 
     def as_dict(self) -> dict[str, object]:
-        return {"source": list(self.unit), "sha": self.sha, "subject": self.subject, "why": self.why,
-                "paths": self.paths, "severity": self.severity}
+        return {
+            "source": list(self.unit),
+            "sha": self.sha,
+            "subject": self.subject,
+            "why": self.why,
+            "paths": self.paths,
+            "severity": self.severity,
+        }
 
 
-def _refers(c: LogEntry, body: str, shas: Sequence[str], numbers: set[int], subjects: set[str]) -> str | None:
+def _refers(
+    c: LogEntry, body: str, shas: Sequence[str], numbers: set[int], subjects: set[str]
+) -> str | None:
     text = c.subject + "\n" + body
     for m in _FIXES.findall(text):
         if any(s.startswith(m.lower()) for s in shas):
@@ -64,10 +73,16 @@ def _refers(c: LogEntry, body: str, shas: Sequence[str], numbers: set[int], subj
     return None
 
 
-def find_followups(repo: GitRepo, history: Sequence[LogEntry], bodies: dict[str, str],
-                   units: dict[tuple[str, ...], list[str]],
-                   unit_picks: dict[tuple[str, ...], list[str]], picked: set[str], store: PatchStore,
-                   touched: dict[str, Sequence[str]] | None) -> list[FollowUp]:
+def find_followups(
+    repo: GitRepo,
+    history: Sequence[LogEntry],
+    bodies: dict[str, str],
+    units: dict[tuple[str, ...], list[str]],
+    unit_picks: dict[tuple[str, ...], list[str]],
+    picked: set[str],
+    store: PatchStore,
+    touched: dict[str, Sequence[str]] | None,
+) -> list[FollowUp]:
     """``units``: each source PR → its commits (the sources and, for a merge, the PR's commits);
     ``unit_picks``: the picks carrying it; ``picked``: every commit some pick resolves to."""
     order = {c.sha: i for i, c in enumerate(history)}
@@ -81,12 +96,24 @@ def find_followups(repo: GitRepo, history: Sequence[LogEntry], bodies: dict[str,
     named: dict[tuple[str, ...], list[tuple[str, str]]] = {}
     near: dict[tuple[str, ...], list[str]] = {}
     store.ensure([s for v in units.values() for s in v])
-    unit_paths = {u: {f.path for s in shas for f in store.full[s].files} for u, shas in units.items()}
+    unit_paths = {
+        u: {f.path for s in shas for f in store.full[s].files} for u, shas in units.items()
+    }
     paths_at: dict[str, Sequence[str]] = dict(touched) if touched is not None else {}
-    if touched is None:  # one name-only diff-tree for the window's commits (far cheaper than patches)
+    if (
+        touched is None
+    ):  # one name-only diff-tree for the window's commits (far cheaper than patches)
         starts = [entry[s].author_time for u in units for s in u if s in entry] or [0]
-        paths_at.update(paths_per_commit(repo, [c.sha for c in history if not c.is_merge and
-                                                min(starts) <= c.author_time <= max(starts) + WINDOW]))
+        paths_at.update(
+            paths_per_commit(
+                repo,
+                [
+                    c.sha
+                    for c in history
+                    if not c.is_merge and min(starts) <= c.author_time <= max(starts) + WINDOW
+                ],
+            )
+        )
     for unit, shas in units.items():
         on = [s for s in unit if s in order]
         if not on:
@@ -97,27 +124,47 @@ def find_followups(repo: GitRepo, history: Sequence[LogEntry], bodies: dict[str,
         numbers = {n for s in on for n in pr_numbers(entry[s].subject)}
         subjects = {entry[s].subject for s in on}
         asks = naming | {x for n in numbers for x in by_number.get(n, [])}
-        for c in history[start + 1:]:
+        for c in history[start + 1 :]:
             if c.sha in own or c.sha in picked:
                 continue
-            why = _refers(c, bodies.get(c.sha, ""), [*unit, *shas], numbers, subjects) if c.sha in asks else None
+            why = (
+                _refers(c, bodies.get(c.sha, ""), [*unit, *shas], numbers, subjects)
+                if c.sha in asks
+                else None
+            )
             if why:
                 named.setdefault(unit, []).append((c.sha, why))
-            elif not c.is_merge and c.author_time - when <= WINDOW and \
-                    not unit_paths[unit].isdisjoint(paths_at.get(c.sha, ())):
+            elif (
+                not c.is_merge
+                and c.author_time - when <= WINDOW
+                and not unit_paths[unit].isdisjoint(paths_at.get(c.sha, ()))
+            ):
                 near.setdefault(unit, []).append(c.sha)
-    store.ensure([c for v in named.values() for c, _ in v] + [c for v in near.values() for c in v]
-                 + [s for v in units.values() for s in v])
+    store.ensure(
+        [c for v in named.values() for c, _ in v]
+        + [c for v in near.values() for c in v]
+        + [s for v in units.values() for s in v]
+    )
     carried = _keys(store, [p for v in unit_picks.values() for p in v])
     out: list[FollowUp] = []
     paths_of: dict[tuple[str, ...], set[str]] = {}
     for unit, shas in units.items():
-        added = {norm(ln) for s in shas for f in store.full[s].files for ln in f.added if len(norm(ln)) >= 8}
-        pick_paths = {f.path for p in unit_picks.get(unit, []) for f in store.full[p].files if is_code(f.path)}
+        added = {
+            norm(ln)
+            for s in shas
+            for f in store.full[s].files
+            for ln in f.added
+            if len(norm(ln)) >= 8
+        }
+        pick_paths = {
+            f.path for p in unit_picks.get(unit, []) for f in store.full[p].files if is_code(f.path)
+        }
         found = list(named.get(unit, []))
         paths_of[unit] = {f.path for s in shas for f in store.full[s].files}
         for sha in near.get(unit, []):
-            files = [f for f in store.full[sha].files if f.status != "D" and f.path in paths_of[unit]]
+            files = [
+                f for f in store.full[sha].files if f.status != "D" and f.path in paths_of[unit]
+            ]
             readded = Counter(norm(ln) for f in store.full[sha].files for ln in f.added)
             removed = []  # a removed line the same commit adds back (a re-sort, a move) is no change
             for ln in (norm(x) for f in files for x in f.removed if not _VERSIONISH.search(x)):
@@ -128,13 +175,15 @@ def find_followups(repo: GitRepo, history: Sequence[LogEntry], bodies: dict[str,
             hit = sum(1 for ln in removed if ln in added)
             # A fix of the source rewrites mostly its lines; a refactor that passes through them does not.
             if hit and hit >= FOCUS * len(removed):
-                found.append((sha, f"changes lines the source added ({hit} of {len(removed)} removed)"))
+                found.append(
+                    (sha, f"changes lines the source added ({hit} of {len(removed)} removed)")
+                )
         for sha, why in sorted(found, key=lambda t: order[t[0]]):
             keys = _keys(store, [sha])
             if keys and sum((keys & carried).values()) >= CARRIED * sum(keys.values()):
                 continue  # a pick carries it (e.g. a release-branch merge back into main)
             paths = sorted({f.path for f in store.full[sha].files})
-            sev = "P1" if pick_paths & set(paths) else "P2"
+            sev: Severity = "P1" if pick_paths & set(paths) else "P2"
             out.append(FollowUp(unit, sha, entry[sha].subject, why, paths, sev))
     return out
 

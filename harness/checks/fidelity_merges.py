@@ -32,7 +32,9 @@ def brought_by(history: Sequence[LogEntry], tip: str) -> dict[str, str]:
     return out
 
 
-def pr_commits(history: Sequence[LogEntry], brought: dict[str, str], merges: set[str]) -> dict[str, list[str]]:
+def pr_commits(
+    history: Sequence[LogEntry], brought: dict[str, str], merges: set[str]
+) -> dict[str, list[str]]:
     """For each merge of ``merges``: the commits it brought in, oldest first."""
     out: dict[str, list[str]] = {m: [] for m in merges}
     for c in history:

@@ -33,9 +33,16 @@ class BranchCommit:
         return all(is_test_path(str(f["path"])) for f in self.files)
 
     def as_dict(self) -> dict[str, object]:
-        return {"sha": self.sha, "subject": self.subject, "author_time": self.author_time,
-                "author_date": iso(self.author_time), "files": self.files, "state": self.state,
-                "contained": self.contained, "test_only": self.test_only}
+        return {
+            "sha": self.sha,
+            "subject": self.subject,
+            "author_time": self.author_time,
+            "author_date": iso(self.author_time),
+            "files": self.files,
+            "state": self.state,
+            "contained": self.contained,
+            "test_only": self.test_only,
+        }
 
 
 def iso(ts: int) -> str:
@@ -65,9 +72,12 @@ def _share(part: Counter[tuple[str, bytes]], whole: Counter[tuple[str, bytes]]) 
     return sum((part & whole).values()) / total if total else 0.0
 
 
-def find_missing(branch: Sequence[Commit], patches: dict[str, Patch],
-                 pick_keys: dict[str, Counter[tuple[str, bytes]]],
-                 completing: Sequence[str] = ()) -> MissingResult:
+def find_missing(
+    branch: Sequence[Commit],
+    patches: dict[str, Patch],
+    pick_keys: dict[str, Counter[tuple[str, bytes]]],
+    completing: Sequence[str] = (),
+) -> MissingResult:
     """Pick the pick that carries most of the branch, then find the cut point on it.
 
     ``completing``: picks of the range whose source is a commit of the branch (e.g. the missing
@@ -87,9 +97,18 @@ def find_missing(branch: Sequence[Commit], patches: dict[str, Patch],
             carried = carried + pick_keys[p]
     rows = []
     for c in branch:
-        files = [{"path": f.path, "added": len(f.added), "removed": len(f.removed)} for f in patches[c.sha].files]
-        rows.append(BranchCommit(c.sha, c.subject, c.author_time, files, round(_share(keys[c.sha], carried), 3)))
-    cut = max((i for i, r in enumerate(rows) if keys[r.sha] and r.contained >= CONTAINED), default=-1)
+        files = [
+            {"path": f.path, "added": len(f.added), "removed": len(f.removed)}
+            for f in patches[c.sha].files
+        ]
+        rows.append(
+            BranchCommit(
+                c.sha, c.subject, c.author_time, files, round(_share(keys[c.sha], carried), 3)
+            )
+        )
+    cut = max(
+        (i for i, r in enumerate(rows) if keys[r.sha] and r.contained >= CONTAINED), default=-1
+    )
     for i, r in enumerate(rows):
         if not keys[r.sha] and not any(f["added"] or f["removed"] for f in r.files) and not r.files:
             r.state = "empty"

@@ -58,7 +58,10 @@ def trailer_shas(message: str) -> list[str]:
 
 def needs_content_search(picks: Sequence[Commit], mapping: dict[str, list[str]]) -> bool:
     """Whether some pick names its source neither by --map, trailer nor PR number."""
-    return any(p.sha not in mapping and not trailer_shas(p.body) and not pr_numbers(p.subject) for p in picks)
+    return any(
+        p.sha not in mapping and not trailer_shas(p.body) and not pr_numbers(p.subject)
+        for p in picks
+    )
 
 
 @dataclass
@@ -69,7 +72,9 @@ class Resolution:
     via: str | None = None  # map, trailer, pr-number, patch-id, similarity, merge, or None
     confidence: float | None = None
     note: str = ""
-    found_by: str | None = None  # how it was found (via itself, or what found the merge when via is merge)
+    found_by: str | None = (
+        None  # how it was found (via itself, or what found the merge when via is merge)
+    )
 
 
 class PatchStore:
@@ -77,7 +82,9 @@ class PatchStore:
 
     def __init__(self, repo: GitRepo, merge_parents: dict[str, str] | None = None) -> None:
         self.repo = repo
-        self.merge_parents = merge_parents or {}  # a merge's change is its diff against the first parent
+        self.merge_parents = (
+            merge_parents or {}
+        )  # a merge's change is its diff against the first parent
         self.full: dict[str, Patch] = {}
         self._keys: dict[str, Counter[tuple[str, bytes]]] = {}
         self.batches = 0  # diff-tree processes started (a control reports it; tests read it)
@@ -127,13 +134,26 @@ def patch_id(files: Sequence[FilePatch]) -> str:
 class SourceFinder:
     """Resolves the picks of a range against the source history (oldest first)."""
 
-    def __init__(self, repo: GitRepo, picks: Sequence[Commit], history: Sequence[LogEntry],
-                 mapping: dict[str, list[str]], store: PatchStore,
-                 touched: Future[list[LogEntry]] | None = None,
-                 merge_titles: dict[str, str] | None = None, brought: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        repo: GitRepo,
+        picks: Sequence[Commit],
+        history: Sequence[LogEntry],
+        mapping: dict[str, list[str]],
+        store: PatchStore,
+        touched: Future[list[LogEntry]] | None = None,
+        merge_titles: dict[str, str] | None = None,
+        brought: dict[str, str] | None = None,
+    ) -> None:
         self.brought = brought or {}  # commit -> the merge that brought it into the source branch
         self.touched = touched  # the history again, with changed paths (started early, in a thread)
-        self.repo, self.picks, self.history, self.mapping, self.store = repo, picks, history, mapping, store
+        self.repo, self.picks, self.history, self.mapping, self.store = (
+            repo,
+            picks,
+            history,
+            mapping,
+            store,
+        )
         self.merges = {c.sha for c in history if c.is_merge}
         # A merge's PR title (first line of its body, "Merge pull request #N from …" keeps it there).
         self.by_title: dict[str, list[str]] = {}
@@ -152,7 +172,9 @@ class SourceFinder:
         for c in history:
             if not c.is_merge:
                 self.by_authored.setdefault(c.author_time, []).append(c)
-        self.rejected: dict[str, str] = {}  # pick -> PR-number candidates its content did not confirm
+        self.rejected: dict[
+            str, str
+        ] = {}  # pick -> PR-number candidates its content did not confirm
         self.title_cands: dict[str, list[str]] = {}  # pick -> merges whose PR title is its subject
 
     def resolve(self) -> dict[str, Resolution]:
@@ -172,9 +194,12 @@ class SourceFinder:
                 # A title many merges share ("pre-commit autoupdate") names no PR in particular.
                 self.title_cands[pick.sha] = titled if len(titled) == 1 else []
         # Phase A: the picks and every named candidate, in one diff-tree process.
-        self.store.ensure([p.sha for p in self.picks] + [s for r in res.values() for s in r.sources]
-                          + [s for c in pr_cands.values() for s in c]
-                          + [s for c in self.title_cands.values() for s in c])
+        self.store.ensure(
+            [p.sha for p in self.picks]
+            + [s for r in res.values() for s in r.sources]
+            + [s for c in pr_cands.values() for s in c]
+            + [s for c in self.title_cands.values() for s in c]
+        )
         for sha, cands in pr_cands.items():
             r = self._confirm(sha, cands)
             if r is not None:
@@ -197,7 +222,9 @@ class SourceFinder:
         """Trailer shas per pick, resolved in one batch; ones on the source history preferred."""
         named = {p.sha: trailer_shas(p.body) for p in self.picks if p.sha not in self.mapping}
         specs = sorted({t for ts in named.values() for t in ts})
-        ids = dict(zip(specs, object_ids(self.repo, [f"{t}^{{commit}}" for t in specs])))
+        ids = dict(
+            zip(specs, object_ids(self.repo, [f"{t}^{{commit}}" for t in specs]), strict=False)
+        )
         out: dict[str, list[str]] = {}
         for pick, ts in named.items():
             found = [ids[t] for t in ts if ids.get(t)]
@@ -216,11 +243,19 @@ class SourceFinder:
         if not pk:
             subject = strip_numbers(next(p.subject for p in self.picks if p.sha == pick))
             same = [c for c in cands if strip_numbers(self.subjects[c]) == subject]
-            return Resolution(same, "pr-number", 0.0, "empty pick: confirmed by subject only") if same else None
+            return (
+                Resolution(same, "pr-number", 0.0, "empty pick: confirmed by subject only")
+                if same
+                else None
+            )
         scores = {c: overlap(pk, self.store.keys(c)) for c in cands}
         confirmed = [c for c in cands if scores[c] >= CONFIRM_OVERLAP]
-        note = "" if len(confirmed) == len(cands) else "PR-number candidates rejected by content: " + \
-            ", ".join(f"{c[:12]} ({scores[c]:.2f})" for c in cands if c not in confirmed)
+        note = (
+            ""
+            if len(confirmed) == len(cands)
+            else "PR-number candidates rejected by content: "
+            + ", ".join(f"{c[:12]} ({scores[c]:.2f})" for c in cands if c not in confirmed)
+        )
         if not confirmed:
             self.rejected[pick] = note
             return None
@@ -241,7 +276,11 @@ class SourceFinder:
         """The one source commit with the pick's author date and subject, confirmed by content."""
         c = next(x for x in self.picks if x.sha == pick)
         subject = strip_numbers(c.subject)
-        cands = [x.sha for x in self.by_authored.get(c.author_time, []) if strip_numbers(x.subject) == subject]
+        cands = [
+            x.sha
+            for x in self.by_authored.get(c.author_time, [])
+            if strip_numbers(x.subject) == subject
+        ]
         if len(cands) != 1:
             return None
         self.store.ensure(cands)
@@ -253,10 +292,14 @@ class SourceFinder:
         todo = [p for p in unresolved if self.store.full[p].files]
         if not todo:
             return {}
-        paths = {x for p in todo for f in self.store.full[p].files for x in (f.old_path, f.new_path) if x}
+        paths = {
+            x for p in todo for f in self.store.full[p].files for x in (f.old_path, f.new_path) if x
+        }
         history = [c.sha for c in self.history if not c.is_merge]
         if self.touched is not None:
-            touched: dict[str, Sequence[str]] = {c.sha: c.paths or () for c in self.touched.result()}
+            touched: dict[str, Sequence[str]] = {
+                c.sha: c.paths or () for c in self.touched.result()
+            }
         else:
             touched = dict(paths_per_commit(self.repo, history))
             self.store.batches += 1
@@ -287,19 +330,26 @@ class SourceFinder:
                 continue
             pk = self.store.keys(p)
             hits: Counter[str] = Counter()
-            for key, n in pk.items():
+            for key, _n in pk.items():
                 posting = index.get(key, [])
                 if len(posting) <= _COMMON_LINE:
                     for sha in set(posting):
                         hits[sha] += 1
             total = sum(pk.values())
-            ranked = sorted(hits, key=lambda s: (-2 * hits[s] / (total + size[s]), self.order[s]))[:3]
-            scored[p] = sorted(((dice(pk, self.store.keys(c)), c) for c in ranked),
-                               key=lambda t: (-t[0], self.order[t[1]]))
+            ranked = sorted(hits, key=lambda s: (-2 * hits[s] / (total + size[s]), self.order[s]))[
+                :3
+            ]
+            scored[p] = sorted(
+                ((dice(pk, self.store.keys(c)), c) for c in ranked),
+                key=lambda t: (-t[0], self.order[t[1]]),
+            )
         # A PR merged with a merge commit is one change: the merge that brought a pick's best commit
         # in may match the pick better (the whole PR, squashed into one pick). One more batch.
-        merges = {p: self.brought[sc[0][1]] for p, sc in scored.items()
-                  if sc and sc[0][0] < 1.0 and sc[0][1] in self.brought}
+        merges = {
+            p: self.brought[sc[0][1]]
+            for p, sc in scored.items()
+            if sc and sc[0][0] < 1.0 and sc[0][1] in self.brought
+        }
         self.store.ensure(sorted(set(merges.values())))
         for p, sc in scored.items():
             if p in merges:
@@ -309,5 +359,7 @@ class SourceFinder:
             if sc and sc[0][0] >= SIMILARITY_MIN:
                 out[p] = Resolution([sc[0][1]], "similarity", round(sc[0][0], 3))
             elif sc and sc[0][0] >= _MENTION:
-                out[p] = Resolution([], None, None, f"best candidate {sc[0][1][:12]} at similarity {sc[0][0]:.2f}")
+                out[p] = Resolution(
+                    [], None, None, f"best candidate {sc[0][1][:12]} at similarity {sc[0][0]:.2f}"
+                )
         return out

@@ -12,13 +12,13 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Protocol
 
-from harness.checks.fidelity_source import PatchStore
+from harness.checks.fidelity_source import PatchStore, Resolution
 from harness.git.patch import FilePatch
 
 
 class _Pick(Protocol):  # fidelity.PickResult, without the import cycle
     commit: object
-    resolution: object
+    resolution: Resolution
     status: str
     pr_commits: list[tuple[str, str]]
     unit: tuple[str, ...]
@@ -34,17 +34,18 @@ def net(files: Sequence[FilePatch]) -> dict[str, Counter[bytes]]:
             c[ln] += 1
         for ln in f.removed:
             c[ln] -= 1
-    return {p: Counter({k: n for k, n in c.items() if n}) for p, c in out.items() if any(c.values())}
+    return {
+        p: Counter({k: n for k, n in c.items() if n}) for p, c in out.items() if any(c.values())
+    }
 
 
 def complete_units(results: Sequence[_Pick], store: PatchStore) -> None:
     """Set each pick's ``unit`` and, where the union of a unit's picks equals its source by net effect,
     the ``completed_by`` of the members that are not identical on their own."""
-    inner = {c: tuple(r.resolution.sources) for r in results  # type: ignore[attr-defined]
-             for c, _ in r.pr_commits}
+    inner = {c: tuple(r.resolution.sources) for r in results for c, _ in r.pr_commits}
     groups: dict[tuple[str, ...], list[_Pick]] = {}
     for r in results:
-        sources = tuple(r.resolution.sources)  # type: ignore[attr-defined]
+        sources = tuple(r.resolution.sources)
         if not sources:
             continue
         if not r.unit:

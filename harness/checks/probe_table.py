@@ -75,9 +75,9 @@ def _expectation(
     mine = grid[e.column]
     bad: list[str] = []
     if e.same_as or e.differs_from:
-        other = e.same_as or e.differs_from
+        other = e.same_as or e.differs_from or ""
         what = f"{e.column} {'same as' if e.same_as else 'differs from'} {other}"
-        failed_other = [i for i in scope if grid[other][i].status != "ok"]  # type: ignore[index]
+        failed_other = [i for i in scope if grid[other][i].status != "ok"]
         if failed_other and len(failed_other) == len(scope):
             # The reference column has no values (e.g. a control that no longer applies): nothing
             # to compare; the failed cells are reported by their own finding.
@@ -85,12 +85,12 @@ def _expectation(
         for i in scope:
             if i in failed_other:
                 continue
-            equal = outcome(mine[i]) == outcome(grid[other][i])  # type: ignore[index]
+            equal = outcome(mine[i]) == outcome(grid[other][i])
             if equal != bool(e.same_as):
                 bad.append(
                     f"{row_label(probe.rows[i])} ({e.column} {_short(mine[i])} vs {other} "
                     f"{_short(grid[other][i])})"
-                )  # type: ignore[index]
+                )
     elif e.status:
         what = f"{e.column} status {e.status}"
         bad = [

@@ -288,7 +288,7 @@ def _range_table(needle: str, spec: str, rng: RangeTrace) -> Table:
     return Table(
         title=f"commits in {spec} that add or remove {needle!r}",
         columns=["commit", "subject", "lines before", "lines after", "change"],
-        rows=rows,  # type: ignore[arg-type]
+        rows=rows,
         legend=f"count at A = {rng.count_base}, at B = {rng.count_head}; commits picked by git log -S "
         "(number of occurrences changed), counted at the commit and its first parent",
         control="range arithmetic: per-commit changes add up to B minus A when the range has no merges",

@@ -133,7 +133,10 @@ def requirements(requires: list[str], target: Target) -> list[tuple[str, Any]]:
     try:
         from packaging.requirements import InvalidRequirement, Requirement
     except ImportError:  # pip always carries a copy
-        from pip._vendor.packaging.requirements import InvalidRequirement, Requirement  # type: ignore[no-redef, assignment]
+        from pip._vendor.packaging.requirements import (  # type: ignore[assignment]
+            InvalidRequirement,
+            Requirement,
+        )
     env = _marker_env(target)
     out = []
     for line in requires:

@@ -20,19 +20,26 @@ def object_ids(repo: GitRepo, specs: Sequence[str]) -> list[str | None]:
     proc = repo.popen(["cat-file", "--batch-check=%(objectname) %(objecttype)"])
     out, err = proc.communicate("".join(s + "\n" for s in asked).encode("utf-8", "surrogateescape"))
     if proc.returncode != 0:
-        raise GitError(["cat-file", "--batch-check"], proc.returncode, err.decode("utf-8", "replace"))
+        raise GitError(
+            ["cat-file", "--batch-check"], proc.returncode, err.decode("utf-8", "replace")
+        )
     answers = out.decode("utf-8", "surrogateescape").split("\n")
     found: dict[str, str | None] = {}
-    for spec, line in zip(asked, answers):
+    for spec, line in zip(asked, answers, strict=False):
         # "<spec> missing" / "<spec> ambiguous" end with the status word; found objects with a type.
         parts = line.rsplit(" ", 1)
-        ok = len(parts) == 2 and parts[1] in ("blob", "tree", "commit", "tag") and len(parts[0]) >= 40
+        ok = (
+            len(parts) == 2
+            and parts[1] in ("blob", "tree", "commit", "tag")
+            and len(parts[0]) >= 40
+        )
         found[spec] = parts[0] if ok else None
     return [found.get(s) for s in specs]
 
 
-def paths_per_commit(repo: GitRepo, shas: Sequence[str],
-                     against: dict[str, str] | None = None) -> dict[str, list[str]]:
+def paths_per_commit(
+    repo: GitRepo, shas: Sequence[str], against: dict[str, str] | None = None
+) -> dict[str, list[str]]:
     """Paths each commit changes against its first parent (or ``against[sha]``: a merge's first
     parent), in one ``diff-tree --stdin --name-only``.
 
@@ -41,19 +48,31 @@ def paths_per_commit(repo: GitRepo, shas: Sequence[str],
     """
     if not shas:
         return {}
-    args = ["diff-tree", "--stdin", "-r", "-z", "--name-only", "--no-renames", "--always", "--root",
-            "--format=%x01%H"]
+    args = [
+        "diff-tree",
+        "--stdin",
+        "-r",
+        "-z",
+        "--name-only",
+        "--no-renames",
+        "--always",
+        "--root",
+        "--format=%x01%H",
+    ]
     proc = repo.popen(args)
     against = against or {}
-    out, err = proc.communicate("".join(f"{s} {against[s]}\n" if s in against else s + "\n"
-                                        for s in shas).encode())
+    out, err = proc.communicate(
+        "".join(f"{s} {against[s]}\n" if s in against else s + "\n" for s in shas).encode()
+    )
     if proc.returncode != 0:
         raise GitError(args, proc.returncode, err.decode("utf-8", "replace"))
     result: dict[str, list[str]] = {}
     for chunk in out.split(b"\x01")[1:]:
         sha, _, rest = chunk.partition(b"\0")
         rest = rest[1:] if rest.startswith(b"\n") else rest
-        result[sha.decode()] = [p.decode("utf-8", "surrogateescape") for p in rest.split(b"\0") if p]
+        result[sha.decode()] = [
+            p.decode("utf-8", "surrogateescape") for p in rest.split(b"\0") if p
+        ]
     return result
 
 
@@ -73,8 +92,9 @@ class LogEntry:
         return len(self.parents) > 1
 
 
-def history(repo: GitRepo, include: Sequence[str], exclude: Sequence[str] = (), *,
-            paths: bool = False) -> list[LogEntry]:
+def history(
+    repo: GitRepo, include: Sequence[str], exclude: Sequence[str] = (), *, paths: bool = False
+) -> list[LogEntry]:
     """Commits of ``include ^exclude``, oldest first, in one ``git log`` (with ``--name-only`` if ``paths``)."""
     args = ["log", "--reverse", "-z", "--format=%x01%H %P%x1f%at%x1f%ct%x1f%s"]
     if paths:  # a merge's paths are those of its first-parent diff (the whole PR)
@@ -102,8 +122,14 @@ def fork_point(repo: GitRepo, base: str, head: str) -> str:
     return oldest[1] if len(oldest) > 1 else base
 
 
-def bodies(repo: GitRepo, include: Sequence[str], exclude: Sequence[str] = (), *, merges: bool = False,
-           grep: Sequence[str] = ()) -> dict[str, str]:
+def bodies(
+    repo: GitRepo,
+    include: Sequence[str],
+    exclude: Sequence[str] = (),
+    *,
+    merges: bool = False,
+    grep: Sequence[str] = (),
+) -> dict[str, str]:
     """Message bodies of ``include ^exclude`` in one ``git log``: merges only, or the commits whose
     message matches one of the ``grep`` patterns (extended regex, case-insensitive)."""
     args = ["log", "-z", "--format=%x01%H%x1f%b"]

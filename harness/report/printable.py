@@ -35,7 +35,7 @@ def printable(obj: T) -> T:
             type(obj)(printable(x) for x in obj)
             if not hasattr(obj, "_fields")
             else type(obj)(*(printable(x) for x in obj))
-        )  # type: ignore[return-value]
+        )
     if isinstance(obj, dict):
         return {printable(k): printable(v) for k, v in obj.items()}  # type: ignore[return-value]
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):

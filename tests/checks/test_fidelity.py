@@ -23,8 +23,10 @@ def scenario(tmp_path_factory) -> Scenario:
 @pytest.fixture(scope="module")
 def result(scenario):
     section = fidelity_section(GitRepo(scenario.b.path), scenario.base, "release", "main", "pr")
-    by_name = {name: next(p for p in section.data["picks"] if p["pick"] == sha)
-               for name, sha in scenario.pick.items()}
+    by_name = {
+        name: next(p for p in section.data["picks"] if p["pick"] == sha)
+        for name, sha in scenario.pick.items()
+    }
     return section, by_name
 
 
@@ -45,20 +47,23 @@ def test_empty_input_checksum_is_the_sha1_of_nothing():
     assert checksum([]) == "da39a3ee" == hashlib.sha1(b"").hexdigest()[:8]
 
 
-@pytest.mark.parametrize("name,via,status", [
-    ("identical", "trailer", "identical"),
-    ("context", "pr-number", "identical"),
-    ("ws", "patch-id", "whitespace-only"),
-    ("subset", "pr-number", "subset"),
-    ("superset", "similarity", "superset"),
-    ("adapted", "pr-number", "adapted"),
-    ("binary", "pr-number", "identical"),
-    ("latin", "pr-number", "identical"),
-    ("two", "pr-number", "identical"),
-    ("rename", "trailer", "identical"),
-    ("stray", None, "no-source"),
-    ("squash", "pr-number", "subset"),
-])
+@pytest.mark.parametrize(
+    "name,via,status",
+    [
+        ("identical", "trailer", "identical"),
+        ("context", "pr-number", "identical"),
+        ("ws", "patch-id", "whitespace-only"),
+        ("subset", "pr-number", "subset"),
+        ("superset", "similarity", "superset"),
+        ("adapted", "pr-number", "adapted"),
+        ("binary", "pr-number", "identical"),
+        ("latin", "pr-number", "identical"),
+        ("two", "pr-number", "identical"),
+        ("rename", "trailer", "identical"),
+        ("stray", None, "no-source"),
+        ("squash", "pr-number", "subset"),
+    ],
+)
 def test_each_pick_gets_its_source_and_status(scenario, result, name, via, status):
     pick = result[1][name]
     assert pick["source_via"] == via
@@ -74,8 +79,16 @@ def test_file_statuses_and_checksums(result):
     picks = result[1]
     f = picks["identical"]["files"][0]
     assert (f["path"], f["status"]) == ("core.py", "identical")
-    assert f["pick"] == f["source"] == {"added": 1, "removed": 1, "added_sha1": _sha8(b"    return x + 3  # fixed"),
-                                        "removed_sha1": _sha8(b"    return x + 3")}
+    assert (
+        f["pick"]
+        == f["source"]
+        == {
+            "added": 1,
+            "removed": 1,
+            "added_sha1": _sha8(b"    return x + 3  # fixed"),
+            "removed_sha1": _sha8(b"    return x + 3"),
+        }
+    )
     assert picks["context"]["files"][0]["status"] == "context-only"
     assert picks["ws"]["files"][0]["status"] == "whitespace-only"
     sub = {f["path"]: f for f in picks["subset"]["files"]}
@@ -86,7 +99,9 @@ def test_file_statuses_and_checksums(result):
     assert sup == {"compat.py": "extra-in-pick", "core.py": "identical"}
     ad = picks["adapted"]["files"][0]
     assert ad["status"] == "adapted"
-    assert ad["only_in_pick"] == ["+    return x + 11 + 111"] and ad["only_in_source"] == ["+    return x + 11 + 110"]
+    assert ad["only_in_pick"] == ["+    return x + 11 + 111"] and ad["only_in_source"] == [
+        "+    return x + 11 + 110"
+    ]
 
 
 def test_empty_side_shows_the_control_checksum(result):
@@ -96,7 +111,12 @@ def test_empty_side_shows_the_control_checksum(result):
 
 def test_binary_and_non_utf8_files(result):
     b = result[1]["binary"]["files"][0]
-    assert (b["path"], b["status"], b["same"], b["note"]) == ("logo.bin", "binary", True, "same blob")
+    assert (b["path"], b["status"], b["same"], b["note"]) == (
+        "logo.bin",
+        "binary",
+        True,
+        "same blob",
+    )
     lat = result[1]["latin"]["files"][0]
     assert lat["status"] == "identical"
     assert lat["pick"]["added_sha1"] == _sha8(b"na\xefve \xff")  # bytes, never decoded
@@ -170,12 +190,23 @@ def test_missing_pr_commits_after_the_cut_point(scenario, result):
 
 def test_map_overrides_every_other_way(scenario):
     repo = GitRepo(scenario.b.path)
-    s = fidelity_section(repo, scenario.base, "release", "main",
-                         mapping={scenario.pick["stray"]: scenario.src["latin"]})
+    s = fidelity_section(
+        repo,
+        scenario.base,
+        "release",
+        "main",
+        mapping={scenario.pick["stray"]: scenario.src["latin"]},
+    )
     stray = next(p for p in s.data["picks"] if p["pick"] == scenario.pick["stray"])
-    assert (stray["source_via"], stray["source"], stray["status"]) == ("map", scenario.src["latin"], "adapted")
+    assert (stray["source_via"], stray["source"], stray["status"]) == (
+        "map",
+        scenario.src["latin"],
+        "adapted",
+    )
     with pytest.raises(UsageError):
-        fidelity_section(repo, scenario.base, "release", "main", mapping={scenario.src["latin"]: "main"})
+        fidelity_section(
+            repo, scenario.base, "release", "main", mapping={scenario.src["latin"]: "main"}
+        )
 
 
 def test_git_work_is_batched(scenario, result):
@@ -205,5 +236,10 @@ def test_rejected_pr_number_falls_back_to_content(builder):
     pick = builder.commit("Real fix (#1)", {"a.py": "x = 10\ny = 2\n"})
     s = fidelity_section(GitRepo(builder.path), base, "release", "main")
     (p,) = s.data["picks"]
-    assert (p["pick"], p["source"], p["source_via"], p["status"]) == (pick, real, "patch-id", "identical")
+    assert (p["pick"], p["source"], p["source_via"], p["status"]) == (
+        pick,
+        real,
+        "patch-id",
+        "identical",
+    )
     assert "rejected by content" in p["note"]

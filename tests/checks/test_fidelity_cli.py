@@ -30,17 +30,40 @@ def test_json_keys_and_exit_code(scenario, run_cli):
         for f in p["files"]:
             assert {"path", "status", "pick", "source"} <= set(f)
             for side in (f["pick"], f["source"]):
-                assert side is None or set(side) == {"added", "removed", "added_sha1", "removed_sha1"}
+                assert side is None or set(side) == {
+                    "added",
+                    "removed",
+                    "added_sha1",
+                    "removed_sha1",
+                }
 
 
 def test_fail_on_never_and_p2(scenario, run_cli):
     assert run_cli(*_args(scenario, "--format", "json", "--fail-on", "never"))[0] == 0
-    clean = ["fidelity", f"{scenario.base}..{scenario.pick['latin']}", "--source", "main",
-             "--repo", str(scenario.b.path), "--format", "json"]
+    clean = [
+        "fidelity",
+        f"{scenario.base}..{scenario.pick['latin']}",
+        "--source",
+        "main",
+        "--repo",
+        str(scenario.b.path),
+        "--format",
+        "json",
+    ]
     code, out, _ = run_cli(*clean)
     assert code == 1  # the subset and the whitespace-only picks are inside this range too
-    only_identical = ["fidelity", f"{scenario.pick['adapted']}..{scenario.pick['latin']}", "--source", "main",
-                      "--repo", str(scenario.b.path), "--format", "json", "--fail-on", "p2"]
+    only_identical = [
+        "fidelity",
+        f"{scenario.pick['adapted']}..{scenario.pick['latin']}",
+        "--source",
+        "main",
+        "--repo",
+        str(scenario.b.path),
+        "--format",
+        "json",
+        "--fail-on",
+        "p2",
+    ]
     code, out, _ = run_cli(*only_identical)
     statuses = [p["status"] for p in json.loads(out)["sections"][0]["data"]["picks"]]
     assert statuses == ["identical", "identical"] and code == 0
@@ -67,8 +90,18 @@ def test_bare_repository(scenario, run_cli, tmp_path):
 
     bare = scenario.b.bare_clone(tmp_path / "bare.git")
     before = bare_snapshot(bare)
-    code, out, err = run_cli("fidelity", f"{scenario.base}..release", "--source", "main", "--repo", str(bare),
-                             "--source-branch", "pr", "--format", "json")
+    code, out, err = run_cli(
+        "fidelity",
+        f"{scenario.base}..release",
+        "--source",
+        "main",
+        "--repo",
+        str(bare),
+        "--source-branch",
+        "pr",
+        "--format",
+        "json",
+    )
     assert code == 1, err
     assert bare_snapshot(bare) == before
     data = json.loads(out)["sections"][0]["data"]
@@ -76,29 +109,52 @@ def test_bare_repository(scenario, run_cli, tmp_path):
     assert {p["pick"]: p["status"] for p in data["picks"]}[scenario.pick["ws"]] == "whitespace-only"
 
 
-@pytest.mark.parametrize("bad", [
-    ["--source", "no-such-branch"],
-    ["--source", "main", "--source-branch", "nope"],
-    ["--source", "main", "--map", "garbage"],
-    ["--source", "main", "--map", "main=main"],
-    ["--source", "--upload-pack=evil"],
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        ["--source", "no-such-branch"],
+        ["--source", "main", "--source-branch", "nope"],
+        ["--source", "main", "--map", "garbage"],
+        ["--source", "main", "--map", "main=main"],
+        ["--source", "--upload-pack=evil"],
+    ],
+)
 def test_usage_errors_exit_2_and_write_nothing(scenario, run_cli, tmp_path, bad):
     out = tmp_path / "report.md"
-    argv = ["fidelity", f"{scenario.base}..release", "--repo", str(scenario.b.path), *bad, "--output", str(out)]
+    argv = [
+        "fidelity",
+        f"{scenario.base}..release",
+        "--repo",
+        str(scenario.b.path),
+        *bad,
+        "--output",
+        str(out),
+    ]
     code, stdout, err = run_cli(*argv)
     assert code == 2
     assert len(err.strip().splitlines()) == 1 and not out.exists() and stdout == ""
 
 
 def test_unknown_range_exit_2(scenario, run_cli):
-    code, _, err = run_cli("fidelity", "nope..release", "--source", "main", "--repo", str(scenario.b.path))
+    code, _, err = run_cli(
+        "fidelity", "nope..release", "--source", "main", "--repo", str(scenario.b.path)
+    )
     assert code == 2 and "nope" in err
 
 
 def test_repository_is_unchanged(scenario, run_cli, tmp_path):
     before = scenario.b.snapshot()
-    run_cli(*_args(scenario, "--source-branch", "pr", "--format", "json", "--output", str(tmp_path / "r.json")))
+    run_cli(
+        *_args(
+            scenario,
+            "--source-branch",
+            "pr",
+            "--format",
+            "json",
+            "--output",
+            str(tmp_path / "r.json"),
+        )
+    )
     assert scenario.b.snapshot() == before
 
 
@@ -111,11 +167,23 @@ def test_non_utf8_file_name_and_subject(builder, run_cli, tmp_path):
     base = builder.rev("HEAD")
     builder.cherry_pick(src, "-x")
     out = tmp_path / "r.json"
-    code, _, err = run_cli("fidelity", f"{base}..release", "--source", "main", "--repo", str(builder.path),
-                           "--format", "json", "--output", str(out))
+    code, _, err = run_cli(
+        "fidelity",
+        f"{base}..release",
+        "--source",
+        "main",
+        "--repo",
+        str(builder.path),
+        "--format",
+        "json",
+        "--output",
+        str(out),
+    )
     assert code == 0, err
     pick = json.loads(out.read_text(encoding="utf-8"))["sections"][0]["data"]["picks"][0]
-    assert pick["status"] == "identical" and pick["files"][0]["path"] == "caf\\xe9.txt"  # escaped, not U+FFFD
+    assert (
+        pick["status"] == "identical" and pick["files"][0]["path"] == "caf\\xe9.txt"
+    )  # escaped, not U+FFFD
 
 
 def test_two_picks_resolving_to_one_source_are_flagged(builder, run_cli):
@@ -126,11 +194,24 @@ def test_two_picks_resolving_to_one_source_are_flagged(builder, run_cli):
     builder.commit("release 1.0.1", {"v.py": "VERSION = '1.1'\n"})
     builder.commit("back to dev", {"v.py": "VERSION = '1.0.dev'\n"})
     builder.commit("release 1.0.2", {"v.py": "VERSION = '1.1'\n"})
-    code, out, err = run_cli("fidelity", "release~3..release", "--source", "main", "--repo", str(builder.path),
-                             "--format", "json", "--fail-on", "never")
+    code, out, err = run_cli(
+        "fidelity",
+        "release~3..release",
+        "--source",
+        "main",
+        "--repo",
+        str(builder.path),
+        "--format",
+        "json",
+        "--fail-on",
+        "never",
+    )
     assert code == 0, err
     import json as _json
+
     doc = _json.loads(out)
     section = doc["sections"][0]
     shared = [f for f in section["findings"] if f["kind"] == "shared-source"]
-    assert len(shared) == 1 and shared[0]["title"].startswith("picks 1, 3 resolve to the same source")
+    assert len(shared) == 1 and shared[0]["title"].startswith(
+        "picks 1, 3 resolve to the same source"
+    )

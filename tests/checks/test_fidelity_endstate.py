@@ -14,7 +14,9 @@ def _identical_picks(builder):
     builder.branch("release")
     # main moves first (not picked): a pre-existing difference in f.py.
     builder.commit("Header (#1)", {"f.py": "# header\n" + BODY})
-    src = builder.commit("Fix line 5 (#2)", {"f.py": "# header\n" + BODY.replace("line_5 = 5", "line_5 = 55")})
+    src = builder.commit(
+        "Fix line 5 (#2)", {"f.py": "# header\n" + BODY.replace("line_5 = 5", "line_5 = 55")}
+    )
     builder.commit("Later on main (#3)", {"g.py": "g = 2\n"})
     builder.checkout("release")
     fork = builder.rev("HEAD")
@@ -44,8 +46,10 @@ def test_a_moved_line_is_a_difference_and_its_lines_are_shown(tmp_path):
     # Same multiset of lines (the increment only moved), different code: never "same" or 0/0/0.
     assert dec["status"] == "introduced" and dec["introduced"] == 2
     assert sorted(ln for _, ln in dec["lines"]) == ["+        count += 1", "-        count += 1"]
-    assert any("serving/decoder.py: end state introduced" in d.summary and "count += 1" in d.body
-               for d in s.details)
+    assert any(
+        "serving/decoder.py: end state introduced" in d.summary and "count += 1" in d.body
+        for d in s.details
+    )
 
 
 def test_a_file_a_later_pick_renamed_is_read_at_its_new_path(builder):
@@ -68,8 +72,10 @@ def test_a_later_pick_that_changes_the_moved_file_counts_as_other_picks(builder)
     src = builder.commit("Fix line 2 (#5)", {"f.py": BODY.replace("line_2 = 2", "line_2 = 22")})
     builder.move("f.py", "g.py")
     builder.commit("Rename (#6)")
-    later = builder.commit("Fix line 9 (#7)", {"g.py": BODY.replace("line_2 = 2", "line_2 = 22")
-                                               .replace("line_9 = 9", "line_9 = 99")})
+    later = builder.commit(
+        "Fix line 9 (#7)",
+        {"g.py": BODY.replace("line_2 = 2", "line_2 = 22").replace("line_9 = 9", "line_9 = 99")},
+    )
     builder.checkout("release")
     fork = builder.rev("HEAD")
     pick = builder.cherry_pick(src, "-x")
@@ -79,7 +85,12 @@ def test_a_later_pick_that_changes_the_moved_file_counts_as_other_picks(builder)
     s = fidelity_section(GitRepo(builder.path), fork, "release", "main")
     p = next(p for p in s.data["picks"] if p["pick"] == pick)
     (e,) = p["end_state"]
-    assert (e["path"], e["status"], e["other_picks"], e["introduced"]) == ("f.py", "other-picks", 2, 0)
+    assert (e["path"], e["status"], e["other_picks"], e["introduced"]) == (
+        "f.py",
+        "other-picks",
+        2,
+        0,
+    )
     assert not [f for f in s.findings if f.kind == "end-state-introduced"]
 
 
@@ -89,7 +100,12 @@ def test_ordered_diff_accounts_for_every_line_and_its_place():
     from harness.checks.fidelity_endstate import diff_at
 
     rng = random.Random(7)
-    for size in (0, 5, 300, 3000):  # small files diff exactly; large ones through unique-line anchors
+    for size in (
+        0,
+        5,
+        300,
+        3000,
+    ):  # small files diff exactly; large ones through unique-line anchors
         for _ in range(20):
             old = [b"l%d" % rng.randrange(max(size, 1)) for _ in range(size)]
             new = list(old)
@@ -108,7 +124,10 @@ def test_ordered_diff_accounts_for_every_line_and_its_place():
             for line, pos in d:
                 if line[:1] == b"+":
                     adds.setdefault(pos, []).append(line[1:])
-            replay = [x for i in range(len(old) + 1) for x in adds.get(i, []) + ([old[i]] if i < len(old)
-                                                                               and i not in gone else [])]
+            replay = [
+                x
+                for i in range(len(old) + 1)
+                for x in adds.get(i, []) + ([old[i]] if i < len(old) and i not in gone else [])
+            ]
             assert replay == new
             assert (not d) == (old == new)

@@ -10,13 +10,17 @@ A = "".join(f"a_{i} = {i}\n" for i in range(10))
 B = "".join(f"b_{i} = {i}\n" for i in range(10))
 
 
-def _merge_pr(builder, number: int, title: str, commits: list[tuple[str, dict[str, str]]]) -> tuple[str, list[str]]:
+def _merge_pr(
+    builder, number: int, title: str, commits: list[tuple[str, dict[str, str]]]
+) -> tuple[str, list[str]]:
     """A PR branch with ``commits``, merged into main with a merge commit (GitHub's message)."""
     builder.branch(f"pr{number}", "main")
     builder.checkout(f"pr{number}")
     inner = [builder.commit(msg, files) for msg, files in commits]
     builder.checkout("main")
-    merge = builder.merge(f"pr{number}", f"Merge pull request #{number} from dev/pr{number}\n\n{title}")
+    merge = builder.merge(
+        f"pr{number}", f"Merge pull request #{number} from dev/pr{number}\n\n{title}"
+    )
     return merge, inner
 
 
@@ -25,13 +29,21 @@ def test_a_pr_merged_with_a_merge_commit_is_one_source(builder):
     builder.branch("release")
     builder.commit("unrelated (#1)", {"c.py": "c = 2\n"})
     a1, b1 = A.replace("a_3 = 3", "a_3 = 33"), B.replace("b_4 = 4", "b_4 = 44")
-    merge, inner = _merge_pr(builder, 10, "Widen the limits", [("Widen a", {"a.py": a1}), ("Widen b", {"b.py": b1})])
+    merge, inner = _merge_pr(
+        builder, 10, "Widen the limits", [("Widen a", {"a.py": a1}), ("Widen b", {"b.py": b1})]
+    )
     a2 = a1.replace("a_7 = 7", "a_7 = 77")
-    merge2, inner2 = _merge_pr(builder, 11, "Tune the seven", [("Tune a_7 first", {"a.py": a2.replace("77", "70")}),
-                                                                ("Tune a_7 again", {"a.py": a2})])
+    merge2, inner2 = _merge_pr(
+        builder,
+        11,
+        "Tune the seven",
+        [("Tune a_7 first", {"a.py": a2.replace("77", "70")}), ("Tune a_7 again", {"a.py": a2})],
+    )
     builder.checkout("release")
     base = builder.rev("HEAD")
-    by_number = builder.commit("Widen the limits (#10)", {"a.py": a1, "b.py": b1})  # the whole PR, squashed
+    by_number = builder.commit(
+        "Widen the limits (#10)", {"a.py": a1, "b.py": b1}
+    )  # the whole PR, squashed
     by_content = builder.commit("Tune a_7 on the release", {"a.py": a2})  # no number, no trailer
     s = fidelity_section(GitRepo(builder.path), base, "release", "main")
     picks = {p["pick"]: p for p in s.data["picks"]}
@@ -53,10 +65,16 @@ def test_sources_reachable_from_head_after_a_merge_back(builder):
     builder.commit("Main only (#21)", {"b.py": B.replace("b_1 = 1", "b_1 = 11")})
     builder.checkout("release")
     base = builder.rev("HEAD")
-    p20 = builder.commit("[release] Fix a_2 (#20) (#30)", {"a.py": A.replace("a_2 = 2", "a_2 = 22")})
-    builder.merge("main", "Merge branch 'main' into release")  # s20 and #21 are now ancestors of HEAD
+    p20 = builder.commit(
+        "[release] Fix a_2 (#20) (#30)", {"a.py": A.replace("a_2 = 2", "a_2 = 22")}
+    )
+    builder.merge(
+        "main", "Merge branch 'main' into release"
+    )  # s20 and #21 are now ancestors of HEAD
     builder.checkout("main")
-    s22 = builder.commit("Fix b_5 (#22)", {"b.py": B.replace("b_1 = 1", "b_1 = 11").replace("b_5 = 5", "b_5 = 55")})
+    s22 = builder.commit(
+        "Fix b_5 (#22)", {"b.py": B.replace("b_1 = 1", "b_1 = 11").replace("b_5 = 5", "b_5 = 55")}
+    )
     builder.checkout("release")
     p22 = builder.cherry_pick(s22, "-x")
     repo = GitRepo(builder.path)
@@ -92,28 +110,58 @@ def test_a_source_pr_is_judged_against_the_union_of_its_picks(builder):
 
 def test_follow_ups_on_the_source_branch_not_picked(builder):
     code = "def parse(x):\n    return x\n"
-    builder.commit("base", {"parser.py": code, "tests/test_parser.py": "def test(): pass\n", "docs/p.md": "p\n",
-                            "other.py": "o = 1\n"})
+    builder.commit(
+        "base",
+        {
+            "parser.py": code,
+            "tests/test_parser.py": "def test(): pass\n",
+            "docs/p.md": "p\n",
+            "other.py": "o = 1\n",
+        },
+    )
     builder.branch("release")
     fixed = "def parse(x):\n    text = x.strip()\n    return text.lower()\n"
-    src = builder.commit("Fix the parser (#50)", {"parser.py": fixed, "tests/test_parser.py":
-                                                  "def test(): pass\ndef test_strip(): assert parse(' a ') == 'a'\n"})
-    f1 = builder.commit(f"Handle None in the parser\n\nFixes: {src[:10]}", {
-        "parser.py": fixed.replace("text = x.strip()", "text = (x or '').strip()")})
+    src = builder.commit(
+        "Fix the parser (#50)",
+        {
+            "parser.py": fixed,
+            "tests/test_parser.py": "def test(): pass\ndef test_strip(): assert parse(' a ') == 'a'\n",
+        },
+    )
+    f1 = builder.commit(
+        f"Handle None in the parser\n\nFixes: {src[:10]}",
+        {"parser.py": fixed.replace("text = x.strip()", "text = (x or '').strip()")},
+    )
     f2 = builder.commit("Document the parser (follow-up to #50)", {"docs/p.md": "p strips\n"})
     tighter = "def test(): pass\ndef test_strip(): assert parse(' a ') == 'a' != ''\n"
     f3 = builder.commit("Tighten a test", {"tests/test_parser.py": tighter})
     builder.commit("Unrelated (#52)", {"other.py": "o = 2\n"})
-    f5 = builder.commit(f"Lower-case only ASCII\n\nFixes: {src}", {"parser.py": fixed.replace(
-        "text = x.strip()", "text = (x or '').strip()").replace("text.lower()", "text.lower()  # ascii")})
+    f5 = builder.commit(
+        f"Lower-case only ASCII\n\nFixes: {src}",
+        {
+            "parser.py": fixed.replace("text = x.strip()", "text = (x or '').strip()").replace(
+                "text.lower()", "text.lower()  # ascii"
+            )
+        },
+    )
     builder.checkout("release")
     base = builder.rev("HEAD")
     builder.cherry_pick(src, "-x")
     builder.commit("Lower-case note", {"other.py": "o = 1  # release\n"})
     s = fidelity_section(GitRepo(builder.path), base, "release", "main")
     got = [(f["sha"], f["severity"], f["why"].split(" ")[0]) for f in s.data["follow_ups"]]
-    assert got == [(f1, "P1", "Fixes:"), (f2, "P2", "follow-up"), (f3, "P2", "changes"), (f5, "P1", "Fixes:")]
-    assert [f.severity for f in s.findings if f.kind == "follow-up-not-picked"] == ["P1", "P2", "P2", "P1"]
+    assert got == [
+        (f1, "P1", "Fixes:"),
+        (f2, "P2", "follow-up"),
+        (f3, "P2", "changes"),
+        (f5, "P1", "Fixes:"),
+    ]
+    assert [f.severity for f in s.findings if f.kind == "follow-up-not-picked"] == [
+        "P1",
+        "P2",
+        "P2",
+        "P1",
+    ]
     # Picking a follow-up takes it off the list.
     builder.cherry_pick(f1, "-x")
     s = fidelity_section(GitRepo(builder.path), base, "release", "main")
@@ -122,17 +170,29 @@ def test_follow_ups_on_the_source_branch_not_picked(builder):
 
 def test_a_later_copy_of_the_branchs_own_release_commit_is_info(builder):
     log = "# Changes\n"
-    builder.commit("base", {"version.py": '__version__ = "2.0.0"\n', "CHANGELOG.md": log, "a.py": A})
+    builder.commit(
+        "base", {"version.py": '__version__ = "2.0.0"\n', "CHANGELOG.md": log, "a.py": A}
+    )
     builder.branch("release")
-    builder.commit("Start 2.1 (#70)", {"version.py": '__version__ = "2.1.0.dev0"\n', "a.py": A.replace("a_1", "a_one")})
+    builder.commit(
+        "Start 2.1 (#70)",
+        {"version.py": '__version__ = "2.1.0.dev0"\n', "a.py": A.replace("a_1", "a_one")},
+    )
     builder.checkout("release")
     base = builder.rev("HEAD")
     entry = "".join(f"- fixed problem number {i} in the widget\n" for i in range(5))
-    rel = builder.commit("Release 2.0.1", {"version.py": '__version__ = "2.0.1"\n',
-                                           "CHANGELOG.md": log + "\n## 2.0.1\n" + entry})
+    rel = builder.commit(
+        "Release 2.0.1",
+        {"version.py": '__version__ = "2.0.1"\n', "CHANGELOG.md": log + "\n## 2.0.1\n" + entry},
+    )
     builder.checkout("main")  # main copies the release notes afterwards (its own version stays)
-    builder.commit("Release notes for 2.0.1 (#71)", {"CHANGELOG.md": log + "\n## 2.0.1\n" + entry,
-                                                     "version.py": '__version__ = "2.1.0.dev1"\n'})
+    builder.commit(
+        "Release notes for 2.0.1 (#71)",
+        {
+            "CHANGELOG.md": log + "\n## 2.0.1\n" + entry,
+            "version.py": '__version__ = "2.1.0.dev1"\n',
+        },
+    )
     s = fidelity_section(GitRepo(builder.path), base, "release", "main")
     (p,) = s.data["picks"]
     assert p["pick"] == rel and p["status"] == "adapted" and p["copy_of"] == rel
@@ -143,7 +203,10 @@ def test_a_pr_title_and_an_author_date_name_the_source(builder):
     builder.commit("base", {"a.py": A, "b.py": B})
     builder.branch("release")
     a1 = A.replace("a_4 = 4", "a_4 = 44").replace("a_5 = 5", "a_5 = 55")
-    steps = [("Loader: a_4", {"a.py": A.replace("a_4 = 4", "a_4 = 44")}), ("Loader: a_5", {"a.py": a1})]
+    steps = [
+        ("Loader: a_4", {"a.py": A.replace("a_4 = 4", "a_4 = 44")}),
+        ("Loader: a_5", {"a.py": a1}),
+    ]
     merge, inner = _merge_pr(builder, 12, "Speed up the loader", steps)
     b1 = B.replace("b_2 = 2", "b_2 = 22").replace("b_3 = 3", "b_3 = 33")
     authored = builder.commit("Tune b (#13)", {"b.py": b1}, author_time=1_700_500_000)
@@ -151,11 +214,18 @@ def test_a_pr_title_and_an_author_date_name_the_source(builder):
     base = builder.rev("HEAD")
     # Adapted, so no patch id matches: the PR title and the author date are what name the sources.
     by_title = builder.commit("Speed up the loader", {"a.py": a1.replace("a_9 = 9", "a_9 = 99")})
-    by_date = builder.commit("Tune b", {"b.py": B.replace("b_2 = 2", "b_2 = 22")}, author_time=1_700_500_000)
+    by_date = builder.commit(
+        "Tune b", {"b.py": B.replace("b_2 = 2", "b_2 = 22")}, author_time=1_700_500_000
+    )
     s = fidelity_section(GitRepo(builder.path), base, "release", "main")
     picks = {p["pick"]: p for p in s.data["picks"]}
     t = picks[by_title]
-    assert (t["source"], t["source_via"], t["found_by"], t["status"]) == (merge, "merge", "title", "superset")
+    assert (t["source"], t["source_via"], t["found_by"], t["status"]) == (
+        merge,
+        "merge",
+        "title",
+        "superset",
+    )
     assert [c["sha"] for c in t["pr_commits"]] == inner
     d = picks[by_date]
     assert (d["source"], d["source_via"], d["status"]) == (authored, "authored", "subset")
@@ -166,7 +236,11 @@ def test_a_fix_backported_before_its_pr_landed_is_judged_as_usual(builder):
     builder.branch("release")
     builder.checkout("release")
     base = builder.rev("HEAD")
-    fixed = A.replace("a_1 = 1", "a_1 = 10").replace("a_2 = 2", "a_2 = 20").replace("a_3 = 3", "a_3 = 30")
+    fixed = (
+        A.replace("a_1 = 1", "a_1 = 10")
+        .replace("a_2 = 2", "a_2 = 20")
+        .replace("a_3 = 3", "a_3 = 30")
+    )
     early = builder.commit("Fix a_1 to a_3 early", {"a.py": fixed})  # taken from the open PR
     builder.checkout("main")  # the PR lands later, with one more line
     src = builder.commit("Fix a_1 to a_4 (#72)", {"a.py": fixed.replace("a_4 = 4", "a_4 = 40")})
@@ -174,3 +248,22 @@ def test_a_fix_backported_before_its_pr_landed_is_judged_as_usual(builder):
     (p,) = s.data["picks"]
     assert (p["pick"], p["source"], p["status"], p["copy_of"]) == (early, src, "subset", None)
     assert [(f.kind, f.severity) for f in s.findings] == [("pick-subset", "P1")]
+
+
+def test_the_branchs_own_release_commits_are_info_only_when_they_touch_release_files(builder):
+    """ipython 8.x: "release 8.39.0" and "back to dev" edit only the version file and have no source
+    on main — info, not a P2 each; the same subject over code stays a P2 no-source (the control)."""
+    builder.commit("base", {"pkg/release.py": "version = '1.0'\n", "pkg/core.py": "x = 1\n"})
+    builder.branch("release")
+    builder.commit("main moves on", {"pkg/core.py": "x = 2\n"})
+    builder.checkout("release")
+    base = builder.repo.git.rev_parse("HEAD")
+    own = builder.commit("release 1.0.1", {"pkg/release.py": "version = '1.0.1'\n"})
+    dev = builder.commit("back to dev", {"pkg/release.py": "version = '1.0.2.dev0'\n"})
+    code = builder.commit("release 1.0.2", {"pkg/core.py": "x = 3\n"})
+    s = fidelity_section(GitRepo(builder.path), base, "release", "main")
+    kinds = {f.key.split(":")[0]: (f.kind, f.severity) for f in s.findings if ":" in f.key}
+    assert kinds[own] == ("pick-release-commit", "info")
+    assert kinds[dev] == ("pick-release-commit", "info")
+    nosource = [f for f in s.findings if f.kind == "pick-no-source"]
+    assert [f.severity for f in nosource] == ["P2"] and code[:12] in nosource[0].title

@@ -28,25 +28,50 @@ class Scenario:
 
 def build(b: RepoBuilder) -> Scenario:
     sc = Scenario(b)
-    b.commit("base", {"core.py": CORE, "util.py": lines(30, "u"), "tests/test_core.py": "def test(): pass\n",
-                      "docs.txt": "hello\n", "logo.bin": b"\x89PNG\0\x01\x02", "latin.txt": b"caf\xe9 ok\n",
-                      "pkg/old_name.py": lines(10, "r"), "feature.py": "# feature\n"})
+    b.commit(
+        "base",
+        {
+            "core.py": CORE,
+            "util.py": lines(30, "u"),
+            "tests/test_core.py": "def test(): pass\n",
+            "docs.txt": "hello\n",
+            "logo.bin": b"\x89PNG\0\x01\x02",
+            "latin.txt": b"caf\xe9 ok\n",
+            "pkg/old_name.py": lines(10, "r"),
+            "feature.py": "# feature\n",
+        },
+    )
     fork = b.rev("HEAD")
     # main moves on: the first lines of util.py change, so picks near them see other context.
     b.commit("drift (#10)", {"util.py": "# header drift\n" + lines(30, "u")})
     c1 = CORE.replace("return x + 3\n", "return x + 3  # fixed\n")
     sc.src["identical"] = b.commit("Fix f3 (#3001)", {"core.py": c1})
-    sc.src["context"] = b.commit("Tune u1 (#3002)", {"util.py": "# header drift\n" + lines(30, "u").replace(
-        "compute('u', 1)", "compute('u', 100)")})
-    c2 = c1.replace("def f5(x):\n    return x + 5\n", "def f5(x):\n    if x:\n        return x + 5\n    return 0\n")
+    sc.src["context"] = b.commit(
+        "Tune u1 (#3002)",
+        {
+            "util.py": "# header drift\n"
+            + lines(30, "u").replace("compute('u', 1)", "compute('u', 100)")
+        },
+    )
+    c2 = c1.replace(
+        "def f5(x):\n    return x + 5\n",
+        "def f5(x):\n    if x:\n        return x + 5\n    return 0\n",
+    )
     sc.src["ws"] = b.commit("Guard f5 (#3003)", {"core.py": c2})
     c3 = c2.replace("return x + 7\n", "return x + 7 + 70\n")
-    sc.src["subset"] = b.commit("Fix f7 and docs (#3004)", {
-        "core.py": c3, "tests/test_core.py": "def test(): pass\ndef test7(): assert True\n",
-        "docs.txt": "hello\nf7 fixed\n"})
+    sc.src["subset"] = b.commit(
+        "Fix f7 and docs (#3004)",
+        {
+            "core.py": c3,
+            "tests/test_core.py": "def test(): pass\ndef test7(): assert True\n",
+            "docs.txt": "hello\nf7 fixed\n",
+        },
+    )
     c4 = c3.replace("return x + 9\n", "return x + 9 + 90\n")
     sc.src["superset"] = b.commit("Fix f9", {"core.py": c4})
-    c5 = c4.replace("return x + 10\n", "return x + 10 + 100\n").replace("return x + 11\n", "return x + 11 + 110\n")
+    c5 = c4.replace("return x + 10\n", "return x + 10 + 100\n").replace(
+        "return x + 11\n", "return x + 11 + 110\n"
+    )
     sc.src["adapted"] = b.commit("Fix f10 and f11 (#3006)", {"core.py": c5})
     sc.src["binary"] = b.commit("New logo (#3007)", {"logo.bin": b"\x89PNG\0\x09\x09"})
     sc.src["latin"] = b.commit("Latin-1 fix (#3008)", {"latin.txt": b"caf\xe9 ok\nna\xefve \xff\n"})
@@ -54,8 +79,10 @@ def build(b: RepoBuilder) -> Scenario:
     sc.src["two_a"] = b.commit("Fix f12 (#3009)", {"core.py": c6})
     c7 = c6.replace("return x + 13\n", "return x + 13 + 130\n")
     sc.src["two_b"] = b.commit("Fix f13 (#3010)", {"core.py": c7})
-    sc.src["rename"] = b.commit("Tune r4 (#3011)", {"pkg/old_name.py": lines(10, "r").replace(
-        "compute('r', 4)", "compute('r', 44)")})
+    sc.src["rename"] = b.commit(
+        "Tune r4 (#3011)",
+        {"pkg/old_name.py": lines(10, "r").replace("compute('r', 4)", "compute('r', 44)")},
+    )
     b.commit("unrelated (#1)", {"other.py": "print('an unrelated line here')\n"})
     b.commit("Docs touch (#4004)", {"README": "a readme that shares nothing\n"})
     # A PR branch with three commits, squash-merged on main as one source.
@@ -78,29 +105,63 @@ def build(b: RepoBuilder) -> Scenario:
     b.commit("release: rename module")
     sc.base = b.rev("HEAD")
     sc.pick["identical"] = b.cherry_pick(sc.src["identical"], "-x")  # via trailer
-    sc.pick["context"] = b.commit("[release/1.2] Tune u1 (#4002) (#3002)", {
-        "util.py": lines(30, "u").replace("compute('u', 1)", "compute('u', 100)")})
-    sc.pick["ws"] = b.commit("Guard f5 for release", {"core.py": b.path.joinpath("core.py").read_text().replace(
-        "def f5(x):\n    return x + 5\n", "def f5(x):\n    if x:\n      return x + 5\n    return 0\n")})
+    sc.pick["context"] = b.commit(
+        "[release/1.2] Tune u1 (#4002) (#3002)",
+        {"util.py": lines(30, "u").replace("compute('u', 1)", "compute('u', 100)")},
+    )
+    sc.pick["ws"] = b.commit(
+        "Guard f5 for release",
+        {
+            "core.py": b.path.joinpath("core.py")
+            .read_text()
+            .replace(
+                "def f5(x):\n    return x + 5\n",
+                "def f5(x):\n    if x:\n      return x + 5\n    return 0\n",
+            )
+        },
+    )
     cur = b.path.joinpath("core.py").read_text()
-    sc.pick["subset"] = b.commit("Fix f7 and docs (#3004) (#4004)", {"core.py": cur.replace(
-        "return x + 7\n", "return x + 7 + 70\n")})
+    sc.pick["subset"] = b.commit(
+        "Fix f7 and docs (#3004) (#4004)",
+        {"core.py": cur.replace("return x + 7\n", "return x + 7 + 70\n")},
+    )
     cur = b.path.joinpath("core.py").read_text()
-    sc.pick["superset"] = b.commit("Fix f9 on release", {"core.py": cur.replace(
-        "return x + 9\n", "return x + 9 + 90\n"), "compat.py": "release_only_shim = compute('shim', 1)\n"})
+    sc.pick["superset"] = b.commit(
+        "Fix f9 on release",
+        {
+            "core.py": cur.replace("return x + 9\n", "return x + 9 + 90\n"),
+            "compat.py": "release_only_shim = compute('shim', 1)\n",
+        },
+    )
     cur = b.path.joinpath("core.py").read_text()
-    sc.pick["adapted"] = b.commit("Fix f10 and f11 (#3006) (#4006)", {"core.py": cur.replace(
-        "return x + 10\n", "return x + 10 + 100\n").replace("return x + 11\n", "return x + 11 + 111\n")})
+    sc.pick["adapted"] = b.commit(
+        "Fix f10 and f11 (#3006) (#4006)",
+        {
+            "core.py": cur.replace("return x + 10\n", "return x + 10 + 100\n").replace(
+                "return x + 11\n", "return x + 11 + 111\n"
+            )
+        },
+    )
     sc.pick["binary"] = b.cherry_pick(sc.src["binary"])
     sc.pick["latin"] = b.cherry_pick(sc.src["latin"])
     cur = b.path.joinpath("core.py").read_text()
-    sc.pick["two"] = b.commit("Fix f12 and f13 (#3009 and #3010)", {"core.py": cur.replace(
-        "return x + 12\n", "return x + 12 + 120\n").replace("return x + 13\n", "return x + 13 + 130\n")})
+    sc.pick["two"] = b.commit(
+        "Fix f12 and f13 (#3009 and #3010)",
+        {
+            "core.py": cur.replace("return x + 12\n", "return x + 12 + 120\n").replace(
+                "return x + 13\n", "return x + 13 + 130\n"
+            )
+        },
+    )
     sc.pick["rename"] = b.cherry_pick(sc.src["rename"], "-x")
     sc.pick["stray"] = b.commit("Release notes (#1)", {"NOTES": "release 1.2 notes only here\n"})
     sc.pick["empty"] = b.commit("Fix f3 (#3001)", allow_empty=True)
-    sc.pick["squash"] = b.commit("Feature (#3020) (#4020)", {
-        "feature.py": "# feature\ndef feature_one():\n    return 'one'\ndef feature_two():\n    return 'two'\n"})
+    sc.pick["squash"] = b.commit(
+        "Feature (#3020) (#4020)",
+        {
+            "feature.py": "# feature\ndef feature_one():\n    return 'one'\ndef feature_two():\n    return 'two'\n"
+        },
+    )
     # A merge commit inside the range.
     b.branch("side", "HEAD")
     b.checkout("side")

@@ -27,8 +27,9 @@ window.addEventListener('load', () => {
       .filter(e => /[\\u2705\\u274c]/u.test(e.textContent) && !/PASS|FAIL|INFO/.test(e.textContent));
   const out = document.createElement('pre');
   out.id = 'harness-probe';
+  const findings = document.querySelectorAll('[id^="finding-"]').length;
   out.textContent = JSON.stringify({scroll: doc.scrollWidth, inner: window.innerWidth, links: links.length,
-                                    broken: broken, bare: bare.length, findings: document.querySelectorAll('[id^="finding-"]').length});
+                                    broken: broken, bare: bare.length, findings: findings});
   document.body.appendChild(out);
 });
 </script>"""

@@ -18,7 +18,7 @@ KIND = "command"
 FIELDS = ("argv", "regex", "env")
 
 
-def validate(probe, fields) -> None:  # type: ignore[no-untyped-def]
+def validate(probe, fields) -> None:
     argv = fields.req("argv").str_list(allow_scalar=False)
     if not argv:
         raise fields.req("argv").error("must not be empty")

@@ -17,7 +17,7 @@ KIND = "extract"
 FIELDS = ("file", "functions", "prelude", "prelude_file", "call")
 
 
-def validate(probe, fields) -> None:  # type: ignore[no-untyped-def]
+def validate(probe, fields) -> None:
     fields.req("file").str()
     probe.spec["functions"] = fields.req("functions").str_list()
     if "prelude" in fields and "prelude_file" in fields:
@@ -32,7 +32,7 @@ def validate(probe, fields) -> None:  # type: ignore[no-untyped-def]
         fields.req("call").str()
 
 
-def inputs(probe) -> list[Path]:  # type: ignore[no-untyped-def]
+def inputs(probe) -> list[Path]:
     f = probe.spec.get("prelude_file")
     return [probe.base_dir / f] if f else []
 

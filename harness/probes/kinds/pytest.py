@@ -17,7 +17,7 @@ KIND = "pytest"
 FIELDS = ("nodes", "marker", "args", "env")
 
 
-def validate(probe, fields) -> None:  # type: ignore[no-untyped-def]
+def validate(probe, fields) -> None:
     if "nodes" not in fields and "marker" not in fields:
         raise fields.owner.error("pytest probe needs nodes or marker")
     if "nodes" in fields:
@@ -30,7 +30,7 @@ def validate(probe, fields) -> None:  # type: ignore[no-untyped-def]
         fields.req("env").map()
 
 
-def _counts(xml_path) -> dict[str, int] | None:  # type: ignore[no-untyped-def]
+def _counts(xml_path) -> dict[str, int] | None:
     try:
         root = ET.parse(xml_path).getroot()
     except (OSError, ET.ParseError):
@@ -97,7 +97,7 @@ def run(ctx: KindContext) -> list[CellResult]:
     return cells
 
 
-def _list(v) -> list[str]:  # type: ignore[no-untyped-def]
+def _list(v) -> list[str]:
     if v is None:
         return []
     return [v] if isinstance(v, str) else [str(x) for x in v]

@@ -16,12 +16,12 @@ KIND = "python"
 FIELDS = ("function", "file", "under_test")
 
 
-def _file(probe) -> Path | None:  # type: ignore[no-untyped-def]
+def _file(probe) -> Path | None:
     f = probe.spec.get("file")
     return (probe.base_dir / f).resolve() if f else None
 
 
-def validate(probe, fields) -> None:  # type: ignore[no-untyped-def]
+def validate(probe, fields) -> None:
     fn = fields.req("function").str()
     if "file" in fields:
         p = _file(probe)
@@ -37,7 +37,7 @@ def validate(probe, fields) -> None:  # type: ignore[no-untyped-def]
         probe.spec["under_test"] = fields.req("under_test").str_list()
 
 
-def inputs(probe) -> list[Path]:  # type: ignore[no-untyped-def]
+def inputs(probe) -> list[Path]:
     p = _file(probe)
     return [p] if p else []
 
