@@ -33,6 +33,10 @@ _BY_KIND: dict[str, tuple[str, str]] = {
         "declare the markers (pytest.ini / pyproject)",
     ),
     "gap-not-pinned": ("no test pins a gap", "add a test that fails without {shas}"),
+    "follow-up-not-picked": (
+        "later fixes of a picked source were not picked",
+        "cherry-pick -x the follow-up commits listed, or say in the PR why this release does not need them",
+    ),
     "liveness-failed": (
         "the liveness control was not killed",
         "choose a test selection that runs the mutated code, then re-run",
