@@ -27,8 +27,11 @@ def engine_root() -> Path:
     from harness.workarea import ensure_private
 
     env = os.environ.get("HARNESS_ENGINE_DIR")
-    root = Path(env).expanduser() if env else \
-        Path(os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")) / "harness" / "engines"
+    if env:
+        root = Path(env).expanduser()
+    else:
+        cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        root = Path(cache) / "harness" / "engines"
     for folder in ([] if env else [root.parent]) + [root]:
         if os.path.lexists(folder):  # checked, never created here
             ensure_private(folder, "engine directory")
