@@ -49,8 +49,10 @@ def _nearest_existing(path: Path) -> Path:
 
 
 def check_output_file(value: str, what: str = "--output") -> None:
-    """A report file: absent or a regular file, in a folder we can write."""
+    """A report file: absent or a regular file, in a folder we can write (``out/`` names a folder)."""
     path = Path(value)
+    if value.endswith(("/", os.sep)):
+        raise UsageError(f"{what} {value}: names a folder (a report file is expected)")
     try:
         st = os.lstat(path)
     except FileNotFoundError:
@@ -64,13 +66,21 @@ def check_output_file(value: str, what: str = "--output") -> None:
     _writable_dir(path.absolute().parent, f"{what} {value}")
 
 
-def check_output_dir(value: str, what: str = "--output") -> None:
-    """A report folder: an existing folder we can write in, or one we can create."""
+REPORT_FILES = ("report.md", "report.json", "report.html", "comment.md")
+
+
+def check_output_dir(value: str, what: str = "--output", files: tuple[str, ...] = ()) -> None:
+    """A report folder: an existing folder we can write in (where each of ``files`` that exists is a
+    regular file, not a folder or a link), or one we can create."""
     path = Path(value)
     if path.exists():
         if not path.is_dir():
             raise UsageError(f"{what} {value}: exists and is not a directory")
         _writable_dir(path, f"{what} {value}")
+        for name in files:
+            f = path / name
+            if os.path.lexists(f) and (f.is_symlink() or not f.is_file()):
+                raise UsageError(f"{what} {value}: {name} there is not a regular file")
         return
     base = _nearest_existing(path.absolute().parent)
     _writable_dir(base, f"{what} {value}")
@@ -110,7 +120,10 @@ def validate(verb: str, args: argparse.Namespace) -> None:
     """Refuse bad arguments of ``verb`` before any work (nothing is written)."""
     output = getattr(args, "output", None)
     if output:
-        (check_output_dir if verb in FOLDER_OUTPUT else check_output_file)(output)
+        if verb in FOLDER_OUTPUT:
+            check_output_dir(output, files=REPORT_FILES if verb == "compare" else ())
+        else:
+            check_output_file(output)
     for name, flag in (
         ("output_dir", "--output-dir"),
         ("output_old", "--output"),
@@ -118,7 +131,7 @@ def validate(verb: str, args: argparse.Namespace) -> None:
     ):
         folder = getattr(args, name, None)
         if folder:
-            check_output_dir(folder, flag)
+            check_output_dir(folder, flag, files=REPORT_FILES if verb == "compare" else ())
     python = getattr(args, "python", None)
     if python:
         check_python(python)

@@ -22,11 +22,20 @@ MANIFEST = "harness-env.json"
 
 
 def engine_root() -> Path:
+    """Where engine environments live; refused (exit 2) when it exists but is a link, another user's,
+    or group/world-writable: its environments hold code the harness runs."""
+    from harness.workarea import ensure_private
+
     env = os.environ.get("HARNESS_ENGINE_DIR")
     if env:
-        return Path(env).expanduser()
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "harness" / "engines"
+        root = Path(env).expanduser()
+    else:
+        cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        root = Path(cache) / "harness" / "engines"
+    for folder in ([] if env else [root.parent]) + [root]:
+        if os.path.lexists(folder):  # checked, never created here
+            ensure_private(folder, "engine directory")
+    return root
 
 
 @dataclass(frozen=True)

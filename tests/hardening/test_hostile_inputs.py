@@ -76,6 +76,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     for name, data in BINARY.items():
         (inputs / name).write_bytes(data)
     (inputs / "adir").mkdir()
+    for name in ("report.md", "report.json", "report.html", "comment.md"):
+        (inputs / f"holds-{name}" / name).mkdir(parents=True)
     probe = inputs / "probe.py"
     probe.write_text("UNDER_TEST = ['a']\ndef run(n):\n    return n\n")
     (inputs / "ok.yaml").write_text(
@@ -125,8 +127,24 @@ for verb, argv in VERBS.items():
         )
         case(f"{verb}-output-a-directory", [*with_repo, "--output", "{in}/adir"], "is a directory")
         case(f"{verb}-output-a-device", [*with_repo, "--output", "/dev/null"], "not a regular file")
+        case(
+            f"{verb}-output-names-a-folder",
+            [*with_repo, "--output", "{in}/new-folder/"],
+            "names a folder",
+        )
     else:
         case(f"{verb}-output-a-file", [*with_repo, "--output", "{in}/afile"], "not a directory")
+        for name in (
+            "report.md",
+            "report.json",
+            "report.html",
+            "comment.md",
+        ):  # a folder where a report goes
+            case(
+                f"{verb}-output-dir-{name}-is-a-folder",
+                [*with_repo, "--output-dir", "{in}/holds-" + name],
+                f"{name} there is not a regular file",
+            )
 
 for verb in ("compare", "drift"):
     case(f"{verb}-base-range", [verb, "HEAD~1..HEAD", "HEAD", "--repo", "{repo}"], "range")

@@ -135,3 +135,23 @@ def test_run_folders_of_dead_runs_are_removed_and_live_ones_kept(tmp_path, monke
         holder.wait()
     workarea.check_areas()
     assert list(runs.iterdir()) == []
+
+
+@pytest.mark.parametrize("mode", [0o777, 0o775])
+def test_a_loose_engine_store_is_refused(tmp_path, monkeypatch, run_cli, mode: int) -> None:
+    """Engine environments hold code the harness runs: a store another user can write is refused."""
+    store = tmp_path / "engines"
+    store.mkdir()
+    store.chmod(mode)
+    monkeypatch.setenv("HARNESS_ENGINE_DIR", str(store))
+    code, out, err = run_cli("engine", "list")
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert "engine directory" in err and "writable" in err and not list(store.iterdir())
+
+
+def test_a_private_engine_store_is_listed(tmp_path, monkeypatch, run_cli) -> None:
+    store = tmp_path / "engines"
+    store.mkdir(mode=0o700)
+    monkeypatch.setenv("HARNESS_ENGINE_DIR", str(store))
+    code, _, err = run_cli("engine", "list")
+    assert code == 0, err
