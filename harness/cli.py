@@ -57,11 +57,18 @@ def _terminate(signum: int, _frame: object) -> NoReturn:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    as_cli = argv is None and threading.current_thread() is threading.main_thread()
     try:
-        if threading.current_thread() is threading.main_thread():
-            signal.signal(signal.SIGTERM, _terminate)
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-        return _main(argv)
+        try:
+            if threading.current_thread() is threading.main_thread():
+                signal.signal(signal.SIGTERM, _terminate)
+                signal.signal(signal.SIGINT, signal.default_int_handler)
+            return _main(argv)
+        finally:
+            if as_cli:
+                # The outcome is decided: a Ctrl-C during interpreter shutdown (when Python restores
+                # the default handler) would otherwise turn a finished run into death by SIGINT.
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
     except KeyboardInterrupt:
         sys.stderr.write("harness: interrupted\n")
         return 130

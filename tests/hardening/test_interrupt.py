@@ -1,4 +1,5 @@
-"""Ctrl-C at any moment of the first half second: "harness: interrupted", exit 130, no traceback."""
+"""Ctrl-C at any moment of the first second: "harness: interrupted", exit 130, no traceback; a
+Ctrl-C after the run finished (even during interpreter shutdown) leaves its exit code alone."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ LAUNCH = (
 
 
 @pytest.mark.parametrize(
-    "delay", [0.0, 0.005, 0.01, 0.02, 0.04, 0.08, 0.12, 0.16, 0.2, 0.3, 0.4, 0.5]
+    "delay",
+    [0.0, 0.005, 0.01, 0.02, 0.04, 0.08, 0.12, 0.16, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.85, 1.0],
 )
 def test_ctrl_c_early_is_one_line_and_exit_130(builder, tmp_path: Path, delay: float) -> None:
     builder.commit("one", {"a.py": "x = 1\n"})
