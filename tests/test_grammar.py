@@ -116,3 +116,27 @@ def test_readme_grammar_table_lists_every_verb() -> None:
     table = readme.split("### One grammar", 1)[1].split("\n\n", 3)[2]
     for name in commands.names():
         assert f"| `{name}" in table, name
+
+
+@pytest.mark.parametrize(("verb", "extra"), RANGE_VERBS)
+def test_output_file_with_format_none_is_a_usage_error(
+    repo: Path, run_cli, tmp_path: Path, verb: str, extra: list[str]
+) -> None:
+    out = tmp_path / "r.md"
+    code, stdout, err = run_cli(
+        verb,
+        "release..backport",
+        "--repo",
+        str(repo),
+        "--format",
+        "none",
+        "--output",
+        str(out),
+        *extra,
+    )
+    assert code == 2 and err.count("\n") == 1 and "--format none" in err, err
+    assert not out.exists() and stdout == ""
+    code, _, _ = run_cli(
+        verb, "release..backport", "--repo", str(repo), "--output", str(out), *extra
+    )
+    assert code in (0, 1) and out.is_file()

@@ -33,6 +33,10 @@ def add_report_options(p: argparse.ArgumentParser) -> None:
 def check_output_path(args: argparse.Namespace) -> None:
     """Fail early (before any work) when --output cannot be written."""
     out = getattr(args, "output", None)
+    if out and getattr(args, "format", None) == "none":
+        from harness.errors import UsageError
+
+        raise UsageError("--output FILE with --format none would write nothing: drop one of them")
     if out:
         from harness.commands._validate import check_output_file
 
