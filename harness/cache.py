@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from harness import children
+from harness import process
 
 
 def cache_dir() -> Path:
@@ -47,8 +47,8 @@ def interpreter_fingerprint(python: str) -> str:
     """Realpath, version, prefix and installed distributions of an interpreter (a different pytest
     or plugin set is a different key). Always a fresh process started in ``/``: what the running
     harness has on its own ``sys.path`` (its working directory, an editable checkout) must not
-    enter the key. One subprocess per interpreter per run."""
-    proc = children.run([python, "-c", _DESCRIBE], capture_output=True, text=True, cwd=os.sep)
+    enter the key. One child process per interpreter per run."""
+    proc = process.run([python, "-c", _DESCRIBE], capture_output=True, text=True, cwd=os.sep)
     if proc.returncode != 0:
         return f"unusable:{python}"
     return content_key(proc.stdout)

@@ -12,7 +12,6 @@ as a mutation of the head and asks whether any test changes outcome.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -23,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from harness import children, workarea, yamlpath
+from harness import process, workarea, yamlpath
 from harness.cache import Cache, content_key, file_digest, interpreter_fingerprint, provenance_text
 from harness.columns import Column, identify, materialize, user_blob
 from harness.edits import Edit, EditProof, edit_from_mapping
@@ -195,15 +194,15 @@ def run_selection(
         if outcome.problem:
             return outcome
         try:
-            proc = children.run(
+            proc = process.run(
                 argv,
                 cwd=str(tree_dir),
                 env=env,
                 capture_output=True,
                 timeout=timeout,
-                stdin=subprocess.DEVNULL,
+                stdin=process.DEVNULL,
             )
-        except subprocess.TimeoutExpired:
+        except process.TimeoutExpired:
             outcome.problem = f"timeout after {timeout:.0f}s"
             outcome.seconds = time.monotonic() - start
             return outcome

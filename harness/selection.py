@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -17,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness import children, workarea
+from harness import process, workarea
 from harness.cache import Cache, content_key, file_digest, interpreter_fingerprint, provenance_text
 from harness.columns import Column
 from harness.errors import HarnessError, UsageError
@@ -145,16 +144,16 @@ def run_setup(
     build step would generate); returns "" or the first failure, in one line."""
     for cmd in setup:
         try:
-            proc = children.run(
+            proc = process.run(
                 cmd,
                 shell=True,
                 cwd=str(tree_dir),
                 env=env,
                 capture_output=True,
                 timeout=timeout,
-                stdin=subprocess.DEVNULL,
+                stdin=process.DEVNULL,
             )
-        except subprocess.TimeoutExpired:
+        except process.TimeoutExpired:
             return f"setup {cmd!r} ran past {timeout:.0f}s"
         if proc.returncode != 0:
             said = (proc.stdout + proc.stderr).decode("utf-8", "replace")
@@ -212,15 +211,15 @@ def collect_dir(
             col.errors.append({"nodeid": "(setup)", "message": problem})
             return col
         try:
-            proc = children.run(
+            proc = process.run(
                 argv,
                 cwd=str(tree_dir),
                 env=env,
                 capture_output=True,
                 timeout=timeout,
-                stdin=subprocess.DEVNULL,
+                stdin=process.DEVNULL,
             )
-        except subprocess.TimeoutExpired:
+        except process.TimeoutExpired:
             raise UsageError(
                 f"pytest collection at {ref or tree_dir} ran past {timeout:.0f}s"
             ) from None

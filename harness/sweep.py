@@ -14,7 +14,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -22,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from harness import children, treefiles, workarea
+from harness import process, treefiles, workarea
 from harness.columns import Column
 from harness.errors import HarnessError, UsageError
 from harness.executors import Executor, Task, TreeSpec
@@ -391,15 +390,15 @@ def sweep_shard(
         if max_children:
             argv += ["--max-children", str(max_children)]
         try:
-            proc = children.run(
+            proc = process.run(
                 argv + list(names),
                 cwd=str(tree_dir),
                 env=env,
                 capture_output=True,
                 timeout=timeout,
-                stdin=subprocess.DEVNULL,
+                stdin=process.DEVNULL,
             )
-        except subprocess.TimeoutExpired as exc:
+        except process.TimeoutExpired as exc:
             out = ((exc.stdout or b"") + (exc.stderr or b"")).decode("utf-8", "replace")
             return ShardResult(None, _strip_spinner(out))
         shard = ShardResult(
@@ -429,12 +428,12 @@ def generate_names(tree_dir: Path, python: str, functions: Sequence[ChangedFunct
     in mutmut's order; the generated files are removed again."""
     env = dict(os.environ)
     env["GIT_CEILING_DIRECTORIES"] = str(tree_dir.parent)
-    proc = children.run(
+    proc = process.run(
         [python, "-c", _GENERATE],
         cwd=str(tree_dir),
         env=env,
         capture_output=True,
-        stdin=subprocess.DEVNULL,
+        stdin=process.DEVNULL,
         timeout=600,
     )
     if proc.returncode != 0:
@@ -506,7 +505,7 @@ def _strip_spinner(text: str) -> str:
 
 
 def _mutmut_version(python: str) -> str:
-    proc = children.run(
+    proc = process.run(
         [python, "-c", "import importlib.metadata as m; print(m.version('mutmut'))"],
         capture_output=True,
         text=True,

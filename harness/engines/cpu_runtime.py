@@ -19,7 +19,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from harness import children
+from harness import process
 from harness.engines import sglang as sg
 from harness.errors import HarnessError
 
@@ -61,7 +61,7 @@ def _norm(name: str) -> str:
 def cpu_requirements(python: Path) -> list[str]:
     """The installed sglang's own Requires-Dist (no extras), minus GPU_ONLY, evaluated in the env."""
     code = "import importlib.metadata as m, json; print(json.dumps(m.requires('sglang') or []))"
-    out = children.run(
+    out = process.run(
         [str(python), "-I", "-c", code], capture_output=True, text=True, check=True
     ).stdout
     import json
@@ -80,7 +80,7 @@ def cpu_requirements(python: Path) -> list[str]:
 
 
 def install_standin(python: Path) -> Path:
-    site = children.run(
+    site = process.run(
         [str(python), "-I", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
         capture_output=True,
         text=True,

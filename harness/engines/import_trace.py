@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import tempfile
 from pathlib import Path
 
+from harness import process
 from harness.engines.sglang import probe_script
 
 _SITECUSTOMIZE = """
 import atexit, json, os, sys, threading, time
+from harness import process
 _out = os.environ.get("HARNESS_TRACE_OUT")
 def _dump():
     with open(os.path.join(_out, "%d.json" % os.getpid()), "w") as fh:
@@ -50,7 +51,7 @@ def trace_engine_imports(
         out.mkdir()
         (site / "sitecustomize.py").write_text(_SITECUSTOMIZE)
         penv = {**os.environ, **env, "PYTHONPATH": str(site), "HARNESS_TRACE_OUT": str(out)}
-        subprocess.run(
+        process.run(
             [str(python), str(probe_script("sglang_n_probe.py"))],
             input=json.dumps(request),
             capture_output=True,
@@ -60,7 +61,7 @@ def trace_engine_imports(
             check=True,
         )
         mods = sorted({m for f in out.glob("*.json") for m in json.loads(f.read_text())})
-    proc = subprocess.run(
+    proc = process.run(
         [str(python), "-I", "-c", _MAP],
         input=json.dumps(mods),
         capture_output=True,

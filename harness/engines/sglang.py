@@ -16,14 +16,13 @@ import hashlib
 import json
 import os
 import re
-import subprocess
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from harness import children
+from harness import process
 from harness.engines.store import EngineEnv, EngineStore, EnvKey
 from harness.engines.versions import version_key
 from harness.errors import HarnessError, UsageError
@@ -75,8 +74,8 @@ def run_logged(
 ) -> None:
     """Run a build step; on failure raise with the tail of its output."""
     log("$ " + " ".join(cmd))
-    proc = children.run(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, timeout=timeout
+    proc = process.run(
+        cmd, stdout=process.PIPE, stderr=process.STDOUT, text=True, env=env, timeout=timeout
     )
     if proc.returncode != 0:
         missing = _NO_SUCH_VERSION.search(proc.stdout or "")
@@ -119,7 +118,7 @@ def describe(python: Path) -> dict[str, Any]:
         "print(json.dumps({'python': platform.python_version(), 'packages': sorted("
         "f\"{d.metadata['Name'].lower().replace('_','-')}=={d.version}\" for d in m.distributions())}))"
     )
-    out = children.run([str(python), "-I", "-c", code], capture_output=True, text=True, check=True)
+    out = process.run([str(python), "-I", "-c", code], capture_output=True, text=True, check=True)
     data = json.loads(out.stdout)
     text = "python " + data["python"] + "\n" + "\n".join(data["packages"])
     data["fingerprint"] = hashlib.sha256(text.encode()).hexdigest()
@@ -156,7 +155,7 @@ def run_probe(
     env: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Run a probe script in an environment's interpreter (isolated mode) and parse its JSON."""
-    proc = children.run(
+    proc = process.run(
         [str(python), "-I", str(probe_script(script))],
         input=json.dumps(request),
         capture_output=True,
@@ -177,7 +176,7 @@ def released(version: str) -> bool | None:
     """Whether the package index lists ``sglang==version`` (one ``pip index versions`` query, before any
     environment is made); None when the index cannot be asked (then the build step says)."""
     try:
-        proc = children.run(
+        proc = process.run(
             [
                 sys.executable,
                 "-m",
@@ -191,7 +190,7 @@ def released(version: str) -> bool | None:
             text=True,
             timeout=120,
         )
-    except (OSError, subprocess.TimeoutExpired):
+    except (OSError, process.TimeoutExpired):
         return None
     line = next(
         (ln for ln in proc.stdout.splitlines() if ln.startswith("Available versions:")), None

@@ -87,7 +87,7 @@ class KindContext:
     python: str  # interpreter for this column
     repo: Any  # harness.git.GitRepo
     scratch: Path  # a harness-owned temp dir outside the tree, removed afterwards
-    env: dict[str, str] = field(default_factory=dict)  # extra environment for subprocesses
+    env: dict[str, str] = field(default_factory=dict)  # extra environment for child processes
 
 
 def _modules() -> dict[str, ModuleType]:
