@@ -254,7 +254,11 @@ def _selection_step(
     no_cache: bool = False,
     executor: Any = None,
 ) -> Callable[[], Section]:
-    from harness.selection import collect_refs, lanes_from_workflows, selection_section
+    from harness.checks.tests_as_evidence.selection import (
+        collect_refs,
+        lanes_from_workflows,
+        selection_section,
+    )
 
     f = v.map(_EXTRA_FIELDS["selection"])
     srefs = (
@@ -321,7 +325,7 @@ def _mutation_step(
     no_cache: bool = False,
     executor: Any = None,
 ) -> Callable[[], Section]:
-    from harness.mutation import (
+    from harness.checks.tests_as_evidence.mutation import (
         gap_mutations,
         mutation_from_mapping,
         mutation_section,
@@ -373,7 +377,7 @@ def _mutation_step(
 def _sweep_step(
     repo: GitRepo, base: str, head: str, v: Value, python: str | None, executor: Any = None
 ) -> Callable[[], Section]:
-    from harness.sweep import run_sweep, sweep_section
+    from harness.checks.tests_as_evidence.sweep import run_sweep, sweep_section
 
     f = v.map(_EXTRA_FIELDS["sweep"])
     tests = f.req("tests").str_list() if "tests" in f else []

@@ -6,6 +6,13 @@ import argparse
 import sys
 
 from harness.cache import Cache
+from harness.checks.tests_as_evidence.mutation import (
+    Mutation,
+    gap_mutations,
+    load_mutations,
+    mutation_section,
+    run_mutations,
+)
 from harness.commands._common import add_report_options, check_output_path, command_line, emit
 from harness.edits import Edit
 from harness.errors import UsageError
@@ -15,13 +22,6 @@ from harness.executors.options import (
     without_executor_options,
 )
 from harness.git.repo import GitRepo
-from harness.mutation import (
-    Mutation,
-    gap_mutations,
-    load_mutations,
-    mutation_section,
-    run_mutations,
-)
 from harness.report.model import Report
 
 NAME = "mutate"

@@ -6,6 +6,12 @@ import argparse
 import sys
 
 from harness.cache import Cache
+from harness.checks.tests_as_evidence.selection import (
+    collect_refs,
+    lanes_from_workflows,
+    parse_lane,
+    selection_section,
+)
 from harness.commands._common import add_report_options, check_output_path, command_line, emit
 from harness.commands._grammar import add_refs, refs_of
 from harness.errors import UsageError
@@ -16,7 +22,6 @@ from harness.executors.options import (
 )
 from harness.git.repo import GitRepo
 from harness.report.model import Report
-from harness.selection import collect_refs, lanes_from_workflows, parse_lane, selection_section
 
 NAME = "select"
 HELP = "count the tests each CI lane (a pytest -m expression) selects at each ref, in one collection pass"

@@ -6,10 +6,15 @@ import json
 
 import pytest
 
+from harness.checks.tests_as_evidence.mutation import (
+    Mutation,
+    gap_mutations,
+    mutation_section,
+    run_mutations,
+)
 from harness.edits import Edit
 from harness.git.repo import GitRepo
 from harness.git.tree import blob_sha_of_bytes
-from harness.mutation import Mutation, gap_mutations, mutation_section, run_mutations
 
 CALC = """\
 def clamp(x, lo, hi):

@@ -6,9 +6,9 @@ import importlib.util
 
 import pytest
 
+from harness.checks.tests_as_evidence.sweep import functions_touched, run_sweep, sweep_section
 from harness.git.mutation import changed_lines
 from harness.git.repo import GitRepo
-from harness.sweep import functions_touched, run_sweep, sweep_section
 
 BASE = """\
 def clamp(x, lo, hi):

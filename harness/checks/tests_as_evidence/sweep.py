@@ -11,7 +11,6 @@ from __future__ import annotations
 import ast
 import difflib
 import json
-import os
 import re
 import shutil
 import sys
@@ -22,6 +21,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from harness import process, treefiles, workarea
+from harness.checks.tests_as_evidence.pytest_run import mutmut_env, output_text, run_in_tree
 from harness.columns import Column
 from harness.errors import HarnessError, UsageError
 from harness.executors import Executor, Task, TreeSpec
@@ -381,29 +381,16 @@ def sweep_shard(
     with tree.open() as mat:
         tree_dir = Path(mat.path)
         write_mutmut_config(tree_dir, cfg)
-        env = dict(os.environ)
-        env.pop("PYTEST_ADDOPTS", None)
-        env["GIT_CEILING_DIRECTORIES"] = str(
-            tree_dir.parent
-        )  # mutmut asks git about "its" repo: none here
+        env = mutmut_env(tree_dir, drop_addopts=True)
         argv = [python, "-c", _RUN_MUTMUT, "run"]
         if max_children:
             argv += ["--max-children", str(max_children)]
         try:
-            proc = process.run(
-                argv + list(names),
-                cwd=str(tree_dir),
-                env=env,
-                capture_output=True,
-                timeout=timeout,
-                stdin=process.DEVNULL,
-            )
+            proc = run_in_tree(argv + list(names), tree_dir, env, timeout)
         except process.TimeoutExpired as exc:
             out = ((exc.stdout or b"") + (exc.stderr or b"")).decode("utf-8", "replace")
             return ShardResult(None, _strip_spinner(out))
-        shard = ShardResult(
-            proc.returncode, _strip_spinner((proc.stdout + proc.stderr).decode("utf-8", "replace"))
-        )
+        shard = ShardResult(proc.returncode, _strip_spinner(output_text(proc)))
         for path in cfg.get("only_mutate", []):
             meta, mfile = tree_dir / "mutants" / (path + ".meta"), tree_dir / "mutants" / path
             if meta.exists() and mfile.exists():
@@ -426,18 +413,10 @@ m.create_mutants(1)
 def generate_names(tree_dir: Path, python: str, functions: Sequence[ChangedFunction]) -> list[str]:
     """The mutant names mutmut gives the changed functions (its own generation step, no test run),
     in mutmut's order; the generated files are removed again."""
-    env = dict(os.environ)
-    env["GIT_CEILING_DIRECTORIES"] = str(tree_dir.parent)
-    proc = process.run(
-        [python, "-c", _GENERATE],
-        cwd=str(tree_dir),
-        env=env,
-        capture_output=True,
-        stdin=process.DEVNULL,
-        timeout=600,
-    )
+    env = mutmut_env(tree_dir, drop_addopts=False)
+    proc = run_in_tree([python, "-c", _GENERATE], tree_dir, env, 600)
     if proc.returncode != 0:
-        tail = (proc.stdout + proc.stderr).decode("utf-8", "replace").strip().splitlines()
+        tail = output_text(proc).strip().splitlines()
         raise HarnessError(
             f"mutmut could not generate mutants: {tail[-1] if tail else proc.returncode}"
         )
