@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from harness.cache import Cache
 from harness.checks.conflicts import conflicts_section
 from harness.checks.drift import drift_section
-from harness.checks.fidelity import fidelity_section
+from harness.checks.fidelity import FidelityResult, fidelity_check
 from harness.checks.judgeable import judge_range
 from harness.checks.lanes import lanes_section
 from harness.checks.pins import pin_section
@@ -46,6 +47,13 @@ _EXTRA_FIELDS = {
     "mutations": ("ref", "tests", "marker", "gaps", "edits", "setup"),
     "sweep": ("tests", "marker"),
 }
+
+
+@dataclass
+class _Handed:
+    """Results a later step takes from an earlier one, filled in as the steps run (plan order)."""
+
+    fidelity: FidelityResult | None = None
 
 
 class _Refs:
@@ -127,14 +135,14 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
             refs.ref(c.ref, scenario.column_where.get(c.name))
 
     plan = Plan(header=facts.header())
-    state: dict[str, Any] = {}
+    handed = _Handed()
     base, head = inputs.base, inputs.head
     if inputs.source:
 
         def _fidelity() -> Section:
-            s = fidelity_section(repo, base, head, inputs.source, inputs.source_branch)  # type: ignore[arg-type]
-            state["fidelity"] = s
-            return s
+            checked = fidelity_check(repo, base, head, inputs.source, inputs.source_branch)  # type: ignore[arg-type]
+            handed.fidelity = checked.result
+            return checked.section
 
         plan.add("fidelity", "cherry-pick fidelity", _fidelity)
     else:
@@ -219,7 +227,7 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
             "mutations",
             "mutation controls",
             _mutation_step(
-                repo, refs, mut_v, state, inputs.python, inputs.no_cache, inputs.executor
+                repo, refs, mut_v, handed, inputs.python, inputs.no_cache, inputs.executor
             ),
         )
     for sweep_v in _all(scenarios, "sweep"):
@@ -320,7 +328,7 @@ def _mutation_step(
     repo: GitRepo,
     refs: _Refs,
     v: Value,
-    state: dict[str, Any],
+    handed: _Handed,
     python: str | None,
     no_cache: bool = False,
     executor: Any = None,
@@ -356,8 +364,8 @@ def _mutation_step(
         import sys
 
         gaps = list(gap_refs)
-        if gaps_missing and "fidelity" in state:
-            gaps += [c["sha"] for c in state["fidelity"].data.get("missing_commits", [])]
+        if gaps_missing and handed.fidelity is not None:
+            gaps += handed.fidelity.missing_commits
         run = run_mutations(
             repo,
             ref,
