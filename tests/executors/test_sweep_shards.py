@@ -17,9 +17,7 @@ from harness.checks.tests_as_evidence.sweep import (
 )
 from harness.executors.local import LocalExecutor
 from harness.git.repo import GitRepo
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mutation"))
-from test_sweep_mutmut import BASE, HEAD, TESTS  # noqa: E402
+from harness.testing.sweep_repo import BASE, HEAD, TESTS
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("mutmut") is None, reason="mutmut 3 not installed"
