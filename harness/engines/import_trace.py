@@ -19,7 +19,6 @@ from harness.engines.sglang import probe_script
 
 _SITECUSTOMIZE = """
 import atexit, json, os, sys, threading, time
-from harness import process
 _out = os.environ.get("HARNESS_TRACE_OUT")
 def _dump():
     with open(os.path.join(_out, "%d.json" % os.getpid()), "w") as fh:
