@@ -25,13 +25,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.cache import Cache
-from harness.checks.conflicts import conflicts_section
-from harness.checks.drift import drift_section
 from harness.checks.fidelity import FidelityResult, fidelity_check
 from harness.checks.judgeable import judge_range
 from harness.checks.lanes import lanes_section
 from harness.checks.pins import pin_section
-from harness.checks.shape import shape_section
+from harness.checks.registry import RANGE_CHECKS, Check
 from harness.checks.trace import trace_section
 from harness.compare import CompareInputs, Plan
 from harness.errors import UsageError
@@ -147,9 +145,8 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
         plan.add("fidelity", "cherry-pick fidelity", _fidelity)
     else:
         plan.skipped.append("fidelity (no --source)")
-    plan.add("drift", "release drift", lambda: drift_section(repo, base, head))
-    plan.add("shape", "push shape", lambda: shape_section(repo, base, head))
-    plan.add("conflicts", "conflict markers", lambda: conflicts_section(repo, base, head))
+    for check in RANGE_CHECKS.values():
+        plan.add(check.id, check.title, functools.partial(_section_of, check, repo, base, head))
 
     for v in [x for group in _all(scenarios, "traces") for x in group.list()]:
         f = v.map(_EXTRA_FIELDS["traces"], required=("string",))
@@ -237,6 +234,10 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
             _sweep_step(repo, base, head, sweep_v, inputs.python, inputs.executor),
         )
     return plan
+
+
+def _section_of(check: Check, repo: GitRepo, base: str, head: str) -> Section:
+    return check.run(repo, base, head).section
 
 
 def _repo_path(v: Value) -> str:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import process
-from harness.engines import sglang as sg
+from harness.engines import envbuild as sg
 from harness.errors import HarnessError
 
 # Distributions that only make sense with CUDA (or are not needed on the CPU path).
@@ -51,6 +51,7 @@ GPU_ONLY = {
 }
 _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
+NAME = "cpu"
 CPU_ENV = {"SGLANG_USE_CPU_ENGINE": "1"}
 
 
@@ -110,3 +111,8 @@ def build_cpu(version: str, path: Path, log: sg.Log) -> dict[str, Any]:
     if not torch:
         raise HarnessError("cpu runtime: torch did not install")
     return manifest
+
+
+def build(version: str, path: Path, log: sg.Log, bundle: Path | None = None) -> dict[str, Any]:
+    """The real engine on the CPU (``bundle`` does not apply)."""
+    return build_cpu(version, path, log)

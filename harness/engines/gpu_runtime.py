@@ -25,10 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from harness import process
-from harness.engines import sglang as sg
+from harness.engines import envbuild as sg
 from harness.engines.bundle import MANIFEST, read_bundle
 from harness.errors import HarnessError, UsageError
 
+NAME = "gpu"
 BASE_SITE_ENV = "HARNESS_ENGINE_BASE_SITE"
 _TORCH = (
     "import json, torch; a = torch.cuda.is_available(); print(json.dumps({'torch': torch.__version__, "
@@ -172,3 +173,17 @@ def build_from_bundle(version: str, folder: Path, path: Path, log: sg.Log) -> di
         "module_file": os.path.relpath(run["module_file"], path),
         **sg.describe(python),
     }
+
+
+def build_gpu(version: str, path: Path, log: sg.Log) -> dict[str, Any]:
+    """``pip install sglang==X`` with every dependency it declares: no stand-in anywhere."""
+    python = sg.create_venv(path, log)
+    sg.pip_install(python, [f"sglang=={version}"], log)
+    return {"requirements": [f"sglang=={version}"], **sg.describe(python)}
+
+
+def build(version: str, path: Path, log: sg.Log, bundle: Path | None = None) -> dict[str, Any]:
+    """Offline from ``bundle`` when given, else every declared dependency from the index."""
+    if bundle is not None:
+        return build_from_bundle(version, bundle, path, log)
+    return build_gpu(version, path, log)
