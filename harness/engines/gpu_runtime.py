@@ -20,7 +20,6 @@ import hashlib
 import json
 import os
 import platform
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -114,22 +113,9 @@ def build_from_bundle(version: str, folder: Path, path: Path, log: sg.Log) -> di
     sg.run_logged([sg.env_python(), "-m", "venv", "--without-pip", str(path)], log)
     python = path / "bin" / "python"
     _base_site(python, base)
-    sg.run_logged(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "--python",
-            str(python),
-            "install",
-            "--disable-pip-version-check",
-            "-q",
-            "--no-index",
-            "--find-links",
-            str(folder),
-            "--no-deps",
-            *bundle["requirements"],
-        ],
+    sg.pip_install(
+        python,
+        ["--no-index", "--find-links", str(folder), "--no-deps", *bundle["requirements"]],
         log,
     )
     torch = torch_info(python)

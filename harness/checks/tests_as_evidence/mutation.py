@@ -23,9 +23,9 @@ from typing import Any
 import yaml
 
 from harness import process, workarea, yamlpath
-from harness.cache import Cache, content_key, file_digest, interpreter_fingerprint, provenance_text
+from harness.cache import Cache, content_key, interpreter_fingerprint, provenance_text
 from harness.checks.tests_as_evidence.pytest_run import (
-    RUNNER_FILE,
+    code_digests,
     output_text,
     pytest_argv,
     pytest_env,
@@ -41,7 +41,6 @@ from harness.executors.local import LocalExecutor
 from harness.git.repo import GitRepo
 from harness.progress import phase
 from harness.report.model import Code, Control, Finding, Section, Sha, Table
-from harness.resources import PROBES_DIR
 
 EXPECTS = ("killed", "survived")
 COUNTED = ("passed", "failed", "error", "skipped")
@@ -234,11 +233,7 @@ def row_key(
 ) -> str:
     """What a row's outcome depends on: the column's tree and edits, the selection, the interpreter
     with its distributions, the setup, and the code that runs and reads the selection."""
-    code = [
-        file_digest(PROBES_DIR / "pytest_outcomes_plugin.py"),
-        file_digest(Path(__file__)),
-        file_digest(RUNNER_FILE),
-    ]
+    code = code_digests("pytest_outcomes_plugin", __file__)
     return content_key(
         "mutation-row",
         identify(repo, column).key,

@@ -13,9 +13,18 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness import process, workarea
+from harness.cache import file_digest
 from harness.resources import PROBES_DIR
 
-RUNNER_FILE = Path(__file__)  # enters the cache keys of what it runs
+
+def code_digests(plugin: str, check_file: str) -> list[str]:
+    """What enters a cached result's key as code: the harness's pytest ``plugin`` (a module under
+    ``probes/``), the check module that reads its output, and this runner."""
+    return [
+        file_digest(PROBES_DIR / f"{plugin}.py"),
+        file_digest(Path(check_file)),
+        file_digest(Path(__file__)),
+    ]
 
 
 def tree_paths(tree_dir: Path) -> list[Path]:

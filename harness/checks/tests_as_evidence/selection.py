@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from harness import process, workarea
-from harness.cache import Cache, content_key, file_digest, interpreter_fingerprint, provenance_text
+from harness.cache import Cache, content_key, interpreter_fingerprint, provenance_text
 from harness.checks.tests_as_evidence.pytest_run import (
-    RUNNER_FILE,
+    code_digests,
     last_line,
     output_text,
     pytest_argv,
@@ -34,7 +34,6 @@ from harness.executors.local import LocalExecutor
 from harness.git.repo import GitRepo
 from harness.progress import phase
 from harness.report.model import Cell, Code, Control, Finding, Section, Table
-from harness.resources import PROBES_DIR
 
 # Controls evaluated with the lanes: a marker nothing carries selects 0, its negation selects all.
 _SENTINEL = "harness_sentinel_marker_never_set"
@@ -206,11 +205,7 @@ def collection_key(
 ) -> str:
     """What one collection depends on: the tree, the lanes, the interpreter with its distributions,
     the arguments and setup, and the plugin and code that read it."""
-    code = [
-        file_digest(PROBES_DIR / "pytest_lanes_plugin.py"),
-        file_digest(Path(__file__)),
-        file_digest(RUNNER_FILE),
-    ]
+    code = code_digests("pytest_lanes_plugin", __file__)
     return content_key(
         "collection",
         tree,

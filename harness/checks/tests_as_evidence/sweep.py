@@ -21,6 +21,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from harness import process, treefiles, workarea
+from harness.checks.paths import is_test_path
 from harness.checks.tests_as_evidence.pytest_run import mutmut_env, output_text, run_in_tree
 from harness.columns import Column
 from harness.errors import HarnessError, UsageError
@@ -96,16 +97,6 @@ class SweepResult:
     mutmut_version: str = ""
     config: dict = field(default_factory=dict)
     refused: str = ""  # why mutmut was not run (the tree's config file is a link, …)
-
-
-def is_test_path(path: str) -> bool:
-    p = PurePosixPath(path)
-    return (
-        p.name.startswith("test_")
-        or p.name.endswith("_test.py")
-        or p.name == "conftest.py"
-        or any(part in ("tests", "test", "testing") for part in p.parts[:-1])
-    )
 
 
 def functions_touched(path: str, source: str, lines: set[int]) -> list[ChangedFunction]:

@@ -23,7 +23,7 @@ def _object_format(git_dir: str) -> str:
 
 
 def blob_sha(repo: GitRepo, data: bytes) -> str:
-    """The blob id git gives ``data`` (same as ``blob_sha_of_bytes``, computed in-process)."""
+    """The blob id git gives ``data``, computed in-process (sha1 or sha256 as the repository uses)."""
     algo = hashlib.sha256 if _object_format(str(repo.git_dir)) == "sha256" else hashlib.sha1
     return algo(b"blob %d\0" % len(data) + data).hexdigest()
 
