@@ -2,7 +2,7 @@
 
 Builds a repository with a small package and N tests, then measures in the same run:
   bare      ``pytest -q tests`` in an exported copy (the floor any mutation row pays)
-  rows      ``harness.mutation.run_mutations`` with M mutations (+ the row "none")
+  rows      ``harness.checks.tests_as_evidence.mutation.run_mutations`` with M mutations (+ the row "none")
 and prints the overhead per row as a ratio of the bare run. Usage: python bench/mutation.py [TESTS] [MUTATIONS]
 """
 
@@ -17,10 +17,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from harness.checks.tests_as_evidence.mutation import Mutation, mutation_section, run_mutations  # noqa: E402
 from harness.edits import Edit  # noqa: E402
 from harness.git.repo import GitRepo  # noqa: E402
 from harness.git.tree import export_tree  # noqa: E402
-from harness.mutation import Mutation, mutation_section, run_mutations  # noqa: E402
 
 
 def make_repo(root: Path, n_tests: int, n_funcs: int) -> None:

@@ -2,7 +2,7 @@
 
 Generates a suite of ≥ 5,000 tests with markers, then measures in the same run:
   baseline  one plain ``pytest --collect-only -q`` (no plugin, no -m)
-  one-pass  ``harness.selection.collect_dir`` with every lane (target ≤ 1.3× baseline)
+  one-pass  ``harness.checks.tests_as_evidence.selection.collect_dir`` with every lane (target ≤ 1.3× baseline)
   separate  one ``pytest --collect-only -q -m EXPR`` per lane
 and checks that both ways give the same count per lane. Usage: python bench/selection.py [TESTS] [LANES]
 """
@@ -18,7 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.selection import Lane, collect_dir, pytest_env  # noqa: E402
+from harness.checks.tests_as_evidence.pytest_run import pytest_env  # noqa: E402
+from harness.checks.tests_as_evidence.selection import Lane, collect_dir  # noqa: E402
 
 MARKERS = ["slow", "gpu", "net", "integration", "flaky"]
 LANE_EXPRS = [

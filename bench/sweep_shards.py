@@ -20,9 +20,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from harness.checks.tests_as_evidence.sweep import run_sweep  # noqa: E402
 from harness.executors.ray_executor import RayExecutor  # noqa: E402
 from harness.git.repo import GitRepo  # noqa: E402
-from harness.sweep import run_sweep  # noqa: E402
 
 
 def _commit(root: Path, msg: str) -> None:

@@ -9,12 +9,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from harness import children
+from harness import process
+from harness.atomic import write_atomic
 
 
 def cache_dir() -> Path:
@@ -47,8 +47,8 @@ def interpreter_fingerprint(python: str) -> str:
     """Realpath, version, prefix and installed distributions of an interpreter (a different pytest
     or plugin set is a different key). Always a fresh process started in ``/``: what the running
     harness has on its own ``sys.path`` (its working directory, an editable checkout) must not
-    enter the key. One subprocess per interpreter per run."""
-    proc = children.run([python, "-c", _DESCRIBE], capture_output=True, text=True, cwd=os.sep)
+    enter the key. One child process per interpreter per run."""
+    proc = process.run([python, "-c", _DESCRIBE], capture_output=True, text=True, cwd=os.sep)
     if proc.returncode != 0:
         return f"unusable:{python}"
     return content_key(proc.stdout)
@@ -89,14 +89,7 @@ class Cache:
             return
         path = self._path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=str(path.parent))
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(value, fh, sort_keys=True)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomic(path, json.dumps(value, sort_keys=True), prefix=".tmp-", shared=False)
 
 
 def provenance_text(prov: list[tuple[str, str]]) -> str:

@@ -25,9 +25,9 @@ from pathlib import Path
 
 from harness import workarea
 from harness.edits import Edit, EditProof, apply_edits
+from harness.git.apply import blob_sha
 from harness.git.repo import GitRepo
 from harness.git.tree import export_tree
-from harness.git.worktree import blob_sha
 
 STALE_SECONDS = 3 * 24 * 3600
 IGNORED_DIRS = frozenset({"__pycache__", ".pytest_cache"})

@@ -15,8 +15,8 @@ from typing import Any
 
 from harness import treefiles
 from harness.errors import UsageError
+from harness.git.apply import apply_patch, blob_sha, commit_diff
 from harness.git.repo import GitRepo
-from harness.git.worktree import apply_patch, blob_sha, commit_diff
 
 KINDS = ("replace", "move", "patch", "apply-commit")
 _PRIMARY = {"replace": "old", "move": "line", "patch": "diff", "apply-commit": "commit"}

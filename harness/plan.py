@@ -21,16 +21,15 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from harness.cache import Cache
-from harness.checks.conflicts import conflicts_section
-from harness.checks.drift import drift_section
-from harness.checks.fidelity import fidelity_section
+from harness.checks.fidelity import FidelityResult, fidelity_check
 from harness.checks.judgeable import judge_range
 from harness.checks.lanes import lanes_section
 from harness.checks.pins import pin_section
-from harness.checks.shape import shape_section
+from harness.checks.registry import RANGE_CHECKS, Check
 from harness.checks.trace import trace_section
 from harness.compare import CompareInputs, Plan
 from harness.errors import UsageError
@@ -46,6 +45,13 @@ _EXTRA_FIELDS = {
     "mutations": ("ref", "tests", "marker", "gaps", "edits", "setup"),
     "sweep": ("tests", "marker"),
 }
+
+
+@dataclass
+class _Handed:
+    """Results a later step takes from an earlier one, filled in as the steps run (plan order)."""
+
+    fidelity: FidelityResult | None = None
 
 
 class _Refs:
@@ -127,21 +133,20 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
             refs.ref(c.ref, scenario.column_where.get(c.name))
 
     plan = Plan(header=facts.header())
-    state: dict[str, Any] = {}
+    handed = _Handed()
     base, head = inputs.base, inputs.head
     if inputs.source:
 
         def _fidelity() -> Section:
-            s = fidelity_section(repo, base, head, inputs.source, inputs.source_branch)  # type: ignore[arg-type]
-            state["fidelity"] = s
-            return s
+            checked = fidelity_check(repo, base, head, inputs.source, inputs.source_branch)  # type: ignore[arg-type]
+            handed.fidelity = checked.result
+            return checked.section
 
         plan.add("fidelity", "cherry-pick fidelity", _fidelity)
     else:
         plan.skipped.append("fidelity (no --source)")
-    plan.add("drift", "release drift", lambda: drift_section(repo, base, head))
-    plan.add("shape", "push shape", lambda: shape_section(repo, base, head))
-    plan.add("conflicts", "conflict markers", lambda: conflicts_section(repo, base, head))
+    for check in RANGE_CHECKS.values():
+        plan.add(check.id, check.title, functools.partial(_section_of, check, repo, base, head))
 
     for v in [x for group in _all(scenarios, "traces") for x in group.list()]:
         f = v.map(_EXTRA_FIELDS["traces"], required=("string",))
@@ -219,7 +224,7 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
             "mutations",
             "mutation controls",
             _mutation_step(
-                repo, refs, mut_v, state, inputs.python, inputs.no_cache, inputs.executor
+                repo, refs, mut_v, handed, inputs.python, inputs.no_cache, inputs.executor
             ),
         )
     for sweep_v in _all(scenarios, "sweep"):
@@ -229,6 +234,10 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
             _sweep_step(repo, base, head, sweep_v, inputs.python, inputs.executor),
         )
     return plan
+
+
+def _section_of(check: Check, repo: GitRepo, base: str, head: str) -> Section:
+    return check.run(repo, base, head).section
 
 
 def _repo_path(v: Value) -> str:
@@ -254,7 +263,11 @@ def _selection_step(
     no_cache: bool = False,
     executor: Any = None,
 ) -> Callable[[], Section]:
-    from harness.selection import collect_refs, lanes_from_workflows, selection_section
+    from harness.checks.tests_as_evidence.selection import (
+        collect_refs,
+        lanes_from_workflows,
+        selection_section,
+    )
 
     f = v.map(_EXTRA_FIELDS["selection"])
     srefs = (
@@ -316,12 +329,12 @@ def _mutation_step(
     repo: GitRepo,
     refs: _Refs,
     v: Value,
-    state: dict[str, Any],
+    handed: _Handed,
     python: str | None,
     no_cache: bool = False,
     executor: Any = None,
 ) -> Callable[[], Section]:
-    from harness.mutation import (
+    from harness.checks.tests_as_evidence.mutation import (
         gap_mutations,
         mutation_from_mapping,
         mutation_section,
@@ -352,8 +365,8 @@ def _mutation_step(
         import sys
 
         gaps = list(gap_refs)
-        if gaps_missing and "fidelity" in state:
-            gaps += [c["sha"] for c in state["fidelity"].data.get("missing_commits", [])]
+        if gaps_missing and handed.fidelity is not None:
+            gaps += handed.fidelity.missing_commits
         run = run_mutations(
             repo,
             ref,
@@ -373,7 +386,7 @@ def _mutation_step(
 def _sweep_step(
     repo: GitRepo, base: str, head: str, v: Value, python: str | None, executor: Any = None
 ) -> Callable[[], Section]:
-    from harness.sweep import run_sweep, sweep_section
+    from harness.checks.tests_as_evidence.sweep import run_sweep, sweep_section
 
     f = v.map(_EXTRA_FIELDS["sweep"])
     tests = f.req("tests").str_list() if "tests" in f else []

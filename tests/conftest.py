@@ -1,13 +1,10 @@
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from repo_builder import RepoBuilder  # noqa: E402
+from harness.testing.repos import RepoBuilder
 
 
 @pytest.fixture(scope="session", autouse=True)

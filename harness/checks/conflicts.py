@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from harness.checks.result import Checked
 from harness.git.patch import FilePatch, diff_many
 from harness.git.repo import GitRepo
 from harness.report.model import Code, Control, Finding, Section, Sha, Table
@@ -86,7 +87,7 @@ def _control() -> Control:
     )
 
 
-def conflicts_section(repo: GitRepo, base: str, head: str) -> Section:
+def conflicts_check(repo: GitRepo, base: str, head: str) -> Checked[list[tuple[str, list[Marker]]]]:
     """Report section: conflict markers each pick of ``base..head`` adds."""
     per_pick = pick_markers(repo, base, head)
     rows: list[list[object]] = []
@@ -106,7 +107,7 @@ def conflicts_section(repo: GitRepo, base: str, head: str) -> Section:
                 )
             )
     hit = sum(1 for _, m in per_pick if m)
-    return Section(
+    section = Section(
         id="conflicts",
         title=f"Conflict markers in {base}..{head}",
         summary=f"{hit} of {len(per_pick)} pick(s) add conflict-marker lines",
@@ -138,3 +139,9 @@ def conflicts_section(repo: GitRepo, base: str, head: str) -> Section:
             ]
         },
     )
+    return Checked(per_pick, section)
+
+
+def conflicts_section(repo: GitRepo, base: str, head: str) -> Section:
+    """The section of ``conflicts_check``."""
+    return conflicts_check(repo, base, head).section

@@ -7,6 +7,7 @@ import re
 import time
 from dataclasses import dataclass, field
 
+from harness.checks.result import Checked
 from harness.errors import UsageError
 from harness.git.evidence import TrialMerge, trial_merge
 from harness.git.patch import FilePatch, diff_trees
@@ -131,8 +132,8 @@ def _date(ts: int) -> str:
     return time.strftime("%Y-%m-%d", time.gmtime(ts))
 
 
-def drift_section(repo: GitRepo, base: str, head: str) -> Section:
-    """Report section for ``harness drift BASE HEAD``."""
+def drift_check(repo: GitRepo, base: str, head: str) -> Checked[Drift]:
+    """The drift and its report section for ``harness drift BASE HEAD``."""
     d = drift(repo, base, head)
     conflicts = {c.path: c for c in d.merge.conflicts}
     tables = [
@@ -303,7 +304,7 @@ def drift_section(repo: GitRepo, base: str, head: str) -> Section:
         )
         + f"; {total_present} of {total_added} added line(s) already at {base}"
     )
-    return Section(
+    section = Section(
         id="drift",
         title=f"Drift: {base} vs {head}",
         summary=summary,
@@ -340,3 +341,9 @@ def drift_section(repo: GitRepo, base: str, head: str) -> Section:
             ],
         },
     )
+    return Checked(d, section)
+
+
+def drift_section(repo: GitRepo, base: str, head: str) -> Section:
+    """The section of ``drift_check``."""
+    return drift_check(repo, base, head).section

@@ -35,6 +35,7 @@ from harness.checks.fidelity_source import (
     needs_content_search,
 )
 from harness.checks.fidelity_units import complete_units
+from harness.checks.result import Checked
 from harness.errors import UsageError
 from harness.git import Commit, GitRepo
 from harness.git.picks import LogEntry, fork_point
@@ -242,6 +243,15 @@ def _later_copies(results: Sequence[PickResult], committed: dict[str, int]) -> N
             r.copy_of = copies[srcs[0]]
 
 
+@dataclass(frozen=True)
+class FidelityResult:
+    """What fidelity hands on: the picks, and the source PR's commits after the pick's cut point
+    (the gaps that mutation controls can pin)."""
+
+    picks: tuple[str, ...]
+    missing_commits: tuple[str, ...]
+
+
 def fidelity_section(
     repo: GitRepo,
     base: str,
@@ -250,6 +260,18 @@ def fidelity_section(
     source_branch: str | None = None,
     mapping: Mapping[str, str | Sequence[str]] | None = None,
 ) -> Section:
+    """The section of ``fidelity_check``."""
+    return fidelity_check(repo, base, head, source, source_branch, mapping).section
+
+
+def fidelity_check(
+    repo: GitRepo,
+    base: str,
+    head: str,
+    source: str,
+    source_branch: str | None = None,
+    mapping: Mapping[str, str | Sequence[str]] | None = None,
+) -> Checked[FidelityResult]:
     """Compare every non-merge commit of base..head with its source on ``source``."""
     source_name = source
     base, head, source = repo.resolve(base), repo.resolve(head), repo.resolve(source)
@@ -310,7 +332,11 @@ def fidelity_section(
         store,
         touched,
     )
-    return _section(results, merges, missing, history, store, source_branch, followups, source_name)
+    section = _section(
+        results, merges, missing, history, store, source_branch, followups, source_name
+    )
+    gaps = tuple(c.sha for c in missing.missing) if missing is not None else ()
+    return Checked(FidelityResult(tuple(r.commit.sha for r in results), gaps), section)
 
 
 def _pick_row(i: int, r: PickResult) -> list[Cell]:

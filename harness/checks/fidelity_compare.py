@@ -8,13 +8,10 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from harness.checks.paths import is_test_path
 from harness.git.patch import FilePatch
 
 EMPTY_SHA1 = hashlib.sha1(b"").hexdigest()[:8]  # "da39a3ee": the control every table states
-_TEST_PATH = re.compile(
-    r"(^|/)(tests?|testing|__tests__|spec|specs)/|(^|/)test_[^/]*$|_test\.[^/.]+$"
-    r"|\.(test|spec)\.[^/]+$|Tests?\.(java|kt|cs|scala)$|_spec\.rb$"
-)
 _DOC_PATH = re.compile(
     r"(^|/)(docs?|changelog|changes|news)/|\.(rst|md|txt)$|(^|/)(CHANGELOG|CHANGES|NEWS|AUTHORS)"
     r"[^/]*$",
@@ -51,10 +48,6 @@ def checksum(lines: Iterable[bytes]) -> str:
 def norm(line: bytes) -> bytes:
     """A line with all whitespace removed (re-indentation and spacing do not count)."""
     return b"".join(line.split())  # bytes.split(): ASCII whitespace, as \s in a bytes regex
-
-
-def is_test_path(path: str) -> bool:
-    return bool(_TEST_PATH.search(path))
 
 
 def is_doc_path(path: str) -> bool:

@@ -28,6 +28,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from harness import yamlpath
 from harness.checks.gha_expr import UNKNOWN, LStr, Scope, has_expression, render
 from harness.checks.gha_matrix import MAX_COMBOS, Matrix, expand_matrix
+from harness.checks.result import Checked
 from harness.errors import UsageError
 from harness.git.evidence import ls_tree
 from harness.git.repo import GitRepo
@@ -581,12 +582,12 @@ def _expr_in_raw(lane: Lane, raw: str | None) -> bool | None:
     return bool(shown) and first.startswith(shown)  # a plain scalar folded over several lines
 
 
-def lanes_section(
+def lanes_check(
     repo: GitRepo,
     ref: str = "HEAD",
     workflows: Sequence[str] | None = None,
     extra_lanes: Iterable[Mapping[str, Any]] | None = None,
-) -> Section:
+) -> Checked[LaneScan]:
     """Report section: lane, expression, file:line, with read-back and text-mention controls."""
     scan = scan_lanes(repo, ref, workflows, extra_lanes)
     rows = []
@@ -707,7 +708,7 @@ def lanes_section(
         control="each expression read back from the raw text at its line; a plain text scan for marker-named "
         "keys counts the lines the YAML walk did not turn into lanes",
     )
-    return Section(
+    section = Section(
         id="lanes",
         title=f"CI lanes at {ref}",
         summary=f"{len(scan.lanes)} lane(s) in {len(scan.files)} workflow file(s) at {ref} ({scan.sha[:12]})",
@@ -737,3 +738,14 @@ def lanes_section(
             "rows": [ln.row() for ln in scan.lanes],
         },
     )
+    return Checked(scan, section)
+
+
+def lanes_section(
+    repo: GitRepo,
+    ref: str = "HEAD",
+    workflows: Sequence[str] | None = None,
+    extra_lanes: Iterable[Mapping[str, Any]] | None = None,
+) -> Section:
+    """The section of ``lanes_check``."""
+    return lanes_check(repo, ref, workflows, extra_lanes).section

@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass
 from pathlib import PurePosixPath
 
 from harness import yamlpath
+from harness.checks.result import Checked
 from harness.git.repo import GitRepo
 from harness.report.model import Code, Control, Finding, Section, Sha, Table
 
@@ -235,7 +236,7 @@ def _raw_line_control(rows: list[PinRow]) -> Control:
     )
 
 
-def pin_section(repo: GitRepo, path: str, keypath: str, refs: Sequence[str]) -> Section:
+def pin_check(repo: GitRepo, path: str, keypath: str, refs: Sequence[str]) -> Checked[list[PinRow]]:
     """Report section: one row per ref with value, line and the raw line as its control."""
     rows = read_pins(repo, path, keypath, refs)
     table = Table(
@@ -282,7 +283,7 @@ def pin_section(repo: GitRepo, path: str, keypath: str, refs: Sequence[str]) -> 
             )
         )
     summary = ", ".join(f"{r.ref}: {r.value if r.value is not None else r.status}" for r in rows)
-    return Section(
+    section = Section(
         id="pin",
         title=f"Pinned value: {keypath}",
         summary=summary,
@@ -311,3 +312,9 @@ def pin_section(repo: GitRepo, path: str, keypath: str, refs: Sequence[str]) -> 
             ],
         },
     )
+    return Checked(rows, section)
+
+
+def pin_section(repo: GitRepo, path: str, keypath: str, refs: Sequence[str]) -> Section:
+    """The section of ``pin_check``."""
+    return pin_check(repo, path, keypath, refs).section

@@ -7,6 +7,7 @@ import re
 import time
 from dataclasses import dataclass, field
 
+from harness.checks.result import Checked
 from harness.git.evidence import changed_paths, name_revs
 from harness.git.repo import Commit, GitRepo
 from harness.report.model import Code, Control, Finding, Section, Sha, Table
@@ -213,9 +214,19 @@ def _classifier_control(rows: list[ShapeRow]) -> Control:
     )
 
 
-def shape_section(
+@dataclass(frozen=True)
+class ShapeResult:
+    """The range's ends as commits, its rows, and the --same-tree comparison when asked for."""
+
+    base: str
+    head: str
+    rows: list[ShapeRow]
+    same_tree: SameTree | None
+
+
+def shape_check(
     repo: GitRepo, base: str, head: str, same_tree: tuple[str, str] | None = None
-) -> Section:
+) -> Checked[ShapeResult]:
     """Report section for ``harness shape BASE..HEAD [--same-tree A B]``."""
     rows = shape_rows(repo, base, head)
     spec = f"{base}..{head}"
@@ -349,8 +360,10 @@ def shape_section(
             None,
         ),
     ]
+    base_sha = repo.resolve(base)
+    st: SameTree | None = None
     data: dict[str, object] = {
-        "base": repo.resolve(base),
+        "base": base_sha,
         "head": head_sha,
         "rows": [
             {
@@ -410,7 +423,7 @@ def shape_section(
         f"{len([f for f in findings if f.kind == 'shape-signoff'])} sign-off mismatch(es) (DCO: a Signed-off-by "
         "with the author's email)"
     )
-    return Section(
+    section = Section(
         id="shape",
         title=f"Shape of {spec}",
         summary=summary,
@@ -425,6 +438,14 @@ def shape_section(
         ],
         data=data,
     )
+    return Checked(ShapeResult(base_sha, head_sha, rows, st), section)
+
+
+def shape_section(
+    repo: GitRepo, base: str, head: str, same_tree: tuple[str, str] | None = None
+) -> Section:
+    """The section of ``shape_check``."""
+    return shape_check(repo, base, head, same_tree).section
 
 
 def _same_tree_table(st: SameTree, a: str, b: str) -> Table:

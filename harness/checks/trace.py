@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from harness.checks.result import Checked
 from harness.git.evidence import GrepHit, count_merges, grep_at, grep_counts, ls_tree, pickaxe
 from harness.git.repo import GitRepo
 from harness.report.model import Cell, Code, Control, Finding, Section, Severity, Sha, Table
@@ -161,13 +162,21 @@ def _hits_cell(row: TraceRow) -> str:
     return shown + (f" … +{more} more" if more > 0 else "")
 
 
-def trace_section(
+@dataclass(frozen=True)
+class TraceResult:
+    """Occurrences per ref, and the range's changes when a range was asked for."""
+
+    rows: list[TraceRow]
+    range: RangeTrace | None
+
+
+def trace_check(
     repo: GitRepo,
     needle: str,
     refs: Sequence[str],
     under: str | None = None,
     range_: str | None = None,
-) -> Section:
+) -> Checked[TraceResult]:
     """Report section: occurrences per ref (+ the commits of a range that changed them)."""
     rows = trace_refs(repo, needle, refs, under)
     rng = trace_range(repo, needle, range_, under) if range_ else None
@@ -265,7 +274,7 @@ def trace_section(
             ],
         }
     summary = "; ".join(f"{r.ref}: {r.count}" for r in rows)
-    return Section(
+    section = Section(
         id="trace",
         title=f"Trace of {needle!r}{where}",
         summary=summary,
@@ -278,6 +287,18 @@ def trace_section(
         ],
         data=data,
     )
+    return Checked(TraceResult(rows, rng), section)
+
+
+def trace_section(
+    repo: GitRepo,
+    needle: str,
+    refs: Sequence[str],
+    under: str | None = None,
+    range_: str | None = None,
+) -> Section:
+    """The section of ``trace_check``."""
+    return trace_check(repo, needle, refs, under, range_).section
 
 
 def _range_table(needle: str, spec: str, rng: RangeTrace) -> Table:

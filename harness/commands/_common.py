@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import os
 import shlex
 import sys
-import tempfile
-from pathlib import Path
 
 from harness import causes, gate
+from harness.atomic import write_atomic
 from harness.report import FORMATS, render
 from harness.report.model import Report
 
@@ -47,22 +45,6 @@ def command_line(argv: list[str] | None = None) -> str:
     return "harness " + " ".join(
         shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:])
     )
-
-
-def write_atomic(path: str | Path, text: str) -> None:
-    """Write a file so that a killed run never leaves half a report."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=".harness-", dir=str(path.parent))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def emit(args: argparse.Namespace, report: Report) -> int:

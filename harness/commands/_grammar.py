@@ -61,3 +61,20 @@ def refs_of(args: argparse.Namespace, default: list[str] | None = None) -> list[
 def old_spelling(old: str, new: str) -> None:
     """The one-line note for an option spelled the old way (it still works)."""
     sys.stderr.write(f"harness: note: {old} is now spelled {new} (the old spelling still works)\n")
+
+
+def add_test_run_options(
+    p: argparse.ArgumentParser, *, timeout: float, timeout_help: str, no_cache_help: str
+) -> None:
+    """The options every verb that runs the project's pytest shares: ``--timeout``, ``--no-cache``
+    and the ``--setup`` commands run in the harness's copy of the tree first."""
+    p.add_argument("--timeout", type=float, default=timeout, help=timeout_help)
+    p.add_argument("--no-cache", action="store_true", help=no_cache_help)
+    p.add_argument(
+        "--setup",
+        action="append",
+        default=[],
+        metavar="CMD",
+        help="shell command run in the harness's copy of the tree before pytest, e.g. to write the "
+        "version file a build step generates (repeatable)",
+    )

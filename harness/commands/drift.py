@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from harness.checks.drift import drift_section
+from harness.checks.drift import drift_check
 from harness.commands._common import add_report_options, check_output_path, command_line, emit
 from harness.commands._grammar import add_range, range_of
 from harness.git.repo import GitRepo
@@ -28,15 +28,15 @@ def run(args: argparse.Namespace) -> int:
     check_output_path(args)
     repo = GitRepo(args.repo)
     base, head = range_of(args)
-    section = drift_section(repo, base, head)
+    checked = drift_check(repo, base, head)
     report = Report(
         title=f"Drift: {base} vs {head}",
         command=command_line(args._argv),
-        sections=[section],
+        sections=[checked.section],
         inputs={
-            "base": section.data["base"],
-            "head": section.data["head"],
-            "merge base": section.data["merge_base"],
+            "base": checked.result.base,
+            "head": checked.result.head,
+            "merge base": checked.result.merge_base,
         },
     )
     return emit(args, report)

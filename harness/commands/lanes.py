@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from harness.checks.lanes import lanes_section
+from harness.checks.lanes import lanes_check
 from harness.commands._common import add_report_options, check_output_path, command_line, emit
 from harness.git.repo import GitRepo
 from harness.report.model import Report
@@ -33,11 +33,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     check_output_path(args)
     repo = GitRepo(args.repo)
-    section = lanes_section(repo, args.ref, args.workflow)
+    checked = lanes_check(repo, args.ref, args.workflow)
     report = Report(
         title=f"CI lanes at {args.ref}",
         command=command_line(args._argv),
-        sections=[section],
-        inputs={"ref": args.ref, "commit": section.data["sha"]},
+        sections=[checked.section],
+        inputs={"ref": args.ref, "commit": checked.result.sha},
     )
     return emit(args, report)

@@ -6,7 +6,15 @@ import argparse
 import sys
 
 from harness.cache import Cache
+from harness.checks.tests_as_evidence.mutation import (
+    Mutation,
+    gap_mutations,
+    load_mutations,
+    mutation_section,
+    run_mutations,
+)
 from harness.commands._common import add_report_options, check_output_path, command_line, emit
+from harness.commands._grammar import add_test_run_options
 from harness.edits import Edit
 from harness.errors import UsageError
 from harness.executors.options import (
@@ -15,13 +23,6 @@ from harness.executors.options import (
     without_executor_options,
 )
 from harness.git.repo import GitRepo
-from harness.mutation import (
-    Mutation,
-    gap_mutations,
-    load_mutations,
-    mutation_section,
-    run_mutations,
-)
 from harness.report.model import Report
 
 NAME = "mutate"
@@ -75,19 +76,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--python", default=sys.executable, metavar="EXE", help="interpreter that runs pytest"
     )
-    p.add_argument(
-        "--timeout", type=float, default=900, help="seconds per pytest run (default 900)"
-    )
-    p.add_argument(
-        "--no-cache", action="store_true", help="run every row now; read and write no cache"
-    )
-    p.add_argument(
-        "--setup",
-        action="append",
-        default=[],
-        metavar="CMD",
-        help="shell command run in the harness's copy of the tree before pytest, e.g. to write the "
-        "version file a build step generates (repeatable)",
+    add_test_run_options(
+        p,
+        timeout=900,
+        timeout_help="seconds per pytest run (default 900)",
+        no_cache_help="run every row now; read and write no cache",
     )
     add_executor_arguments(p)
     add_report_options(p)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from harness.checks.pins import pin_section
+from harness.checks.pins import pin_check
 from harness.commands._common import add_report_options, check_output_path, command_line, emit
 from harness.commands._grammar import add_refs, refs_of
 from harness.git.repo import GitRepo
@@ -34,15 +34,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     check_output_path(args)
     repo = GitRepo(args.repo)
-    section = pin_section(repo, args.file, args.keypath, refs_of(args))
+    checked = pin_check(repo, args.file, args.keypath, refs_of(args))
     report = Report(
         title=f"Pinned value: {args.keypath}",
         command=command_line(args._argv),
-        sections=[section],
+        sections=[checked.section],
         inputs={
             "file": args.file,
             "keypath": args.keypath,
-            **{f"ref {r['ref']}": r["sha"] for r in section.data["rows"]},
+            **{f"ref {r.ref}": r.sha for r in checked.result},
         },
     )
     return emit(args, report)

@@ -6,8 +6,14 @@ import argparse
 import sys
 
 from harness.cache import Cache
+from harness.checks.tests_as_evidence.selection import (
+    collect_refs,
+    lanes_from_workflows,
+    parse_lane,
+    selection_section,
+)
 from harness.commands._common import add_report_options, check_output_path, command_line, emit
-from harness.commands._grammar import add_refs, refs_of
+from harness.commands._grammar import add_refs, add_test_run_options, refs_of
 from harness.errors import UsageError
 from harness.executors.options import (
     add_executor_arguments,
@@ -16,7 +22,6 @@ from harness.executors.options import (
 )
 from harness.git.repo import GitRepo
 from harness.report.model import Report
-from harness.selection import collect_refs, lanes_from_workflows, parse_lane, selection_section
 
 NAME = "select"
 HELP = "count the tests each CI lane (a pytest -m expression) selects at each ref, in one collection pass"
@@ -56,19 +61,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="ARG",
         help="extra argument for pytest (e.g. a test path); repeatable",
     )
-    p.add_argument(
-        "--timeout", type=float, default=600, help="seconds per collection (default 600)"
-    )
-    p.add_argument(
-        "--no-cache", action="store_true", help="collect every ref now; read and write no cache"
-    )
-    p.add_argument(
-        "--setup",
-        action="append",
-        default=[],
-        metavar="CMD",
-        help="shell command run in the harness's copy of the tree before pytest, e.g. to write the "
-        "version file a build step generates (repeatable)",
+    add_test_run_options(
+        p,
+        timeout=600,
+        timeout_help="seconds per collection (default 600)",
+        no_cache_help="collect every ref now; read and write no cache",
     )
     add_executor_arguments(p)
     add_report_options(p)

@@ -6,7 +6,7 @@ import argparse
 
 from harness.checks.conflicts import conflicts_section
 from harness.checks.judgeable import judge_range
-from harness.checks.shape import shape_section
+from harness.checks.shape import shape_check
 from harness.commands._common import add_report_options, check_output_path, command_line, emit
 from harness.commands._grammar import add_range, range_of
 from harness.git.repo import GitRepo
@@ -37,15 +37,15 @@ def run(args: argparse.Namespace) -> int:
         repo.resolve(head),
     )  # validates both ends (unknown or option-like refs → exit 2)
     facts = judge_range(repo, base, head)
-    section = shape_section(repo, base, head, tuple(args.same_tree) if args.same_tree else None)
-    sections = [section, conflicts_section(repo, base, head)]
+    checked = shape_check(repo, base, head, tuple(args.same_tree) if args.same_tree else None)
+    sections = [checked.section, conflicts_section(repo, base, head)]
     report = Report(
         title=f"Shape of {base}..{head}",
         command=command_line(args._argv),
         sections=sections,
         inputs={
-            "base": section.data["base"],
-            "head": section.data["head"],
+            "base": checked.result.base,
+            "head": checked.result.head,
             **facts.header(),
             **(
                 {"same tree A": args.same_tree[0], "same tree B": args.same_tree[1]}

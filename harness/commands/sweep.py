@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from harness.checks.judgeable import judge_range
+from harness.checks.tests_as_evidence.sweep import check_mutmut, run_sweep, sweep_section
 from harness.commands._common import add_report_options, check_output_path, command_line, emit
 from harness.commands._grammar import add_range, range_of
 from harness.errors import UsageError
@@ -16,7 +17,6 @@ from harness.executors.options import (
 )
 from harness.git.repo import GitRepo
 from harness.report.model import Report
-from harness.sweep import check_mutmut, run_sweep, sweep_section
 
 NAME = "sweep"
 HELP = "mutation-test (mutmut 3.x) only the functions BASE..HEAD changes; its mutants/ never reach your tree"

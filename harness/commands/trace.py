@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from harness.checks.judgeable import judge_range
-from harness.checks.trace import trace_section
+from harness.checks.trace import trace_check
 from harness.commands._common import add_report_options, check_output_path, command_line, emit
 from harness.commands._grammar import add_refs, refs_of
 from harness.git.repo import GitRepo
@@ -38,13 +38,13 @@ def run(args: argparse.Namespace) -> int:
     a, sep, b = (args.range_ or "").partition("..")
     if (
         sep and a and b and not b.startswith(".")
-    ):  # a malformed --range is trace_section's usage error
+    ):  # a malformed --range is trace_check's usage error
         header = judge_range(repo, a, b).header()
-    section = trace_section(repo, args.needle, refs_of(args), args.under, args.range_)
+    checked = trace_check(repo, args.needle, refs_of(args), args.under, args.range_)
     inputs = {
         "string": args.needle,
         **({"under": args.under} if args.under else {}),
-        **{f"ref {r['ref']}": r["sha"] for r in section.data["rows"]},
+        **{f"ref {r.ref}": r.sha for r in checked.result.rows},
     }
     if args.range_:
         inputs["range"] = args.range_
@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     report = Report(
         title=f"Trace of {args.needle!r}",
         command=command_line(args._argv),
-        sections=[section],
+        sections=[checked.section],
         inputs=inputs,
     )
     return emit(args, report)

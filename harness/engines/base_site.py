@@ -12,9 +12,9 @@ from __future__ import annotations
 import csv
 import json
 import os
-import subprocess
 from pathlib import Path
 
+from harness import process
 from harness.engines.target import norm, parse_target_has
 
 _LIST = (
@@ -29,7 +29,7 @@ def link_base_site(python: Path, wanted: Path, out: Path) -> tuple[Path, Path]:
     list ``wanted``; write ``out/target-has.txt`` (name==version as installed). Return both paths."""
     names = set(parse_target_has(wanted.read_text(), str(wanted)))
     data = json.loads(
-        subprocess.run(
+        process.run(
             [str(python), "-I", "-c", _LIST],
             capture_output=True,
             text=True,

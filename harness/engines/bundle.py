@@ -25,7 +25,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import urllib.request
@@ -33,6 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from harness import process
 from harness.engines.engine_path import FIT_OR_STANDIN, OPTIONAL, lock_for
 from harness.engines.standin_wheel import build_standin_wheel
 from harness.engines.target import (
@@ -65,16 +65,14 @@ Log = Callable[[str], None]
 
 def _pip(
     args: list[str], log: Log, timeout: float = PIP_TIMEOUT_S
-) -> subprocess.CompletedProcess[str]:
+) -> process.CompletedProcess[str]:
     cmd = [sys.executable, "-m", "pip", "--disable-pip-version-check", *args]
     tags = [a for a in args if a.startswith("manylinux")]
     shown = re.sub(
         r"(--platform \S+ )+", f"--platform <{tags[0] if tags else ''} and older> ", " ".join(args)
     )
     log("$ pip " + shown)
-    return subprocess.run(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout
-    )
+    return process.run(cmd, stdout=process.PIPE, stderr=process.STDOUT, text=True, timeout=timeout)
 
 
 def _target_flags(target: Target) -> list[str]:

@@ -19,8 +19,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from harness import children
-from harness.engines import sglang as sg
+from harness import process
+from harness.engines import envbuild as sg
 from harness.errors import HarnessError
 
 # Distributions that only make sense with CUDA (or are not needed on the CPU path).
@@ -51,6 +51,7 @@ GPU_ONLY = {
 }
 _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
+NAME = "cpu"
 CPU_ENV = {"SGLANG_USE_CPU_ENGINE": "1"}
 
 
@@ -61,7 +62,7 @@ def _norm(name: str) -> str:
 def cpu_requirements(python: Path) -> list[str]:
     """The installed sglang's own Requires-Dist (no extras), minus GPU_ONLY, evaluated in the env."""
     code = "import importlib.metadata as m, json; print(json.dumps(m.requires('sglang') or []))"
-    out = children.run(
+    out = process.run(
         [str(python), "-I", "-c", code], capture_output=True, text=True, check=True
     ).stdout
     import json
@@ -80,7 +81,7 @@ def cpu_requirements(python: Path) -> list[str]:
 
 
 def install_standin(python: Path) -> Path:
-    site = children.run(
+    site = process.run(
         [str(python), "-I", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
         capture_output=True,
         text=True,
@@ -110,3 +111,8 @@ def build_cpu(version: str, path: Path, log: sg.Log) -> dict[str, Any]:
     if not torch:
         raise HarnessError("cpu runtime: torch did not install")
     return manifest
+
+
+def build(version: str, path: Path, log: sg.Log, bundle: Path | None = None) -> dict[str, Any]:
+    """The real engine on the CPU (``bundle`` does not apply)."""
+    return build_cpu(version, path, log)

@@ -20,15 +20,15 @@ import hashlib
 import json
 import os
 import platform
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-from harness.engines import sglang as sg
+from harness import process
+from harness.engines import envbuild as sg
 from harness.engines.bundle import MANIFEST, read_bundle
 from harness.errors import HarnessError, UsageError
 
+NAME = "gpu"
 BASE_SITE_ENV = "HARNESS_ENGINE_BASE_SITE"
 _TORCH = (
     "import json, torch; a = torch.cuda.is_available(); print(json.dumps({'torch': torch.__version__, "
@@ -40,7 +40,7 @@ _IMPORT = "import sglang.srt.entrypoints.engine"
 
 def interpreter_version(python: str) -> str:
     """``3.12`` for the interpreter the environment will be created from."""
-    out = subprocess.run(
+    out = process.run(
         [python, "-I", "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
         capture_output=True,
         text=True,
@@ -66,7 +66,7 @@ def check_bundle(folder: Path, version: str) -> dict[str, Any]:
 
 def torch_info(python: Path) -> dict[str, Any]:
     """torch and CUDA as the environment sees them ({} with the error when torch does not import)."""
-    proc = subprocess.run(
+    proc = process.run(
         [str(python), "-I", "-c", _TORCH], capture_output=True, text=True, timeout=300
     )
     if proc.returncode != 0:
@@ -82,7 +82,7 @@ def _interpreter_sites(python: str) -> list[str]:
         "import json, sys; print(json.dumps([p for p in sys.path "
         "if p.rstrip('/').endswith(('site-packages', 'dist-packages'))]))"
     )
-    out = subprocess.run(
+    out = process.run(
         [python, "-I", "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     return json.loads(out.stdout)
@@ -91,7 +91,7 @@ def _interpreter_sites(python: str) -> list[str]:
 def _base_site(python: Path, dirs: list[str]) -> None:
     """Put ``dirs`` under the environment as site folders (their own .pth files processed too)."""
     if dirs:
-        site = subprocess.run(
+        site = process.run(
             [str(python), "-I", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
             capture_output=True,
             text=True,
@@ -113,22 +113,9 @@ def build_from_bundle(version: str, folder: Path, path: Path, log: sg.Log) -> di
     sg.run_logged([sg.env_python(), "-m", "venv", "--without-pip", str(path)], log)
     python = path / "bin" / "python"
     _base_site(python, base)
-    sg.run_logged(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "--python",
-            str(python),
-            "install",
-            "--disable-pip-version-check",
-            "-q",
-            "--no-index",
-            "--find-links",
-            str(folder),
-            "--no-deps",
-            *bundle["requirements"],
-        ],
+    sg.pip_install(
+        python,
+        ["--no-index", "--find-links", str(folder), "--no-deps", *bundle["requirements"]],
         log,
     )
     torch = torch_info(python)
@@ -137,7 +124,7 @@ def build_from_bundle(version: str, folder: Path, path: Path, log: sg.Log) -> di
             f"gpu runtime from bundle: torch does not import in {path}: {torch.get('error')}"
         )
     env = {**os.environ, **bundle.get("engine_env", {})}
-    proc = subprocess.run(
+    proc = process.run(
         [str(python), "-I", "-c", _IMPORT], capture_output=True, text=True, timeout=600, env=env
     )
     if proc.returncode != 0:
@@ -172,3 +159,17 @@ def build_from_bundle(version: str, folder: Path, path: Path, log: sg.Log) -> di
         "module_file": os.path.relpath(run["module_file"], path),
         **sg.describe(python),
     }
+
+
+def build_gpu(version: str, path: Path, log: sg.Log) -> dict[str, Any]:
+    """``pip install sglang==X`` with every dependency it declares: no stand-in anywhere."""
+    python = sg.create_venv(path, log)
+    sg.pip_install(python, [f"sglang=={version}"], log)
+    return {"requirements": [f"sglang=={version}"], **sg.describe(python)}
+
+
+def build(version: str, path: Path, log: sg.Log, bundle: Path | None = None) -> dict[str, Any]:
+    """Offline from ``bundle`` when given, else every declared dependency from the index."""
+    if bundle is not None:
+        return build_from_bundle(version, bundle, path, log)
+    return build_gpu(version, path, log)

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import tempfile
 from pathlib import Path
 
+from harness import process
 from harness.engines.sglang import probe_script
 
 _SITECUSTOMIZE = """
@@ -50,7 +50,7 @@ def trace_engine_imports(
         out.mkdir()
         (site / "sitecustomize.py").write_text(_SITECUSTOMIZE)
         penv = {**os.environ, **env, "PYTHONPATH": str(site), "HARNESS_TRACE_OUT": str(out)}
-        subprocess.run(
+        process.run(
             [str(python), str(probe_script("sglang_n_probe.py"))],
             input=json.dumps(request),
             capture_output=True,
@@ -60,7 +60,7 @@ def trace_engine_imports(
             check=True,
         )
         mods = sorted({m for f in out.glob("*.json") for m in json.loads(f.read_text())})
-    proc = subprocess.run(
+    proc = process.run(
         [str(python), "-I", "-c", _MAP],
         input=json.dumps(mods),
         capture_output=True,

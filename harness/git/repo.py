@@ -353,6 +353,30 @@ class GitRepo:
         self._repo.close()
 
 
+def run_git(
+    args: Sequence[str],
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    input: bytes | None = None,
+    env: dict[str, str] | None = None,
+    check: bool = False,
+) -> subprocess.CompletedProcess[bytes]:
+    """Run git outside any ``GitRepo`` (``rev-parse`` on a git dir, ``apply`` in a harness-owned
+    folder, the demo writer's ``init``/``fast-import``); output captured as bytes.
+
+    ``check``: a non-zero exit raises ``GitError`` with git's last stderr line."""
+    proc = subprocess.run(
+        ["git", *args],
+        input=input,
+        capture_output=True,
+        env=env,
+        cwd=None if cwd is None else str(cwd),
+    )
+    if check and proc.returncode != 0:
+        raise GitError(list(args), proc.returncode, proc.stderr.decode("utf-8", "replace"))
+    return proc
+
+
 class GitError(Exception):
     """A git command failed unexpectedly (an internal error, not bad input)."""
 

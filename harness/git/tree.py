@@ -34,8 +34,3 @@ def archive_bytes(repo: GitRepo, rev: str) -> tuple[str, bytes]:
     """The tree of ``rev`` as ``git archive`` tar bytes (what travels to remote workers), and its sha."""
     tree = tree_sha(repo, rev)
     return tree, repo.run(["archive", "--format=tar", tree])
-
-
-def blob_sha_of_bytes(repo: GitRepo, data: bytes) -> str:
-    """The blob id git would give these bytes (``hash-object --stdin``, nothing written)."""
-    return repo.run(["hash-object", "--stdin"], input=data).decode().strip()

@@ -7,12 +7,12 @@ not create.
 from __future__ import annotations
 
 import shutil
-import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.errors import UsageError
+from harness.git.repo import run_git
 
 MARKER = ".harness-owned"
 
@@ -52,7 +52,6 @@ def write_repo(
         shutil.rmtree(path)
     path.mkdir(parents=True)
     env_git = [
-        "git",
         "-c",
         "init.defaultBranch=main",
         "-c",
@@ -60,7 +59,7 @@ def write_repo(
         "-c",
         "core.hooksPath=/dev/null",
     ]
-    subprocess.run([*env_git, "init", "-q", str(path)], check=True)
+    run_git([*env_git, "init", "-q", str(path)], check=True)
     marks: dict[str, int] = {}
     stream = bytearray()
     for i, c in enumerate(commits, start=1):
@@ -85,14 +84,14 @@ def write_repo(
     for name, mark in branches.items():
         stream += f"reset refs/heads/{name}\nfrom :{marks[mark]}\n\n".encode()
     export = path / ".git" / "harness-marks"
-    subprocess.run(
+    run_git(
         [*env_git, "-C", str(path), "fast-import", "--quiet", f"--export-marks={export}"],
         input=bytes(stream),
         check=True,
     )
     by_num = dict(line.split() for line in export.read_text().splitlines())
     export.unlink()
-    subprocess.run([*env_git, "-C", str(path), "checkout", "-q", "-f", checkout], check=True)
+    run_git([*env_git, "-C", str(path), "checkout", "-q", "-f", checkout], check=True)
     (path / MARKER).write_text("created by harness demo; safe to delete\n")
     with open(path / ".git" / "info" / "exclude", "a", encoding="utf-8") as fh:
         fh.write(f"/{MARKER}\n")

@@ -1,1 +1,1 @@
-"""The differential probe engine: rows × columns, each column in its own tree and subprocess."""
+"""The differential probe engine: rows × columns, each column in its own tree and child process."""

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
-import subprocess
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from harness import workarea
+from harness import process, workarea
 from harness.cache import _DESCRIBE, content_key
 from harness.edits import EditProof
 from harness.errors import UsageError
@@ -46,7 +45,7 @@ class ColumnOutcome:
 def runtime_fingerprint(python: str) -> str:
     """The interpreter as a fresh process of it sees itself (version, prefix, distributions): compared
     between driver and worker, where an in-process answer would depend on each process's sys.path."""
-    proc = subprocess.run([python, "-c", _DESCRIBE], capture_output=True, text=True)
+    proc = process.run([python, "-c", _DESCRIBE], capture_output=True, text=True)
     return content_key(proc.stdout) if proc.returncode == 0 else f"unusable:{python}"
 
 

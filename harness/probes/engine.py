@@ -28,7 +28,7 @@ from harness.probes.column_task import (
     shippable,
 )
 from harness.probes.kinds import CellResult, KeyColumn, get_kind
-from harness.probes.subproc import PROBES_DIR
+from harness.resources import PROBES_DIR
 
 ENGINE_VERSION = "2"
 

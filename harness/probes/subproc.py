@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -14,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from harness import children
+from harness import process
 from harness.probes.kinds import CellResult
 from harness.resources import PROBES_DIR
 
@@ -24,8 +23,7 @@ POLL = 0.02
 
 
 def probe_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(
+    env = process.child_env(
         {
             "PYTHONDONTWRITEBYTECODE": "1",
             "PYTHONHASHSEED": "0",
@@ -38,8 +36,8 @@ def probe_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def _kill(proc: subprocess.Popen[bytes]) -> None:
-    children.kill_group(proc)
+def _kill(proc: process.Popen[bytes]) -> None:
+    process.kill_group(proc)
 
 
 def _size(*paths: Path) -> int:
@@ -64,7 +62,7 @@ class Stopped(BaseException):
 
 
 @contextmanager
-def _reaped(proc: subprocess.Popen) -> Iterator[None]:
+def _reaped(proc: process.Popen) -> Iterator[None]:
     """Interrupted or terminated while watching ``proc``: never leave the child behind."""
     try:
         yield
@@ -72,7 +70,7 @@ def _reaped(proc: subprocess.Popen) -> Iterator[None]:
         _kill(proc)
         raise
     finally:
-        children.unregister(proc.pid)
+        process.unregister(proc.pid)
 
 
 def _check_stop() -> None:
@@ -91,12 +89,12 @@ def run_once(
     """Run one process; returns (status ok|timeout|flood, exit code, output head, detail)."""
     out = scratch / f"out-{time.monotonic_ns()}.log"
     with open(out, "wb") as fh:
-        proc = children.popen(
+        proc = process.popen(
             argv,
             cwd=str(cwd),
             stdout=fh,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
+            stderr=process.STDOUT,
+            stdin=process.DEVNULL,
             env=env,
         )
         deadline = time.monotonic() + timeout
@@ -143,12 +141,12 @@ def run_rows(
         spec_path.write_text(json.dumps({**spec, "tree": str(tree), "rows": rows, "start": start}))
         res_path.write_bytes(b"")
         with open(out_path, "wb") as out:
-            proc = children.popen(
+            proc = process.popen(
                 [python, str(RUNNER), str(spec_path), str(res_path)],
                 cwd=str(tree),
                 stdout=out,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
+                stderr=process.STDOUT,
+                stdin=process.DEVNULL,
                 env=env,
             )
             done, last_progress, failure = start, time.monotonic(), None
@@ -183,7 +181,7 @@ def run_rows(
             if proc.poll() is None:
                 try:
                     proc.wait(timeout=5)
-                except subprocess.TimeoutExpired:
+                except process.TimeoutExpired:
                     _kill(proc)
         if failure is not None:
             results[done] = failure

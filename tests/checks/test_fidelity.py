@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 
 import pytest
-from repo_builder import RepoBuilder
 from test_fidelity_repos import Scenario, build
 
 from harness.checks.fidelity import fidelity_section
@@ -13,6 +12,7 @@ from harness.checks.fidelity_compare import checksum
 from harness.checks.fidelity_source import pr_numbers
 from harness.errors import UsageError
 from harness.git import GitRepo
+from harness.testing.repos import RepoBuilder
 
 
 @pytest.fixture(scope="module")

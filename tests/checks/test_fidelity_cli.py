@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from repo_builder import RepoBuilder
 from test_fidelity_repos import Scenario, build
+
+from harness.testing.repos import RepoBuilder
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +87,7 @@ def test_same_inputs_same_bytes(scenario, run_cli, tmp_path):
 
 
 def test_bare_repository(scenario, run_cli, tmp_path):
-    from repo_builder import bare_snapshot
+    from harness.testing.repos import bare_snapshot
 
     bare = scenario.b.bare_clone(tmp_path / "bare.git")
     before = bare_snapshot(bare)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from repo_builder import RepoBuilder
+from harness.testing.repos import RepoBuilder
 
 CORE = "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(14))
 

@@ -210,7 +210,7 @@ probes:
 
 
 def test_compare_on_a_bare_repository_changes_nothing(builder, run_cli, tmp_path: Path) -> None:
-    from repo_builder import bare_snapshot
+    from harness.testing.repos import bare_snapshot
 
     builder.commit("base", {"a.py": "x = 1\n"})
     builder.branch("release")

@@ -12,7 +12,6 @@ import json
 import os
 import subprocess
 import sys
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -21,17 +20,9 @@ from harness.engines.bundle import MANIFEST, MIB, read_bundle
 from harness.engines.standin_wheel import build_standin_wheel
 from harness.engines.target import Target, exact_pins, make_target, parse_target_has, required_names
 from harness.errors import UsageError
+from harness.testing.network import need_index
 
 ENGINES = Path(__file__).resolve().parents[2] / "harness" / "engines"
-
-
-def _pypi() -> str | None:
-    """None when the index answers, else why not (the reason a test skips with)."""
-    try:
-        urllib.request.urlopen("https://pypi.org/simple/sglang/", timeout=10).close()
-        return None
-    except OSError as exc:
-        return f"PyPI not reachable ({exc.__class__.__name__})"
 
 
 def test_target_has_lines_and_errors(tmp_path):
@@ -277,9 +268,7 @@ def test_from_bundle_refuses_bad_bundles_before_building(run_cli, tmp_path, monk
 
 @pytest.fixture(scope="module")
 def device_bundles(tmp_path_factory):
-    why = _pypi()
-    if why:
-        pytest.skip(why)
+    need_index()
     from harness.engines.bundle import build_bundle
 
     root = tmp_path_factory.mktemp("bundles")
@@ -330,9 +319,7 @@ def test_device_bundle_fits_60_mib(device_bundles, version, capsys):
 
 @pytest.mark.slow
 def test_bundle_over_max_size_is_refused(run_cli, tmp_path):
-    why = _pypi()
-    if why:
-        pytest.skip(why)
+    need_index()
     err = _one_line_exit_2(
         run_cli,
         "engine",
@@ -357,9 +344,7 @@ def _cpu_env() -> Path | None:
 @pytest.mark.slow
 @pytest.mark.engine
 def test_offline_install_on_a_cpu_torch_answers_the_params_table(run_cli, tmp_path, monkeypatch):
-    why = _pypi()
-    if why:
-        pytest.skip(why)
+    need_index()
     cpu = _cpu_env()
     if cpu is None:
         pytest.skip(
@@ -428,9 +413,7 @@ def test_offline_install_on_a_cpu_torch_answers_the_params_table(run_cli, tmp_pa
 
 @pytest.mark.slow
 def test_no_wheel_for_the_target_or_no_release_is_one_line(run_cli, tmp_path):
-    why = _pypi()
-    if why:
-        pytest.skip(why)
+    need_index()
     err = _one_line_exit_2(
         run_cli,
         "engine",

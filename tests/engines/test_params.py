@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from harness.engines.params import check_params
-from harness.engines.store import EngineStore
+from harness.engines.store import EngineStore, EnvKey
+from harness.testing.network import need_index
 
 VERSIONS = ("0.5.11", "0.5.18", "0.5.22")
 MIN8 = (
@@ -40,6 +41,8 @@ def engine_store(request) -> EngineStore:
 
 @pytest.fixture(scope="session")
 def runs(engine_store):
+    if any(engine_store.get(EnvKey("sglang", v, "params")) is None for v in VERSIONS):
+        need_index()  # a cold build downloads the sglang wheels
     return {v: check_params(v, CASES, store=engine_store, log=lambda m: None) for v in VERSIONS}
 
 

@@ -9,12 +9,15 @@ from pathlib import Path
 
 import pytest
 
+from harness.checks.tests_as_evidence.sweep import (
+    generate_names,
+    run_sweep,
+    split_names,
+    sweep_section,
+)
 from harness.executors.local import LocalExecutor
 from harness.git.repo import GitRepo
-from harness.sweep import generate_names, run_sweep, split_names, sweep_section
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mutation"))
-from test_sweep_mutmut import BASE, HEAD, TESTS  # noqa: E402
+from harness.testing.sweep_repo import BASE, HEAD, TESTS
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("mutmut") is None, reason="mutmut 3 not installed"
@@ -72,8 +75,12 @@ def test_names_come_from_mutmut_and_cover_only_the_changed_functions(
 ) -> None:
     repo, base = swept_repo
     one = run_sweep(repo, base, "HEAD", tests=["tests"], max_children=1, timeout=600)
+    from harness.checks.tests_as_evidence.sweep import (
+        _mutmut_config,
+        find_changed_functions,
+        write_mutmut_config,
+    )
     from harness.git.tree import export_tree
-    from harness.sweep import _mutmut_config, find_changed_functions, write_mutmut_config
 
     tree = tmp_path / "t"
     export_tree(repo, repo.resolve("HEAD"), tree)

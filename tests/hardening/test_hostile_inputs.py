@@ -11,7 +11,8 @@ import os
 from pathlib import Path
 
 import pytest
-from repo_builder import RepoBuilder
+
+from harness.testing.repos import RepoBuilder
 
 BOMB = (
     "\n".join(

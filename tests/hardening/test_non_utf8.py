@@ -7,7 +7,8 @@ import os
 from pathlib import Path
 
 import pytest
-from repo_builder import RepoBuilder
+
+from harness.testing.repos import RepoBuilder
 
 
 def _put(root: Path, rel: bytes, data: bytes) -> None:

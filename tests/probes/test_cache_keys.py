@@ -134,9 +134,7 @@ def test_engine_key_names_the_resolved_version(world):
     assert sglang_n.key_parts(s.probes[0], kc) == {"engine": "sglang==0.5.22", "runtime": "cpu"}
     pinned = scenario(PINNED["sglang_params"])
     part = sglang_params.key_parts(pinned.probes[0], dataclasses.replace(kc, name="a"))
-    from harness.git.tree import blob_sha_of_bytes
+    from harness.testing.repos import git_blob_sha
 
-    assert (
-        part["blob"] == blob_sha_of_bytes(repo, b"sglang==0.5.18\n") and part["runtime"] == "params"
-    )
+    assert part["blob"] == git_blob_sha(repo, b"sglang==0.5.18\n") and part["runtime"] == "params"
     assert Path(part["engine_pin"]).name == "pin.txt"

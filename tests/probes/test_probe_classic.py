@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 
-from probe_decoder_repo import PROBES_DIR, build_decoder_repo, scenario_text  # type: ignore[import-not-found]
-
 from harness.cache import Cache
 from harness.checks.probe_table import SAME, probe_sections
 from harness.git.repo import GitRepo
 from harness.report.model import Code
 from harness.scenario import load_scenario
+from harness.testing.decoder_repo import PROBES_DIR, build_decoder_repo, scenario_text
 
 
 def _first_leak(cells: list[dict]) -> int:

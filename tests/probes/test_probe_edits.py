@@ -5,7 +5,8 @@ import pytest
 from harness.edits import Edit, apply_edits, edit_from_mapping
 from harness.errors import UsageError
 from harness.git.repo import GitRepo
-from harness.git.tree import blob_sha_of_bytes, export_tree
+from harness.git.tree import export_tree
+from harness.testing.repos import git_blob_sha
 
 SRC = "def f():\n    x = 1\n    if x:\n        y = 2\n    return x\n"
 
@@ -24,8 +25,8 @@ def test_replace_once_with_git_blob_proof(tree):
     (proof,) = apply_edits(repo, dest, [Edit("replace", "m.py", old="x = 1", new="x = 0")])
     after = (dest / "m.py").read_bytes()
     assert b"x = 0" in after
-    assert proof.blob_before == blob_sha_of_bytes(repo, SRC.encode())
-    assert proof.blob_after == blob_sha_of_bytes(repo, after)
+    assert proof.blob_before == git_blob_sha(repo, SRC.encode())
+    assert proof.blob_after == git_blob_sha(repo, after)
 
 
 @pytest.mark.parametrize("old,count", [("a", 2), ("zzz", 0)])

@@ -13,7 +13,6 @@ import os
 from pathlib import Path
 
 import pytest
-from probe_decoder_repo import build_decoder_repo  # type: ignore[import-not-found]
 
 from harness import demo
 from harness.cache import Cache
@@ -22,6 +21,7 @@ from harness.engines.store import EngineStore, EnvKey, engine_root
 from harness.git.repo import GitRepo
 from harness.resources import data_dir
 from harness.scenario import load_scenario
+from harness.testing.decoder_repo import build_decoder_repo
 
 SCENARIOS = sorted(p.name for p in data_dir("scenarios").glob("*.yaml"))
 # What each scenario needs beyond the demo repository: engine environments (engine, version, runtime).

@@ -28,7 +28,7 @@ import pkgutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Protocol, cast
 
 STATUSES = ("ok", "error", "timeout", "crash")
 
@@ -87,24 +87,40 @@ class KindContext:
     python: str  # interpreter for this column
     repo: Any  # harness.git.GitRepo
     scratch: Path  # a harness-owned temp dir outside the tree, removed afterwards
-    env: dict[str, str] = field(default_factory=dict)  # extra environment for subprocesses
+    env: dict[str, str] = field(default_factory=dict)  # extra environment for child processes
 
 
-def _modules() -> dict[str, ModuleType]:
-    mods = {}
+class ProbeKind(Protocol):
+    """The members every kind module has (the optional ones — ``inputs``, ``key_parts``,
+    ``reuse``, ``VERSION`` — are described above and looked up with ``hasattr``)."""
+
+    KIND: str
+    FIELDS: tuple[str, ...]
+
+    def validate(self, probe: Any, fields: Any) -> None: ...
+
+    def run(self, ctx: KindContext) -> list[CellResult]: ...
+
+
+_REQUIRED = ("KIND", "FIELDS", "validate", "run")
+
+
+def _modules() -> dict[str, ProbeKind]:
+    mods: dict[str, ProbeKind] = {}
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
         if info.name.startswith("_"):
             continue
-        mod = importlib.import_module(f"{__name__}.{info.name}")
-        if hasattr(mod, "KIND") and hasattr(mod, "run"):
-            mods[mod.KIND] = mod
+        mod: ModuleType = importlib.import_module(f"{__name__}.{info.name}")
+        if all(hasattr(mod, name) for name in _REQUIRED):
+            mods[mod.KIND] = cast(ProbeKind, mod)
     return mods
 
 
-_CACHE: dict[str, ModuleType] = {}
+_CACHE: dict[str, ProbeKind] = {}
 
 
-def kinds() -> dict[str, ModuleType]:
+def kinds() -> dict[str, ProbeKind]:
+    """The registry: every module under ``harness/probes/kinds/`` with the ``ProbeKind`` members."""
     if not _CACHE:
         _CACHE.update(_modules())
     return _CACHE
@@ -114,5 +130,5 @@ def kind_names() -> list[str]:
     return sorted(kinds())
 
 
-def get_kind(name: str) -> ModuleType:
+def get_kind(name: str) -> ProbeKind:
     return kinds()[name]

@@ -11,10 +11,8 @@ from __future__ import annotations
 import ast
 import difflib
 import json
-import os
 import re
 import shutil
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -22,7 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from harness import children, treefiles, workarea
+from harness import process, treefiles, workarea
+from harness.checks.paths import is_test_path
+from harness.checks.tests_as_evidence.pytest_run import mutmut_env, output_text, run_in_tree
 from harness.columns import Column
 from harness.errors import HarnessError, UsageError
 from harness.executors import Executor, Task, TreeSpec
@@ -97,16 +97,6 @@ class SweepResult:
     mutmut_version: str = ""
     config: dict = field(default_factory=dict)
     refused: str = ""  # why mutmut was not run (the tree's config file is a link, …)
-
-
-def is_test_path(path: str) -> bool:
-    p = PurePosixPath(path)
-    return (
-        p.name.startswith("test_")
-        or p.name.endswith("_test.py")
-        or p.name == "conftest.py"
-        or any(part in ("tests", "test", "testing") for part in p.parts[:-1])
-    )
 
 
 def functions_touched(path: str, source: str, lines: set[int]) -> list[ChangedFunction]:
@@ -382,29 +372,16 @@ def sweep_shard(
     with tree.open() as mat:
         tree_dir = Path(mat.path)
         write_mutmut_config(tree_dir, cfg)
-        env = dict(os.environ)
-        env.pop("PYTEST_ADDOPTS", None)
-        env["GIT_CEILING_DIRECTORIES"] = str(
-            tree_dir.parent
-        )  # mutmut asks git about "its" repo: none here
+        env = mutmut_env(tree_dir, drop_addopts=True)
         argv = [python, "-c", _RUN_MUTMUT, "run"]
         if max_children:
             argv += ["--max-children", str(max_children)]
         try:
-            proc = children.run(
-                argv + list(names),
-                cwd=str(tree_dir),
-                env=env,
-                capture_output=True,
-                timeout=timeout,
-                stdin=subprocess.DEVNULL,
-            )
-        except subprocess.TimeoutExpired as exc:
+            proc = run_in_tree(argv + list(names), tree_dir, env, timeout)
+        except process.TimeoutExpired as exc:
             out = ((exc.stdout or b"") + (exc.stderr or b"")).decode("utf-8", "replace")
             return ShardResult(None, _strip_spinner(out))
-        shard = ShardResult(
-            proc.returncode, _strip_spinner((proc.stdout + proc.stderr).decode("utf-8", "replace"))
-        )
+        shard = ShardResult(proc.returncode, _strip_spinner(output_text(proc)))
         for path in cfg.get("only_mutate", []):
             meta, mfile = tree_dir / "mutants" / (path + ".meta"), tree_dir / "mutants" / path
             if meta.exists() and mfile.exists():
@@ -427,18 +404,10 @@ m.create_mutants(1)
 def generate_names(tree_dir: Path, python: str, functions: Sequence[ChangedFunction]) -> list[str]:
     """The mutant names mutmut gives the changed functions (its own generation step, no test run),
     in mutmut's order; the generated files are removed again."""
-    env = dict(os.environ)
-    env["GIT_CEILING_DIRECTORIES"] = str(tree_dir.parent)
-    proc = children.run(
-        [python, "-c", _GENERATE],
-        cwd=str(tree_dir),
-        env=env,
-        capture_output=True,
-        stdin=subprocess.DEVNULL,
-        timeout=600,
-    )
+    env = mutmut_env(tree_dir, drop_addopts=False)
+    proc = run_in_tree([python, "-c", _GENERATE], tree_dir, env, 600)
     if proc.returncode != 0:
-        tail = (proc.stdout + proc.stderr).decode("utf-8", "replace").strip().splitlines()
+        tail = output_text(proc).strip().splitlines()
         raise HarnessError(
             f"mutmut could not generate mutants: {tail[-1] if tail else proc.returncode}"
         )
@@ -506,7 +475,7 @@ def _strip_spinner(text: str) -> str:
 
 
 def _mutmut_version(python: str) -> str:
-    proc = children.run(
+    proc = process.run(
         [python, "-c", "import importlib.metadata as m; print(m.version('mutmut'))"],
         capture_output=True,
         text=True,

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import git
 
+from harness.git.repo import GitRepo
+
 
 class RepoBuilder:
     """A throwaway repository with helpers to write files, commit and branch."""
@@ -132,3 +134,9 @@ def bare_snapshot(git_dir: Path) -> tuple:
         (Path(git_dir) / "config").read_bytes(),
         files,
     )
+
+
+def git_blob_sha(repo: GitRepo, data: bytes) -> str:
+    """The blob id git itself gives ``data`` (``hash-object --stdin``, nothing written): the oracle
+    the tests hold ``harness.git.apply.blob_sha`` (computed in-process) against."""
+    return repo.run(["hash-object", "--stdin"], input=data).decode().strip()

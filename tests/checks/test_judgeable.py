@@ -8,7 +8,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from repo_builder import bare_snapshot
+
+from harness.testing.repos import bare_snapshot
 
 
 def _history(builder):

@@ -6,10 +6,15 @@ import json
 
 import pytest
 
+from harness.checks.tests_as_evidence.mutation import (
+    Mutation,
+    gap_mutations,
+    mutation_section,
+    run_mutations,
+)
 from harness.edits import Edit
 from harness.git.repo import GitRepo
-from harness.git.tree import blob_sha_of_bytes
-from harness.mutation import Mutation, gap_mutations, mutation_section, run_mutations
+from harness.testing.repos import git_blob_sha
 
 CALC = """\
 def clamp(x, lo, hi):
@@ -88,10 +93,8 @@ def test_kill_survive_and_sha_proofs(suite):
     assert upper.outcome.count("passed") == 3 and not upper.outcome.failing
     proof = flip.proofs[0]
     original = (suite.path / "pkg/calc.py").read_bytes()
-    assert proof.blob_before == blob_sha_of_bytes(repo, original)
-    assert proof.blob_after == blob_sha_of_bytes(
-        repo, original.replace(b"if x < lo:", b"if x > lo:")
-    )
+    assert proof.blob_before == git_blob_sha(repo, original)
+    assert proof.blob_after == git_blob_sha(repo, original.replace(b"if x < lo:", b"if x > lo:"))
     assert proof.blob_user_after == proof.blob_before  # the user's copy afterwards: nothing leaked
     assert flip.outcome.module_proofs["pkg/calc.py"]["status"] == "in tree"
 

@@ -12,7 +12,6 @@ as a mutation of the head and asks whether any test changes outcome.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -23,8 +22,17 @@ from typing import Any
 
 import yaml
 
-from harness import children, workarea, yamlpath
-from harness.cache import Cache, content_key, file_digest, interpreter_fingerprint, provenance_text
+from harness import process, workarea, yamlpath
+from harness.cache import Cache, content_key, interpreter_fingerprint, provenance_text
+from harness.checks.tests_as_evidence.pytest_run import (
+    code_digests,
+    output_text,
+    pytest_argv,
+    pytest_env,
+    run_in_tree,
+    run_setup,
+    tree_paths,
+)
 from harness.columns import Column, identify, materialize, user_blob
 from harness.edits import Edit, EditProof, edit_from_mapping
 from harness.errors import UsageError
@@ -33,8 +41,6 @@ from harness.executors.local import LocalExecutor
 from harness.git.repo import GitRepo
 from harness.progress import phase
 from harness.report.model import Code, Control, Finding, Section, Sha, Table
-from harness.resources import PROBES_DIR
-from harness.selection import pytest_env, run_setup
 
 EXPECTS = ("killed", "survived")
 COUNTED = ("passed", "failed", "error", "skipped")
@@ -164,57 +170,38 @@ def run_selection(
     setup: Sequence[str] = (),
 ) -> Outcome:
     """Run the pytest selection once in ``tree_dir``; the tree's own modules shadow installed copies."""
-    extra = [tree_dir] + ([tree_dir / "src"] if (tree_dir / "src").is_dir() else [])
-    env = pytest_env(extra, bytecode=True)  # trees are ours and reused
+    env = pytest_env(tree_paths(tree_dir), bytecode=True)  # trees are ours and reused
     with workarea.temp_dir("harness-outcomes-") as tmp:
         out = Path(tmp) / "out.json"
         env["HARNESS_OUTCOMES_OUT"] = str(out)
         env["HARNESS_PROOF_PATHS"] = json.dumps(list(proof_paths))
-        argv = [
+        argv = pytest_argv(
             python,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
+            tree_dir,
             "pytest_outcomes_plugin",
-            "-p",
-            "no:cacheprovider",
-            "-o",
-            "addopts=",
-            "--rootdir",
-            str(tree_dir),
-            "-o",
-            "console_output_style=classic",
-            *(["-m", marker] if marker else []),
-            "--",
-            *tests,
-        ]
+            args=[
+                "-o",
+                "console_output_style=classic",
+                *(["-m", marker] if marker else []),
+                "--",
+                *tests,
+            ],
+        )
         start = time.monotonic()
         outcome = Outcome()
         outcome.problem = run_setup(tree_dir, setup, env, timeout)
         if outcome.problem:
             return outcome
         try:
-            proc = children.run(
-                argv,
-                cwd=str(tree_dir),
-                env=env,
-                capture_output=True,
-                timeout=timeout,
-                stdin=subprocess.DEVNULL,
-            )
-        except subprocess.TimeoutExpired:
+            proc = run_in_tree(argv, tree_dir, env, timeout)
+        except process.TimeoutExpired:
             outcome.problem = f"timeout after {timeout:.0f}s"
             outcome.seconds = time.monotonic() - start
             return outcome
         outcome.seconds = time.monotonic() - start
         outcome.exit_code = proc.returncode
         if not out.exists():
-            tail = [
-                ln
-                for ln in (proc.stdout + proc.stderr).decode("utf-8", "replace").splitlines()
-                if ln.strip()
-            ]
+            tail = [ln for ln in output_text(proc).splitlines() if ln.strip()]
             outcome.problem = f"pytest exited {proc.returncode} without a report: " + (
                 tail[-1] if tail else ""
             )
@@ -246,7 +233,7 @@ def row_key(
 ) -> str:
     """What a row's outcome depends on: the column's tree and edits, the selection, the interpreter
     with its distributions, the setup, and the code that runs and reads the selection."""
-    code = [file_digest(PROBES_DIR / "pytest_outcomes_plugin.py"), file_digest(Path(__file__))]
+    code = code_digests("pytest_outcomes_plugin", __file__)
     return content_key(
         "mutation-row",
         identify(repo, column).key,

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from harness.resources import PROBES_DIR
+from harness.testing.repos import RepoBuilder
+
+__all__ = ["PROBES_DIR", "build_decoder_repo", "scenario_text"]
+
 DECODER = '''"""Greedy detokenizer with hidden stop strings and a min_tokens floor."""
 
 
@@ -33,10 +38,8 @@ READ = "        checks_on = self.count > self.min_tokens\n"
 HEAD_DECODER = DECODER.replace(INCREMENT + READ, READ + INCREMENT)
 assert HEAD_DECODER != DECODER
 
-PROBES_DIR = Path(__file__).resolve().parents[2] / "probes"
 
-
-def build_decoder_repo(builder) -> dict[str, str]:  # type: ignore[no-untyped-def]
+def build_decoder_repo(builder: RepoBuilder) -> dict[str, str]:
     """main: correct decoder; branch pr: reads the count before the increment. Work tree stays on main."""
     base = builder.commit("decoder", {"decoder.py": DECODER, "README": "demo\n"})
     builder.branch("pr")

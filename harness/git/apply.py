@@ -8,27 +8,22 @@ it behaves like ``patch`` and writes nothing into ``.git``.
 from __future__ import annotations
 
 import hashlib
-import os
-import subprocess
 from functools import lru_cache
 from pathlib import Path
 
+from harness import process
 from harness.errors import UsageError
-from harness.git.repo import GitRepo
+from harness.git.repo import GitRepo, run_git
 
 
 @lru_cache(maxsize=64)
 def _object_format(git_dir: str) -> str:
-    proc = subprocess.run(
-        ["git", "--git-dir", git_dir, "rev-parse", "--show-object-format"],
-        capture_output=True,
-        text=True,
-    )
-    return (proc.stdout.strip() or "sha1") if proc.returncode == 0 else "sha1"
+    proc = run_git(["--git-dir", git_dir, "rev-parse", "--show-object-format"])
+    return (proc.stdout.decode().strip() or "sha1") if proc.returncode == 0 else "sha1"
 
 
 def blob_sha(repo: GitRepo, data: bytes) -> str:
-    """The blob id git gives ``data`` (same as ``blob_sha_of_bytes``, computed in-process)."""
+    """The blob id git gives ``data``, computed in-process (sha1 or sha256 as the repository uses)."""
     algo = hashlib.sha256 if _object_format(str(repo.git_dir)) == "sha256" else hashlib.sha1
     return algo(b"blob %d\0" % len(data) + data).hexdigest()
 
@@ -61,21 +56,19 @@ def apply_patch(tree_dir: Path, diff: bytes, *, what: str, include: str | None =
     """
     if not diff.strip():
         return
-    env = dict(os.environ)
-    for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY"):
-        env.pop(var, None)
-    env.update({"GIT_CEILING_DIRECTORIES": str(Path(tree_dir).resolve().parent), "LC_ALL": "C"})
-    proc = subprocess.run(
+    env = process.child_env(
+        {"GIT_CEILING_DIRECTORIES": str(Path(tree_dir).resolve().parent), "LC_ALL": "C"},
+        drop=("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY"),
+    )
+    proc = run_git(
         [
-            "git",
             "apply",
             "--whitespace=nowarn",
             *([f"--include={include}"] if include else []),
             "-",
         ],
         input=diff,
-        cwd=str(tree_dir),
-        capture_output=True,
+        cwd=tree_dir,
         env=env,
     )
     if proc.returncode != 0:

@@ -8,8 +8,6 @@ collected once with ``probes/pytest_lanes_plugin.py``; the project's ``addopts``
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -17,8 +15,18 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness import children, workarea
-from harness.cache import Cache, content_key, file_digest, interpreter_fingerprint, provenance_text
+from harness import process, workarea
+from harness.cache import Cache, content_key, interpreter_fingerprint, provenance_text
+from harness.checks.tests_as_evidence.pytest_run import (
+    code_digests,
+    last_line,
+    output_text,
+    pytest_argv,
+    pytest_env,
+    run_in_tree,
+    run_setup,
+    tree_paths,
+)
 from harness.columns import Column
 from harness.errors import HarnessError, UsageError
 from harness.executors import Executor, Task, TreeSpec
@@ -26,7 +34,6 @@ from harness.executors.local import LocalExecutor
 from harness.git.repo import GitRepo
 from harness.progress import phase
 from harness.report.model import Cell, Code, Control, Finding, Section, Table
-from harness.resources import PROBES_DIR
 
 # Controls evaluated with the lanes: a marker nothing carries selects 0, its negation selects all.
 _SENTINEL = "harness_sentinel_marker_never_set"
@@ -116,54 +123,6 @@ def lanes_from_workflows(
     return lanes, skipped
 
 
-def pytest_env(extra_paths: Sequence[Path] = (), *, bytecode: bool = False) -> dict[str, str]:
-    """Environment for a column's pytest: our probes importable, the user's addopts gone.
-
-    ``bytecode``: let Python and pytest cache compiled modules in the tree (trees the harness
-    owns and reuses, where the cache speeds up every later run).
-    """
-    env = dict(os.environ)
-    env.pop("PYTEST_ADDOPTS", None)
-    if bytecode:
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-        # Compiled files (pytest's rewritten plugins too) go to a harness-owned folder, never
-        # next to the sources of probes/ or of anything else on the path.
-        env.setdefault("PYTHONPYCACHEPREFIX", str(workarea.work_area() / "pycache"))
-    else:
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
-    paths = [str(PROBES_DIR), *map(str, extra_paths)]
-    if env.get("PYTHONPATH"):
-        paths.append(env["PYTHONPATH"])
-    env["PYTHONPATH"] = os.pathsep.join(paths)
-    return env
-
-
-def run_setup(
-    tree_dir: Path, setup: Sequence[str], env: dict[str, str], timeout: float = 600
-) -> str:
-    """Run the project's own setup commands in a harness-owned tree (e.g. write the version file a
-    build step would generate); returns "" or the first failure, in one line."""
-    for cmd in setup:
-        try:
-            proc = children.run(
-                cmd,
-                shell=True,
-                cwd=str(tree_dir),
-                env=env,
-                capture_output=True,
-                timeout=timeout,
-                stdin=subprocess.DEVNULL,
-            )
-        except subprocess.TimeoutExpired:
-            return f"setup {cmd!r} ran past {timeout:.0f}s"
-        if proc.returncode != 0:
-            said = (proc.stdout + proc.stderr).decode("utf-8", "replace")
-            return f"setup {cmd!r} exited {proc.returncode}: " + (
-                _last_line(said) if said.strip() else "no output"
-            )
-    return ""
-
-
 def collect_dir(
     tree_dir: Path,
     lanes: Sequence[Lane],
@@ -186,25 +145,9 @@ def collect_dir(
     with workarea.temp_dir("harness-lanes-") as tmp:
         spec, out = Path(tmp) / "spec.json", Path(tmp) / "out.json"
         spec.write_text(json.dumps({"lanes": all_lanes, "files": list(files)}), encoding="utf-8")
-        env = pytest_env([tree_dir] + ([tree_dir / "src"] if (tree_dir / "src").is_dir() else []))
+        env = pytest_env(tree_paths(tree_dir))
         env.update({"HARNESS_LANES_SPEC": str(spec), "HARNESS_LANES_OUT": str(out)})
-        argv = [
-            python,
-            "-m",
-            "pytest",
-            "--collect-only",
-            "-q",
-            "-p",
-            "pytest_lanes_plugin",
-            "-p",
-            "no:cacheprovider",
-            "-o",
-            "addopts=",
-            "--continue-on-collection-errors",
-            "--rootdir",
-            str(tree_dir),
-            *args,
-        ]
+        argv = pytest_argv(python, tree_dir, "pytest_lanes_plugin", collect_only=True, args=args)
         start = time.monotonic()
         problem = run_setup(tree_dir, setup, env, timeout)
         if problem:
@@ -212,15 +155,8 @@ def collect_dir(
             col.errors.append({"nodeid": "(setup)", "message": problem})
             return col
         try:
-            proc = children.run(
-                argv,
-                cwd=str(tree_dir),
-                env=env,
-                capture_output=True,
-                timeout=timeout,
-                stdin=subprocess.DEVNULL,
-            )
-        except subprocess.TimeoutExpired:
+            proc = run_in_tree(argv, tree_dir, env, timeout)
+        except process.TimeoutExpired:
             raise UsageError(
                 f"pytest collection at {ref or tree_dir} ran past {timeout:.0f}s"
             ) from None
@@ -231,10 +167,10 @@ def collect_dir(
             exit_code=proc.returncode,
             seconds=time.monotonic() - start,
         )
-        col.stderr_tail = (proc.stdout + proc.stderr).decode("utf-8", "replace")[-2000:]
+        col.stderr_tail = output_text(proc)[-2000:]
         if not out.exists():
             # pytest never reached the end of collection (bad option, conftest crash): an error row.
-            col.errors.append({"nodeid": ".", "message": _last_line(col.stderr_tail)})
+            col.errors.append({"nodeid": ".", "message": last_line(col.stderr_tail)})
             return col
         data = json.loads(out.read_text(encoding="utf-8"))
     col.total = data["total"]
@@ -258,11 +194,6 @@ def collect_dir(
     return col
 
 
-def _last_line(text: str) -> str:
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    return (lines[-1] if lines else "pytest produced no output")[:300]
-
-
 def collection_key(
     tree: str,
     lanes: Sequence[Lane],
@@ -274,7 +205,7 @@ def collection_key(
 ) -> str:
     """What one collection depends on: the tree, the lanes, the interpreter with its distributions,
     the arguments and setup, and the plugin and code that read it."""
-    code = [file_digest(PROBES_DIR / "pytest_lanes_plugin.py"), file_digest(Path(__file__))]
+    code = code_digests("pytest_lanes_plugin", __file__)
     return content_key(
         "collection",
         tree,
@@ -646,6 +577,4 @@ __all__ = [
     "collect_dir",
     "collect_ref",
     "selection_section",
-    "pytest_env",
-    "PROBES_DIR",
 ]

@@ -10,8 +10,8 @@ import pytest
 
 from harness.checks.gha_expr import UNKNOWN, LStr, Scope, render
 from harness.checks.lanes import find_lanes, lanes_section
+from harness.checks.tests_as_evidence.selection import lanes_from_workflows
 from harness.git.repo import GitRepo
-from harness.selection import lanes_from_workflows
 
 INCLUDE = """\
 jobs:

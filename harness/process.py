@@ -1,10 +1,13 @@
-"""Child processes that never outlive the harness.
+"""The one way the harness runs a program (the git layer's own runner in ``harness/git/repo.py``
+aside): ``run`` and ``popen`` with a timeout, a process group killed on a timeout or an interrupt,
+an error that shows the command with the tail of its output, and ``child_env`` for the environment.
 
-Every pytest, probe, mutmut or engine child starts in its own process group (``start_new_session``)
-and its group id is registered with one watchdog process per run. The watchdog reads its stdin, the
-write end of which only the harness holds: when the harness exits, however it exits (SIGKILL
-included), the pipe closes and the watchdog kills every group still registered, then exits.
-Groups are unregistered once their leader is reaped, so a reused id is never signalled.
+Child processes never outlive the harness. Every pytest, probe, mutmut or engine child starts in
+its own process group (``start_new_session``) and its group id is registered with one watchdog
+process per run. The watchdog reads its stdin, the write end of which only the harness holds: when
+the harness exits, however it exits (SIGKILL included), the pipe closes and the watchdog kills
+every group still registered, then exits. Groups are unregistered once their leader is reaped, so a
+reused id is never signalled.
 """
 
 from __future__ import annotations
@@ -16,6 +19,39 @@ import sys
 import threading
 from collections.abc import Sequence
 from typing import IO, Any
+
+PIPE = subprocess.PIPE
+STDOUT = subprocess.STDOUT
+DEVNULL = subprocess.DEVNULL
+TimeoutExpired = subprocess.TimeoutExpired
+CalledProcessError = subprocess.CalledProcessError
+CompletedProcess = subprocess.CompletedProcess
+Popen = subprocess.Popen
+TAIL_LINES = 15
+
+
+def tail(output: str | bytes | None, lines: int = TAIL_LINES) -> str:
+    """The last ``lines`` lines of a child's output, decoded."""
+    if output is None:
+        return ""
+    text = output.decode("utf-8", "replace") if isinstance(output, bytes) else output
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+class ProcessError(subprocess.CalledProcessError):
+    """A child exited non-zero under ``check=True``: the message carries its output's tail."""
+
+    def __str__(self) -> str:
+        said = "\n".join(t for t in (tail(self.stdout), tail(self.stderr)) if t)
+        return super().__str__() + (f"\n{said}" if said else "")
+
+
+def child_env(extra: dict[str, str] | None = None, *, drop: Sequence[str] = ()) -> dict[str, str]:
+    """The harness's environment without ``drop`` and with ``extra``: what a child is given."""
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env.update(extra or {})
+    return env
+
 
 _WATCHDOG = r"""
 import os, signal, sys
@@ -129,5 +165,5 @@ def run(
     code = proc.poll()
     assert code is not None
     if check and code:
-        raise subprocess.CalledProcessError(code, proc.args, out, err)
+        raise ProcessError(code, proc.args, out, err)
     return subprocess.CompletedProcess(proc.args, code, out, err)

@@ -6,59 +6,10 @@ import importlib.util
 
 import pytest
 
+from harness.checks.tests_as_evidence.sweep import functions_touched, run_sweep, sweep_section
 from harness.git.mutation import changed_lines
 from harness.git.repo import GitRepo
-from harness.sweep import functions_touched, run_sweep, sweep_section
-
-BASE = """\
-def clamp(x, lo, hi):
-    if x < lo:
-        return lo
-    return x
-
-
-def untouched(a, b):
-    return a + b
-
-
-class Box:
-    def area(self, w, h):
-        return w * h
-"""
-
-HEAD = (
-    BASE.replace("    return x\n", "    if x > hi:\n        return hi\n    return x\n").replace(
-        "return w * h", "return w * h + 0"
-    )
-    + "\n\ndef scale(x):\n    return x * 2\n"
-)
-
-TESTS = """\
-from pkg.calc import Box, clamp, untouched
-
-try:
-    from pkg.calc import scale
-except ImportError:  # the base has no scale yet
-    scale = None
-
-
-def test_clamp():
-    assert clamp(-1, 0, 10) == 0
-    assert clamp(5, 0, 10) == 5
-
-
-def test_untouched():
-    assert untouched(1, 2) == 3
-
-
-def test_scale():
-    if scale is not None:
-        assert scale(3) == 6
-
-
-def test_area_runs():
-    Box().area(2, 3)
-"""
+from harness.testing.sweep_repo import BASE, HEAD, TESTS
 
 
 def test_changed_lines_and_functions(builder):

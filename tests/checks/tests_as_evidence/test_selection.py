@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import json
 
+from harness.checks.tests_as_evidence.selection import (
+    CONTROL_ALL,
+    CONTROL_NONE,
+    Lane,
+    collect_ref,
+    selection_section,
+)
 from harness.git.repo import GitRepo
-from harness.selection import CONTROL_ALL, CONTROL_NONE, Lane, collect_ref, selection_section
 
 PYPROJECT = """\
 [tool.pytest.ini_options]

@@ -1,0 +1,54 @@
+"""The checks that take nothing but a range, as a typed registry: ``compare`` runs each of them in
+this order, and adding one is adding its module and a line here. (Checks with their own inputs —
+fidelity's source, the scenario's traces, pins, lanes, tests and probes — are planned by
+``harness/plan.py`` from those inputs.)"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from harness.checks.conflicts import conflicts_check
+from harness.checks.drift import drift_check
+from harness.checks.result import Checked
+from harness.checks.shape import shape_check
+from harness.git.repo import GitRepo
+
+
+class Check(Protocol):
+    """A check over ``base..head``: its section id, its title in the plan, and the run."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def title(self) -> str: ...
+
+    def run(self, repo: GitRepo, base: str, head: str) -> Checked[Any]: ...
+
+
+@dataclass(frozen=True)
+class RangeCheck:
+    """A check function of (repo, base, head) under its id and title."""
+
+    id: str
+    title: str
+    fn: Callable[[GitRepo, str, str], Checked[Any]]
+
+    def run(self, repo: GitRepo, base: str, head: str) -> Checked[Any]:
+        return self.fn(repo, base, head)
+
+
+def _shape(repo: GitRepo, base: str, head: str) -> Checked[Any]:
+    return shape_check(repo, base, head)
+
+
+RANGE_CHECKS: dict[str, Check] = {
+    c.id: c
+    for c in (
+        RangeCheck("drift", "release drift", drift_check),
+        RangeCheck("shape", "push shape", _shape),
+        RangeCheck("conflicts", "conflict markers", conflicts_check),
+    )
+}
