@@ -61,10 +61,13 @@ def diff_many(
     *,
     renames: bool = True,
     paths: Sequence[str] = (),
+    context: bool = True,
 ) -> list[Patch]:
     """Diff each ``(commit, against)`` in one process; ``against=None`` means the first parent.
 
-    ``against`` may be any tree-ish; root commits diff against the empty tree.
+    ``against`` may be any tree-ish; root commits diff against the empty tree. ``context=False``
+    asks for ``-U0``: the same ± lines without context, about a quarter less for git to write and
+    for us to parse (enough for patch ids and signed lines).
     """
     if not pairs:
         return []
@@ -85,6 +88,8 @@ def diff_many(
         "--format=%x00@@harness@@ %H",
     ]
     args.append("-M" if renames else "--no-renames")
+    if not context:
+        args.append("-U0")
     if paths:
         args += ["--", *paths]
     proc = repo.popen(args)
