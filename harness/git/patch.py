@@ -186,8 +186,19 @@ def parse_files(raw: bytes) -> list[FilePatch]:
     files: list[FilePatch] = []
     cur: FilePatch | None = None
     in_hunk = False
+    hunk: list[bytes] = []
     for line in raw.split(b"\n"):
-        m = _DIFF_GIT.match(line)
+        if in_hunk:  # most lines: checked first, without a regex
+            head = line[:1]
+            if head in (b"+", b"-", b" "):
+                hunk.append(line)
+                continue
+            if head == b"\\":
+                continue  # "\ No newline at end of file"
+            if line == b"":
+                continue
+            in_hunk = False
+        m = _DIFF_GIT.match(line) if line[:5] == b"diff " else None
         if m:
             a, b = _paths_from_diff_git(m.group(1))
             cur = FilePatch(old_path=a, new_path=b)
@@ -196,18 +207,9 @@ def parse_files(raw: bytes) -> list[FilePatch]:
             continue
         if cur is None:
             continue
-        if in_hunk:
-            head = line[:1]
-            if head in (b"+", b"-", b" "):
-                cur.hunks[-1].append(line)
-                continue
-            if head == b"\\":
-                continue  # "\ No newline at end of file"
-            if line == b"":
-                continue
-            in_hunk = False
         if line.startswith(b"@@"):
-            cur.hunks.append([])
+            hunk = []
+            cur.hunks.append(hunk)
             m = _HUNK_NEW.match(line)
             cur.new_starts.append(int(m.group(1)) if m else 0)
             in_hunk = True
