@@ -10,6 +10,7 @@ changelog fragments) are no evidence.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -112,6 +113,14 @@ def find_followups(
                 ],
             )
         )
+    # Per unit, only the commits that can say anything are visited (not the whole history after
+    # it): the ones that name something and the ones changing one of the unit's paths.
+    by_path: dict[str, list[int]] = {}
+    for i, c in enumerate(history):
+        if not c.is_merge:
+            for x in paths_at.get(c.sha, ()):
+                by_path.setdefault(x, []).append(i)
+    naming_at = sorted(order[s] for s in naming)
     for unit, shas in units.items():
         on = [s for s in unit if s in order]
         if not on:
@@ -122,7 +131,12 @@ def find_followups(
         numbers = {n for s in on for n in pr_numbers(entry[s].subject)}
         subjects = {entry[s].subject for s in on}
         asks = naming | {x for n in numbers for x in by_number.get(n, [])}
-        for c in history[start + 1 :]:
+        visit = {i for i in naming_at[bisect.bisect_right(naming_at, start) :]}
+        visit.update(order[x] for n in numbers for x in by_number.get(n, []) if order[x] > start)
+        for x in unit_paths[unit]:
+            at = by_path.get(x, [])
+            visit.update(at[bisect.bisect_right(at, start) :])
+        for c in (history[i] for i in sorted(visit)):
             if c.sha in own or c.sha in picked:
                 continue
             why = (
