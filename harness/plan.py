@@ -23,7 +23,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from harness.cache import Cache
+from harness.cache import Cache, cached_section
 from harness.checks.conflicts import conflicts_section
 from harness.checks.drift import drift_section
 from harness.checks.fidelity import fidelity_section
@@ -35,6 +35,7 @@ from harness.checks.trace import trace_section
 from harness.compare import CompareInputs, Plan
 from harness.errors import UsageError
 from harness.git import GitRepo
+from harness.git.history import git_version
 from harness.report.model import Section
 from harness.scenario import Scenario, Value, load_scenario
 
@@ -127,21 +128,39 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
             refs.ref(c.ref, scenario.column_where.get(c.name))
 
     plan = Plan(header=facts.header())
+    cached = _section_cache(repo, inputs.no_cache)
     state: dict[str, Any] = {}
     base, head = inputs.base, inputs.head
     if inputs.source:
 
         def _fidelity() -> Section:
-            s = fidelity_section(repo, base, head, inputs.source, inputs.source_branch)  # type: ignore[arg-type]
+            src, branch = inputs.source, inputs.source_branch
+            s = cached(
+                ("fidelity", base, head, src, branch),
+                (),
+                lambda: fidelity_section(repo, base, head, src, branch),  # type: ignore[arg-type]
+            )
             state["fidelity"] = s
             return s
 
         plan.add("fidelity", "cherry-pick fidelity", _fidelity)
     else:
         plan.skipped.append("fidelity (no --source)")
-    plan.add("drift", "release drift", lambda: drift_section(repo, base, head))
-    plan.add("shape", "push shape", lambda: shape_section(repo, base, head))
-    plan.add("conflicts", "conflict markers", lambda: conflicts_section(repo, base, head))
+    plan.add(
+        "drift",
+        "release drift",
+        lambda: cached(("drift", base, head), (), lambda: drift_section(repo, base, head)),
+    )
+    plan.add(
+        "shape",
+        "push shape",
+        lambda: cached(("shape", base, head), (), lambda: shape_section(repo, base, head)),
+    )
+    plan.add(
+        "conflicts",
+        "conflict markers",
+        lambda: cached(("conflicts", base, head), (), lambda: conflicts_section(repo, base, head)),
+    )
 
     for v in [x for group in _all(scenarios, "traces") for x in group.list()]:
         f = v.map(_EXTRA_FIELDS["traces"], required=("string",))
@@ -159,7 +178,12 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
         plan.add(
             "trace",
             f"trace {needle!r}",
-            functools.partial(trace_section, repo, needle, trefs, under, rng),
+            functools.partial(
+                cached,
+                ("trace", *trefs, *(rng.split("..") if rng else ())),
+                (needle, under, rng),
+                functools.partial(trace_section, repo, needle, trefs, under, rng),
+            ),
         )
     for v in [x for group in _all(scenarios, "pins") for x in group.list()]:
         f = v.map(_EXTRA_FIELDS["pins"], required=("file", "key"))
@@ -167,7 +191,16 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
             [refs.ref(x.str(), x) for x in f.req("refs").list()] if "refs" in f else refs.defaults()
         )
         path, key = _repo_path(f.req("file")), f.req("key").str()
-        plan.add("pin", f"pin {key}", functools.partial(pin_section, repo, path, key, prefs))
+        plan.add(
+            "pin",
+            f"pin {key}",
+            functools.partial(
+                cached,
+                ("pin", *prefs),
+                (path, key),
+                functools.partial(pin_section, repo, path, key, prefs),
+            ),
+        )
 
     lanes_v = _first(scenarios, "lanes")
     lane_ref, workflows, extra_lanes = head, None, None
@@ -229,6 +262,23 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
             _sweep_step(repo, base, head, sweep_v, inputs.python, inputs.executor),
         )
     return plan
+
+
+def _section_cache(
+    repo: GitRepo, no_cache: bool
+) -> Callable[[tuple[str | None, ...], tuple[str | None, ...], Callable[[], Section]], Section]:
+    """Sections that only read git, cached by what they read: each ref name with the commit it
+    resolves to, the options, the harness code and the git version (harness/cache.py)."""
+    store = Cache(namespace="sections", enabled=not no_cache)
+
+    def cached(
+        refs: tuple[str | None, ...], options: tuple[str | None, ...], build: Callable[[], Section]
+    ) -> Section:
+        kind, *names = refs
+        resolved = [(n, repo.try_resolve(n) if n else None) for n in names]
+        return cached_section(store, (git_version(repo), kind, resolved, options), build)
+
+    return cached
 
 
 def _repo_path(v: Value) -> str:
