@@ -11,8 +11,8 @@ reviewer's script does per pick: find the source by subject, then `git show | gi
 for both sides. Finding by subject is timed two ways: a `git log --grep` per pick ("grep", the
 literal script) and one `git log` of all subjects looked up in a dictionary ("dict", generous).
 Ratios use wall time and CPU time (children's user+sys: steadier on a busy machine). Peak RSS is
-the harness process's own high-water mark (``wait4``; its git processes are counted separately by
-the kernel and are smaller). Real repositories are read from ``$HARNESS_MIRROR`` (default
+``wait4``'s high-water mark of the harness run: the largest of the harness process and the git
+processes it waited for. Real repositories are read from ``$HARNESS_MIRROR`` (default
 ``/work/.mirror``), one bare git directory per ``owner+name`` (or its ``repo`` folder).
 Not part of the pytest run.
 """
@@ -243,7 +243,7 @@ def baseline(repo: Path, rng: str, source: str, mode: str) -> Counter[str]:
 
 
 def harness_run(repo: Path, rng: str, source: str, out: Path) -> tuple[dict[str, object], int]:
-    """The report and the harness process's peak RSS in KiB (``wait4``)."""
+    """The report and the run's peak RSS in KiB (``wait4``: the harness or one of its git children)."""
     cmd = [
         sys.executable,
         "-m",
