@@ -20,6 +20,7 @@ Ref names may be scenario column names or base/head/source/source_branch.
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -218,7 +219,16 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
                         "expression": xf.req("expression").str(nonempty=False),
                     }
                 )
-    plan.add("lanes", "CI lanes", lambda: lanes_section(repo, lane_ref, workflows, extra_lanes))
+    plan.add(
+        "lanes",
+        "CI lanes",
+        lambda: cached(
+            ("lanes", lane_ref),
+            # pytest's own -m parser judges the expressions: its version is part of the key.
+            (json.dumps([workflows, extra_lanes], sort_keys=True), _dist_version("pytest")),
+            lambda: lanes_section(repo, lane_ref, workflows, extra_lanes),
+        ),
+    )
 
     for sel_v in _all(scenarios, "selection"):
         plan.add(
@@ -262,6 +272,15 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
             _sweep_step(repo, base, head, sweep_v, inputs.python, inputs.executor),
         )
     return plan
+
+
+def _dist_version(name: str) -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
 
 
 def _section_cache(
