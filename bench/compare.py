@@ -73,7 +73,11 @@ def main() -> None:
                 **os.environ,
                 "HARNESS_CACHE_DIR": str(t / f"cache{i}"),
                 "HARNESS_WORK_DIR": str(t / f"trees{i}"),
+                # Bytecode is cached as on a user's machine (some CI images turn it off), in a
+                # folder of this run: "cold" means no harness cache and no trees.
+                "PYTHONPYCACHEPREFIX": str(t / "pycache"),
             }
+            env.pop("PYTHONDONTWRITEBYTECODE", None)
             took, peak = run(cmd, env)
             cold.append(took)
             rss.append(peak)

@@ -3,12 +3,17 @@
     python bench/fidelity.py            # 20k source commits, 300 picks (a mix of statuses)
     python bench/fidelity.py --small    # 2k source commits, 30 picks: a quick smoke run
     python bench/fidelity.py --repo PATH --range BASE..HEAD --source REF   # a real repository
+    python bench/fidelity.py --real     # the named real ranges below (skipped when not fetched)
+    python bench/fidelity.py --growth   # 2k, 20k and 100k source commits: time and peak RSS
 
 The generated repository is written by `git fast-import` (two processes). The baseline is what a
 reviewer's script does per pick: find the source by subject, then `git show | git patch-id --stable`
 for both sides. Finding by subject is timed two ways: a `git log --grep` per pick ("grep", the
 literal script) and one `git log` of all subjects looked up in a dictionary ("dict", generous).
-Ratios use wall time and CPU time (children's user+sys: steadier on a busy machine).
+Ratios use wall time and CPU time (children's user+sys: steadier on a busy machine). Peak RSS is
+``wait4``'s high-water mark of the harness run: the largest of the harness process and the git
+processes it waited for. Real repositories are read from ``$HARNESS_MIRROR`` (default
+``/work/.mirror``), one bare git directory per ``owner+name`` (or its ``repo`` folder).
 Not part of the pytest run.
 """
 
@@ -237,7 +242,8 @@ def baseline(repo: Path, rng: str, source: str, mode: str) -> Counter[str]:
     return verdict
 
 
-def harness_run(repo: Path, rng: str, source: str, out: Path) -> dict[str, object]:
+def harness_run(repo: Path, rng: str, source: str, out: Path) -> tuple[dict[str, object], int]:
+    """The report and the run's peak RSS in KiB (``wait4``: the harness or one of its git children)."""
     cmd = [
         sys.executable,
         "-m",
@@ -255,10 +261,125 @@ def harness_run(repo: Path, rng: str, source: str, out: Path) -> dict[str, objec
         "--fail-on",
         "never",
     ]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert proc.stderr is not None
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
-        raise SystemExit(f"harness failed ({proc.returncode}): {proc.stderr.strip()}")
-    return json.loads(out.read_text())
+        raise SystemExit(f"harness failed ({proc.returncode}): {err.decode().strip()}")
+    return json.loads(out.read_text()), usage.ru_maxrss
+
+
+# Named real ranges: (repository, range, source, what it stands for). A base written
+# "merge-base:A:B" is resolved with `git merge-base A B` first.
+REAL_RANGES = (
+    ("pytest-dev/pytest", "main..8.0.x", "main", "39 picks, a release range"),
+    ("ipython/ipython", "merge-base:main:8.x..8.x", "main", "58 picks, content search"),
+)
+REAL_GOALS = {"pytest-dev/pytest": 1.0, "ipython/ipython": 1.5}
+
+
+def mirror_repo(name: str) -> Path | None:
+    """The fetched bare repository of ``owner/name``, or None."""
+    root = Path(os.environ.get("HARNESS_MIRROR", "/work/.mirror")) / name.replace("/", "+")
+    for cand in (root / "repo", root):
+        if (cand / "HEAD").is_file() and (cand / "objects").is_dir():
+            return cand
+    return None
+
+
+def real_range(repo: Path, rng: str) -> str:
+    base, head = rng.split("..")
+    if base.startswith("merge-base:"):
+        _, a, b = base.split(":")
+        base = _git(repo, "merge-base", a, b).strip()
+    return f"{base}..{head}"
+
+
+def measure(
+    repo: Path, rng: str, source: str, modes: list[str], repeat: int, tmp: Path
+) -> dict[str, object]:
+    """Best wall and CPU time of each side over ``repeat`` runs (sides interleaved)."""
+    wall: dict[str, list[float]] = {m: [] for m in ["harness", *modes]}
+    cpu: dict[str, list[float]] = {m: [] for m in ["harness", *modes]}
+    doc: dict[str, object] = {}
+    rss = 0
+    verdicts: dict[str, Counter[str]] = {}
+    for _ in range(max(1, repeat)):
+        for who in ["harness", *modes]:
+            t0, c0 = time.perf_counter(), _child_cpu()
+            if who == "harness":
+                doc, kib = harness_run(repo, rng, source, tmp / "report.json")
+                rss = max(rss, kib)
+            else:
+                verdicts[who] = baseline(repo, rng, source, who)
+            wall[who].append(time.perf_counter() - t0)
+            cpu[who].append(_child_cpu() - c0)
+    return {
+        "wall": {k: min(v) for k, v in wall.items()},
+        "cpu": {k: min(v) for k, v in cpu.items()},
+        "doc": doc,
+        "rss_mib": rss / 1024,
+        "verdicts": verdicts,
+    }
+
+
+def report(m: dict[str, object], modes: list[str], goal: str = "") -> None:
+    doc, wall, cpu = m["doc"], m["wall"], m["cpu"]
+    picks = doc["sections"][0]["data"]["picks"]  # type: ignore[index]
+    got = Counter(p["status"] for p in picks)
+    via = Counter(str(p["source_via"]) for p in picks)
+    print(
+        f"  picks: {len(picks)}; statuses: {dict(sorted(got.items()))}; via: {dict(sorted(via.items()))}"
+    )
+    hw, hc = wall["harness"], cpu["harness"]  # type: ignore[index]
+    print(f"  harness fidelity: {hw:.2f}s wall, {hc:.2f}s cpu, peak RSS {m['rss_mib']:.0f} MiB")
+    for mode in modes:
+        bw, bc = wall[mode], cpu[mode]  # type: ignore[index]
+        print(
+            f"  baseline [{mode}]: {bw:.2f}s wall, {bc:.2f}s cpu, verdicts "
+            f"{dict(sorted(m['verdicts'][mode].items()))} -> harness/baseline "  # type: ignore[index]
+            f"{hw / bw:.2f}x wall, {hc / bc:.2f}x cpu{goal if mode == modes[0] else ''}"
+        )
+
+
+def run_real(modes: list[str], repeat: int, tmp: Path) -> None:
+    for name, rng, source, what in REAL_RANGES:
+        repo = mirror_repo(name)
+        if repo is None:
+            print(f"{name} {rng}: skipped, not fetched (set HARNESS_MIRROR)")
+            continue
+        resolved = real_range(repo, rng)
+        print(f"{name} {rng} --source {source} ({what}):")
+        goal = f" (goal <= {REAL_GOALS[name]:.1f}x)" if name in REAL_GOALS else ""
+        report(measure(repo, resolved, source, modes, repeat, tmp), modes, goal)
+
+
+# The same picks at each size, so that only the source history grows (2k holds at most 200).
+GROWTH = ((2000, 150), (20000, 150), (100000, 150))
+
+
+def run_growth(repeat: int, tmp: Path) -> None:
+    """Time and peak RSS at three history sizes; the dict baseline each time."""
+    per: list[float] = []
+    for n_source, n_picks in GROWTH:
+        repo = tmp / f"growth-{n_source}.git"
+        t0 = time.perf_counter()
+        rng, _ = generate(repo, n_source, n_picks)
+        print(
+            f"{n_source} source commits, {n_picks} picks (generated in "
+            f"{time.perf_counter() - t0:.1f}s):"
+        )
+        m = measure(repo, rng, "main", ["dict"], repeat, tmp)
+        report(m, ["dict"], " (goal <= 0.5x at 20k)" if n_source == 20000 else "")
+        per.append(m["wall"]["harness"] / n_source * 1000)  # type: ignore[index]
+        subprocess.run(["rm", "-rf", str(repo)], check=True)
+    print(
+        "harness ms per 1000 source commits: "
+        + ", ".join(f"{n // 1000}k {x * 1000:.0f}" for (n, _), x in zip(GROWTH, per, strict=True))
+        + " (linear growth: about equal); goal: peak RSS <= 300 MiB at 100k"
+    )
 
 
 def main() -> int:
@@ -276,8 +397,17 @@ def main() -> int:
         default="both",
         help="grep: a git log --grep per pick; dict: one git log of subjects (default: both)",
     )
+    ap.add_argument("--real", action="store_true", help="the named ranges of real repositories")
+    ap.add_argument("--growth", action="store_true", help="2k, 20k and 100k source commits")
     a = ap.parse_args()
+    modes = ["grep", "dict"] if a.baseline == "both" else [a.baseline]
     with tempfile.TemporaryDirectory(prefix="harness-bench-") as tmp:
+        if a.real:
+            run_real(modes, a.repeat, Path(tmp))
+            return 0
+        if a.growth:
+            run_growth(a.repeat, Path(tmp))
+            return 0
         expected: dict[str, int] = {}
         if a.repo:
             if not a.rng:
@@ -289,45 +419,13 @@ def main() -> int:
             t0 = time.perf_counter()
             rng, expected = generate(repo, n_source, n_picks)
             print(
-                f"generated {n_source} source commits and {n_picks} picks in {time.perf_counter() - t0:.1f}s "
-                f"(fast-import)"
+                f"generated {n_source} source commits and {n_picks} picks in "
+                f"{time.perf_counter() - t0:.1f}s (fast-import)"
             )
-        modes = ["grep", "dict"] if a.baseline == "both" else [a.baseline]
-        wall: dict[str, list[float]] = {m: [] for m in ["harness", *modes]}
-        cpu: dict[str, list[float]] = {m: [] for m in ["harness", *modes]}
-        doc: dict[str, object] = {}
-        verdicts: dict[str, Counter[str]] = {}
-        for _ in range(max(1, a.repeat)):
-            for who in ["harness", *modes]:
-                t0, c0 = time.perf_counter(), _child_cpu()
-                if who == "harness":
-                    doc = harness_run(repo, rng, source, Path(tmp) / "report.json")
-                else:
-                    verdicts[who] = baseline(repo, rng, source, who)
-                wall[who].append(time.perf_counter() - t0)
-                cpu[who].append(_child_cpu() - c0)
-        picks = doc["sections"][0]["data"]["picks"]  # type: ignore[index]
-        got = Counter(p["status"] for p in picks)
-        via = Counter(str(p["source_via"]) for p in picks)
-        print(
-            f"picks: {len(picks)}; harness statuses: {dict(sorted(got.items()))}; via: {dict(sorted(via.items()))}"
-        )
-        if expected:
-            print(f"generated as: {dict(sorted(expected.items()))}")
-        hw, hc = min(wall["harness"]), min(cpu["harness"])
-        print(
-            f"harness fidelity (full tables): {hw:.2f}s wall, {hc:.2f}s cpu (with its git processes)"
-        )
-        for m in modes:
-            bw, bc = min(wall[m]), min(cpu[m])
-            print(
-                f"baseline [{m}] verdicts (one bit per pick): {dict(sorted(verdicts[m].items()))}"
-            )
-            print(
-                f"baseline [{m}]: {bw:.2f}s wall, {bc:.2f}s cpu -> ratio harness/baseline "
-                f"{hw / bw:.2f}x wall, {hc / bc:.2f}x cpu"
-            )
-        print("target: <= 0.5x on the generated repository, <= 1.5x on a real one (~40 picks)")
+            if expected:
+                print(f"generated as: {dict(sorted(expected.items()))}")
+        report(measure(repo, rng, source, modes, a.repeat, Path(tmp)), modes)
+        print("target: <= 0.5x the dict baseline on the generated repository")
     return 0
 
 

@@ -100,3 +100,97 @@ def provenance_text(prov: list[tuple[str, str]]) -> str:
         if keys:
             parts.append(f"{label}: {' '.join(keys)}")
     return " · ".join(parts) or "—"
+
+
+# A report section cached by content: the sections that only read git (fidelity, drift, shape,
+# conflicts, trace, pins) are keyed by the resolved commits, the options, the harness code and the
+# git version; a hit is the same Section object the run would have built, except its provenance
+# control. The encoding is tagged so that tuples, non-string keys and cells survive the round trip.
+
+
+def _enc(x: Any) -> Any:
+    from harness.report.model import Code, Sha
+
+    if x is None or isinstance(x, bool | int | float | str):
+        return x
+    if isinstance(x, list):
+        return ["L", [_enc(v) for v in x]]
+    if isinstance(x, tuple):
+        return ["T", [_enc(v) for v in x]]
+    if isinstance(x, dict):
+        return ["D", [[_enc(k), _enc(v)] for k, v in x.items()]]
+    if isinstance(x, Code):
+        return ["C", x.text]
+    if isinstance(x, Sha):
+        return ["S", x.sha]
+    from dataclasses import fields, is_dataclass
+
+    if is_dataclass(x) and not isinstance(x, type) and type(x).__name__ in _SECTION_PARTS:
+        return ["O", type(x).__name__, {f.name: _enc(getattr(x, f.name)) for f in fields(x)}]
+    raise TypeError(f"not cacheable: {type(x).__name__}")
+
+
+_SECTION_PARTS = ("Section", "Table", "Finding", "Control", "Details")
+
+
+def _dec(x: Any) -> Any:
+    from harness.report import model
+
+    if not isinstance(x, list):
+        return x
+    tag, *rest = x
+    if tag == "L":
+        return [_dec(v) for v in rest[0]]
+    if tag == "T":
+        return tuple(_dec(v) for v in rest[0])
+    if tag == "D":
+        return {_dec(k): _dec(v) for k, v in rest[0]}
+    if tag == "C":
+        return model.Code(rest[0])
+    if tag == "S":
+        return model.Sha(rest[0])
+    if tag == "O" and rest[0] in _SECTION_PARTS:
+        return getattr(model, rest[0])(**{k: _dec(v) for k, v in rest[1].items()})
+    raise ValueError(f"unknown tag {tag!r}")
+
+
+@lru_cache(maxsize=1)
+def code_digest() -> str:
+    """sha256 over the harness package's Python files (any change to the code is a new key)."""
+    root = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def cached_section(cache: Cache, parts: tuple[Any, ...], build: Any) -> Any:
+    """``build()``'s Section, or the one stored under the content key of ``parts`` (what the section
+    read: resolved commits and options) with the harness code. A control names the key and how the
+    section was obtained; nothing else differs between a measured and a cached section."""
+    from harness.report.model import Control, Section
+
+    key = content_key("section", code_digest(), *parts)
+    section: Section | None = None
+    hit = cache.get(key)
+    if hit is not None:
+        try:
+            section = _dec(hit)
+        except (ValueError, TypeError, KeyError, IndexError):
+            section = None
+        if not isinstance(section, Section):
+            cache.reject()
+            section = None
+    how = "cache"
+    if section is None:
+        how, section = "run", build()
+        try:
+            encoded = _enc(section)
+        except TypeError:
+            encoded = None  # something the encoding does not know: not cached
+        if encoded is not None and _dec(json.loads(json.dumps(encoded))) == section:
+            cache.put(key, encoded)
+    section.controls.append(
+        Control("section cache", provenance_text([(key, how)]) + " (git content key)", None)
+    )
+    return section

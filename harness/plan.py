@@ -20,20 +20,23 @@ Ref names may be scenario column names or base/head/source/source_branch.
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from harness.cache import Cache
+from harness.cache import Cache, cached_section
 from harness.checks.fidelity import FidelityResult, fidelity_check
 from harness.checks.judgeable import judge_range
 from harness.checks.lanes import lanes_section
 from harness.checks.pins import pin_section
 from harness.checks.registry import RANGE_CHECKS, Check
+from harness.checks.result import Checked
 from harness.checks.trace import trace_section
 from harness.compare import CompareInputs, Plan
 from harness.errors import UsageError
 from harness.git import GitRepo
+from harness.git.history import git_version
 from harness.report.model import Section
 from harness.scenario import Scenario, Value, load_scenario
 
@@ -52,6 +55,12 @@ class _Handed:
     """Results a later step takes from an earlier one, filled in as the steps run (plan order)."""
 
     fidelity: FidelityResult | None = None
+    fidelity_later: Callable[[], Checked[FidelityResult]] | None = None
+
+    def fidelity_result(self) -> FidelityResult | None:
+        if self.fidelity is None and self.fidelity_later is not None:
+            self.fidelity = self.fidelity_later().result
+        return self.fidelity
 
 
 class _Refs:
@@ -134,19 +143,32 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
 
     plan = Plan(header=facts.header())
     handed = _Handed()
+    cached = _section_cache(repo, inputs.no_cache)
     base, head = inputs.base, inputs.head
     if inputs.source:
 
         def _fidelity() -> Section:
-            checked = fidelity_check(repo, base, head, inputs.source, inputs.source_branch)  # type: ignore[arg-type]
-            handed.fidelity = checked.result
-            return checked.section
+            src, branch = str(inputs.source), inputs.source_branch
+
+            def build() -> Section:
+                checked = fidelity_check(repo, base, head, src, branch)
+                handed.fidelity = checked.result
+                return checked.section
+
+            # A section served from the cache carries no typed result: a later step that needs it
+            # (missing commits as mutations) computes it then.
+            handed.fidelity_later = functools.partial(fidelity_check, repo, base, head, src, branch)
+            return cached(("fidelity", base, head, src, branch), (), build)
 
         plan.add("fidelity", "cherry-pick fidelity", _fidelity)
     else:
         plan.skipped.append("fidelity (no --source)")
     for check in RANGE_CHECKS.values():
-        plan.add(check.id, check.title, functools.partial(_section_of, check, repo, base, head))
+        plan.add(
+            check.id,
+            check.title,
+            functools.partial(_cached_section_of, cached, check, repo, base, head),
+        )
 
     for v in [x for group in _all(scenarios, "traces") for x in group.list()]:
         f = v.map(_EXTRA_FIELDS["traces"], required=("string",))
@@ -164,7 +186,12 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
         plan.add(
             "trace",
             f"trace {needle!r}",
-            functools.partial(trace_section, repo, needle, trefs, under, rng),
+            functools.partial(
+                cached,
+                ("trace", *trefs, *(rng.split("..") if rng else ())),
+                (needle, under, rng),
+                functools.partial(trace_section, repo, needle, trefs, under, rng),
+            ),
         )
     for v in [x for group in _all(scenarios, "pins") for x in group.list()]:
         f = v.map(_EXTRA_FIELDS["pins"], required=("file", "key"))
@@ -172,7 +199,16 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
             [refs.ref(x.str(), x) for x in f.req("refs").list()] if "refs" in f else refs.defaults()
         )
         path, key = _repo_path(f.req("file")), f.req("key").str()
-        plan.add("pin", f"pin {key}", functools.partial(pin_section, repo, path, key, prefs))
+        plan.add(
+            "pin",
+            f"pin {key}",
+            functools.partial(
+                cached,
+                ("pin", *prefs),
+                (path, key),
+                functools.partial(pin_section, repo, path, key, prefs),
+            ),
+        )
 
     lanes_v = _first(scenarios, "lanes")
     lane_ref, workflows, extra_lanes = head, None, None
@@ -190,7 +226,16 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
                         "expression": xf.req("expression").str(nonempty=False),
                     }
                 )
-    plan.add("lanes", "CI lanes", lambda: lanes_section(repo, lane_ref, workflows, extra_lanes))
+    plan.add(
+        "lanes",
+        "CI lanes",
+        lambda: cached(
+            ("lanes", lane_ref),
+            # pytest's own -m parser judges the expressions: its version is part of the key.
+            (json.dumps([workflows, extra_lanes], sort_keys=True), _dist_version("pytest")),
+            lambda: lanes_section(repo, lane_ref, workflows, extra_lanes),
+        ),
+    )
 
     for sel_v in _all(scenarios, "selection"):
         plan.add(
@@ -236,8 +281,42 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
     return plan
 
 
-def _section_of(check: Check, repo: GitRepo, base: str, head: str) -> Section:
-    return check.run(repo, base, head).section
+def _cached_section_of(
+    cached: Callable[
+        [tuple[str | None, ...], tuple[str | None, ...], Callable[[], Section]], Section
+    ],
+    check: Check,
+    repo: GitRepo,
+    base: str,
+    head: str,
+) -> Section:
+    return cached((check.id, base, head), (), lambda: check.run(repo, base, head).section)
+
+
+def _dist_version(name: str) -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
+
+
+def _section_cache(
+    repo: GitRepo, no_cache: bool
+) -> Callable[[tuple[str | None, ...], tuple[str | None, ...], Callable[[], Section]], Section]:
+    """Sections that only read git, cached by what they read: each ref name with the commit it
+    resolves to, the options, the harness code and the git version (harness/cache.py)."""
+    store = Cache(namespace="sections", enabled=not no_cache)
+
+    def cached(
+        refs: tuple[str | None, ...], options: tuple[str | None, ...], build: Callable[[], Section]
+    ) -> Section:
+        kind, *names = refs
+        resolved = [(n, repo.try_resolve(n) if n else None) for n in names]
+        return cached_section(store, (git_version(repo), kind, resolved, options), build)
+
+    return cached
 
 
 def _repo_path(v: Value) -> str:
@@ -365,8 +444,9 @@ def _mutation_step(
         import sys
 
         gaps = list(gap_refs)
-        if gaps_missing and handed.fidelity is not None:
-            gaps += handed.fidelity.missing_commits
+        fidelity = handed.fidelity_result() if gaps_missing else None
+        if fidelity is not None:
+            gaps += fidelity.missing_commits
         run = run_mutations(
             repo,
             ref,

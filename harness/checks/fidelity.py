@@ -687,7 +687,8 @@ def _section(
     not_verified = [
         "whether the picks build or pass tests (content only)",
         "file mode changes (only ± lines and blob ids are compared)",
-        "similarity search reads only source commits that touch the unresolved picks' paths",
+        "similarity search reads only source commits that touch the unresolved picks' paths and "
+        "were committed within a year of the pick",
         "end state: which commit introduced a line (lines are classed by content, in file order)",
         "follow-ups found only by content (a change to the source's lines within 30 days) are a "
         "heuristic: a refactor that rewrites those lines is listed too",

@@ -112,20 +112,26 @@ def _exact(
 
 
 def _touched(diff: Sequence[tuple[bytes, int]], new_len: int, old_len: int) -> set[int]:
-    """Indices of the new side that a change wrote or borders (``diff`` = diff_at(old, new))."""
+    """Indices of the new side that a change wrote or borders (``diff`` = diff_at(old, new)).
+
+    Walks only the places the diff names (not every line of the file): before old line ``k`` the
+    new side has advanced by ``k`` minus the removals and plus the additions before it."""
     added: Counter[int] = Counter(pos for line, pos in diff if line[:1] == b"+")
     removed = {pos for line, pos in diff if line[:1] == b"-"}
     out: set[int] = set()
-    new_i = 0
-    for k in range(old_len + 1):
+    gone = grown = 0  # removals and additions before the current old line
+    for k in sorted(set(added) | removed):
+        if k > old_len:
+            break
+        new_i = k - gone + grown
         out.update(range(new_i, new_i + added[k]))
         new_i += added[k]
+        grown += added[k]
         if k == old_len:
             break
         if k in removed:  # a removal borders the new lines before and after it
             out.update((new_i - 1, new_i))
-        else:
-            new_i += 1
+            gone += 1
     return {i for i in out if 0 <= i < new_len}
 
 

@@ -10,6 +10,7 @@ changelog fragments) are no evidence.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -96,9 +97,7 @@ def find_followups(
     named: dict[tuple[str, ...], list[tuple[str, str]]] = {}
     near: dict[tuple[str, ...], list[str]] = {}
     store.ensure([s for v in units.values() for s in v])
-    unit_paths = {
-        u: {f.path for s in shas for f in store.full[s].files} for u, shas in units.items()
-    }
+    unit_paths = {u: {f.path for s in shas for f in store.changed(s)} for u, shas in units.items()}
     paths_at: dict[str, Sequence[str]] = dict(touched) if touched is not None else {}
     if (
         touched is None
@@ -114,6 +113,14 @@ def find_followups(
                 ],
             )
         )
+    # Per unit, only the commits that can say anything are visited (not the whole history after
+    # it): the ones that name something and the ones changing one of the unit's paths.
+    by_path: dict[str, list[int]] = {}
+    for i, c in enumerate(history):
+        if not c.is_merge:
+            for x in paths_at.get(c.sha, ()):
+                by_path.setdefault(x, []).append(i)
+    naming_at = sorted(order[s] for s in naming)
     for unit, shas in units.items():
         on = [s for s in unit if s in order]
         if not on:
@@ -124,7 +131,12 @@ def find_followups(
         numbers = {n for s in on for n in pr_numbers(entry[s].subject)}
         subjects = {entry[s].subject for s in on}
         asks = naming | {x for n in numbers for x in by_number.get(n, [])}
-        for c in history[start + 1 :]:
+        visit = {i for i in naming_at[bisect.bisect_right(naming_at, start) :]}
+        visit.update(order[x] for n in numbers for x in by_number.get(n, []) if order[x] > start)
+        for x in unit_paths[unit]:
+            at = by_path.get(x, [])
+            visit.update(at[bisect.bisect_right(at, start) :])
+        for c in (history[i] for i in sorted(visit)):
             if c.sha in own or c.sha in picked:
                 continue
             why = (
@@ -140,32 +152,25 @@ def find_followups(
                 and not unit_paths[unit].isdisjoint(paths_at.get(c.sha, ()))
             ):
                 near.setdefault(unit, []).append(c.sha)
-    store.ensure(
-        [c for v in named.values() for c, _ in v]
-        + [c for v in near.values() for c in v]
-        + [s for v in units.values() for s in v]
+    # Candidates are only searched: their ± lines (no context) are enough.
+    store.ensure_lines(
+        [c for v in named.values() for c, _ in v] + [c for v in near.values() for c in v]
     )
     carried = _keys(store, [p for v in unit_picks.values() for p in v])
     out: list[FollowUp] = []
     paths_of: dict[tuple[str, ...], set[str]] = {}
     for unit, shas in units.items():
         added = {
-            norm(ln)
-            for s in shas
-            for f in store.full[s].files
-            for ln in f.added
-            if len(norm(ln)) >= 8
+            norm(ln) for s in shas for f in store.changed(s) for ln in f.added if len(norm(ln)) >= 8
         }
         pick_paths = {
-            f.path for p in unit_picks.get(unit, []) for f in store.full[p].files if is_code(f.path)
+            f.path for p in unit_picks.get(unit, []) for f in store.changed(p) if is_code(f.path)
         }
         found = list(named.get(unit, []))
-        paths_of[unit] = {f.path for s in shas for f in store.full[s].files}
+        paths_of[unit] = {f.path for s in shas for f in store.changed(s)}
         for sha in near.get(unit, []):
-            files = [
-                f for f in store.full[sha].files if f.status != "D" and f.path in paths_of[unit]
-            ]
-            readded = Counter(norm(ln) for f in store.full[sha].files for ln in f.added)
+            files = [f for f in store.changed(sha) if f.status != "D" and f.path in paths_of[unit]]
+            readded = Counter(norm(ln) for f in store.changed(sha) for ln in f.added)
             removed = []  # a removed line the same commit adds back (a re-sort, a move) is no change
             for ln in (norm(x) for f in files for x in f.removed if not _VERSIONISH.search(x)):
                 if ln and readded[ln] > 0:
@@ -182,7 +187,7 @@ def find_followups(
             keys = _keys(store, [sha])
             if keys and sum((keys & carried).values()) >= CARRIED * sum(keys.values()):
                 continue  # a pick carries it (e.g. a release-branch merge back into main)
-            paths = sorted({f.path for f in store.full[sha].files})
+            paths = sorted({f.path for f in store.changed(sha)})
             sev: Severity = "P1" if pick_paths & set(paths) else "P2"
             out.append(FollowUp(unit, sha, entry[sha].subject, why, paths, sev))
     return out

@@ -17,13 +17,19 @@ from dataclasses import dataclass, field
 from harness.checks.fidelity_compare import dice, norm, overlap, signed_keys
 from harness.git import Commit, GitRepo
 from harness.git.patch import FilePatch, Patch, diff_many
-from harness.git.picks import LogEntry, object_ids, paths_per_commit
+from harness.git.picks import LogEntry, object_ids, patch_paths, paths_per_commit
 
 CONFIRM_OVERLAP = 0.5  # PR-number candidates must share this fraction of signed lines
 # Below this a similarity match is not reported as a source: on real release branches, version bumps
 # ("back to dev") share ~2/3 of their lines with unrelated bumps on main; a wrong source is worse than none.
 SIMILARITY_MIN = 0.7
 _MENTION = 0.2  # a rejected best candidate at least this similar is named in the note
+_DAY = 86400
+# Similarity looks only at source commits committed in a window around the pick (patch id, PR
+# numbers and trailers look at the whole history): on real ranges similar sources were committed
+# from 65 days before to 31 days after their picks, and the best rejected candidate (named in a
+# note) up to 162 days after.
+WINDOW_BEFORE = WINDOW_AFTER = 365 * _DAY
 _COMMON_LINE = 500  # a line carried by more source commits than this is not evidence
 _TRAILER = re.compile(r"\(cherry picked from commit ([0-9a-fA-F]{7,64})\)")
 _PARENS = re.compile(r"\(([^()]*)\)")
@@ -78,7 +84,8 @@ class Resolution:
 
 
 class PatchStore:
-    """Diffs of commits, fetched in batches and kept (full diffs only)."""
+    """Diffs of commits, fetched in batches and kept: full diffs (with context) for what is
+    compared, ± lines only (``-U0``) for candidates that are only searched."""
 
     def __init__(self, repo: GitRepo, merge_parents: dict[str, str] | None = None) -> None:
         self.repo = repo
@@ -86,6 +93,7 @@ class PatchStore:
             merge_parents or {}
         )  # a merge's change is its diff against the first parent
         self.full: dict[str, Patch] = {}
+        self.lines: dict[str, Patch] = {}  # -U0 diffs of search candidates
         self._keys: dict[str, Counter[tuple[str, bytes]]] = {}
         self.batches = 0  # diff-tree processes started (a control reports it; tests read it)
 
@@ -96,10 +104,24 @@ class PatchStore:
             for p in diff_many(self.repo, [(s, self.merge_parents.get(s)) for s in todo]):
                 self.full[p.commit] = p
 
+    def ensure_lines(self, shas: Sequence[str]) -> None:
+        """± lines of many commits (no context), for patch ids and the similarity index."""
+        todo = sorted({s for s in shas if s not in self.full and s not in self.lines})
+        if todo:
+            self.batches += 1
+            pairs = [(s, self.merge_parents.get(s)) for s in todo]
+            for p in diff_many(self.repo, pairs, context=False):
+                self.lines[p.commit] = p
+
+    def changed(self, sha: str) -> list[FilePatch]:
+        """A commit's files with their ± lines (hunks carry context only when read in full)."""
+        got = self.full.get(sha) or self.lines[sha]
+        return got.files
+
     def keys(self, sha: str) -> Counter[tuple[str, bytes]]:
         """Signed lines of one commit's change (computed once)."""
         if sha not in self._keys:
-            self._keys[sha] = keys_of(self.full[sha].files)
+            self._keys[sha] = keys_of(self.changed(sha))
         return self._keys[sha]
 
     def files(self, shas: Sequence[str]) -> list[FilePatch]:
@@ -115,6 +137,11 @@ def keys_of(files: Sequence[FilePatch]) -> Counter[tuple[str, bytes]]:
             keys[("bin" if f.binary else "file", f.path.encode("utf-8", "surrogateescape"))] += 1
         c.update(keys)
     return c
+
+
+def _paths(files: Sequence[FilePatch]) -> set[str]:
+    """Every path a change names, old and new (a rename names both)."""
+    return {x for f in files for x in (f.old_path, f.new_path) if x}
 
 
 def patch_id(files: Sequence[FilePatch]) -> str:
@@ -166,6 +193,8 @@ class SourceFinder:
             for n in pr_numbers(c.subject):
                 self.by_number.setdefault(n, []).append(c.sha)
         self.subjects = {c.sha: c.subject for c in history}
+        self.committed = {c.sha: c.commit_time for c in history}
+        self.pick_of = {p.sha: p for p in picks}
         # A cherry-pick keeps the author date and the subject: a pick without -x that git could not
         # apply as it was (adapted) still carries that signature.
         self.by_authored: dict[int, list[LogEntry]] = {}
@@ -287,62 +316,107 @@ class SourceFinder:
         sc = overlap(self.store.keys(pick), self.store.keys(cands[0]))
         return Resolution(cands, "authored", round(sc, 3)) if sc >= CONFIRM_OVERLAP else None
 
-    def _search(self, unresolved: Sequence[str]) -> dict[str, Resolution]:
-        """Patch-id, then similarity, over source commits touching the unresolved picks' paths."""
-        todo = [p for p in unresolved if self.store.full[p].files]
-        if not todo:
-            return {}
-        paths = {
-            x for p in todo for f in self.store.full[p].files for x in (f.old_path, f.new_path) if x
-        }
-        history = [c.sha for c in self.history if not c.is_merge]
+    def _touched(self, history: Sequence[str]) -> dict[str, Sequence[str]]:
+        """Paths each source commit changes (the log started early in a thread, else one
+        ``diff-tree --name-only`` process): no diff is read to list them."""
         if self.touched is not None:
-            touched: dict[str, Sequence[str]] = {
-                c.sha: c.paths or () for c in self.touched.result()
-            }
-        else:
-            touched = dict(paths_per_commit(self.repo, history))
-            self.store.batches += 1
-        candidates = [s for s in history if not paths.isdisjoint(touched.get(s, ()))]
-        # Phase B: full diffs of the commits that touch those paths, one process.
-        self.store.ensure(candidates)
-        ids: dict[str, list[str]] = {}
+            return {c.sha: c.paths or () for c in self.touched.result()}
+        self.store.batches += 1
+        return dict(paths_per_commit(self.repo, history))
+
+    def _window(self, pick: str) -> tuple[int, int]:
+        """Commit times a similar source may have: from WINDOW_BEFORE before the pick was authored
+        (a backport re-authored months later) to WINDOW_AFTER after it was committed (a backport
+        from a PR that landed later, a release commit copied back)."""
+        c = self.pick_of[pick]
+        return min(c.author_time, c.committer_time) - WINDOW_BEFORE, c.committer_time + WINDOW_AFTER
+
+    def _similar(
+        self,
+        picks: Sequence[str],
+        history: Sequence[str],
+        touched: dict[str, Sequence[str]],
+        names: dict[str, set[str]],
+    ) -> dict[str, list[tuple[float, str]]]:
+        """The three best candidates per pick by shared signed lines: an inverted index over the
+        ± lines of the source commits that touch one of these picks' paths (one -U0 process)."""
+        if not picks:
+            return {}
+        paths = {x for p in picks for x in names[p]}
+        windows = {p: self._window(p) for p in picks}
+        within = {
+            s for s in history if any(lo <= self.committed[s] <= hi for lo, hi in windows.values())
+        }
+        candidates = [
+            s for s in history if s in within and not paths.isdisjoint(touched.get(s, ()))
+        ]
+        self.store.ensure_lines(candidates)
         index: dict[tuple[str, bytes], list[str]] = {}
         size: dict[str, int] = {}
         for sha in candidates:
-            files = self.store.full[sha].files
-            ids.setdefault(patch_id(files), []).append(sha)
             keys = self.store.keys(sha)
             size[sha] = sum(keys.values())
             for key in keys:
                 index.setdefault(key, []).append(sha)
-        out: dict[str, Resolution] = {}
         scored: dict[str, list[tuple[float, str]]] = {}
-        for p in todo:
-            pf = self.store.full[p].files
-            exact = ids.get(patch_id(pf), [])
-            if exact:
-                out[p] = Resolution([exact[0]], "patch-id", 1.0)
-                continue
-            titled = self._by_title(p) or self._by_authored(p)
-            if titled is not None:
-                out[p] = titled
-                continue
+        for p in picks:
             pk = self.store.keys(p)
             hits: Counter[str] = Counter()
-            for key, _n in pk.items():
+            lo, hi = windows[p]
+            for key in pk:
                 posting = index.get(key, [])
                 if len(posting) <= _COMMON_LINE:
-                    for sha in set(posting):
-                        hits[sha] += 1
+                    hits.update(s for s in posting if lo <= self.committed[s] <= hi)
             total = sum(pk.values())
-            ranked = sorted(hits, key=lambda s: (-2 * hits[s] / (total + size[s]), self.order[s]))[
-                :3
-            ]
+            ranked = sorted(hits, key=lambda s: (-2 * hits[s] / (total + size[s]), self.order[s]))
             scored[p] = sorted(
-                ((dice(pk, self.store.keys(c)), c) for c in ranked),
+                ((dice(pk, self.store.keys(c)), c) for c in ranked[:3]),
                 key=lambda t: (-t[0], self.order[t[1]]),
             )
+        return scored
+
+    def _search(self, unresolved: Sequence[str]) -> dict[str, Resolution]:
+        """Patch-id, then title and author date, then similarity, over source commits chosen by the
+        paths they change (listed without reading a diff) before any diff is read."""
+        todo = [p for p in unresolved if self.store.full[p].files]
+        if not todo:
+            return {}
+        history = [c.sha for c in self.history if not c.is_merge]
+        touched = self._touched(history)
+        names = {p: _paths(self.store.full[p].files) for p in todo}
+        by_path: dict[str, set[str]] = {x: set() for ps in names.values() for x in ps}
+        for sha in history:
+            for x in touched.get(sha, ()):
+                if x in by_path:
+                    by_path[x].add(sha)
+        # Exact first: a commit with the pick's patch id names the same paths in its patch. The
+        # commits that change all of them are listed by path, their patches' paths read without
+        # diffing (one --raw process), and only the ones naming exactly the pick's paths have their
+        # ± lines read (one -U0 process) and hashed.
+        wanted: dict[str, set[frozenset[str]]] = {}
+        for p in todo:
+            named = frozenset(f.path for f in self.store.full[p].files)
+            for sha in set.intersection(*(by_path[x] for x in named)):
+                wanted.setdefault(sha, set()).add(named)
+        self.store.batches += 1 if wanted else 0
+        named_by = patch_paths(self.repo, sorted(wanted))
+        in_order = [s for s in history if s in wanted and named_by.get(s) in wanted[s]]
+        self.store.ensure_lines(in_order)
+        ids: dict[str, list[str]] = {}
+        for sha in in_order:
+            ids.setdefault(patch_id(self.store.changed(sha)), []).append(sha)
+        out: dict[str, Resolution] = {}
+        rest: list[str] = []
+        for p in todo:
+            exact = ids.get(patch_id(self.store.full[p].files), [])
+            titled = None if exact else self._by_title(p) or self._by_authored(p)
+            if exact:
+                out[p] = Resolution([exact[0]], "patch-id", 1.0)
+            elif titled is not None:
+                out[p] = titled
+            else:
+                rest.append(p)
+        scored = self._similar(rest, history, touched, names)
         # A PR merged with a merge commit is one change: the merge that brought a pick's best commit
         # in may match the pick better (the whole PR, squashed into one pick). One more batch.
         merges = {

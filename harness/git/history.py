@@ -31,3 +31,14 @@ def count_commits(repo: GitRepo, base: str, head: str, *, no_merges: bool = Fals
     """How many commits ``base..head`` holds (non-merge ones only with ``no_merges``)."""
     args = ["rev-list", "--count", *(["--no-merges"] if no_merges else []), head, f"^{base}", "--"]
     return int(repo.run_text(args).strip() or 0)
+
+
+_VERSION: dict[str, str] = {}
+
+
+def git_version(repo: GitRepo) -> str:
+    """``git version`` (part of content keys: another git may diff or rename-detect differently);
+    asked once per run."""
+    if "v" not in _VERSION:
+        _VERSION["v"] = repo.run_text(["version"]).strip()
+    return _VERSION["v"]

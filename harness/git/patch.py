@@ -61,10 +61,13 @@ def diff_many(
     *,
     renames: bool = True,
     paths: Sequence[str] = (),
+    context: bool = True,
 ) -> list[Patch]:
     """Diff each ``(commit, against)`` in one process; ``against=None`` means the first parent.
 
-    ``against`` may be any tree-ish; root commits diff against the empty tree.
+    ``against`` may be any tree-ish; root commits diff against the empty tree. ``context=False``
+    asks for ``-U0``: the same ± lines without context, about a quarter less for git to write and
+    for us to parse (enough for patch ids and signed lines).
     """
     if not pairs:
         return []
@@ -85,6 +88,8 @@ def diff_many(
         "--format=%x00@@harness@@ %H",
     ]
     args.append("-M" if renames else "--no-renames")
+    if not context:
+        args.append("-U0")
     if paths:
         args += ["--", *paths]
     proc = repo.popen(args)
@@ -181,8 +186,19 @@ def parse_files(raw: bytes) -> list[FilePatch]:
     files: list[FilePatch] = []
     cur: FilePatch | None = None
     in_hunk = False
+    hunk: list[bytes] = []
     for line in raw.split(b"\n"):
-        m = _DIFF_GIT.match(line)
+        if in_hunk:  # most lines: checked first, without a regex
+            head = line[:1]
+            if head in (b"+", b"-", b" "):
+                hunk.append(line)
+                continue
+            if head == b"\\":
+                continue  # "\ No newline at end of file"
+            if line == b"":
+                continue
+            in_hunk = False
+        m = _DIFF_GIT.match(line) if line[:5] == b"diff " else None
         if m:
             a, b = _paths_from_diff_git(m.group(1))
             cur = FilePatch(old_path=a, new_path=b)
@@ -191,18 +207,9 @@ def parse_files(raw: bytes) -> list[FilePatch]:
             continue
         if cur is None:
             continue
-        if in_hunk:
-            head = line[:1]
-            if head in (b"+", b"-", b" "):
-                cur.hunks[-1].append(line)
-                continue
-            if head == b"\\":
-                continue  # "\ No newline at end of file"
-            if line == b"":
-                continue
-            in_hunk = False
         if line.startswith(b"@@"):
-            cur.hunks.append([])
+            hunk = []
+            cur.hunks.append(hunk)
             m = _HUNK_NEW.match(line)
             cur.new_starts.append(int(m.group(1)) if m else 0)
             in_hunk = True
