@@ -3,11 +3,13 @@ column that has cells to measure (harness/probes/column_task.py), in parallel.""
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
+import tempfile
 import time
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from harness.cache import Cache, content_key, file_digest, interpreter_fingerprint
@@ -28,6 +30,7 @@ from harness.probes.column_task import (
     shippable,
 )
 from harness.probes.kinds import CellResult, KeyColumn, get_kind
+from harness.probes.kinds.sglang_params import engine_version
 from harness.resources import PROBES_DIR
 
 ENGINE_VERSION = "2"
@@ -86,12 +89,19 @@ def cell_keys(
     ]
 
 
-def _cached(cache: Cache, probe: Any, key: str) -> CellResult | None:
-    """A cached cell, when there is one its kind still accepts (see the kinds' ``reuse``)."""
+def _cached(cache: Cache, probe: Any, key: str, remote: bool = False) -> CellResult | None:
+    """A cached cell, when there is one its kind still accepts (see the kinds' ``reuse``).
+
+    ``reuse`` judges an engine cell against the engine store of the machine that would measure it
+    again; under a remote executor that is a worker's, which the driver cannot see. There a cell
+    that reached an engine (it records the environment's fingerprint) is served by its key alone:
+    the key already holds the engine version, the runtime, the column and the interpreter."""
     hit = cache.get(key)
     if hit is None:
         return None
     cell = CellResult.from_json(hit)
+    if remote and cell.used.get("fingerprint"):
+        return cell
     kmod = get_kind(probe.kind)
     if hasattr(kmod, "reuse") and not kmod.reuse(probe, cell):
         cache.reject()
@@ -125,6 +135,8 @@ def run_probes(
     keys: dict[tuple[str, str], list[str]] = {}
     todo: dict[str, list[Any]] = {}
     run = ProbeRun(columns, {}, python)
+    executor = executor or LocalExecutor()
+    remote = executor.name != "local"
     for cr in columns:
         for p in probes:
             if p.columns is not None and cr.column.name not in p.columns:
@@ -133,7 +145,7 @@ def run_probes(
                 cr.column.name, cr.ident.commit_sha, cr.ident.tree_sha, cr.ident.edits, repo, python
             )
             ks = cell_keys(p, kc, cr.ident, defs[p.id], interp)
-            hits = [_cached(cache, p, k) for k in ks]
+            hits = [_cached(cache, p, k, remote) for k in ks]
             cells[(p.id, cr.column.name)] = list(hits)
             keys[(p.id, cr.column.name)] = ks
             run.provenance[(p.id, cr.column.name)] = [
@@ -155,14 +167,12 @@ def run_probes(
     needing = [cr for cr in columns if cr.column.name in todo]
     if jobs is not None and jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {jobs}")
-    executor = executor or LocalExecutor()
     workers = max(1, min(jobs or len(needing) or 1, len(needing) or 1))
     if progress:
         progress(
             f"{sum(len(v) for v in cells.values())} cells, {run.from_cache} from cache; "
             f"{len(needing)} column(s) to run with {workers} worker(s) ({executor.name})"
         )
-    remote = executor.name != "local"
     inputs: dict[str, InputFiles] = {}
     tasks: list[Task[ColumnOutcome]] = []
     for cr in needing:
@@ -225,9 +235,42 @@ def column_resources(repo: GitRepo, python: str, cr: ColumnRun, jobs: list[Colum
         engine = parts.get("engine") if isinstance(parts, dict) else None
         if isinstance(engine, str) and "==" in engine:
             labels.add(engine_label(engine.split("==", 1)[1], engine.split("==", 1)[0]))
+        elif "engine_pin" in j.probe.spec:
+            version = pinned_version(repo, cr, j.probe.spec)
+            if version is not None:
+                labels.add(engine_label(version))
         if isinstance(parts, dict) and parts.get("runtime") == "gpu":
             gpus = 1
     return Resources(gpus, tuple((label, 1.0) for label in sorted(labels)))
+
+
+def pinned_version(repo: GitRepo, cr: ColumnRun, spec: dict[str, Any]) -> str | None:
+    """The engine version an ``engine_pin`` column runs, read on the driver from the pin file at
+    the column's commit the way the kind reads it in the tree; None when an edit of the column may
+    change that file (the edited tree alone knows) or the file names no version."""
+    rel = str(spec["engine_pin"]["file"])
+    if any(e.path in (None, rel) for e in cr.column.edits):
+        return None
+    parts = PurePosixPath(rel).parts
+    if not parts or PurePosixPath(rel).is_absolute() or ".." in parts:
+        return None
+    data = repo.blob_at(cr.ident.commit_sha, rel)
+    if data is None:
+        return None
+    with tempfile.TemporaryDirectory(prefix="harness-pin-") as tmp:
+        path = Path(tmp, *parts)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        return engine_version(spec, cr.column.name, Path(tmp))[0]
+
+
+def _canonical(cell: CellResult) -> CellResult:
+    """The cell as the cache gives it back (mappings in key order), so a measured cell and the same
+    cell served from the cache on the next run render to the same bytes."""
+    try:
+        return CellResult.from_json(json.loads(json.dumps(cell.to_json(), sort_keys=True)))
+    except (TypeError, ValueError):  # not JSON (never cached either): as measured
+        return cell
 
 
 def _apply(
@@ -259,8 +302,8 @@ def _apply(
         return
     for pid, results in out.cells.items():
         slot = cells[(pid, cr.column.name)]
-        for i, cell in results:
-            slot[i] = cell
+        for i, measured in results:
+            cell = slot[i] = _canonical(measured)
             run.ran += 1
             if cell.status in ("ok", "error") and not cell.detail.startswith("wrote into the tree"):
                 cache.put(keys[(pid, cr.column.name)][i], cell.to_json())
