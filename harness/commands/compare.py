@@ -87,7 +87,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--no-cache",
         action="store_true",
-        help="measure every probe cell afresh; read and write no cache",
+        help="compute every section, probe cell, mutation row and collection afresh; read and write no cache",
     )
     add_executor_arguments(p)
     p.add_argument("--today", metavar="YYYY-MM-DD", type=_date, help=argparse.SUPPRESS)
