@@ -55,6 +55,16 @@ def _free_cpus() -> float:
     return ray.available_resources().get("CPU", 0.0)
 
 
+def _idle_cpus() -> float:
+    """The cluster's CPU count once every earlier task has released its CPU (Ray reports
+    resources lazily, and omits a resource whose free amount is zero)."""
+    import ray
+
+    total = ray.cluster_resources().get("CPU", 0.0)
+    assert _wait(lambda: _free_cpus() == total, 30), "an earlier test's task still holds a CPU"
+    return total
+
+
 def _wait(cond, timeout: float) -> bool:  # type: ignore[no-untyped-def]
     end = time.monotonic() + timeout
     while time.monotonic() < end:
@@ -70,7 +80,7 @@ def test_ctrl_c_leaves_no_remote_task_running(ray_cluster: str, builder, tmp_pat
     (tmp_path / "p.py").write_text(PROBE.format(pids=str(pids)))
     scen = tmp_path / "s.yaml"
     scen.write_text(SLOW.format(probe=tmp_path / "p.py"))
-    total = _free_cpus()
+    total = _idle_cpus()
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -96,7 +106,7 @@ def test_ctrl_c_leaves_no_remote_task_running(ray_cluster: str, builder, tmp_pat
             pytest.fail(
                 f"the probes never started on Ray: {proc.communicate()[1].decode()[-2000:]}"
             )
-        assert _free_cpus() == total - 2
+        assert _wait(lambda: _free_cpus() == total - 2, 10), _free_cpus()
         proc.send_signal(signal.SIGINT)
         code = proc.wait(timeout=60)
     finally:
@@ -124,7 +134,7 @@ def test_a_task_past_its_timeout_is_an_outcome_and_is_cancelled(ray_cluster: str
     from harness.executors.ray_executor import RayExecutor
 
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import tests/
-    total = _free_cpus()
+    total = _idle_cpus()
     ex = RayExecutor(ray_cluster)
     started = time.monotonic()
     results = ex.run(
