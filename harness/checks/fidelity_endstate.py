@@ -91,7 +91,9 @@ def _diff(a: list[bytes], b: list[bytes], at: int, out: list[tuple[bytes, int]])
         return
     i = j = 0
     for ai, bj in anchors:
-        if ai > i or bj > j:
+        # Most gaps between anchors hold the same repeated lines on both sides (blank lines,
+        # closing brackets): compared in place, without a recursive call and its slices.
+        if (ai > i or bj > j) and not (ai - i == bj - j and a[i:ai] == b[j:bj]):
             _diff(a[i:ai], b[j:bj], at + i, out)
         i, j = ai + 1, bj + 1
     _diff(a[i:], b[j:], at + i, out)

@@ -13,7 +13,6 @@ import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 
 from harness.errors import UsageError
 
@@ -52,11 +51,47 @@ _LOG_FIELDS = (
 )
 
 
-def _gitpython() -> ModuleType:
-    """GitPython, imported when a repository is first opened (not at start-up: ~60 ms)."""
-    import git
+_DISCOVERY_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE")
 
-    return git
+
+def _discover(where: Path, search_up: bool) -> tuple[Path, Path, bool, Path | None] | str:
+    """Git dir, common dir, bare flag and work tree of the repository at ``where`` (or above it
+    when ``search_up``), from ``git rev-parse`` itself, so the repository is found exactly as every
+    later git call finds it; else why not, in one line."""
+    env = {k: v for k, v in os.environ.items() if k not in _DISCOVERY_ENV}
+    env["LC_ALL"] = "C"
+    if not search_up:  # ``--repo DIR`` names the repository itself, not a folder inside one
+        env["GIT_CEILING_DIRECTORIES"] = str(where.resolve().parent)
+
+    def ask(*args: str) -> list[str] | str:
+        try:
+            proc = subprocess.run(
+                ["git", "rev-parse", *args], capture_output=True, env=env, cwd=str(where)
+            )
+        except OSError as exc:  # not a directory, no permission
+            return exc.strerror or "cannot enter it"
+        if proc.returncode != 0:
+            why = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+            return (
+                why[0].removeprefix("fatal: ") if why else f"git rev-parse exited {proc.returncode}"
+            )
+        return proc.stdout.decode("utf-8", "surrogateescape").splitlines()
+
+    out = ask(
+        "--absolute-git-dir", "--git-common-dir", "--is-bare-repository", "--is-inside-work-tree"
+    )
+    if isinstance(out, str) or len(out) != 4:
+        return "not a git repository" if isinstance(out, list) or "not a git" in out else out
+    git_dir = Path(out[0])
+    common = Path(out[1]) if os.path.isabs(out[1]) else (where / out[1]).resolve()
+    bare = out[2] == "true"
+    work_tree: Path | None
+    if out[3] == "true":
+        top = ask("--show-toplevel")
+        work_tree = Path(top[0]) if isinstance(top, list) and top else where
+    else:  # bare, or opened at its .git folder
+        work_tree = None if bare else (git_dir.parent if git_dir.name == ".git" else where)
+    return git_dir, common, bare, work_tree
 
 
 _RANGE = re.compile(r"\.\.|^\^|\^[@!-]")  # A..B, A...B, ^A, A^@, A^!, A^-: several commits
@@ -70,13 +105,10 @@ class GitRepo:
         where = Path(path or os.getcwd())
         if not where.exists():
             raise UsageError(f"--repo {where}: no such directory")
-        try:
-            self._repo = _gitpython().Repo(where, search_parent_directories=path is None)
-        except (_gitpython().InvalidGitRepositoryError, _gitpython().NoSuchPathError):
-            raise UsageError(f"{where}: not a git repository") from None
-        self.git_dir = Path(self._repo.git_dir)
-        self.bare = self._repo.bare
-        self.work_tree = None if self.bare else Path(self._repo.working_tree_dir or where)
+        found = _discover(where, search_up=path is None)
+        if isinstance(found, str):
+            raise UsageError(f"{where}: {found}")
+        self.git_dir, self._common_dir, self.bare, self.work_tree = found
         self._batch: subprocess.Popen[bytes] | None = None
         self._resolved: dict[tuple[str, str], str] = {}
 
@@ -182,8 +214,7 @@ class GitRepo:
 
     def is_shallow(self) -> bool:
         """Whether history was cut off when this repository was fetched (``$GIT_DIR/shallow`` exists)."""
-        common = Path(getattr(self._repo, "common_dir", None) or self.git_dir)
-        return (self.git_dir / "shallow").exists() or (common / "shallow").exists()
+        return (self.git_dir / "shallow").exists() or (self._common_dir / "shallow").exists()
 
     def try_resolve(self, ref: str, kind: str = "commit") -> str | None:
         try:
@@ -350,7 +381,6 @@ class GitRepo:
             self._batch.stdin.close()  # type: ignore[union-attr]
             self._batch.wait()
         self._batch = None
-        self._repo.close()
 
 
 def run_git(

@@ -129,7 +129,7 @@ def run_probes(
     cache = cache or Cache()
     scenario.check_refs(repo)
     columns = [ColumnRun(c, identify(repo, c)) for c in scenario.columns]
-    interp = interpreter_fingerprint(python)
+    interp = interpreter_fingerprint(python, cache)
     defs = {p.id: definition_hash(p) for p in probes}
     cells: dict[tuple[str, str], list[CellResult | None]] = {}
     keys: dict[tuple[str, str], list[str]] = {}

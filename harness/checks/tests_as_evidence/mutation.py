@@ -230,9 +230,11 @@ def row_key(
     python: str,
     timeout: float,
     setup: Sequence[str],
+    store: Cache | None = None,
 ) -> str:
     """What a row's outcome depends on: the column's tree and edits, the selection, the interpreter
-    with its distributions, the setup, and the code that runs and reads the selection."""
+    with its distributions, the setup, and the code that runs and reads the selection (``store``:
+    where the interpreter's description may be kept)."""
     code = code_digests("pytest_outcomes_plugin", __file__)
     return content_key(
         "mutation-row",
@@ -240,7 +242,7 @@ def row_key(
         list(tests),
         marker,
         list(proof_paths),
-        interpreter_fingerprint(python),
+        interpreter_fingerprint(python, store),
         timeout,
         list(setup),
         code,
@@ -297,7 +299,9 @@ def run_mutations(
                 role="control" if mutation else "ref",
             )
             try:
-                key = row_key(repo, column, tests, marker, proof_paths, python, timeout, setup)
+                key = row_key(
+                    repo, column, tests, marker, proof_paths, python, timeout, setup, cache
+                )
                 hit = cache.get(key)
                 if hit is not None:
                     rows.append(_from_cache(repo, commit, mutation, key, hit))

@@ -202,16 +202,18 @@ def collection_key(
     args: Sequence[str],
     timeout: float,
     setup: Sequence[str],
+    store: Cache | None = None,
 ) -> str:
     """What one collection depends on: the tree, the lanes, the interpreter with its distributions,
-    the arguments and setup, and the plugin and code that read it."""
+    the arguments and setup, and the plugin and code that read it (``store``: where the
+    interpreter's description may be kept)."""
     code = code_digests("pytest_lanes_plugin", __file__)
     return content_key(
         "collection",
         tree,
         [(lane.name, lane.expr) for lane in lanes],
         list(files),
-        interpreter_fingerprint(python),
+        interpreter_fingerprint(python, store),
         list(args),
         timeout,
         list(setup),
@@ -268,7 +270,7 @@ def collect_refs(
     for ref in refs:
         commit = repo.resolve(ref)
         key = collection_key(
-            repo.resolve(commit, "tree"), lanes, files, python, args, timeout, setup
+            repo.resolve(commit, "tree"), lanes, files, python, args, timeout, setup, cache
         )
         hit = cache.get(key)
         if hit is not None:

@@ -1,0 +1,78 @@
+"""The interpreter fingerprint kept between runs: served while no ``sys.path`` folder changed,
+recomputed when a distribution is installed, and never kept under ``--no-cache``."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.cache import Cache, _describe, interpreter_fingerprint
+
+
+@pytest.fixture
+def venv(tmp_path: Path) -> tuple[str, Path]:
+    """A real virtual environment (no pip: nothing to download) and its site-packages folder."""
+    root = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True)
+    python = str(root / "bin" / "python")
+    site = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    return python, Path(site)
+
+
+def _age(folder: Path, seconds: float) -> None:
+    """As if the folder had last changed ``seconds`` ago (a venv made long before the run)."""
+    t = time.time() - seconds
+    os.utime(folder, (t, t))
+
+
+def _install(site: Path, name: str, version: str) -> None:
+    """What an installer leaves for ``importlib.metadata``: a ``*.dist-info`` folder with METADATA."""
+    info = site / f"{name}-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+
+
+def test_kept_answer_is_served_until_a_distribution_is_installed(venv, tmp_path: Path) -> None:
+    python, site = venv
+    store = Cache(tmp_path / "cache", namespace="collections")
+    _age(site, 100)
+    _describe.cache_clear()
+    first = interpreter_fingerprint(python, store)
+    assert any((tmp_path / "cache" / "interpreters").rglob("*.json")), "the answer was not kept"
+
+    _describe.cache_clear()
+    assert interpreter_fingerprint(python, store) == first
+    assert _describe.cache_info().misses == 0  # served from the record: no interpreter started
+
+    _install(site, "pinned-plugin", "1.0")
+    _describe.cache_clear()
+    second = interpreter_fingerprint(python, store)
+    assert second != first  # a new distribution is a new key
+    assert _describe.cache_info().misses == 1
+    assert second == _describe(python)[0]  # and the same answer a fresh process gives
+
+
+def test_a_folder_changed_just_now_is_not_kept(venv, tmp_path: Path) -> None:
+    python, site = venv
+    _install(site, "fresh", "2.0")  # site-packages changed within the last second
+    _describe.cache_clear()
+    interpreter_fingerprint(python, Cache(tmp_path / "cache", namespace="collections"))
+    assert not (tmp_path / "cache" / "interpreters").exists()
+
+
+def test_no_cache_keeps_nothing(venv, tmp_path: Path) -> None:
+    python, site = venv
+    _age(site, 100)
+    store = Cache(tmp_path / "cache", namespace="collections", enabled=False)
+    assert interpreter_fingerprint(python, store) == interpreter_fingerprint(python)
+    assert not (tmp_path / "cache").exists()
