@@ -11,9 +11,10 @@ reviewer's script does per pick: find the source by subject, then `git show | gi
 for both sides. Finding by subject is timed two ways: a `git log --grep` per pick ("grep", the
 literal script) and one `git log` of all subjects looked up in a dictionary ("dict", generous).
 Ratios use wall time and CPU time (children's user+sys: steadier on a busy machine). Peak RSS is
-``wait4``'s high-water mark of the harness run: the largest of the harness process and the git
-processes it waited for. Real repositories are read from ``$HARNESS_MIRROR`` (default
-``/work/.mirror``), one bare git directory per ``owner+name`` (or its ``repo`` folder).
+printed twice: the harness process itself, and the largest git process it waited for (git maps the
+pack files it reads, so its figure follows the repository's pack, not the harness). Real
+repositories are read from ``$HARNESS_MIRROR`` (default ``/work/.mirror``), one bare git directory
+per ``owner+name`` (or its ``repo`` folder).
 Not part of the pytest run.
 """
 
@@ -242,12 +243,27 @@ def baseline(repo: Path, rng: str, source: str, mode: str) -> Counter[str]:
     return verdict
 
 
-def harness_run(repo: Path, rng: str, source: str, out: Path) -> tuple[dict[str, object], int]:
-    """The report and the run's peak RSS in KiB (``wait4``: the harness or one of its git children)."""
+# Runs the harness in-process and, at exit, writes its own peak RSS and its git children's (KiB).
+_RSS_WRAPPER = """import atexit, os, resource, runpy, sys
+def _write():
+    with open(os.environ["HARNESS_BENCH_RSS"], "w") as fh:
+        fh.write(f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss} "
+                 f"{resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}")
+atexit.register(_write)
+sys.argv = ["harness", *sys.argv[1:]]
+runpy.run_module("harness", run_name="__main__")
+"""
+
+
+def harness_run(
+    repo: Path, rng: str, source: str, out: Path
+) -> tuple[dict[str, object], tuple[int, int]]:
+    """The report and the run's peak RSS in KiB: the harness process itself, and the largest git
+    child it waited for (git maps the pack files it reads: its RSS grows with the repository)."""
     cmd = [
         sys.executable,
-        "-m",
-        "harness",
+        "-c",
+        _RSS_WRAPPER,
         "fidelity",
         rng,
         "--source",
@@ -261,14 +277,13 @@ def harness_run(repo: Path, rng: str, source: str, out: Path) -> tuple[dict[str,
         "--fail-on",
         "never",
     ]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    assert proc.stderr is not None
-    err = proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
+    rss_file = out.with_suffix(".rss")
+    env = {**os.environ, "HARNESS_BENCH_RSS": str(rss_file)}
+    proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     if proc.returncode != 0:
-        raise SystemExit(f"harness failed ({proc.returncode}): {err.decode().strip()}")
-    return json.loads(out.read_text()), usage.ru_maxrss
+        raise SystemExit(f"harness failed ({proc.returncode}): {proc.stderr.decode().strip()}")
+    own, git = (int(x) for x in rss_file.read_text().split())
+    return json.loads(out.read_text()), (own, git)
 
 
 # Named real ranges: (repository, range, source, what it stands for). A base written
@@ -304,14 +319,14 @@ def measure(
     wall: dict[str, list[float]] = {m: [] for m in ["harness", *modes]}
     cpu: dict[str, list[float]] = {m: [] for m in ["harness", *modes]}
     doc: dict[str, object] = {}
-    rss = 0
+    rss = (0, 0)
     verdicts: dict[str, Counter[str]] = {}
     for _ in range(max(1, repeat)):
         for who in ["harness", *modes]:
             t0, c0 = time.perf_counter(), _child_cpu()
             if who == "harness":
                 doc, kib = harness_run(repo, rng, source, tmp / "report.json")
-                rss = max(rss, kib)
+                rss = (max(rss[0], kib[0]), max(rss[1], kib[1]))
             else:
                 verdicts[who] = baseline(repo, rng, source, who)
             wall[who].append(time.perf_counter() - t0)
@@ -320,7 +335,8 @@ def measure(
         "wall": {k: min(v) for k, v in wall.items()},
         "cpu": {k: min(v) for k, v in cpu.items()},
         "doc": doc,
-        "rss_mib": rss / 1024,
+        "rss_mib": rss[0] / 1024,
+        "git_rss_mib": rss[1] / 1024,
         "verdicts": verdicts,
     }
 
@@ -334,7 +350,10 @@ def report(m: dict[str, object], modes: list[str], goal: str = "") -> None:
         f"  picks: {len(picks)}; statuses: {dict(sorted(got.items()))}; via: {dict(sorted(via.items()))}"
     )
     hw, hc = wall["harness"], cpu["harness"]  # type: ignore[index]
-    print(f"  harness fidelity: {hw:.2f}s wall, {hc:.2f}s cpu, peak RSS {m['rss_mib']:.0f} MiB")
+    print(
+        f"  harness fidelity: {hw:.2f}s wall, {hc:.2f}s cpu, peak RSS {m['rss_mib']:.0f} MiB "
+        f"(its largest git child: {m['git_rss_mib']:.0f} MiB)"
+    )
     for mode in modes:
         bw, bc = wall[mode], cpu[mode]  # type: ignore[index]
         print(

@@ -216,6 +216,18 @@ def code_digest() -> str:
     return h.hexdigest()
 
 
+def cached_value(cache: Cache, parts: tuple[Any, ...], build: Any) -> Any:
+    """``build()``'s JSON value, or the one stored under the content key of ``parts`` with the
+    harness code (a typed result handed between steps, kept beside its section)."""
+    key = content_key("value", code_digest(), *parts)
+    hit = cache.get(key)
+    if isinstance(hit, dict) and "value" in hit:
+        return hit["value"]
+    value = build()
+    cache.put(key, {"value": value})
+    return value
+
+
 def cached_section(cache: Cache, parts: tuple[Any, ...], build: Any) -> Any:
     """``build()``'s Section, or the one stored under the content key of ``parts`` (what the section
     read: resolved commits and options) with the harness code. A control names the key and how the

@@ -25,13 +25,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from harness.cache import Cache, cached_section
+from harness.cache import Cache, cached_section, cached_value
 from harness.checks.fidelity import FidelityResult, fidelity_check
 from harness.checks.judgeable import judge_range
 from harness.checks.lanes import lanes_section
 from harness.checks.pins import pin_section
 from harness.checks.registry import RANGE_CHECKS, Check
-from harness.checks.result import Checked
 from harness.checks.trace import trace_section
 from harness.compare import CompareInputs, Plan
 from harness.errors import UsageError
@@ -55,11 +54,11 @@ class _Handed:
     """Results a later step takes from an earlier one, filled in as the steps run (plan order)."""
 
     fidelity: FidelityResult | None = None
-    fidelity_later: Callable[[], Checked[FidelityResult]] | None = None
+    fidelity_later: Callable[[], FidelityResult] | None = None
 
     def fidelity_result(self) -> FidelityResult | None:
         if self.fidelity is None and self.fidelity_later is not None:
-            self.fidelity = self.fidelity_later().result
+            self.fidelity = self.fidelity_later()
         return self.fidelity
 
 
@@ -124,6 +123,10 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
         inputs.title = titled.title
     for scenario in scenarios:
         _retarget(scenario, inputs)
+    repo.preresolve(
+        [inputs.base, inputs.head, inputs.source or "", inputs.source_branch or ""]
+        + [c.ref for s in scenarios for c in s.columns]
+    )
     # Shallow history, a missing source branch or an empty range: exit 2 before any section runs.
     facts = judge_range(
         repo,
@@ -149,15 +152,25 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
 
         def _fidelity() -> Section:
             src, branch = str(inputs.source), inputs.source_branch
+            refs = ("fidelity-result", base, head, src, branch)
 
             def build() -> Section:
                 checked = fidelity_check(repo, base, head, src, branch)
                 handed.fidelity = checked.result
+                cached.value(refs, (), lambda: _result_json(checked.result))
                 return checked.section
 
             # A section served from the cache carries no typed result: a later step that needs it
-            # (missing commits as mutations) computes it then.
-            handed.fidelity_later = functools.partial(fidelity_check, repo, base, head, src, branch)
+            # (missing commits as mutations) reads it from beside the section, or computes it then.
+            def later() -> FidelityResult:
+                raw = cached.value(
+                    refs,
+                    (),
+                    lambda: _result_json(fidelity_check(repo, base, head, src, branch).result),
+                )
+                return FidelityResult(tuple(raw["picks"]), tuple(raw["missing_commits"]))
+
+            handed.fidelity_later = later
             return cached(("fidelity", base, head, src, branch), (), build)
 
         plan.add("fidelity", "cherry-pick fidelity", _fidelity)
@@ -232,7 +245,7 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
         lambda: cached(
             ("lanes", lane_ref),
             # pytest's own -m parser judges the expressions: its version is part of the key.
-            (json.dumps([workflows, extra_lanes], sort_keys=True), _dist_version("pytest")),
+            (json.dumps([workflows, extra_lanes], sort_keys=True), _pytest_version()),
             lambda: lanes_section(repo, lane_ref, workflows, extra_lanes),
         ),
     )
@@ -293,30 +306,63 @@ def _cached_section_of(
     return cached((check.id, base, head), (), lambda: check.run(repo, base, head).section)
 
 
-def _dist_version(name: str) -> str | None:
-    from importlib.metadata import PackageNotFoundError, version
+def _result_json(result: FidelityResult) -> dict[str, list[str]]:
+    return {"picks": list(result.picks), "missing_commits": list(result.missing_commits)}
+
+
+def _pytest_version() -> str | None:
+    """The version of the pytest whose ``-m`` parser checks lane expressions, from its own small
+    version module (``importlib.metadata`` would cost ~10 ms of imports per run)."""
+    try:
+        from _pytest._version import version
+
+        return str(version)
+    except ImportError:
+        pass
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
 
     try:
-        return version(name)
+        return dist_version("pytest")
     except PackageNotFoundError:
         return None
 
 
-def _section_cache(
-    repo: GitRepo, no_cache: bool
-) -> Callable[[tuple[str | None, ...], tuple[str | None, ...], Callable[[], Section]], Section]:
-    """Sections that only read git, cached by what they read: each ref name with the commit it
-    resolves to, the options, the harness code and the git version (harness/cache.py)."""
-    store = Cache(namespace="sections", enabled=not no_cache)
+class _GitCache:
+    """Sections (and small values) that only read git, cached by what they read: each ref name
+    with the commit it resolves to, the options, the harness code and the git version
+    (harness/cache.py)."""
 
-    def cached(
-        refs: tuple[str | None, ...], options: tuple[str | None, ...], build: Callable[[], Section]
-    ) -> Section:
+    def __init__(self, repo: GitRepo, no_cache: bool) -> None:
+        self.repo = repo
+        self.store = Cache(namespace="sections", enabled=not no_cache)
+
+    def _parts(
+        self, refs: tuple[str | None, ...], options: tuple[str | None, ...]
+    ) -> tuple[Any, ...]:
         kind, *names = refs
-        resolved = [(n, repo.try_resolve(n) if n else None) for n in names]
-        return cached_section(store, (git_version(repo), kind, resolved, options), build)
+        resolved = [(n, self.repo.try_resolve(n) if n else None) for n in names]
+        return (git_version(self.repo), kind, resolved, options)
 
-    return cached
+    def __call__(
+        self,
+        refs: tuple[str | None, ...],
+        options: tuple[str | None, ...],
+        build: Callable[[], Section],
+    ) -> Section:
+        return cached_section(self.store, self._parts(refs, options), build)
+
+    def value(
+        self,
+        refs: tuple[str | None, ...],
+        options: tuple[str | None, ...],
+        build: Callable[[], Any],
+    ) -> Any:
+        return cached_value(self.store, self._parts(refs, options), build)
+
+
+def _section_cache(repo: GitRepo, no_cache: bool) -> _GitCache:
+    return _GitCache(repo, no_cache)
 
 
 def _repo_path(v: Value) -> str:

@@ -227,7 +227,7 @@ def load_value(path: str | Path) -> Value:
         raise UsageError(f"{p}: cannot read scenario: {exc}") from None
     try:
         yamlpath.check_nesting(text)
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        node = yaml.compose(text, Loader=yamlpath.LOADER)
     except yamlpath.YamlError as exc:
         raise ScenarioError(f"{p}:{_line_in(str(exc))}: {exc}") from None
     except yaml.MarkedYAMLError as exc:

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from harness.checks.fidelity_compare import is_doc_path, is_test_path, norm
-from harness.checks.fidelity_source import PatchStore, pr_numbers
+from harness.checks.fidelity_source import PatchStore, numbered, pr_numbers
 from harness.git import GitRepo
 from harness.git.picks import LogEntry, paths_per_commit
 from harness.report.model import Severity
@@ -90,10 +90,9 @@ def find_followups(
     entry = {c.sha: c for c in history}
     # Only commits that name something can name a source: a body the grep kept, a revert, a PR number.
     naming = {c.sha for c in history if c.sha in bodies or c.subject.startswith('Revert "')}
-    by_number: dict[int, list[str]] = {}
-    for c in history:
-        for n in pr_numbers(c.subject):
-            by_number.setdefault(n, []).append(c.sha)
+    by_number = numbered(
+        history, {n for u in units for s in u if s in entry for n in pr_numbers(entry[s].subject)}
+    )
     named: dict[tuple[str, ...], list[tuple[str, str]]] = {}
     near: dict[tuple[str, ...], list[str]] = {}
     store.ensure([s for v in units.values() for s in v])

@@ -7,6 +7,7 @@ by map/trailer/PR number first, and the rest of the history only when some pick 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections import Counter
@@ -38,17 +39,32 @@ _NUMBER = re.compile(r"#(\d+)\b")
 _NAMED_PR = re.compile(r"\b(?:PR|pull request)\s*#(\d+)\b", re.IGNORECASE)
 
 
-def pr_numbers(subject: str) -> list[int]:
+@functools.lru_cache(maxsize=1 << 16)
+def pr_numbers(subject: str) -> tuple[int, ...]:
     """Every ``#N`` inside parentheses ("Fix (#3002) (#3100)", "(#3002 and #3040)"), and the ones
     named as a PR ("Backport PR #N: …", "Merge pull request #N from …")."""
     nums: list[int] = []
     if "#" not in subject:
-        return nums
+        return ()
     found = [n for group in _PARENS.findall(subject) for n in _NUMBER.findall(group)]
     for n in found + _NAMED_PR.findall(subject):
         if int(n) not in nums:
             nums.append(int(n))
-    return nums
+    return tuple(nums)
+
+
+def numbered(history: Sequence[LogEntry], wanted: set[int]) -> dict[int, list[str]]:
+    """The commits whose subject names one of the ``wanted`` PR numbers, per number, in history
+    order. A subject's PR numbers are among its ``#N``: one C-level scan rules out the rest."""
+    out: dict[int, list[str]] = {}
+    if not wanted:
+        return out
+    for c in history:
+        if "#" in c.subject and not wanted.isdisjoint(map(int, _NUMBER.findall(c.subject))):
+            for n in pr_numbers(c.subject):
+                if n in wanted:
+                    out.setdefault(n, []).append(c.sha)
+    return out
 
 
 def strip_numbers(subject: str) -> str:
@@ -188,10 +204,7 @@ class SourceFinder:
             if title and sha in self.merges:
                 self.by_title.setdefault(strip_numbers(title.splitlines()[0]), []).append(sha)
         self.order = {c.sha: i for i, c in enumerate(history)}
-        self.by_number: dict[int, list[str]] = {}
-        for c in history:
-            for n in pr_numbers(c.subject):
-                self.by_number.setdefault(n, []).append(c.sha)
+        self.by_number = numbered(history, {n for p in picks for n in pr_numbers(p.subject)})
         self.subjects = {c.sha: c.subject for c in history}
         self.committed = {c.sha: c.commit_time for c in history}
         self.pick_of = {p.sha: p for p in picks}

@@ -15,12 +15,15 @@ Workflows are read from git objects at the ref: no checkout.
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import posixpath
 import re
 import shlex
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -554,13 +557,37 @@ def filled_in_by_ci(expr: str) -> bool:
     return "${{" in expr or bool(_SHELL_VAR.match(expr))
 
 
+@functools.cache
+def _pytest_expression() -> Any:
+    """pytest's own ``-m`` parser. Its module needs only the standard library, so it is loaded on
+    its own: importing ``_pytest.mark`` would bring pytest's plugin machinery (~30 ms) into every
+    run that validates a lane."""
+    spec = importlib.util.find_spec("_pytest")
+    where = spec.submodule_search_locations if spec else None
+    if where:
+        path = Path(list(where)[0]) / "mark" / "expression.py"
+        alone = importlib.util.spec_from_file_location("_harness_pytest_expression", path)
+        if alone is not None and alone.loader is not None and path.is_file():
+            module = importlib.util.module_from_spec(alone)
+            sys.modules[alone.name] = module  # dataclasses look their module up while defining
+            try:
+                alone.loader.exec_module(module)
+                return module.Expression
+            except Exception:  # a later pytest whose parser needs more: import it as usual
+                sys.modules.pop(alone.name, None)
+    try:
+        from _pytest.mark.expression import Expression
+    except ImportError:
+        return None
+    return Expression
+
+
 def expression_error(expr: str) -> str | None:
     """Why ``expr`` is not a valid ``pytest -m`` expression (None when valid or not checkable)."""
     if filled_in_by_ci(expr) or not expr:
         return None
-    try:
-        from _pytest.mark.expression import Expression
-    except ImportError:  # pragma: no cover - pytest absent
+    Expression = _pytest_expression()
+    if Expression is None:  # pragma: no cover - pytest absent
         return None
     try:
         Expression.compile(expr)

@@ -212,6 +212,31 @@ class GitRepo:
         self._resolved[(ref, kind)] = out
         return out
 
+    def preresolve(self, refs: Iterable[str], kinds: Sequence[str] = ("commit", "tree")) -> None:
+        """Resolve many refs at once (one ``cat-file --batch-check``) into the answers ``resolve``
+        gives for the rest of the run; a ref it cannot answer is left to ``resolve`` and its error."""
+        from harness.git.picks import object_ids  # the batch reader lives with its other callers
+
+        names = sorted(
+            {r for r in refs if r and "\n" not in r and "\0" not in r and not _RANGE.search(r)}
+        )
+        asked = [(r, k) for r in names for k in kinds if (r, k) not in self._resolved]
+        if not asked:
+            return
+        ids = object_ids(self, [f"{r}^{{{k}}}" for r, k in asked])
+        got = {
+            (r, k): oid
+            for (r, k), oid in zip(asked, ids, strict=True)
+            if oid and _OBJECT_ID.fullmatch(oid)
+        }
+        self._resolved.update(got)
+        for r in names:  # a commit's own id names it and its tree as the ref does
+            commit, tree = self._resolved.get((r, "commit")), self._resolved.get((r, "tree"))
+            if commit:
+                self._resolved.setdefault((commit, "commit"), commit)
+                if tree:
+                    self._resolved.setdefault((commit, "tree"), tree)
+
     def is_shallow(self) -> bool:
         """Whether history was cut off when this repository was fetched (``$GIT_DIR/shallow`` exists)."""
         return (self.git_dir / "shallow").exists() or (self._common_dir / "shallow").exists()
