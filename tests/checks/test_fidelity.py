@@ -9,9 +9,10 @@ from test_fidelity_repos import Scenario, build
 
 from harness.checks.fidelity import fidelity_section
 from harness.checks.fidelity_compare import checksum
-from harness.checks.fidelity_source import pr_numbers
+from harness.checks.fidelity_source import numbered, pr_numbers
 from harness.errors import UsageError
 from harness.git import GitRepo
+from harness.git.picks import LogEntry
 from harness.testing.repos import RepoBuilder
 
 
@@ -35,12 +36,34 @@ def _sha8(*lines: bytes) -> str:
 
 
 def test_pr_numbers_in_parentheses_only():
-    assert pr_numbers("Fix x (#3002) (#3100)") == [3002, 3100]
-    assert pr_numbers("[release/1.2] Fix x (#3100)") == [3100]
-    assert pr_numbers("Fix a and b (#3002 and #3040)") == [3002, 3040]
-    assert pr_numbers("Fix issue #12 in parser") == []
-    assert pr_numbers("Backport PR #14913: Update changelog (#15000)") == [15000, 14913]
-    assert pr_numbers("Merge pull request #14913 from someone/branch") == [14913]
+    assert pr_numbers("Fix x (#3002) (#3100)") == (3002, 3100)
+    assert pr_numbers("[release/1.2] Fix x (#3100)") == (3100,)
+    assert pr_numbers("Fix a and b (#3002 and #3040)") == (3002, 3040)
+    assert pr_numbers("Fix issue #12 in parser") == ()
+    assert pr_numbers("Backport PR #14913: Update changelog (#15000)") == (15000, 14913)
+    assert pr_numbers("Merge pull request #14913 from someone/branch") == (14913,)
+
+
+def test_numbered_finds_what_every_subject_would_give() -> None:
+    subjects = [
+        "Fix x (#3002) (#3100)",
+        "Fix issue #3002 in parser",  # a #N outside parentheses names no PR
+        "Backport PR #3100: Fix x",
+        "Merge pull request #14913 from someone/branch",
+        "Docs (#30020)",  # a longer number that starts the same
+        "no number at all",
+        "Fix a and b (#3002 and #3040)",
+    ]
+    history = [LogEntry(f"{i:040x}", (), 0, s) for i, s in enumerate(subjects)]
+    wanted = {3002, 3100, 14913, 3040}
+    every: dict[int, list[str]] = {}
+    for c in history:
+        for n in pr_numbers(c.subject):
+            if n in wanted:
+                every.setdefault(n, []).append(c.sha)
+    assert numbered(history, wanted) == every
+    assert numbered(history, {3002}) == {3002: [history[0].sha, history[6].sha]}
+    assert numbered(history, set()) == {}
 
 
 def test_empty_input_checksum_is_the_sha1_of_nothing():
