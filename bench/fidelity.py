@@ -11,8 +11,9 @@ reviewer's script does per pick: find the source by subject, then `git show | gi
 for both sides. Finding by subject is timed two ways: a `git log --grep` per pick ("grep", the
 literal script) and one `git log` of all subjects looked up in a dictionary ("dict", generous).
 Ratios use wall time and CPU time (children's user+sys: steadier on a busy machine). Peak RSS is
-printed twice: the harness process itself, and the largest git process it waited for (git maps the
-pack files it reads, so its figure follows the repository's pack, not the harness). Real
+the harness process's own (``RUSAGE_SELF`` at exit). The children's figure is printed beside it as an
+upper bound only: Linux carries a process's high-water mark over ``fork``, so every git child
+reports at least what the harness held when it was started. Real
 repositories are read from ``$HARNESS_MIRROR`` (default ``/work/.mirror``), one bare git directory
 per ``owner+name`` (or its ``repo`` folder).
 Not part of the pytest run.
@@ -258,8 +259,8 @@ runpy.run_module("harness", run_name="__main__")
 def harness_run(
     repo: Path, rng: str, source: str, out: Path
 ) -> tuple[dict[str, object], tuple[int, int]]:
-    """The report and the run's peak RSS in KiB: the harness process itself, and the largest git
-    child it waited for (git maps the pack files it reads: its RSS grows with the repository)."""
+    """The report and the run's peak RSS in KiB: the harness process itself, and its children's
+    (an upper bound: a child's mark starts from the parent's at fork)."""
     cmd = [
         sys.executable,
         "-c",
@@ -352,7 +353,8 @@ def report(m: dict[str, object], modes: list[str], goal: str = "") -> None:
     hw, hc = wall["harness"], cpu["harness"]  # type: ignore[index]
     print(
         f"  harness fidelity: {hw:.2f}s wall, {hc:.2f}s cpu, peak RSS {m['rss_mib']:.0f} MiB "
-        f"(its largest git child: {m['git_rss_mib']:.0f} MiB)"
+        f"(children: {m['git_rss_mib']:.0f} MiB, an upper bound: a child starts from the "
+        f"harness's own mark)"
     )
     for mode in modes:
         bw, bc = wall[mode], cpu[mode]  # type: ignore[index]

@@ -15,7 +15,6 @@ from typing import Any
 from harness.cache import Cache, content_key, file_digest, interpreter_fingerprint
 from harness.columns import Column, ColumnIdentity, identify, user_blob
 from harness.edits import EditProof
-from harness.engines.remote import engine_label
 from harness.errors import UsageError
 from harness.executors import Executor, Resources, Task, TaskResult, TreeSpec
 from harness.executors.local import LocalExecutor
@@ -30,7 +29,6 @@ from harness.probes.column_task import (
     shippable,
 )
 from harness.probes.kinds import CellResult, KeyColumn, get_kind
-from harness.probes.kinds.sglang_params import engine_version
 from harness.resources import PROBES_DIR
 
 ENGINE_VERSION = "2"
@@ -231,6 +229,10 @@ def column_resources(repo: GitRepo, python: str, cr: ColumnRun, jobs: list[Colum
             "engine" in j.probe.spec or "engine_pin" in j.probe.spec
         ):
             continue
+        from harness.engines.remote import (
+            engine_label,
+        )  # engine probes only: keeps engines/ unloaded
+
         parts = kmod.key_parts(j.probe, kc)
         engine = parts.get("engine") if isinstance(parts, dict) else None
         if isinstance(engine, str) and "==" in engine:
@@ -257,6 +259,8 @@ def pinned_version(repo: GitRepo, cr: ColumnRun, spec: dict[str, Any]) -> str | 
     data = repo.blob_at(cr.ident.commit_sha, rel)
     if data is None:
         return None
+    from harness.probes.kinds.sglang_params import engine_version  # loads engines/: pins only
+
     with tempfile.TemporaryDirectory(prefix="harness-pin-") as tmp:
         path = Path(tmp, *parts)
         path.parent.mkdir(parents=True, exist_ok=True)

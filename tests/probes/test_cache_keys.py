@@ -16,7 +16,7 @@ from harness.cache import interpreter_fingerprint
 from harness.columns import identify
 from harness.git.repo import GitRepo
 from harness.probes.engine import cell_keys, definition_hash
-from harness.probes.kinds import KeyColumn, kind_names
+from harness.probes.kinds import KeyColumn, get_kind, kind_names
 from harness.scenario import load_scenario
 
 ENGINES = "{a: sglang==0.5.18, b: sglang==0.5.22}"
@@ -39,6 +39,21 @@ PINNED = {  # the same engine kinds, their version read from a file of each colu
 
 def test_every_kind_has_a_case():
     assert sorted(PROBES) == kind_names()
+
+
+def test_every_kind_module_is_the_kind_it_is_named_after():
+    """kind_names() lists modules without importing them: each must be a whole kind of that name."""
+    import importlib
+
+    for name in kind_names():
+        mod = importlib.import_module(f"harness.probes.kinds.{name}")
+        assert mod.KIND == name
+        assert all(callable(getattr(mod, m)) for m in ("validate", "run")) and hasattr(
+            mod, "FIELDS"
+        )
+        assert get_kind(name) is mod
+    with pytest.raises(KeyError):
+        get_kind("_common")
 
 
 @pytest.fixture

@@ -105,30 +105,33 @@ class ProbeKind(Protocol):
 _REQUIRED = ("KIND", "FIELDS", "validate", "run")
 
 
-def _modules() -> dict[str, ProbeKind]:
-    mods: dict[str, ProbeKind] = {}
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
-        if info.name.startswith("_"):
-            continue
-        mod: ModuleType = importlib.import_module(f"{__name__}.{info.name}")
-        if all(hasattr(mod, name) for name in _REQUIRED):
-            mods[mod.KIND] = cast(ProbeKind, mod)
-    return mods
+def _load(name: str) -> ProbeKind | None:
+    mod: ModuleType = importlib.import_module(f"{__name__}.{name}")
+    if all(hasattr(mod, member) for member in _REQUIRED) and mod.KIND == name:
+        return cast(ProbeKind, mod)
+    return None
 
 
 _CACHE: dict[str, ProbeKind] = {}
 
 
-def kinds() -> dict[str, ProbeKind]:
-    """The registry: every module under ``harness/probes/kinds/`` with the ``ProbeKind`` members."""
-    if not _CACHE:
-        _CACHE.update(_modules())
-    return _CACHE
-
-
 def kind_names() -> list[str]:
-    return sorted(kinds())
+    """The kinds, named by their modules (a kind's ``KIND`` is its module's name: a test holds every
+    module to it), listed without importing them: a run imports only the kinds its probes use."""
+    return sorted(
+        info.name for info in pkgutil.iter_modules(__path__) if not info.name.startswith("_")
+    )
 
 
 def get_kind(name: str) -> ProbeKind:
-    return kinds()[name]
+    if name not in _CACHE:
+        kind = _load(name) if name in kind_names() else None
+        if kind is None:
+            raise KeyError(name)
+        _CACHE[name] = kind
+    return _CACHE[name]
+
+
+def kinds() -> dict[str, ProbeKind]:
+    """The registry: every module under ``harness/probes/kinds/`` with the ``ProbeKind`` members."""
+    return {name: get_kind(name) for name in kind_names()}
