@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import time
 from functools import lru_cache
 from pathlib import Path
@@ -57,9 +58,10 @@ def _stamp(path: str) -> list[int] | None:
 def _stored_under(python: str) -> str:
     """The record key of an interpreter as named: its path and binary, and the environment
     variables that change its ``sys.path``."""
-    binary = _stamp(os.path.realpath(python)) if os.path.sep in python else None
+    named = python if os.path.sep in python else (shutil.which(python) or python)
+    real = os.path.realpath(named)
     env = sorted((k, v) for k, v in os.environ.items() if k.startswith("PYTHON"))
-    return content_key("interpreter", os.path.abspath(python), binary, env)
+    return content_key("interpreter", os.path.abspath(named), real, _stamp(real), env)
 
 
 @lru_cache(maxsize=16)

@@ -76,3 +76,26 @@ def test_no_cache_keeps_nothing(venv, tmp_path: Path) -> None:
     store = Cache(tmp_path / "cache", namespace="collections", enabled=False)
     assert interpreter_fingerprint(python, store) == interpreter_fingerprint(python)
     assert not (tmp_path / "cache").exists()
+
+
+def test_a_bare_name_is_the_interpreter_path_finds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--python python`` means whatever PATH finds: another PATH is another interpreter, never the
+    answer kept for the first."""
+    found = []
+    for name in ("a", "b"):
+        root = tmp_path / name
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True)
+        site = next((root / "lib").glob("python3*/site-packages"))
+        _install(site, f"only-in-{name}", "1.0")
+        _age(site, 100)
+        found.append(root / "bin")
+    store = Cache(tmp_path / "cache", namespace="collections")
+    answers = []
+    for bin_dir in found:
+        monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+        _describe.cache_clear()
+        answers.append(interpreter_fingerprint("python", store))
+        assert answers[-1] == _describe(str(bin_dir / "python"))[0]
+    assert answers[0] != answers[1]
