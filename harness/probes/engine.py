@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 import shutil
 import sys
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from harness import workarea
 from harness.cache import Cache, content_key, file_digest, interpreter_fingerprint
 from harness.columns import Column, ColumnIdentity, identify, user_blob
 from harness.edits import EditProof
@@ -261,7 +261,7 @@ def pinned_version(repo: GitRepo, cr: ColumnRun, spec: dict[str, Any]) -> str | 
         return None
     from harness.probes.kinds.sglang_params import engine_version  # loads engines/: pins only
 
-    with tempfile.TemporaryDirectory(prefix="harness-pin-") as tmp:
+    with workarea.temp_dir("harness-pin-") as tmp:  # inside the run folder (#11)
         path = Path(tmp, *parts)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
