@@ -118,17 +118,16 @@ def _run_split(repo: GitRepo, args: list[str], lines: list[str]) -> list[bytes]:
     def feed(k: int) -> tuple[bytes, bytes]:
         return procs[k].communicate("\n".join(shares[k]).encode() + b"\n")
 
+    pool = ThreadPoolExecutor(len(procs), "harness-diff") if len(procs) > 1 else None
     try:
-        if len(procs) == 1:
-            results = [feed(0)]
-        else:
-            with ThreadPoolExecutor(len(procs), thread_name_prefix="harness-diff") as pool:
-                results = list(pool.map(feed, range(len(procs))))
-    finally:
+        results = list(pool.map(feed, range(len(procs)))) if pool else [feed(0)]
+    finally:  # interrupted: stop git first, so the feeding threads return at once
         for proc in procs:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+        if pool is not None:
+            pool.shutdown()
     for proc, (_, err) in zip(procs, results, strict=True):
         if proc.returncode != 0:
             raise GitError(args, proc.returncode, err.decode("utf-8", "replace"))
