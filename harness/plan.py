@@ -146,7 +146,7 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
 
     plan = Plan(header=facts.header())
     handed = _Handed()
-    cached = _section_cache(repo, inputs.no_cache)
+    cached = _GitCache(repo, inputs.no_cache)
     base, head = inputs.base, inputs.head
     if inputs.source:
 
@@ -295,9 +295,7 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
 
 
 def _cached_section_of(
-    cached: Callable[
-        [tuple[str | None, ...], tuple[str | None, ...], Callable[[], Section]], Section
-    ],
+    cached: _GitCache,
     check: Check,
     repo: GitRepo,
     base: str,
@@ -359,10 +357,6 @@ class _GitCache:
         build: Callable[[], Any],
     ) -> Any:
         return cached_value(self.store, self._parts(refs, options), build)
-
-
-def _section_cache(repo: GitRepo, no_cache: bool) -> _GitCache:
-    return _GitCache(repo, no_cache)
 
 
 def _repo_path(v: Value) -> str:
