@@ -503,14 +503,19 @@ def scan_lanes(
 
     def read(path: str) -> str | None:  # local actions, read from git at the same commit
         if path not in others:
-            blob = repo.read_blobs([f"{sha}:{path}"])[0]
+            blob = repo.read_blobs([f"{sha}:{path}"], limit=yamlpath.MAX_BYTES)[0]
             others[path] = None if blob is None else yamlpath.decode(blob)[0]
         return others[path]
 
-    for path, blob in zip(paths, repo.read_blobs([f"{sha}:{p}" for p in paths]), strict=False):
+    blobs = repo.read_blobs([f"{sha}:{p}" for p in paths], limit=yamlpath.MAX_BYTES)
+    for path, blob in zip(paths, blobs, strict=False):
         if blob is None:
             if workflows:
                 raise UsageError(f"--workflow {path}: no such file at {ref}")
+            continue
+        if len(blob) > yamlpath.MAX_BYTES:  # read only that far: a lane file is never this large
+            scan.files.append(path)
+            scan.problems.append((path, f"not read: over {yamlpath.MAX_BYTES} bytes"))
             continue
         text, replaced = yamlpath.decode(blob)
         texts[path] = text

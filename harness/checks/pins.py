@@ -208,7 +208,7 @@ def read_pins(repo: GitRepo, path: str, keypath: str, refs: Sequence[str]) -> li
     """The value of ``keypath`` in ``path`` at each ref (refs resolved first: unknown → UsageError)."""
     yamlpath.parse_keypath(keypath)  # reject a malformed key path before any work
     shas = [(r, repo.resolve(r)) for r in refs]
-    blobs = repo.read_blobs([f"{s}:{path}" for _, s in shas])
+    blobs = repo.read_blobs([f"{s}:{path}" for _, s in shas], limit=yamlpath.MAX_BYTES)
     return [_read_one(r, s, path, keypath, blob) for (r, s), blob in zip(shas, blobs, strict=False)]
 
 

@@ -360,10 +360,22 @@ class GitRepo:
         """Contents of ``rev:path`` through one long-lived ``cat-file --batch`` (None if absent)."""
         return self.cat_file(f"{rev}:{path}")
 
-    def read_blobs(self, specs: Sequence[str]) -> list[bytes | None]:
-        """Contents of many objects (``rev:path`` or ids) in ONE ``cat-file --batch``; None when absent."""
+    def read_blobs(self, specs: Sequence[str], limit: int | None = None) -> list[bytes | None]:
+        """Contents of many objects (``rev:path`` or ids) in ONE ``cat-file --batch``; None when absent.
+
+        With ``limit``, a blob larger than that is not read whole (the reviewed repository may hold
+        a huge file where a small one is expected): its first ``limit + 1`` bytes stand for it, so
+        a caller's size check still sees it is over."""
         result: list[bytes | None] = [None] * len(specs)
         ask = [(i, s) for i, s in enumerate(specs) if s and "\n" not in s and "\0" not in s]
+        if limit is not None and ask:
+            sizes = self._sizes([s for _, s in ask])
+            for (i, spec), size in zip(ask, sizes, strict=True):
+                if size is not None and size > limit:
+                    result[i] = self._head(spec, limit + 1)
+            ask = [
+                (i, s) for (i, s), size in zip(ask, sizes, strict=True) if not size or size <= limit
+            ]
         if not ask:
             return result
         proc = self.popen(["cat-file", "--batch"])
@@ -383,6 +395,36 @@ class GitRepo:
                     result[i] = out[pos : pos + size]
                 pos += size + 1  # content is followed by a newline
         return result
+
+    def _sizes(self, specs: Sequence[str]) -> list[int | None]:
+        """Each blob's size in one ``cat-file --batch-check`` (None: missing, or not a blob)."""
+        proc = self.popen(["cat-file", "--batch-check=%(objecttype) %(objectsize)"])
+        out, err = proc.communicate(
+            b"".join(s.encode("utf-8", "surrogateescape") + b"\n" for s in specs)
+        )
+        if proc.returncode != 0:
+            raise GitError(
+                ["cat-file", "--batch-check"], proc.returncode, err.decode("utf-8", "replace")
+            )
+        sizes: list[int | None] = []
+        for line in out.decode("utf-8", "surrogateescape").split("\n")[: len(specs)]:
+            kind, _, size = line.rpartition(" ")
+            sizes.append(int(size) if kind == "blob" and size.isdigit() else None)
+        return sizes + [None] * (len(specs) - len(sizes))
+
+    def _head(self, spec: str, n: int) -> bytes:
+        """The first ``n`` bytes of a blob; git is stopped there, not read to the end."""
+        proc = self.popen(["cat-file", "blob", spec])
+        assert proc.stdout is not None and proc.stdin is not None
+        proc.stdin.close()
+        try:
+            return proc.stdout.read(n)
+        finally:
+            proc.kill()
+            proc.stdout.close()
+            if proc.stderr is not None:
+                proc.stderr.close()
+            proc.wait()
 
     def cat_file(self, spec: str) -> bytes | None:
         """One object's contents (None when missing). The process runs with ``--git-dir`` so a

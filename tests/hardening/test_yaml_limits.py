@@ -129,3 +129,29 @@ def test_alias_bombs_in_the_reviewed_repository_are_findings_within_10s_and_500m
     assert rc == 0 and seconds <= 10 and rss <= 500 * 1024, (rc, seconds, rss)
     text = stdout if verb != "compare" else (tmp_path / "out" / "report.json").read_text()
     assert "not read: alias expansion over" in text
+
+
+def test_a_huge_yaml_file_is_not_read_whole(builder, tmp_path: Path, run_cli) -> None:
+    """A workflow or pin file past the YAML limit: the git layer hands over only the first
+    MAX_BYTES + 1 bytes (never the whole blob), and lanes and pin say it was not read."""
+    big = "jobs:\n" + "  # padding line of a workflow nobody should read\n" * 100_000
+    assert len(big) > yamlpath.MAX_BYTES
+    builder.commit(
+        "big", {".github/workflows/ci.yml": big, "pins.yaml": "pin: " + "x" * 5_000_000 + "\n"}
+    )
+    from harness.git import GitRepo
+
+    repo = GitRepo(builder.path)
+    (whole,) = repo.read_blobs(["HEAD:.github/workflows/ci.yml"], limit=len(big))
+    assert whole == big.encode()  # at the limit: read whole
+    cut, missing = repo.read_blobs(
+        ["HEAD:.github/workflows/ci.yml", "HEAD:missing.yml"], limit=yamlpath.MAX_BYTES
+    )
+    assert cut == big.encode()[: yamlpath.MAX_BYTES + 1] and missing is None
+
+    code, out, _ = run_cli("lanes", "--repo", str(builder.path), "--format", "json")
+    assert code in (0, 1) and f"not read: over {yamlpath.MAX_BYTES} bytes" in out
+    code, out, _ = run_cli(
+        "pin", "pins.yaml", "pin", "--refs", "HEAD", "--repo", str(builder.path), "--format", "json"
+    )
+    assert f"not read: over {yamlpath.MAX_BYTES} bytes" in out
