@@ -14,18 +14,8 @@ def object_ids(repo: GitRepo, specs: Sequence[str]) -> list[str | None]:
     Returns one id per spec, ``None`` where the object does not exist. Specs containing a newline
     cannot be asked for and come back as ``None``.
     """
-    if not specs:
-        return []
-    asked = [s for s in specs if "\n" not in s]
-    proc = repo.popen(["cat-file", "--batch-check=%(objectname) %(objecttype)"])
-    out, err = proc.communicate("".join(s + "\n" for s in asked).encode("utf-8", "surrogateescape"))
-    if proc.returncode != 0:
-        raise GitError(
-            ["cat-file", "--batch-check"], proc.returncode, err.decode("utf-8", "replace")
-        )
-    answers = out.decode("utf-8", "surrogateescape").split("\n")
-    found: dict[str, str | None] = {}
-    for spec, line in zip(asked, answers, strict=False):
+    found: list[str | None] = []
+    for line in repo.batch_check(specs, "%(objectname) %(objecttype)"):
         # "<spec> missing" / "<spec> ambiguous" end with the status word; found objects with a type.
         parts = line.rsplit(" ", 1)
         ok = (
@@ -33,8 +23,8 @@ def object_ids(repo: GitRepo, specs: Sequence[str]) -> list[str | None]:
             and parts[1] in ("blob", "tree", "commit", "tag")
             and len(parts[0]) >= 40
         )
-        found[spec] = parts[0] if ok else None
-    return [found.get(s) for s in specs]
+        found.append(parts[0] if ok else None)
+    return found
 
 
 def paths_per_commit(

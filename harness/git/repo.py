@@ -63,32 +63,37 @@ def _discover(where: Path, search_up: bool) -> tuple[Path, Path, bool, Path | No
     if not search_up:  # ``--repo DIR`` names the repository itself, not a folder inside one
         env["GIT_CEILING_DIRECTORIES"] = str(where.resolve().parent)
 
-    def ask(*args: str) -> list[str] | str:
-        try:
-            proc = subprocess.run(
-                ["git", "rev-parse", *args], capture_output=True, env=env, cwd=str(where)
-            )
-        except OSError as exc:  # not a directory, no permission
-            return exc.strerror or "cannot enter it"
-        if proc.returncode != 0:
-            why = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-            return (
-                why[0].removeprefix("fatal: ") if why else f"git rev-parse exited {proc.returncode}"
-            )
-        return proc.stdout.decode("utf-8", "surrogateescape").splitlines()
-
-    out = ask(
-        "--absolute-git-dir", "--git-common-dir", "--is-bare-repository", "--is-inside-work-tree"
-    )
-    if isinstance(out, str) or len(out) != 4:
-        return "not a git repository" if isinstance(out, list) or "not a git" in out else out
+    try:
+        proc = subprocess.run(
+            [
+                "git",
+                "rev-parse",
+                "--absolute-git-dir",
+                "--git-common-dir",
+                "--is-bare-repository",
+                "--is-inside-work-tree",
+                "--show-cdup",  # the way up to the work tree's top (nothing outside a work tree)
+            ],
+            capture_output=True,
+            env=env,
+            cwd=str(where),
+        )
+    except OSError as exc:  # not a directory, no permission
+        return exc.strerror or "cannot enter it"
+    if proc.returncode != 0:
+        why = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        if not why or "not a git" in why[0]:
+            return "not a git repository"
+        return why[0].removeprefix("fatal: ")
+    out = proc.stdout.decode("utf-8", "surrogateescape").split("\n")
+    if len(out) < 5:
+        return "not a git repository"
     git_dir = Path(out[0])
     common = Path(out[1]) if os.path.isabs(out[1]) else (where / out[1]).resolve()
     bare = out[2] == "true"
     work_tree: Path | None
     if out[3] == "true":
-        top = ask("--show-toplevel")
-        work_tree = Path(top[0]) if isinstance(top, list) and top else where
+        work_tree = (where / out[4]).resolve()
     else:  # bare, or opened at its .git folder
         work_tree = None if bare else (git_dir.parent if git_dir.name == ".git" else where)
     return git_dir, common, bare, work_tree
@@ -215,19 +220,17 @@ class GitRepo:
     def preresolve(self, refs: Iterable[str], kinds: Sequence[str] = ("commit", "tree")) -> None:
         """Resolve many refs at once (one ``cat-file --batch-check``) into the answers ``resolve``
         gives for the rest of the run; a ref it cannot answer is left to ``resolve`` and its error."""
-        from harness.git.picks import object_ids  # the batch reader lives with its other callers
-
         names = sorted(
             {r for r in refs if r and "\n" not in r and "\0" not in r and not _RANGE.search(r)}
         )
         asked = [(r, k) for r in names for k in kinds if (r, k) not in self._resolved]
         if not asked:
             return
-        ids = object_ids(self, [f"{r}^{{{k}}}" for r, k in asked])
+        lines = self.batch_check([f"{r}^{{{k}}}" for r, k in asked], "%(objectname) %(objecttype)")
         got = {
-            (r, k): oid
-            for (r, k), oid in zip(asked, ids, strict=True)
-            if oid and _OBJECT_ID.fullmatch(oid)
+            (r, k): line.split(" ", 1)[0]
+            for (r, k), line in zip(asked, lines, strict=True)
+            if line.endswith(f" {k}") and _OBJECT_ID.fullmatch(line.split(" ", 1)[0])
         }
         self._resolved.update(got)
         for r in names:  # a commit's own id names it and its tree as the ref does
@@ -396,21 +399,30 @@ class GitRepo:
                 pos += size + 1  # content is followed by a newline
         return result
 
-    def _sizes(self, specs: Sequence[str]) -> list[int | None]:
-        """Each blob's size in one ``cat-file --batch-check`` (None: missing, or not a blob)."""
-        proc = self.popen(["cat-file", "--batch-check=%(objecttype) %(objectsize)"])
+    def batch_check(self, specs: Sequence[str], fmt: str) -> list[str]:
+        """One ``cat-file --batch-check=<fmt>`` answer line per spec, in one process ("" for a spec
+        that holds a newline or NUL and cannot be asked; "<spec> missing" for an absent object)."""
+        asked = [s for s in specs if "\n" not in s and "\0" not in s]
+        if not asked:
+            return [""] * len(specs)
+        proc = self.popen(["cat-file", f"--batch-check={fmt}"])
         out, err = proc.communicate(
-            b"".join(s.encode("utf-8", "surrogateescape") + b"\n" for s in specs)
+            b"".join(s.encode("utf-8", "surrogateescape") + b"\n" for s in asked)
         )
         if proc.returncode != 0:
             raise GitError(
                 ["cat-file", "--batch-check"], proc.returncode, err.decode("utf-8", "replace")
             )
+        answers = iter(out.decode("utf-8", "surrogateescape").split("\n"))
+        return [next(answers, "") if "\n" not in s and "\0" not in s else "" for s in specs]
+
+    def _sizes(self, specs: Sequence[str]) -> list[int | None]:
+        """Each blob's size (None: missing, or not a blob)."""
         sizes: list[int | None] = []
-        for line in out.decode("utf-8", "surrogateescape").split("\n")[: len(specs)]:
+        for line in self.batch_check(specs, "%(objecttype) %(objectsize)"):
             kind, _, size = line.rpartition(" ")
             sizes.append(int(size) if kind == "blob" and size.isdigit() else None)
-        return sizes + [None] * (len(specs) - len(sizes))
+        return sizes
 
     def _head(self, spec: str, n: int) -> bytes:
         """The first ``n`` bytes of a blob; git is stopped there, not read to the end."""
