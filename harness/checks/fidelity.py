@@ -55,7 +55,7 @@ from harness.report.model import (
 from harness.report.printable import escape
 
 T = TypeVar("T")
-_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="harness-fidelity")
+_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="harness-fidelity")
 SECTION_ID = "fidelity"
 _DETAIL_LINES = 20
 _SEVERITY: dict[str, Severity] = {
@@ -145,8 +145,9 @@ def _compare(
     head: str,
     source: str,
     mapping: Mapping[str, str | Sequence[str]] | None,
+    fork: str,
 ) -> tuple[
-    list[Commit], list[PickResult], PatchStore, list[LogEntry], str, dict[str, Sequence[str]] | None
+    list[Commit], list[PickResult], PatchStore, list[LogEntry], dict[str, Sequence[str]] | None
 ]:
     # Picks: the range's non-merge commits that are not commits of the source branch itself (a
     # release branch that merged main back in holds main's commits; they are not picks).
@@ -154,13 +155,10 @@ def _compare(
     picks = [c for c in in_range if not c.is_merge]
     merges = [c for c in in_range if c.is_merge]
     forced = _resolve_mapping(repo, mapping, picks)
-    # The source history since the fork point on HEAD's own line: what SOURCE has beyond it, even
-    # where HEAD later merged it back in (earlier picks' sources are then ancestors of HEAD). When
-    # some pick can only be found by content, the history's changed paths are listed by a second
-    # git log that runs in a thread while the named candidates are diffed and confirmed.
-    fork = fork_point(
-        repo, base, head
-    )  # SOURCE ^fork: the same commits as SOURCE ^merge-base(SOURCE, fork)
+    # The source history since the fork point on HEAD's own line (``fork``): what SOURCE has beyond
+    # it, even where HEAD later merged it back in (earlier picks' sources are then ancestors of
+    # HEAD). When some pick can only be found by content, the history's changed paths are listed by
+    # a second git log that runs in a thread while the named candidates are diffed and confirmed.
     touched = (
         _POOL.submit(read_history, repo, [source], [fork], paths=True)
         if needs_content_search(picks, forced)
@@ -202,7 +200,7 @@ def _compare(
     paths: dict[str, Sequence[str]] | None = (
         {c.sha: c.paths or () for c in touched.result()} if touched is not None else None
     )
-    return merges, results, store, history, fork, paths
+    return merges, results, store, history, paths
 
 
 _BY_CONTENT = ("patch-id", "similarity", "title", "authored")
@@ -276,11 +274,15 @@ def fidelity_check(
     source_name = source
     base, head, source = repo.resolve(base), repo.resolve(head), repo.resolve(source)
     branch_tip = repo.resolve(source_branch) if source_branch else None
-    merges, results, store, history, source_fork, touched = _compare(
-        repo, base, head, source, mapping
-    )
-    fork = source_fork  # where the range starts on HEAD's line
-    ends = end_states(
+    # Where the range starts on HEAD's line: SOURCE ^fork is SOURCE ^merge-base(SOURCE, fork).
+    fork = fork_point(repo, base, head)
+    # The follow-up log does not depend on the picks: it runs in the pool while they are resolved.
+    bodies = _POOL.submit(read_bodies, repo, [source], [fork], grep=GREP)
+    merges, results, store, history, touched = _compare(repo, base, head, source, mapping, fork)
+    # End states read blobs and diff them in Python; the pool computes them while this thread waits
+    # on git for the PR branch, units and follow-ups (none of which reads an end state).
+    ends = _POOL.submit(
+        end_states,
         repo,
         fork,
         head,
@@ -293,8 +295,6 @@ def fidelity_check(
             if f.status == "R" and f.old_path
         },
     )
-    for r in results:
-        r.end_state = ends.get(r.commit.sha, [])
     missing = None
     if branch_tip:
         branch = repo.commits([branch_tip], [source, base], no_merges=True)
@@ -325,13 +325,16 @@ def fidelity_check(
     followups = find_followups(
         repo,
         history,
-        read_bodies(repo, [source], [source_fork], grep=GREP),
+        bodies.result(),
         units,
         unit_picks,
         picked,
         store,
         touched,
     )
+    states = ends.result()
+    for r in results:
+        r.end_state = states.get(r.commit.sha, [])
     section = _section(
         results, merges, missing, history, store, source_branch, followups, source_name
     )

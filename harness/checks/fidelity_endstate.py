@@ -72,12 +72,8 @@ _EXACT = 40_000  # below this many line pairs a gap is diffed exactly (difflib)
 
 
 def _diff(a: list[bytes], b: list[bytes], at: int, out: list[tuple[bytes, int]]) -> None:
-    lo = 0
-    while lo < len(a) and lo < len(b) and a[lo] == b[lo]:
-        lo += 1
-    hi = 0
-    while hi < len(a) - lo and hi < len(b) - lo and a[-1 - hi] == b[-1 - hi]:
-        hi += 1
+    lo = _shared(a, b, min(len(a), len(b)), at_end=False)
+    hi = _shared(a, b, min(len(a), len(b)) - lo, at_end=True)
     a, b, at = a[lo : len(a) - hi], b[lo : len(b) - hi], at + lo
     if not a or not b:
         _emit(a, b, at, out)
@@ -97,6 +93,31 @@ def _diff(a: list[bytes], b: list[bytes], at: int, out: list[tuple[bytes, int]])
             _diff(a[i:ai], b[j:bj], at + i, out)
         i, j = ai + 1, bj + 1
     _diff(a[i:], b[j:], at + i, out)
+
+
+def _shared(a: list[bytes], b: list[bytes], n: int, *, at_end: bool) -> int:
+    """How many of their first (or last) ``n`` lines ``a`` and ``b`` share. Galloping slice
+    comparisons: lines are compared in C, so a long equal run costs a few calls, not a Python
+    step per line."""
+    la, lb = len(a), len(b)
+
+    def same(lo: int, hi: int) -> bool:  # lines lo..hi counted from the start (or the end)
+        return a[la - hi : la - lo] == b[lb - hi : lb - lo] if at_end else a[lo:hi] == b[lo:hi]
+
+    lo, step = 0, 1  # the first lo lines are shared
+    while lo < n:
+        hi = min(n, lo + step)
+        if same(lo, hi):
+            lo, step = hi, step * 2
+            continue
+        while hi - lo > 1:  # the first difference lies in [lo, hi)
+            mid = (lo + hi) // 2
+            if same(lo, mid):
+                lo = mid
+            else:
+                hi = mid
+        break
+    return lo
 
 
 def _emit(a: Sequence[bytes], b: Sequence[bytes], at: int, out: list[tuple[bytes, int]]) -> None:
@@ -142,6 +163,9 @@ def _anchors(a: list[bytes], b: list[bytes]) -> list[tuple[int, int]]:
     ca, cb = Counter(a), Counter(b)
     where_b = {x: j for j, x in enumerate(b) if cb[x] == 1 and ca[x] == 1}
     pairs = [(i, where_b[x]) for i, x in enumerate(a) if x in where_b]
+    ordered = [bj for _, bj in pairs]
+    if ordered == sorted(ordered):  # in the same order on both sides (the usual case): all of them
+        return pairs
     tails: list[int] = []  # patience sorting on the b positions
     tail_at: list[int] = []
     prev: list[int] = []
@@ -222,6 +246,17 @@ def end_states(
     blobs = {
         oid: data for oid, data in zip(need, repo.read_blobs(need), strict=True) if data is not None
     }
+    # A blob's lines are split once and kept only while a later row still reads them.
+    uses = Counter(x for q in quads if q[0] != q[1] for x in q)
+    split: dict[str | None, list[bytes]] = {}
+
+    def lines_of(oid: str | None) -> list[bytes]:
+        uses[oid] -= 1
+        got = split.pop(oid) if oid in split else _lines(blobs.get(oid) if oid else None)
+        if uses[oid] > 0:
+            split[oid] = got
+        return got
+
     totals: dict[str, Counter[bytes]] = {}
     for per in lines_by_pick.values():
         for path, c in per.items():
@@ -237,7 +272,7 @@ def end_states(
         if _binary(hb) or _binary(ab):
             st.status = "binary-differs"
             continue
-        after_l, parent_l = _lines(ab), _lines(blobs.get(par) if par else None)
+        after_l, parent_l = lines_of(a), lines_of(par)
         pre: Counter[bytes] | None = (
             None  # what separated the fork point from the source's parent (lazily)
         )
@@ -254,13 +289,11 @@ def end_states(
             if at_head != path
             else Counter()
         )
-        for line, pos in diff_at(after_l, _lines(hb)):
+        for line, pos in diff_at(after_l, lines_of(h)):
             inside = wrote is None or pos in wrote or (line[:1] == b"+" and pos - 1 in wrote)
             if inside and pre is None:
                 if (par, b) not in pre_cache:
-                    pre_cache[(par, b)] = Counter(
-                        ordered_diff(parent_l, _lines(blobs.get(b) if b else None))
-                    )
+                    pre_cache[(par, b)] = Counter(ordered_diff(parent_l, lines_of(b)))
                 pre = pre_cache[(par, b)].copy()
             if (not inside and not others[line]) or (inside and pre is not None and pre[line] > 0):
                 if pre is not None:

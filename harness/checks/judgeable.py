@@ -83,12 +83,11 @@ def judge_range(
         raise UsageError(
             f"{base} and {head} share no history (no merge base): {base}..{head} cannot be judged"
         )
-    commits = count_commits(repo, base_sha, head_sha)
+    commits, n_picks = count_commits(repo, base_sha, head_sha)
     if commits == 0:
         raise UsageError(
             f"no commits in {base}..{head}: nothing to judge ({head} is already in {base})"
         )
-    n_picks = count_commits(repo, base_sha, head_sha, no_merges=True)
     if picks and n_picks == 0:
         raise UsageError(f"no picks in {base}..{head}: its {commits} commit(s) are all merges")
     return RangeFacts(base, head, base_sha, head_sha, commits, n_picks, merge_base)

@@ -27,10 +27,11 @@ def cut_off(repo: GitRepo, shas: Sequence[str], shallow: set[str]) -> list[str]:
     return [c for c in repo.run_text(["rev-list", *shas, "--"]).split() if c in shallow]
 
 
-def count_commits(repo: GitRepo, base: str, head: str, *, no_merges: bool = False) -> int:
-    """How many commits ``base..head`` holds (non-merge ones only with ``no_merges``)."""
-    args = ["rev-list", "--count", *(["--no-merges"] if no_merges else []), head, f"^{base}", "--"]
-    return int(repo.run_text(args).strip() or 0)
+def count_commits(repo: GitRepo, base: str, head: str) -> tuple[int, int]:
+    """How many commits ``base..head`` holds, and how many of them are not merges (one walk)."""
+    out = repo.run(["rev-list", "--parents", head, f"^{base}", "--"])
+    lines = out.splitlines()
+    return len(lines), sum(1 for ln in lines if ln.count(b" ") < 2)
 
 
 _VERSION: dict[str, str] = {}

@@ -104,7 +104,7 @@ def diff_many(
 # Diffing is git's work and parallel: a large batch is split over this many processes (one per
 # core, at most 4); a batch under _SPLIT_MIN inputs stays one process, a start costs ~3 ms.
 _WORKERS = max(1, min(4, os.cpu_count() or 1))
-_SPLIT_MIN = 32
+_SPLIT_MIN = 8
 
 
 def _run_split(repo: GitRepo, args: list[str], lines: list[str]) -> list[bytes]:
