@@ -15,10 +15,8 @@ import hashlib
 import itertools
 import json
 import os
-import re
 import shutil
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -28,8 +26,8 @@ from harness.edits import Edit, EditProof, apply_edits
 from harness.git.apply import blob_sha
 from harness.git.repo import GitRepo
 from harness.git.tree import export_tree
+from harness.stale_trees import alive, clean_stale, read_pid
 
-STALE_SECONDS = 3 * 24 * 3600
 IGNORED_DIRS = frozenset({"__pycache__", ".pytest_cache"})
 
 
@@ -121,78 +119,9 @@ def diff_listing(before: dict[str, list[int]], after: dict[str, list[int]]) -> l
 
 # -- the harness-owned root --------------------------------------------------------------------
 
-_OWNED = re.compile(r"^[0-9a-f]{24}(\.tmp-\d+-\d+|-p\d+-\d+|\.lock|\.json)?$")
 _cleaned: set[str] = set()
 _lock = threading.Lock()
 _counter = itertools.count()
-
-
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _pid_in(name: str) -> int | None:
-    """pid encoded in ``<key>.tmp-<pid>-<n>`` / ``<key>-p<pid>-<n>`` names."""
-    for marker in (".tmp-", "-p"):
-        if marker in name:
-            try:
-                return int(name.rsplit(marker, 1)[1].split("-")[0])
-            except ValueError:
-                return None
-    return None
-
-
-def _read_pid(lock: Path) -> int | None:
-    try:
-        return int(lock.read_text().strip() or "0")
-    except (OSError, ValueError):
-        return None
-
-
-def clean_stale(root: Path, *, now: float | None = None) -> list[str]:
-    """Remove what killed runs left behind, and trees unused for STALE_SECONDS; returns removed names."""
-    removed: list[str] = []
-    if not root.is_dir():
-        return removed
-    now = now if now is not None else time.time()
-    for entry in sorted(root.iterdir()):
-        name = entry.name
-        if not _OWNED.match(name):
-            continue  # never touch what the harness did not create
-        if name.endswith(".lock"):
-            pid = _read_pid(entry)
-            if pid is None or not _alive(pid):
-                key = name[: -len(".lock")]
-                shutil.rmtree(root / key, ignore_errors=True)
-                (root / f"{key}.json").unlink(missing_ok=True)
-                entry.unlink(missing_ok=True)
-                removed.append(key)
-        elif entry.is_dir() and (".tmp-" in name or "-p" in name):
-            pid = _pid_in(name)
-            if pid is None or not _alive(pid):
-                shutil.rmtree(entry, ignore_errors=True)
-                removed.append(name)
-        elif (
-            entry.is_dir()
-            and not (root / f"{name}.lock").exists()
-            and not (root / f"{name}.json").exists()
-        ):
-            shutil.rmtree(entry, ignore_errors=True)  # orphan: its record went missing
-            removed.append(name)
-        elif name.endswith(".json") and not (root / (name[:-5] + ".lock")).exists():
-            if now - entry.stat().st_mtime > STALE_SECONDS:
-                shutil.rmtree(root / name[:-5], ignore_errors=True)
-                entry.unlink(missing_ok=True)
-                removed.append(name[:-5])
-    return removed
 
 
 def _try_lock(lock: Path) -> bool:
@@ -229,7 +158,7 @@ def materialize(
     ident = identify(repo, column)
     lock = root / f"{ident.key}.lock"
     shared = _try_lock(lock)
-    if not shared and _read_pid(lock) is not None and not _alive(_read_pid(lock) or 0):
+    if not shared and read_pid(lock) is not None and not alive(read_pid(lock) or 0):
         lock.unlink(missing_ok=True)  # left by a killed run: take it over
         shutil.rmtree(root / ident.key, ignore_errors=True)
         shared = _try_lock(lock)

@@ -86,7 +86,7 @@ def check_areas() -> None:
     area = ensure_private(work_area(), "work area")
     clean_runs(area / "runs")
     if (area / "trees").is_dir():
-        from harness.columns import clean_stale
+        from harness.stale_trees import clean_stale
 
         clean_stale(area / "trees")
     ensure_private(cache_area(), "cache directory")
