@@ -48,12 +48,13 @@ def checked(tree: Path, rel: str, *, must_exist: bool = True) -> Path:
     return here
 
 
-def read(tree: Path, rel: str) -> bytes:
-    """Bytes of a regular file in the tree (no link followed)."""
+def read(tree: Path, rel: str, limit: int | None = None) -> bytes:
+    """Bytes of a regular file in the tree (no link followed); with ``limit``, at most ``limit + 1``
+    of them, so a caller sees that a file is over its limit without reading it whole."""
     path = checked(tree, rel)
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     with os.fdopen(fd, "rb") as fh:
-        return fh.read()
+        return fh.read() if limit is None else fh.read(limit + 1)
 
 
 def read_if_present(tree: Path, rel: str) -> bytes | None:

@@ -30,6 +30,7 @@ from harness.probes.column_task import (
 )
 from harness.probes.kinds import CellResult, KeyColumn, get_kind
 from harness.resources import PROBES_DIR
+from harness.yamlpath import MAX_BYTES
 
 ENGINE_VERSION = "2"
 
@@ -256,8 +257,8 @@ def pinned_version(repo: GitRepo, cr: ColumnRun, spec: dict[str, Any]) -> str | 
     parts = PurePosixPath(rel).parts
     if not parts or PurePosixPath(rel).is_absolute() or ".." in parts:
         return None
-    data = repo.blob_at(cr.ident.commit_sha, rel)
-    if data is None:
+    data = repo.read_blobs([f"{cr.ident.commit_sha}:{rel}"], limit=MAX_BYTES)[0]
+    if data is None or len(data) > MAX_BYTES:  # absent, or too large to be read (as in the kind)
         return None
     from harness.probes.kinds.sglang_params import engine_version  # loads engines/: pins only
 

@@ -15,12 +15,14 @@ import re
 from pathlib import Path
 from typing import Any
 
+from harness import treefiles
 from harness.engines.params import DEFAULT_VOCAB, check_params
 from harness.engines.sglang import ENGINE, probe_script
 from harness.engines.store import EngineStore, EnvKey
 from harness.engines.versions import parse_spec, version_from_pin
 from harness.errors import UsageError
 from harness.probes.kinds import CellResult, KeyColumn, KindContext, get_kind
+from harness.yamlpath import MAX_BYTES
 
 KIND = "sglang_params"
 VERSION = "2"
@@ -142,18 +144,28 @@ def engine_version(spec: dict[str, Any], column: str, tree: Path) -> tuple[str |
             return None, f"engine: no entry for column {column!r}"
         return parse_spec(raw if "==" in str(raw) else f"sglang=={raw}")[1], "engine key"
     pin = spec["engine_pin"]
-    path = tree / pin["file"]
+    # The pin file is the reviewed repository's: read as a regular file inside the tree (never
+    # through a link), and not at all past the YAML limit.
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None, f"engine_pin: {pin['file']} not in this column's tree"
+        data = treefiles.read(tree, str(pin["file"]), limit=MAX_BYTES)
+    except treefiles.TreePathError as exc:
+        if "no such file" in str(exc):
+            return None, f"engine_pin: {pin['file']} not in this column's tree"
+        return None, f"engine_pin: {exc}"
+    except OSError as exc:
+        return None, f"engine_pin: {pin['file']}: {exc.strerror or exc}"
+    if len(data) > MAX_BYTES:
+        return None, f"engine_pin: {pin['file']} not read: over {MAX_BYTES} bytes"
+    text = data.decode("utf-8", "replace")
     if pin.get("regex"):
         m = re.search(pin["regex"], text)
         value = m.group(1) if m and m.groups() else m.group(0) if m else None
         found = version_from_pin(value) if value else None
     else:
+        # The whitespace-separated words naming sglang (what ``\S*sglang\S*`` finds, without its
+        # quadratic backtracking over a long word that does not).
         found = next(
-            (v for v in (version_from_pin(t) for t in re.findall(r"\S*sglang\S*", text)) if v), None
+            (v for v in (version_from_pin(t) for t in text.split() if "sglang" in t) if v), None
         )
     return (
         (found, f"{pin['file']}")
