@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Sequence
@@ -15,7 +16,8 @@ _HEADER = b"\x00@@harness@@ "
 
 @dataclass
 class FilePatch:
-    """One file's change: paths, blobs and the ± lines (bytes, prefix stripped)."""
+    """One file's change: paths, blobs and the ± lines (bytes, prefix stripped). ``added``,
+    ``removed`` and ``body`` are computed once, after parsing (hunks are not changed later)."""
 
     old_path: str | None
     new_path: str | None
@@ -31,15 +33,15 @@ class FilePatch:
     def path(self) -> str:
         return self.new_path or self.old_path or ""
 
-    @property
+    @functools.cached_property
     def added(self) -> list[bytes]:
         return [ln[1:] for h in self.hunks for ln in h if ln[:1] == b"+"]
 
-    @property
+    @functools.cached_property
     def removed(self) -> list[bytes]:
         return [ln[1:] for h in self.hunks for ln in h if ln[:1] == b"-"]
 
-    @property
+    @functools.cached_property
     def body(self) -> list[bytes]:
         """Every hunk line (context included), hunk headers' line numbers dropped."""
         return [ln for h in self.hunks for ln in h]
