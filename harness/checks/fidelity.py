@@ -11,8 +11,8 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, fields, is_dataclass, replace
-from typing import Any, TypeVar
+from dataclasses import dataclass, field
+from typing import Any
 
 from harness.checks.fidelity_compare import (
     EMPTY_SHA1,
@@ -52,9 +52,8 @@ from harness.report.model import (
     Sha,
     Table,
 )
-from harness.report.printable import escape
+from harness.report.printable import printable
 
-T = TypeVar("T")
 _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="harness-fidelity")
 SECTION_ID = "fidelity"
 _DETAIL_LINES = 20
@@ -788,19 +787,6 @@ def _section(
         details,
         data,
     )
-    return _printable(section)
-
-
-def _printable(obj: T) -> T:
-    """Paths and subjects that are not UTF-8 reach us with surrogate escapes: show each byte as ``\\xNN``."""
-    if isinstance(obj, str):
-        return escape(obj)  # type: ignore[return-value]
-    if isinstance(obj, list):
-        return [_printable(x) for x in obj]  # type: ignore[return-value]
-    if isinstance(obj, dict):
-        return {k: _printable(v) for k, v in obj.items()}  # type: ignore[return-value]
-    if is_dataclass(obj) and not isinstance(obj, type):
-        return replace(
-            obj, **{f.name: _printable(getattr(obj, f.name)) for f in fields(obj) if f.init}
-        )
-    return obj
+    # Paths and subjects that are not UTF-8 reach us with surrogate escapes: each byte is shown
+    # as ``\xNN`` before the section is cached or rendered.
+    return printable(section)
