@@ -24,8 +24,18 @@ def escape(text: str) -> str:
     return _OTHER.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
+_LEAVES = frozenset({int, float, bool, type(None), bytes})  # nothing to escape inside
+_FIELDS: dict[type, tuple[str, ...]] = {}  # a dataclass's field names, looked up once
+
+
 def printable(obj: T) -> T:
     """``obj`` with every string escaped; dataclasses are updated in place, containers rebuilt."""
+    kind = type(obj)
+    if kind is str:
+        text: str = obj  # type: ignore[assignment]
+        return obj if text.isascii() else escape(text)  # type: ignore[return-value]
+    if kind in _LEAVES:
+        return obj
     if isinstance(obj, str):
         return escape(obj)  # type: ignore[return-value]
     if isinstance(obj, list):
@@ -39,12 +49,15 @@ def printable(obj: T) -> T:
     if isinstance(obj, dict):
         return {printable(k): printable(v) for k, v in obj.items()}  # type: ignore[return-value]
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        for f in dataclasses.fields(obj):
-            value: Any = getattr(obj, f.name)
+        names = _FIELDS.get(kind)
+        if names is None:
+            names = _FIELDS[kind] = tuple(f.name for f in dataclasses.fields(obj))
+        for name in names:
+            value: Any = getattr(obj, name)
             new = printable(value)
             if new is not value:
                 try:
-                    object.__setattr__(obj, f.name, new)
+                    object.__setattr__(obj, name, new)
                 except (AttributeError, TypeError):
                     pass
         return obj
