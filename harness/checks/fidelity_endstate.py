@@ -14,7 +14,7 @@ import bisect
 import difflib
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 from harness.checks.fidelity_compare import FileResult
 from harness.git import GitRepo
@@ -37,7 +37,17 @@ class EndState:
     )  # (class, signed line), in file order
 
     def as_dict(self) -> dict[str, object]:
-        return asdict(self)
+        # Spelled out: dataclasses.asdict deep-copies every line pair.
+        return {
+            "path": self.path,
+            "status": self.status,
+            "pre_existing": self.pre_existing,
+            "other_picks": self.other_picks,
+            "introduced": self.introduced,
+            "head_blob": self.head_blob,
+            "source_blob": self.source_blob,
+            "lines": list(self.lines),
+        }
 
 
 def _lines(data: bytes | None) -> list[bytes]:

@@ -131,3 +131,13 @@ def test_ordered_diff_accounts_for_every_line_and_its_place():
             ]
             assert replay == new
             assert (not d) == (old == new)
+
+
+def test_as_dict_is_every_field_as_asdict_gives_it() -> None:
+    from dataclasses import asdict
+
+    from harness.checks.fidelity_endstate import EndState
+
+    st = EndState("a.py", "introduced", 1, 2, 3, "h", "s", [("introduced", "+x")])
+    assert st.as_dict() == asdict(st)
+    assert list(st.as_dict()) == list(asdict(st))  # same keys, same order (the JSON bytes)
