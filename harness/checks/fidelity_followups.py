@@ -26,7 +26,9 @@ WINDOW = 30 * 86_400  # content-only follow-ups: changes to the source's lines w
 FOCUS = 0.5  # share of a content follow-up's removed lines (in the source's files) the source added
 CARRIED = 0.8  # share of a commit's signed lines the picks carry for it to count as picked
 GREP = (r"fixes:", r"reverts commit", r"follow.?up")  # what `git log --grep` pre-selects bodies by
-_FIXES = re.compile(r"^\s*fixes:\s*([0-9a-f]{7,64})\b", re.IGNORECASE | re.MULTILINE)
+# Leading whitespace up to the line's end only: ``^\s*`` also ran over newlines, and a body of blank
+# lines (the reviewed repository's text) cost time quadratic in its length. Same matches.
+_FIXES = re.compile(r"^[^\S\n]*fixes:\s*([0-9a-f]{7,64})\b", re.IGNORECASE | re.MULTILINE)
 _REVERTS = re.compile(r"reverts commit ([0-9a-f]{7,64})", re.IGNORECASE)
 # A removed line that is a version pin or a pinned sha changes with every bump: no evidence of a fix.
 _VERSIONISH = re.compile(rb"\bv?\d+\.\d+(?:\.\d+)?\b|\b[0-9a-f]{40,64}\b")
