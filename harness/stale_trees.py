@@ -15,6 +15,7 @@ _OWNED = re.compile(r"^[0-9a-f]{24}(\.tmp-\d+-\d+|-p\d+-\d+|\.lock|\.json)?$")
 
 
 def alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (one owned by another user counts as running)."""
     if pid == os.getpid():
         return True
     try:

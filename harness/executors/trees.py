@@ -27,6 +27,7 @@ from harness.edits import EditProof
 from harness.errors import UsageError
 from harness.executors.base import TreeSpec
 from harness.git.tree import archive_bytes, export_tree
+from harness.stale_trees import alive
 
 
 class TreeSource(Protocol):
@@ -96,16 +97,6 @@ class PackedTree:
             shutil.rmtree(root, ignore_errors=True)
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def worker_root() -> Path:
     """Where tasks keep their temporary trees: ``$TMPDIR/harness-<uid>/worker``."""
     uid = os.getuid() if hasattr(os, "getuid") else "user"
@@ -119,7 +110,7 @@ def worker_dir(prefix: str) -> Path:
     tmp.mkdir(parents=True, exist_ok=True)
     for entry in tmp.glob(f"{prefix}*"):
         pid = entry.name[len(prefix) :].split("-", 1)[0]
-        if pid.isdigit() and not _pid_alive(int(pid)):
+        if pid.isdigit() and not alive(int(pid)):
             shutil.rmtree(entry, ignore_errors=True)
     return Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=str(tmp)))
 
