@@ -79,22 +79,54 @@ def _requirement_pins(text: str, package: str, in_quotes: bool) -> list[tuple[in
 
 def _toml_line(lines: list[str], segs: list[str]) -> int | None:
     """Line of ``segs`` in TOML text: the longest matching table header, then ``key =`` below it."""
-    header_re = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
     current: list[str] = []
     best: int | None = None
     for no, line in enumerate(lines, 1):
-        m = header_re.match(line)
-        if m:
-            current = [p.strip().strip("\"'") for p in m.group(1).split(".")]
+        name = toml_header(line)
+        if name is not None:
+            current = [p.strip().strip("\"'") for p in name.split(".")]
             if current == segs:
                 best = best or no
             continue
         rest = segs[len(current) :]
         if segs[: len(current)] == current and rest:
-            km = re.match(r"^\s*([A-Za-z0-9_\-\"'. ]+?)\s*=", line)
-            if km and [p.strip().strip("\"'") for p in km.group(1).split(".")] == rest:
+            key = toml_key(line)
+            if key is not None and [p.strip().strip("\"'") for p in key.split(".")] == rest:
                 return no
     return best
+
+
+# The two line readers below find what ``^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$`` and
+# ``^\s*([A-Za-z0-9_\-"'. ]+?)\s*=`` found (up to whitespace around the name), with string
+# operations: those patterns backtracked in cubic and quadratic time over a long line of spaces in
+# the reviewed repository's TOML.
+_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-\"'. ")
+
+
+def toml_header(line: str) -> str | None:
+    """The name of a ``[table]`` or ``[[array]]`` header line (stripped), else None."""
+    s = line.lstrip()
+    if not s.startswith("["):
+        return None
+    for opening in (2, 1) if s.startswith("[[") else (1,):
+        body = s[opening:]
+        end = body.find("]")
+        if end <= 0:  # no closing bracket, or an empty name
+            continue
+        tail = body[end + 1 :]
+        tail = (tail[1:] if tail.startswith("]") else tail).lstrip()
+        if not tail or tail.startswith("#"):
+            return body[:end].strip()
+    return None
+
+
+def toml_key(line: str) -> str | None:
+    """The key of a ``key = value`` line (stripped), else None."""
+    prefix, eq, _ = line.partition("=")
+    core = prefix.strip()
+    if not eq or not (core or " " in prefix) or not _KEY_CHARS.issuperset(core):
+        return None
+    return core
 
 
 def _toml_value(text: str, segs: list[str], lines: list[str]) -> tuple[str | None, int | None, str]:

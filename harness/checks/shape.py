@@ -12,7 +12,7 @@ from harness.git.evidence import changed_paths, name_revs
 from harness.git.repo import Commit, GitRepo
 from harness.report.model import Code, Control, Finding, Section, Sha, Table
 
-_SOB = re.compile(r"^\s*signed-off-by:\s*(.*?)\s*<([^>]*)>\s*$", re.I | re.M)
+_SOB = re.compile(r"\s*signed-off-by:", re.I)  # a sign-off line's start (parse_signoffs)
 _PICKED = re.compile(r"\(cherry picked from commit ([0-9a-f]{7,64})\)")
 
 EXACT, NAME_ONLY, NOREPLY, EMAIL_ONLY, OTHER = (
@@ -116,7 +116,23 @@ def _login_matches(a: str, b: str) -> bool:
 
 
 def parse_signoffs(message: str) -> list[tuple[str, str]]:
-    return [(m.group(1), m.group(2)) for m in _SOB.finditer(message)]
+    """``(name, email)`` of every ``Signed-off-by: Name <email>`` line. Read line by line with
+    string operations: one pattern over the whole message backtracked in quadratic time over
+    blank lines and long runs of spaces (the reviewed repository's text), and ran a name or an
+    email over line ends, which no longer counts."""
+    out = []
+    for line in message.split("\n"):
+        m = _SOB.match(line)
+        if m is None:
+            continue
+        rest = line[m.end() :].rstrip()
+        if not rest.endswith(">"):
+            continue
+        inner = rest[:-1]
+        lt = inner.find("<", inner.rfind(">") + 1)  # the email holds no ">"
+        if lt >= 0:
+            out.append((inner[:lt].strip(), inner[lt + 1 :]))
+    return out
 
 
 def shape_rows(repo: GitRepo, base: str, head: str) -> list[ShapeRow]:
