@@ -43,9 +43,21 @@ _MATRIX_REF = re.compile(r"^\$\{\{\s*matrix\.([A-Za-z0-9_-]+)\s*\}\}$")
 _SHELL_VAR = re.compile(r"^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$")
 MAX_ACTION_DEPTH = 3  # local composite actions calling local composite actions
 _MISSING = "local action not in the tree: "  # notes of this kind are listed together
-_MENTION = re.compile(
-    r"^\s*-?\s*[\"']?([A-Za-z0-9_.-]*(?:marker|pytest_mark)[A-Za-z0-9_.-]*)[\"']?\s*:", re.I
-)
+# A line naming a marker key ("markers:", "- pytest_mark: …"), read in three steps that cannot
+# backtrack: one pattern for the whole line took quadratic time over a long run of spaces or of
+# "marker" in the reviewed repository's workflow.
+_MENTION_LEAD = re.compile(r"\s*-?\s*[\"']?")
+_MENTION_NAME = re.compile(r"[A-Za-z0-9_.-]*", re.I)
+_MENTION_TAIL = re.compile(r"[\"']?\s*:")
+
+
+def marker_key(line: str) -> str | None:
+    """The key a workflow line names when it names a marker (``markers`` in ``- markers: x``)."""
+    lead = _MENTION_LEAD.match(line)
+    name = _MENTION_NAME.match(line, lead.end() if lead else 0)
+    if name is None or not _MARKER_NAME.search(name.group()):
+        return None
+    return name.group() if _MENTION_TAIL.match(line, name.end()) else None
 
 
 @dataclass
@@ -529,11 +541,11 @@ def scan_lanes(
         lines = text.splitlines()
         known = {n for ln in lanes if ln.path == path for n in (ln.key_line, ln.line)}
         for no, line in enumerate(lines, 1):
-            m = _MENTION.match(line)
-            if m:
+            key = marker_key(line)
+            if key is not None:
                 scan.mentions += 1
                 if no not in known:
-                    scan.unaccounted.append((path, no, m.group(1)))
+                    scan.unaccounted.append((path, no, key))
     all_lines = {
         p: t.splitlines()
         for p, t in {**{k: v for k, v in others.items() if v is not None}, **texts}.items()

@@ -93,3 +93,32 @@ def test_long_lines_of_spaces() -> None:
     assert parse_signoffs("\n" * 1_000_000 + "Signed-off-by: A" + spaces + "<a@b>\n") == [
         ("A", "a@b")
     ]
+
+
+OLD_MENTION = re.compile(
+    r"^\s*-?\s*[\"']?([A-Za-z0-9_.-]*(?:marker|pytest_mark)[A-Za-z0-9_.-]*)[\"']?\s*:", re.I
+)
+
+
+def test_marker_keys_read_what_the_old_pattern_read() -> None:
+    from harness.checks.lanes import marker_key
+
+    lines = _strings(" -\"':ma", 20000, 9, 4) + _strings(" -'\tx:", 5000, 6, 5)
+    lines = [ln.replace("ma", "marker") for ln in lines] + [
+        "  - markers: unit",
+        '    "pytest_mark": "x"',
+        "-MARKERS :",
+        "--marker:",
+        "markers",
+    ]
+    for line in lines:
+        old = OLD_MENTION.match(line)
+        assert marker_key(line) == (old.group(1) if old else None), repr(line)
+
+
+def test_marker_key_on_long_lines() -> None:
+    from harness.checks.lanes import marker_key
+
+    assert marker_key(" " * 1_000_000 + "x") is None
+    assert marker_key("marker" * 200_000 + "x") is None
+    assert marker_key(" " * 1_000_000 + "- markers: a") == "markers"
