@@ -70,7 +70,9 @@ PICK_LEGEND = (
     "no-source. via: map (--map) · trailer (cherry picked from) · pr-number (#N in the subject, "
     "confirmed by content) · patch-id (same ± lines per file, whitespace ignored) · similarity "
     "(share of signed lines; confidence 0..1) · title (a PR title one merge carries) · authored "
-    "(the one source commit with the pick's author date and subject, confirmed by content) · merge "
+    "(the one source commit with the pick's author date and subject, confirmed by content) · subject "
+    "(the one source commit with the pick's subject, PR numbers aside, at least as similar as "
+    "similarity asks) · merge "
     "(the source is a merge commit: the PR's first-parent diff, found by trailer, PR number or title, "
     "or content; its commits are listed)"
 )
@@ -202,7 +204,7 @@ def _compare(
     return merges, results, store, history, paths
 
 
-_BY_CONTENT = ("patch-id", "similarity", "title", "authored")
+_BY_CONTENT = ("patch-id", "similarity", "title", "authored", "subject")
 _RELEASE_SUBJECT = re.compile(
     r"^(REL\b|release\b|prepare\b.*\brelease\b|bump (the )?version\b|back to dev)", re.IGNORECASE
 )

@@ -7,8 +7,10 @@ by map/trailer/PR number first, and the rest of the history only when some pick 
 
 from __future__ import annotations
 
+import bisect
 import functools
 import hashlib
+import itertools
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -344,6 +346,39 @@ class SourceFinder:
         c = self.pick_of[pick]
         return min(c.author_time, c.committer_time) - WINDOW_BEFORE, c.committer_time + WINDOW_AFTER
 
+    def _by_subject(
+        self, picks: Sequence[str], history: Sequence[str]
+    ) -> dict[str, tuple[float, str]]:
+        """Per pick: the one non-merge source commit with its subject (PR numbers and a leading tag
+        removed) committed within its window, with its similarity when that is at least
+        SIMILARITY_MIN. A squashed backport of a PR merged as several commits keeps the title: this
+        names the source without the similarity search's candidate diffs (one -U0 process for all)."""
+        keys = {p: strip_numbers(self.pick_of[p].subject) for p in picks}
+        keys = {p: k for p, k in keys.items() if k}
+        if not keys:
+            return {}
+        # One lower-cased text of all subjects, searched in C for each key's longest word; only
+        # the subjects it occurs in are stripped and compared.
+        lowered = [self.subjects[s].lower() for s in history]
+        text = "\n".join(lowered)
+        starts = list(itertools.accumulate((len(x) + 1 for x in lowered[:-1]), initial=0))
+        found: dict[str, str] = {}
+        for p, key in keys.items():
+            word = max(key.split(), key=len)
+            same: set[str] = set()
+            at = text.find(word)
+            while at >= 0:
+                i = bisect.bisect_right(starts, at) - 1
+                if strip_numbers(self.subjects[history[i]]) == key:
+                    same.add(history[i])
+                at = text.find(word, starts[i + 1] if i + 1 < len(starts) else len(text))
+            lo, hi = self._window(p)
+            if len(same) == 1 and lo <= self.committed[next(iter(same))] <= hi:
+                found[p] = same.pop()
+        self.store.ensure_lines(sorted(set(found.values())))
+        scored = {p: (dice(self.store.keys(p), self.store.keys(c)), c) for p, c in found.items()}
+        return {p: sc for p, sc in scored.items() if sc[0] >= SIMILARITY_MIN}
+
     def _similar(
         self,
         picks: Sequence[str],
@@ -389,8 +424,8 @@ class SourceFinder:
         return scored
 
     def _search(self, unresolved: Sequence[str]) -> dict[str, Resolution]:
-        """Patch-id, then title and author date, then similarity, over source commits chosen by the
-        paths they change (listed without reading a diff) before any diff is read."""
+        """Patch-id, then title and author date, then subject, then similarity, over source commits
+        chosen by the paths they change (listed without reading a diff) before any diff is read."""
         todo = [p for p in unresolved if self.store.full[p].files]
         if not todo:
             return {}
@@ -429,7 +464,9 @@ class SourceFinder:
                 out[p] = titled
             else:
                 rest.append(p)
-        scored = self._similar(rest, history, touched, names)
+        subject = self._by_subject(rest, history)
+        scored = self._similar([p for p in rest if p not in subject], history, touched, names)
+        scored.update({p: [found] for p, found in subject.items()})
         # A PR merged with a merge commit is one change: the merge that brought a pick's best commit
         # in may match the pick better (the whole PR, squashed into one pick). One more batch.
         merges = {
@@ -444,7 +481,8 @@ class SourceFinder:
                 if d > sc[0][0]:
                     sc.insert(0, (d, merges[p]))
             if sc and sc[0][0] >= SIMILARITY_MIN:
-                out[p] = Resolution([sc[0][1]], "similarity", round(sc[0][0], 3))
+                via = "subject" if p in subject else "similarity"
+                out[p] = Resolution([sc[0][1]], via, round(sc[0][0], 3))
             elif sc and sc[0][0] >= _MENTION:
                 out[p] = Resolution(
                     [], None, None, f"best candidate {sc[0][1][:12]} at similarity {sc[0][0]:.2f}"

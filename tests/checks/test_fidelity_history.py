@@ -231,6 +231,52 @@ def test_a_pr_title_and_an_author_date_name_the_source(builder):
     assert (d["source"], d["source_via"], d["status"]) == (authored, "authored", "subset")
 
 
+def test_the_one_source_commit_with_the_picks_subject_names_it(builder):
+    """A PR landed on main as several commits (no PR number in their subjects) and was squashed
+    onto the release branch with an adapted line: its title finds the commit that carries it,
+    when exactly one source commit has that subject and the content is similar enough."""
+    builder.commit("base", {"a.py": A, "b.py": B, "c.py": "c = 1\n"})
+    builder.branch("release")
+    a1 = (
+        A.replace("a_1 = 1", "a_1 = 11")
+        .replace("a_2 = 2", "a_2 = 22")
+        .replace("a_3 = 3", "a_3 = 33")
+    )
+    titled = builder.commit("Move the loader to the new API", {"a.py": a1})
+    builder.commit("Unrelated cleanup", {"c.py": "c = 2\n"})
+    b1 = (
+        B.replace("b_1 = 1", "b_1 = 11")
+        .replace("b_2 = 2", "b_2 = 22")
+        .replace("b_3 = 3", "b_3 = 33")
+    )
+    builder.commit("Fix test", {"b.py": b1})
+    builder.commit("Fix test", {"b.py": b1.replace("b_9 = 9", "b_9 = 99")})
+    builder.commit("Drop the old flag", {"c.py": "c = 3\n"})
+    builder.checkout("release")
+    base = builder.rev("HEAD")
+    adapted = builder.commit(
+        "[release] Move the loader to the new API (#20)",
+        {"a.py": a1.replace("a_3 = 33", "a_3 = 30")},
+    )
+    ambiguous = builder.commit("Fix test (#21)", {"b.py": b1.replace("b_3 = 33", "b_3 = 30")})
+    unlike = builder.commit("Drop the old flag (#22)", {"a.py": a1.replace("a_8 = 8", "a_8 = 88")})
+    s = fidelity_section(GitRepo(builder.path), base, "release", "main")
+    picks = {p["pick"]: p for p in s.data["picks"]}
+    t = picks[adapted]
+    assert (t["source"], t["source_via"], t["found_by"], t["status"]) == (
+        titled,
+        "subject",
+        "subject",
+        "adapted",
+    )
+    assert 0.7 <= t["confidence"] < 1.0
+    # Two "Fix test" commits: the subject names neither; similarity still finds the closer one.
+    assert picks[ambiguous]["source_via"] == "similarity"
+    # The one "Drop the old flag" changed another file: the subject alone is no source.
+    assert picks[unlike]["source_via"] != "subject"
+    assert picks[unlike]["source"] != builder.rev("main")
+
+
 def test_a_fix_backported_before_its_pr_landed_is_judged_as_usual(builder):
     builder.commit("base", {"a.py": A})
     builder.branch("release")
