@@ -13,8 +13,9 @@ _MODULES = {"md": "markdown", "json": "json", "html": "html"}
 
 def render(report: Report, fmt: str, *, full: bool = True) -> str:
     """Render a report in one of FORMATS (``full=False``: the terminal view's one-screen summary);
-    text that is not UTF-8 is shown escaped first."""
-    printable(report)
+    text that is not UTF-8 is shown escaped first (JSON escapes it as it writes)."""
+    if fmt != "json":
+        printable(report)
     if fmt == "term":  # rich is imported only when a terminal view is asked for
         from harness.report import terminal
 

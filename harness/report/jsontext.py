@@ -1,0 +1,128 @@
+"""Report objects as indented JSON text in one pass.
+
+``dumps(obj)`` is ``json.dumps(to_jsonable(printable(obj)), indent=2, ensure_ascii=False)`` passed
+through ``json_escape_controls``, byte for byte, without the three walks and the copies those
+build: model objects are written as they are met, and what is not printable (surrogate-escaped
+bytes, DEL, C1 controls, bidi overrides) is escaped in the finished text by one scan.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import fields, is_dataclass
+from json.encoder import encode_basestring  # the C encoder where CPython has it
+from typing import Any
+
+from harness.report.model import Code, Sha
+
+_NAMES: dict[type, tuple[str, ...]] = {}  # a dataclass's field names, looked up once
+_STEP = "  "
+# A lone surrogate is a byte that was not UTF-8 (``printable`` shows it as \xNN, which JSON writes
+# with its backslash escaped); the rest as json_escape_controls writes them.
+_UNSAFE = re.compile(r"[\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def _unsafe(m: re.Match[str]) -> str:
+    code = ord(m.group(0))
+    if 0xDC80 <= code <= 0xDCFF:
+        return f"\\\\x{code - 0xDC00:02x}"
+    if 0xD800 <= code <= 0xDFFF:
+        return f"\\\\u{code:04x}"
+    return f"\\u{code:04x}"
+
+
+def dumps(obj: Any) -> str:
+    """The JSON text of ``obj`` (dataclasses as objects of their fields, Sha and Code as strings)."""
+    out: list[str] = []
+    _write(obj, out, "\n")
+    return _UNSAFE.sub(_unsafe, "".join(out))
+
+
+def _float(x: float) -> str:
+    if x != x:
+        return "NaN"
+    if x in (float("inf"), float("-inf")):
+        return "Infinity" if x > 0 else "-Infinity"
+    return float.__repr__(x)
+
+
+def _write(o: Any, out: list[str], nl: str) -> None:
+    kind = type(o)
+    if kind is str:
+        out.append(encode_basestring(o))
+    elif o is None:
+        out.append("null")
+    elif o is True:
+        out.append("true")
+    elif o is False:
+        out.append("false")
+    elif kind is int:
+        out.append(int.__repr__(o))
+    elif kind is float:
+        out.append(_float(o))
+    elif kind is list or kind is tuple:
+        _items(o, out, nl)
+    elif kind is dict:
+        _pairs(((str(k), v) for k, v in o.items()), bool(o), out, nl)
+    elif kind is Sha:
+        out.append(encode_basestring(o.sha))
+    elif kind is Code:
+        out.append(encode_basestring(o.text))
+    elif kind in _NAMES:
+        _pairs(((n, getattr(o, n)) for n in _NAMES[kind]), bool(_NAMES[kind]), out, nl)
+    else:
+        _other(o, out, nl)
+
+
+def _other(o: Any, out: list[str], nl: str) -> None:
+    """Subclasses and first sightings, in ``to_jsonable``'s order, then ``json.dumps``'s."""
+    if isinstance(o, Sha):
+        _write(o.sha, out, nl)
+    elif isinstance(o, Code):
+        _write(o.text, out, nl)
+    elif is_dataclass(o) and not isinstance(o, type):
+        _NAMES[type(o)] = names = tuple(f.name for f in fields(o))
+        _pairs(((n, getattr(o, n)) for n in names), bool(names), out, nl)
+    elif isinstance(o, dict):
+        _pairs(((str(k), v) for k, v in o.items()), bool(o), out, nl)
+    elif isinstance(o, (list, tuple)):
+        _items(o, out, nl)
+    elif isinstance(o, str):
+        out.append(encode_basestring(o))
+    elif isinstance(o, int):
+        out.append(int.__repr__(o))
+    elif isinstance(o, float):
+        out.append(_float(o))
+    else:
+        raise TypeError(f"Object of type {type(o).__name__} is not JSON serializable")
+
+
+def _items(seq: Any, out: list[str], nl: str) -> None:
+    if not seq:
+        out.append("[]")
+        return
+    inner = nl + _STEP
+    out.append("[" + inner)
+    first = True
+    for x in seq:
+        if not first:
+            out.append("," + inner)
+        first = False
+        _write(x, out, inner)
+    out.append(nl + "]")
+
+
+def _pairs(pairs: Any, any_: bool, out: list[str], nl: str) -> None:
+    if not any_:
+        out.append("{}")
+        return
+    inner = nl + _STEP
+    out.append("{" + inner)
+    first = True
+    for k, v in pairs:
+        if not first:
+            out.append("," + inner)
+        first = False
+        out.append(encode_basestring(k) + ": ")
+        _write(v, out, inner)
+    out.append(nl + "}")

@@ -1,0 +1,85 @@
+"""The one-pass JSON writer gives the bytes of the three-walk pipeline it replaced."""
+
+from __future__ import annotations
+
+import collections
+import copy
+import json
+import random
+from dataclasses import dataclass
+
+from harness.report.jsontext import dumps
+from harness.report.model import Code, Finding, Sha, Table, to_jsonable
+from harness.report.printable import printable
+from harness.report.safe import json_escape_controls
+
+
+@dataclass
+class _Pair:
+    a: object = None
+    b: object = None
+
+
+@dataclass(frozen=True)
+class _Frozen:
+    x: object = None
+
+
+_Named = collections.namedtuple("_Named", "p q")
+# Surrogate-escaped bytes (\udce9), other surrogates, DEL, C1, bidi overrides, C0 controls, quotes.
+_CHARS = ["a", "é", "\udce9", "\ud800", "\udc10", "\x7f", "\x85", "\u202e", "\x1b", "\n", '"']
+_CHARS += ["\\", "·", "\U0001f600", "\u2066", "\udcff", "\udc80", "\t", "\x00"]
+
+
+def _pipeline(obj: object) -> str:
+    """What the JSON renderer did before: escape in place, convert, dump, escape controls."""
+    escaped = printable(copy.deepcopy(obj))
+    text = json.dumps(to_jsonable(escaped), indent=2, ensure_ascii=False)
+    return json_escape_controls(text)
+
+
+def _value(r: random.Random, depth: int = 0) -> object:
+    def text() -> str:
+        return "".join(r.choice(_CHARS) for _ in range(r.randint(0, 6)))
+
+    kind = r.randint(0, 14 if depth < 4 else 6)
+    leaves = [
+        text,
+        lambda: r.randint(-(10**6), 10**20),
+        lambda: r.choice([0.5, -1.25, 1e300, float("nan"), float("inf"), -float("inf"), -0.0]),
+        lambda: r.choice([True, False, None]),
+        lambda: Sha(text()),
+        lambda: Code(text()),
+        lambda: "",
+    ]
+    if kind < len(leaves):
+        return leaves[kind]()
+    inner = lambda: _value(r, depth + 1)  # noqa: E731
+    return [
+        lambda: [inner() for _ in range(r.randint(0, 4))],
+        lambda: tuple(inner() for _ in range(r.randint(0, 3))),
+        lambda: {text(): inner() for _ in range(r.randint(0, 3))},
+        lambda: _Pair(inner(), inner()),
+        lambda: _Frozen(inner()),
+        lambda: _Named(inner(), inner()),
+        lambda: Table(text(), [text()], [[inner(), inner()]], text()),
+        lambda: {r.randint(0, 5): inner(), text(): inner()},
+    ][kind - len(leaves)]()
+
+
+def test_same_bytes_as_the_three_walk_pipeline_on_random_documents():
+    r = random.Random(13)
+    for _ in range(3000):
+        doc = {"x": _value(r), "y": [_value(r), _value(r)]}
+        assert dumps(doc) == _pipeline(doc)
+
+
+def test_report_objects_and_escapes():
+    finding = Finding("kind", "P1", "caf\udce9 \u202e", detail="x\x7fy")
+    text = dumps({"sections": [finding], "cell": Sha("ab" * 20), "empty": [], "none": {}})
+    assert json.loads(text)["sections"][0]["title"] == "caf\\xe9 \u202e"
+    assert "\\u202e" in text and "\\u007f" in text and "\udce9" not in text
+    assert '"empty": []' in text and '"none": {}' in text
+    assert text == _pipeline(
+        {"sections": [finding], "cell": Sha("ab" * 20), "empty": [], "none": {}}
+    )
