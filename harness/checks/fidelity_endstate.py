@@ -137,11 +137,34 @@ def _emit(a: Sequence[bytes], b: Sequence[bytes], at: int, out: list[tuple[bytes
 def _exact(
     a: list[bytes], b: list[bytes], at: int, out: list[tuple[bytes, int]], approximate: bool = False
 ) -> None:
+    if not approximate and _in_order(a, b, at, out):
+        return
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(
         None, a, b, autojunk=approximate
     ).get_opcodes():
         if tag != "equal":
             _emit(a[i1:i2], b[j1:j2], at + i1, out)
+
+
+def _in_order(a: list[bytes], b: list[bytes], at: int, out: list[tuple[bytes, int]]) -> bool:
+    """The exact diff without difflib when no line repeats on either side and the lines both sides
+    hold are in the same order (generated and config-like files): difflib then matches every
+    common line, so the gaps between them are its opcodes. False (nothing written) otherwise."""
+    where = dict(zip(b, range(len(b)), strict=True))
+    if len(where) != len(b) or len(set(a)) != len(a):
+        return False
+    pairs = [(i, where[x]) for i, x in enumerate(a) if x in where]
+    js = [j for _, j in pairs]
+    if js != sorted(js):
+        return False
+    i = j = 0
+    for ai, bj in pairs:
+        if ai > i or bj > j:
+            _emit(a[i:ai], b[j:bj], at + i, out)
+        i, j = ai + 1, bj + 1
+    if i < len(a) or j < len(b):
+        _emit(a[i:], b[j:], at + i, out)
+    return True
 
 
 def _touched(diff: Sequence[tuple[bytes, int]], new_len: int, old_len: int) -> set[int]:

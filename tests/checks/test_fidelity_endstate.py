@@ -133,6 +133,50 @@ def test_ordered_diff_accounts_for_every_line_and_its_place():
             assert (not d) == (old == new)
 
 
+def test_lines_unique_and_in_order_diff_as_difflib_does():
+    """The shortcut for files without repeated lines gives difflib's exact diff, line for line;
+    with a repeated or a moved line it steps aside."""
+    import difflib
+    import random
+
+    from harness.checks.fidelity_endstate import _emit, _in_order
+
+    def by_difflib(a: list[bytes], b: list[bytes]) -> list[tuple[bytes, int]]:
+        out: list[tuple[bytes, int]] = []
+        for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(
+            None, a, b, autojunk=False
+        ).get_opcodes():
+            if tag != "equal":
+                _emit(a[i1:i2], b[j1:j2], 3 + i1, out)
+        return out
+
+    rng = random.Random(11)
+    taken = 0
+    for _ in range(3000):
+        pool = [b"l%d" % k for k in range(rng.randint(1, 60))]
+        a = rng.sample(pool, min(rng.randint(0, 30), len(pool)))
+        b = list(a)
+        for _ in range(rng.randint(0, 6)):
+            op = rng.random()
+            if op < 0.3 and b:
+                del b[rng.randrange(len(b))]
+            elif op < 0.6:
+                b.insert(rng.randint(0, len(b)), rng.choice([*pool, b"new%d" % rng.randrange(9)]))
+            elif op < 0.8 and b:
+                b[rng.randrange(len(b))] = b"changed%d" % rng.randrange(99)
+            elif len(b) > 1:
+                i, j = rng.randrange(len(b)), rng.randrange(len(b))
+                b[i], b[j] = b[j], b[i]
+        out: list[tuple[bytes, int]] = []
+        if _in_order(a, b, 3, out):
+            taken += 1
+            assert out == by_difflib(a, b)
+        else:
+            assert not out
+            assert len(set(b)) < len(b) or [x for x in a if x in b] != [x for x in b if x in a]
+    assert 500 < taken < 3000  # both ways are exercised
+
+
 def test_as_dict_is_every_field_as_asdict_gives_it() -> None:
     from dataclasses import asdict
 
