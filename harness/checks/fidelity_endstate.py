@@ -275,10 +275,20 @@ def end_states(
             )
     ids = object_ids(repo, [s for _, _, specs in plan for s in specs])
     quads = [ids[i * 4 : i * 4 + 4] for i in range(len(plan))]
-    need = sorted({x for q in quads if q[0] != q[1] for x in q if x})
-    blobs = {
-        oid: data for oid, data in zip(need, repo.read_blobs(need), strict=True) if data is not None
-    }
+    # Blobs stream in the order rows first need them: a row is diffed while git reads the next.
+    need = list(dict.fromkeys(x for q in quads if q[0] != q[1] for x in q if x))
+    arriving = zip(need, repo.iter_blobs(need), strict=True)
+    blobs: dict[str, bytes] = {}
+    read: set[str] = set()
+
+    def fetch(*oids: str | None) -> None:
+        for oid in oids:
+            while oid and oid not in read:
+                got, data = next(arriving)
+                read.add(got)
+                if data is not None:
+                    blobs[got] = data
+
     # A blob's lines are split once and kept only while a later row still reads them.
     uses = Counter(x for q in quads if q[0] != q[1] for x in q)
     split: dict[str | None, list[bytes]] = {}
@@ -301,6 +311,7 @@ def end_states(
         out.setdefault(pick, []).append(st)
         if h == a:
             continue
+        fetch(h, a, par, b)
         hb, ab = blobs.get(h) if h else None, blobs.get(a) if a else None
         if _binary(hb) or _binary(ab):
             st.status = "binary-differs"
@@ -351,4 +362,6 @@ def end_states(
             if st.pre_existing
             else "newline-differs"
         )
+    for _ in arriving:  # every blob was read: this lets cat-file finish and checks its exit
+        pass
     return out

@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from collections.abc import Iterable, Sequence
+import threading
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -379,25 +380,60 @@ class GitRepo:
             ask = [
                 (i, s) for (i, s), size in zip(ask, sizes, strict=True) if not size or size <= limit
             ]
-        if not ask:
-            return result
-        proc = self.popen(["cat-file", "--batch"])
-        out, err = proc.communicate(
-            b"".join(s.encode("utf-8", "surrogateescape") + b"\n" for _, s in ask)
-        )
-        if proc.returncode != 0:
-            raise GitError(["cat-file", "--batch"], proc.returncode, err.decode("utf-8", "replace"))
-        pos = 0
-        for i, _spec in ask:
-            nl = out.index(b"\n", pos)
-            header = out[pos:nl].split()
-            pos = nl + 1
-            if len(header) == 3 and header[2].isdigit():
-                size = int(header[2])
-                if header[1] == b"blob":
-                    result[i] = out[pos : pos + size]
-                pos += size + 1  # content is followed by a newline
+        for (i, _), data in zip(ask, self.iter_blobs([s for _, s in ask]), strict=True):
+            result[i] = data
         return result
+
+    def iter_blobs(self, specs: Sequence[str]) -> Iterator[bytes | None]:
+        """Contents of many objects in ONE ``cat-file --batch``, each yielded as soon as git has
+        written it (a caller works on the first while git reads the rest); None when absent or
+        not a blob, or for a spec holding a newline or NUL (it cannot be asked)."""
+        ask = [s for s in specs if s and "\n" not in s and "\0" not in s]
+        if not ask:
+            yield from (None for _ in specs)
+            return
+        proc = self.popen(["cat-file", "--batch"])
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        request = b"".join(s.encode("utf-8", "surrogateescape") + b"\n" for s in ask)
+        stdin = proc.stdin
+
+        def write() -> None:  # in a thread: git stops reading while its output is not read
+            try:
+                stdin.write(request)
+                stdin.close()
+            except (BrokenPipeError, ValueError):
+                pass
+
+        writer = threading.Thread(target=write, name="harness-cat-file", daemon=True)
+        writer.start()
+        answered = None  # False: git stopped before answering every spec
+        try:
+            for spec in specs:
+                if not spec or "\n" in spec or "\0" in spec:
+                    yield None
+                    continue
+                header = proc.stdout.readline().split()
+                if not header:
+                    answered = False
+                    break
+                if len(header) == 3 and header[2].isdigit():
+                    size = int(header[2])
+                    data = proc.stdout.read(size + 1)  # content is followed by a newline
+                    yield data[:size] if header[1] == b"blob" else None
+                else:
+                    yield None  # "<spec> missing" (or ambiguous)
+            else:
+                answered = True
+        finally:
+            if answered is None:  # the caller stopped early: git may be blocked writing to us
+                proc.kill()
+            writer.join()
+            proc.stdout.close()
+            err = proc.stderr.read()
+            proc.stderr.close()
+            code = proc.wait()
+        if not answered or code != 0:
+            raise GitError(["cat-file", "--batch"], code, err.decode("utf-8", "replace"))
 
     def batch_check(self, specs: Sequence[str], fmt: str) -> list[str]:
         """One ``cat-file --batch-check=<fmt>`` answer line per spec, in one process ("" for a spec
