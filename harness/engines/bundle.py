@@ -31,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from harness import process
+from harness import process, workarea
 from harness.engines.engine_path import FIT_OR_STANDIN, OPTIONAL, lock_for
 from harness.engines.standin_wheel import build_standin_wheel
 from harness.engines.target import (
@@ -136,7 +136,7 @@ def download(target: Target, specs: list[str], dest: Path, log: Log) -> dict[str
 
 def _from_sdist(spec: str, dest: Path, log: Log, why: str) -> str:
     """No wheel for the target: build one from the sdist; only a pure-python result is accepted."""
-    with tempfile.TemporaryDirectory(prefix="harness-sdist-") as tmp:
+    with workarea.temp_dir("harness-sdist-") as tmp:
         proc = _pip(["download", "--no-deps", "--no-binary=:all:", "-q", "-d", tmp, spec], log)
         sdists = list(Path(tmp).iterdir())
         if proc.returncode != 0 or not sdists:

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 
-from harness import process
+from harness import process, workarea
 from harness.engines.sglang import probe_script
 
 _SITECUSTOMIZE = """
@@ -44,7 +43,7 @@ def trace_engine_imports(
     python: Path, request: dict, env: dict[str, str], timeout: float = 900
 ) -> dict[str, str]:
     """{distribution: version} whose modules any engine process imported while the n probe ran."""
-    with tempfile.TemporaryDirectory(prefix="harness-trace-") as tmp:
+    with workarea.temp_dir("harness-trace-") as tmp:
         site, out = Path(tmp, "site"), Path(tmp, "out")
         site.mkdir()
         out.mkdir()
