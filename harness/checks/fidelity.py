@@ -38,7 +38,8 @@ from harness.checks.fidelity_units import complete_units
 from harness.checks.result import Checked
 from harness.errors import UsageError
 from harness.git import Commit, GitRepo
-from harness.git.picks import LogEntry, fork_point
+from harness.git.history import fork_point
+from harness.git.picks import LogEntry
 from harness.git.picks import bodies as read_bodies
 from harness.git.picks import history as read_history
 from harness.report.model import (

@@ -4,6 +4,7 @@ a BASE that is not an ancestor of HEAD is allowed but stated once in the report 
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from harness.errors import UsageError
@@ -78,12 +79,15 @@ def judge_range(
             f"shallow repository: history is cut off at {cut[0][:12]} ({len(cut)} boundary "
             f"commit(s) reachable from the refs), so {base}..{head} cannot be judged; {UNSHALLOW}"
         )
-    merge_base = repo.merge_base(base_sha, head_sha)
+    # Two walks at once (the merge base in a thread): git does both while Python waits.
+    with ThreadPoolExecutor(1, thread_name_prefix="harness-merge-base") as pool:
+        merged = pool.submit(repo.merge_base, base_sha, head_sha)
+        commits, n_picks = count_commits(repo, base_sha, head_sha)
+        merge_base = merged.result()
     if merge_base is None:
         raise UsageError(
             f"{base} and {head} share no history (no merge base): {base}..{head} cannot be judged"
         )
-    commits, n_picks = count_commits(repo, base_sha, head_sha)
     if commits == 0:
         raise UsageError(
             f"no commits in {base}..{head}: nothing to judge ({head} is already in {base})"

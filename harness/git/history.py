@@ -27,11 +27,33 @@ def cut_off(repo: GitRepo, shas: Sequence[str], shallow: set[str]) -> list[str]:
     return [c for c in repo.run_text(["rev-list", *shas, "--"]).split() if c in shallow]
 
 
+def range_parents(repo: GitRepo, base: str, head: str) -> list[list[str]]:
+    """``[sha, *parents]`` of each commit of ``base..head``, newest first: one ``rev-list``, kept
+    for the run (range checks and the fork point both read it)."""
+    key = (base, head)
+    if key not in repo.walks:
+        out = repo.run_text(["rev-list", "--parents", head, f"^{base}", "--"])
+        repo.walks[key] = [line.split() for line in out.splitlines()]
+    return repo.walks[key]
+
+
 def count_commits(repo: GitRepo, base: str, head: str) -> tuple[int, int]:
     """How many commits ``base..head`` holds, and how many of them are not merges (one walk)."""
-    out = repo.run(["rev-list", "--parents", head, f"^{base}", "--"])
-    lines = out.splitlines()
-    return len(lines), sum(1 for ln in lines if ln.count(b" ") < 2)
+    walk = range_parents(repo, base, head)
+    return len(walk), sum(1 for c in walk if len(c) < 3)
+
+
+def fork_point(repo: GitRepo, base: str, head: str) -> str:
+    """Where the range starts on HEAD's own line: the first parent of the oldest commit of
+    ``--first-parent base..head`` (BASE itself when BASE is on that line; the merge base when BASE
+    is the source tip). Read off the range's walk: HEAD's first parents while they are in it."""
+    parents = {c[0]: c[1:] for c in range_parents(repo, base, head)}
+    oldest: str | None = None
+    at: str | None = head
+    while at is not None and at in parents:
+        oldest = at
+        at = parents[at][0] if parents[at] else None
+    return parents[oldest][0] if oldest is not None and parents[oldest] else base
 
 
 _VERSION: dict[str, str] = {}

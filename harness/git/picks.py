@@ -130,15 +130,6 @@ def history(
     return result
 
 
-def fork_point(repo: GitRepo, base: str, head: str) -> str:
-    """Where the range starts on HEAD's own line: the first parent of the oldest commit of
-    ``--first-parent base..head`` (BASE itself when BASE is on that line; the merge base when BASE
-    is the source tip), in one ``rev-list``."""
-    out = repo.run_text(["rev-list", "--first-parent", "--parents", head, f"^{base}"]).splitlines()
-    oldest = out[-1].split() if out else []
-    return oldest[1] if len(oldest) > 1 else base
-
-
 def bodies(
     repo: GitRepo,
     include: Sequence[str],

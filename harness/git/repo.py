@@ -117,6 +117,7 @@ class GitRepo:
         self.git_dir, self._common_dir, self.bare, self.work_tree = found
         self._batch: subprocess.Popen[bytes] | None = None
         self._resolved: dict[tuple[str, str], str] = {}
+        self.walks: dict[tuple[str, str], list[list[str]]] = {}  # git/history.py range_parents
 
     # -- running git ---------------------------------------------------------------
     def _env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
