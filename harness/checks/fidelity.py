@@ -644,7 +644,9 @@ def _section(
             end_rows,
             legend="differing lines of an ordered diff (a moved line counts): pre-existing (the fork "
             "point already differed from the source's parent) · "
-            "other picks (changed by another pick of the range) · introduced (the rest)",
+            "other picks (changed by another pick of the range) · introduced (the rest); a binary "
+            "file, or one over the size limit (git diffs it as binary), compares blob ids: "
+            "binary-differs, or other-picks when another pick left HEAD's blob",
             control="'same' rows: the blob at HEAD has the same object id as after the source",
             collapsed=len(end_rows) > 20,
         )

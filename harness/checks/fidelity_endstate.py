@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from harness.checks.fidelity_compare import FileResult
 from harness.git import GitRepo
-from harness.git.picks import object_ids
+from harness.git.picks import objects
 
 SHOWN_LINES = 20  # differing lines kept per file (the counts cover all of them)
 
@@ -26,7 +26,9 @@ SHOWN_LINES = 20  # differing lines kept per file (the counts cover all of them)
 @dataclass
 class EndState:
     path: str
-    status: str  # same, pre-existing, other-picks, introduced, binary-differs, newline-differs
+    # same, pre-existing, other-picks, introduced, binary-differs (binary, or over the size limit
+    # on one side), newline-differs
+    status: str
     pre_existing: int = 0
     other_picks: int = 0
     introduced: int = 0
@@ -218,6 +220,29 @@ def _anchors(a: list[bytes], b: list[bytes]) -> list[tuple[int, int]]:
     return run[::-1]
 
 
+class _MadeBy:
+    """Which picks left which blob at which path: a file compared by blob id (binary, or over the
+    size limit) whose HEAD blob another pick of the range wrote differs because of other picks.
+    Asked only when such a row comes up (one ``cat-file --batch-check``)."""
+
+    def __init__(self, repo: GitRepo, lines_by_pick: dict[str, dict[str, Counter[bytes]]]) -> None:
+        self.repo, self.lines_by_pick = repo, lines_by_pick
+        self.by: dict[tuple[str, str], set[str]] | None = None  # (path, blob) -> picks
+
+    def other(self, pick: str, paths: tuple[str, str], blob: str | None) -> str | None:
+        """ "other-picks" when a pick other than ``pick`` left ``blob`` at one of ``paths``."""
+        if self.by is None:
+            asked = [(q, path) for q, per in self.lines_by_pick.items() for path in per]
+            self.by = {}
+            for (q, path), got in zip(
+                asked, objects(self.repo, [f"{q}:{p}" for q, p in asked]), strict=True
+            ):
+                if got:
+                    self.by.setdefault((path, got[0]), set()).add(q)
+        makers = set().union(*(self.by.get((p, blob or ""), set()) for p in paths))
+        return "other-picks" if makers - {pick} else None
+
+
 def pick_lines(patches: dict[str, list]) -> dict[str, dict[str, Counter[bytes]]]:
     """Per pick, per path: the signed lines it changes (b"+x"/b"-y")."""
     out: dict[str, dict[str, Counter[bytes]]] = {}
@@ -273,10 +298,14 @@ def end_states(
                     ],
                 )
             )
-    ids = object_ids(repo, [s for _, _, specs in plan for s in specs])
+    info = objects(repo, [s for _, _, specs in plan for s in specs])
+    ids = [x[0] if x else None for x in info]
+    # A file over the size limit is binary to git's diffs too: its row compares blob ids only.
+    big = {x[0] for x in info if x and x[1] > repo.big_file}
     quads = [ids[i * 4 : i * 4 + 4] for i in range(len(plan))]
+    read_rows = [q for q in quads if q[0] != q[1] and big.isdisjoint(q)]
     # Blobs stream in the order rows first need them: a row is diffed while git reads the next.
-    need = list(dict.fromkeys(x for q in quads if q[0] != q[1] for x in q if x))
+    need = list(dict.fromkeys(x for q in read_rows for x in q if x))
     arriving = zip(need, repo.iter_blobs(need), strict=True)
     blobs: dict[str, bytes] = {}
     read: set[str] = set()
@@ -290,7 +319,7 @@ def end_states(
                     blobs[got] = data
 
     # A blob's lines are split once and kept only while a later row still reads them.
-    uses = Counter(x for q in quads if q[0] != q[1] for x in q)
+    uses = Counter(x for q in read_rows for x in q)
     split: dict[str | None, list[bytes]] = {}
 
     def lines_of(oid: str | None) -> list[bytes]:
@@ -305,16 +334,23 @@ def end_states(
         for path, c in per.items():
             totals.setdefault(path, Counter()).update(c)
     pre_cache: dict[tuple[str | None, str | None], Counter[bytes]] = {}
+    made_by = _MadeBy(repo, lines_by_pick)
     out: dict[str, list[EndState]] = {}
     for (pick, path, specs), (h, a, par, b) in zip(plan, quads, strict=True):
         st = EndState(path, "same", head_blob=h, source_blob=a)
         out.setdefault(pick, []).append(st)
         if h == a:
             continue
+        at_head = specs[0].split(":", 1)[
+            1
+        ]  # the path HEAD holds the file at (a later pick may have moved it)
+        if not big.isdisjoint((h, a, par, b)):
+            st.status = made_by.other(pick, (path, at_head), h) or "binary-differs"
+            continue
         fetch(h, a, par, b)
         hb, ab = blobs.get(h) if h else None, blobs.get(a) if a else None
         if _binary(hb) or _binary(ab):
-            st.status = "binary-differs"
+            st.status = made_by.other(pick, (path, at_head), h) or "binary-differs"
             continue
         after_l, parent_l = lines_of(a), lines_of(par)
         pre: Counter[bytes] | None = (
@@ -324,9 +360,6 @@ def end_states(
         wrote = (
             _touched(diff_at(parent_l, after_l), len(after_l), len(parent_l)) if after_l else None
         )
-        at_head = specs[0].split(":", 1)[
-            1
-        ]  # the path HEAD holds the file at (a later pick may have moved it)
         mine = lines_by_pick.get(pick, {})
         others = (totals.get(path, Counter()) - mine.get(path, Counter())) + (
             totals.get(at_head, Counter()) - mine.get(at_head, Counter())

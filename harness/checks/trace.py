@@ -104,17 +104,23 @@ def _readback(repo: GitRepo, needle: str, rows: list[TraceRow]) -> Control:
         for h in row.hits:
             per_file[(row.sha, h.path)] = per_file.get((row.sha, h.path), 0) + 1
     wanted = list(per_file.items())[:_READBACK_FILES]
-    blobs = repo.read_blobs([f"{sha}:{path}" for (sha, path), _ in wanted])
-    checked = len(wanted)
+    # A file over the size limit is not read back (only its first bytes are fetched, to tell).
+    blobs = repo.read_blobs([f"{sha}:{path}" for (sha, path), _ in wanted], limit=repo.big_file)
+    big = sum(1 for blob in blobs if blob is not None and len(blob) > repo.big_file)
+    checked = len(wanted) - big
     agree = sum(
-        blob is not None and sum(pattern in ln for ln in blob.split(b"\n")) == n
+        blob is not None
+        and len(blob) <= repo.big_file
+        and sum(pattern in ln for ln in blob.split(b"\n")) == n
         for (_, n), blob in zip(wanted, blobs, strict=False)
     )
+    skipped = f"; {big} file(s) over {repo.big_file >> 20} MiB not read back" if big else ""
     if not checked:
-        return Control("hits read back from the blobs", "no hits to read back", None)
+        return Control("hits read back from the blobs", f"no hits to read back{skipped}", None)
     return Control(
         "hits read back from the blobs",
-        f"{agree} of {checked} file(s) with hits: the line count read from the blob equals git grep's",
+        f"{agree} of {checked} file(s) with hits: the line count read from the blob equals git "
+        f"grep's{skipped}",
         agree == checked,
     )
 
@@ -122,9 +128,9 @@ def _readback(repo: GitRepo, needle: str, rows: list[TraceRow]) -> Control:
 def _probe_string(repo: GitRepo, sha: str, under: str | None) -> str | None:
     """A line that exists at ``sha`` under the path: grep must find it (positive control)."""
     entries = [e for e in ls_tree(repo, sha, under) if e.type == "blob"][:40]
-    for blob in repo.read_blobs([e.sha for e in entries]):
+    for blob in repo.read_blobs([e.sha for e in entries], limit=repo.big_file):
         blob = blob or b""
-        if b"\0" in blob[:8000]:
+        if b"\0" in blob[:8000] or len(blob) > repo.big_file:
             continue
         for line in blob.split(b"\n"):
             text = line.strip()[:60]

@@ -14,16 +14,23 @@ def object_ids(repo: GitRepo, specs: Sequence[str]) -> list[str | None]:
     Returns one id per spec, ``None`` where the object does not exist. Specs containing a newline
     cannot be asked for and come back as ``None``.
     """
-    found: list[str | None] = []
-    for line in repo.batch_check(specs, "%(objectname) %(objecttype)"):
-        # "<spec> missing" / "<spec> ambiguous" end with the status word; found objects with a type.
-        parts = line.rsplit(" ", 1)
+    return [x[0] if x else None for x in objects(repo, specs)]
+
+
+def objects(repo: GitRepo, specs: Sequence[str]) -> list[tuple[str, int] | None]:
+    """``(id, size)`` of many object specs in one ``cat-file --batch-check`` (None: absent, or a
+    spec holding a newline)."""
+    found: list[tuple[str, int] | None] = []
+    for line in repo.batch_check(specs, "%(objectname) %(objecttype) %(objectsize)"):
+        # "<spec> missing" / "<spec> ambiguous" end with the status word; found objects with a size.
+        parts = line.rsplit(" ", 2)
         ok = (
-            len(parts) == 2
+            len(parts) == 3
             and parts[1] in ("blob", "tree", "commit", "tag")
             and len(parts[0]) >= 40
+            and parts[2].isdigit()
         )
-        found.append(parts[0] if ok else None)
+        found.append((parts[0], int(parts[2])) if ok else None)
     return found
 
 
