@@ -694,6 +694,8 @@ def _section(
     not_verified = [
         "whether the picks build or pass tests (content only)",
         "file mode changes (only ± lines and blob ids are compared)",
+        f"the lines of a file over {store.repo.big_file >> 20} MiB (git diffs it as binary: blob "
+        "ids are compared)",
         "similarity search reads only source commits that touch the unresolved picks' paths and "
         "were committed within a year of the pick",
         "end state: which commit introduced a line (lines are classed by content, in file order)",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from harness.git.repo import GitError, GitRepo
 
@@ -100,9 +100,10 @@ def patch_paths(repo: GitRepo, shas: Sequence[str]) -> dict[str, frozenset[str]]
     return result
 
 
-@dataclass(frozen=True)
-class LogEntry:
-    """The little a source-history scan needs of a commit (no body: cheaper to read and parse)."""
+class LogEntry(NamedTuple):
+    """The little a source-history scan needs of a commit (no body: cheaper to read and parse). A
+    named tuple: a history holds one per commit (100k), built four times faster than a frozen
+    dataclass."""
 
     sha: str
     parents: tuple[str, ...]
