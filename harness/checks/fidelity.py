@@ -207,7 +207,12 @@ def _compare(
 
 _BY_CONTENT = ("patch-id", "similarity", "title", "authored", "subject")
 _RELEASE_SUBJECT = re.compile(
-    r"^(REL\b|release\b|prepare\b.*\brelease\b|bump (the )?version\b|back to dev)", re.IGNORECASE
+    # After a "[tag] " or a "MAINT: " / "chore(release): " prefix. "Prepare … for further
+    # development" is numpy's "back to dev".
+    r"^(?:\[[^\]\n]*\]\s*|[a-z]+(?:\([^)\n]*\))?!?:\s*)?"
+    r"(REL\b|release\b|prepare\b.*\b(release|further development)\b|bump (the )?version\b|"
+    r"back to dev)",
+    re.IGNORECASE,
 )
 
 

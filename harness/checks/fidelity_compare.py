@@ -19,7 +19,8 @@ _DOC_PATH = re.compile(
 )
 _RELEASE_PATH = re.compile(
     r"(^|/)(pyproject\.toml|setup\.cfg|setup\.py|package\.json|Cargo\.toml|VERSION|"
-    r"_?version\.py|release\.py|\.mailmap|CITATION\.cff)$"
+    r"_?version\.py|release\.py|\.mailmap|CITATION\.cff|pavement\.py)$"
+    r"|(^|/)tools/[^/]*release[^/]*$"  # release tooling (numpy's tools/write_release.py)
 )
 
 # Pick statuses, most reassuring first.

@@ -313,3 +313,31 @@ def test_the_branchs_own_release_commits_are_info_only_when_they_touch_release_f
     assert kinds[dev] == ("pick-release-commit", "info")
     nosource = [f for f in s.findings if f.kind == "pick-no-source"]
     assert [f.severity for f in nosource] == ["P2"] and code[:12] in nosource[0].title
+
+
+def test_numpys_prepare_for_further_development_is_the_branchs_own_release_commit(builder):
+    """numpy 2.3.x: "MAINT: Prepare 2.3.x for further development" after each release bumps
+    pyproject.toml and pavement.py and starts the next notes (or drops tools/write_release.py):
+    info. The same subject over code stays a P2 no-source."""
+    builder.commit("base", {"pyproject.toml": 'version = "2.3.0"\n', "pavement.py": "V = '2.3.0'\n",
+                            "tools/write_release.py": "print()\n", "numpy/core.py": "x = 1\n"})  # fmt: skip
+    builder.branch("release")
+    builder.commit("main moves on", {"numpy/core.py": "x = 2\n"})
+    builder.checkout("release")
+    base = builder.rev("HEAD")
+    bump = builder.commit(
+        "MAINT: Prepare 2.3.x for further development",
+        {"pyproject.toml": 'version = "2.3.1"\n', "pavement.py": "V = '2.3.1'\n",
+         "doc/source/release/2.3.1-notes.rst": "2.3.1\n"},
+    )  # fmt: skip
+    tooling = builder.commit(
+        "MAINT: Prepare 2.3.x for further development.", {"tools/write_release.py": "pass\n"}
+    )
+    code = builder.commit(
+        "MAINT: Prepare 2.3.x for further development", {"numpy/core.py": "x = 3\n"}
+    )
+    s = fidelity_section(GitRepo(builder.path), base, "release", "main")
+    kinds = {f.key.split(":")[0]: (f.kind, f.severity) for f in s.findings if ":" in f.key}
+    assert kinds[bump] == ("pick-release-commit", "info")
+    assert kinds[tooling] == ("pick-release-commit", "info")
+    assert kinds[code] == ("pick-no-source", "P2")
