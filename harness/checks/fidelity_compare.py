@@ -178,6 +178,27 @@ def compare_pair(p: Side, s: Side, renamed: bool = False) -> FileResult:
     return res
 
 
+class _FirstLeft:
+    """Keys by group, each group in the order added: the first key of a group still in ``left``
+    (keys only ever leave), in amortized constant time."""
+
+    def __init__(self, left: dict[str, Side]) -> None:
+        self.left = left
+        self.keys: dict[object, list[str]] = {}
+        self.at: dict[object, int] = {}
+
+    def add(self, group: object, key: str) -> None:
+        self.keys.setdefault(group, []).append(key)
+
+    def first(self, group: object) -> str | None:
+        keys = self.keys.get(group, [])
+        i = self.at.get(group, 0)
+        while i < len(keys) and keys[i] not in self.left:
+            i += 1
+        self.at[group] = i
+        return keys[i] if i < len(keys) else None
+
+
 def compare_files(
     pick_files: Sequence[FilePatch], source_files: Sequence[FilePatch]
 ) -> list[FileResult]:
@@ -189,16 +210,26 @@ def compare_files(
         results.append(compare_pair(picks[path], sources[path]))
     lone_p = [picks[k] for k in sorted(set(picks) - set(sources))]
     lone_s = {k: sources[k] for k in sorted(set(sources) - set(picks))}
+    # The first source file left (in path order) that names one of the pick file's paths, else the
+    # first with the same signed lines: looked up, not searched (a pick that moved thousands of
+    # files took minutes, quadratic in them).
+    by_path = _FirstLeft(lone_s)
+    for k, side in lone_s.items():
+        for x in {side.path, side.old_path} - {None}:
+            by_path.add(x, k)
+    by_tokens: _FirstLeft | None = None
 
     def _take(p: Side) -> Side | None:
-        for k, s in lone_s.items():
-            if {p.path, p.old_path} & {s.path, s.old_path} - {None}:
-                return lone_s.pop(k)
-        want = p.tokens()
-        for k, s in lone_s.items():
-            if s.tokens() == want:
-                return lone_s.pop(k)
-        return None
+        nonlocal by_tokens
+        named = [k for x in {p.path, p.old_path} - {None} if (k := by_path.first(x)) is not None]
+        if named:
+            return lone_s.pop(min(named))
+        if by_tokens is None:
+            by_tokens = _FirstLeft(lone_s)
+            for k, side in lone_s.items():
+                by_tokens.add(frozenset(side.tokens().items()), k)
+        same = by_tokens.first(frozenset(p.tokens().items()))
+        return lone_s.pop(same) if same is not None else None
 
     for p in lone_p:
         s = _take(p)
