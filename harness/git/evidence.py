@@ -13,6 +13,7 @@ from pathlib import Path
 
 from harness import workarea
 from harness.errors import UsageError
+from harness.git.records import log_format, records
 from harness.git.repo import GitError, GitRepo
 
 
@@ -208,7 +209,8 @@ def pickaxe(
     out = repo.run(
         [
             "log",
-            "--format=%H%x1f%P%x1f%s%x1e",
+            "-z",
+            log_format("%H", "%P", "%s"),
             "--reverse",
             "-S",
             pattern.decode("utf-8", "surrogateescape"),
@@ -218,11 +220,8 @@ def pickaxe(
         ]
     )
     commits = []
-    for rec in out.decode("utf-8", "surrogateescape").split("\x1e"):
-        rec = rec.strip("\n")
-        if rec:
-            sha, parents, subject = rec.split("\x1f", 2)
-            commits.append(PickaxeCommit(sha, tuple(parents.split()), subject))
+    for (sha, parents, subject), _ in records(out.decode("utf-8", "surrogateescape"), 3):
+        commits.append(PickaxeCommit(sha, tuple(parents.split()), subject))
     return commits
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from harness.git.records import log_format, records
 from harness.git.repo import GitError, GitRepo
 
 
@@ -54,7 +55,7 @@ def paths_per_commit(
         "--no-renames",
         "--always",
         "--root",
-        "--format=%x01%H",
+        log_format("%H"),
     ]
     proc = repo.popen(args)
     against = against or {}
@@ -63,14 +64,7 @@ def paths_per_commit(
     )
     if proc.returncode != 0:
         raise GitError(args, proc.returncode, err.decode("utf-8", "replace"))
-    result: dict[str, list[str]] = {}
-    for chunk in out.split(b"\x01")[1:]:
-        sha, _, rest = chunk.partition(b"\0")
-        rest = rest[1:] if rest.startswith(b"\n") else rest
-        result[sha.decode()] = [
-            p.decode("utf-8", "surrogateescape") for p in rest.split(b"\0") if p
-        ]
-    return result
+    return {sha: names for (sha,), names in records(out.decode("utf-8", "surrogateescape"), 1)}
 
 
 def patch_paths(repo: GitRepo, shas: Sequence[str]) -> dict[str, frozenset[str]]:
@@ -80,23 +74,21 @@ def patch_paths(repo: GitRepo, shas: Sequence[str]) -> dict[str, frozenset[str]]
     if not shas:
         return {}
     args = ["diff-tree", "--stdin", "-r", "-z", "--raw", "-M", "--always", "--root"]
-    proc = repo.popen([*args, "--format=%x01%H"])
+    proc = repo.popen([*args, log_format("%H")])
     out, err = proc.communicate("".join(s + "\n" for s in shas).encode())
     if proc.returncode != 0:
         raise GitError(args, proc.returncode, err.decode("utf-8", "replace"))
     result: dict[str, frozenset[str]] = {}
-    for chunk in out.split(b"\x01")[1:]:
-        sha, _, rest = chunk.partition(b"\0")
-        fields = rest.lstrip(b"\n").split(b"\0")
+    for (sha,), fields in records(out.decode("utf-8", "surrogateescape"), 1):
         named: set[str] = set()
         i = 0
-        while i + 1 < len(fields) and fields[i].startswith(b":"):
-            status = fields[i].split(b" ")[-1][:1]
-            two = status in (b"R", b"C")  # source and destination paths follow
-            path = fields[i + 2] if two else fields[i + 1]
-            named.add(path.decode("utf-8", "surrogateescape"))
+        while i + 1 < len(fields) and fields[i].startswith(":"):
+            status = fields[i].split(" ")[-1][:1]
+            two = status in ("R", "C")  # source and destination paths follow
+            path = fields[i + 2] if two and i + 2 < len(fields) else fields[i + 1]
+            named.add(path)
             i += 3 if two else 2
-        result[sha.decode()] = frozenset(named)
+        result[sha] = frozenset(named)
     return result
 
 
@@ -121,21 +113,18 @@ def history(
     repo: GitRepo, include: Sequence[str], exclude: Sequence[str] = (), *, paths: bool = False
 ) -> list[LogEntry]:
     """Commits of ``include ^exclude``, oldest first, in one ``git log`` (with ``--name-only`` if ``paths``)."""
-    args = ["log", "--reverse", "-z", "--format=%x01%H %P%x1f%at%x1f%ct%x1f%s"]
+    args = ["log", "--reverse", "-z", log_format("%H", "%P", "%at", "%ct", "%s")]
     if paths:  # a merge's paths are those of its first-parent diff (the whole PR)
         args += ["--name-only", "--no-renames", "--diff-merges=first-parent"]
     out = repo.run([*args, *include, *(f"^{x}" for x in exclude), "--"])
-    result = []
-    for chunk in out.split(b"\x01")[1:]:
-        head, _, rest = chunk.partition(b"\0")
-        ids, at, ct, subject = head.decode("utf-8", "surrogateescape").split("\x1f", 3)
-        sha, *parents = ids.split()
-        names = None
-        if paths:
-            rest = rest[1:] if rest.startswith(b"\n") else rest
-            names = tuple(p.decode("utf-8", "surrogateescape") for p in rest.split(b"\0") if p)
-        result.append(LogEntry(sha, tuple(parents), int(at), subject, names, int(ct)))
-    return result
+    return [
+        LogEntry(
+            sha, tuple(parents.split()), int(at), subject, tuple(names) if paths else None, int(ct)
+        )
+        for (sha, parents, at, ct, subject), names in records(
+            out.decode("utf-8", "surrogateescape"), 5
+        )
+    ]
 
 
 def bodies(
@@ -148,14 +137,13 @@ def bodies(
 ) -> dict[str, str]:
     """Message bodies of ``include ^exclude`` in one ``git log``: merges only, or the commits whose
     message matches one of the ``grep`` patterns (extended regex, case-insensitive)."""
-    args = ["log", "-z", "--format=%x01%H%x1f%b"]
+    args = ["log", "-z", log_format("%H", "%b")]
     if merges:
         args.append("--merges")
     if grep:
         args += ["-E", "-i", *(f"--grep={g}" for g in grep)]
     out = repo.run([*args, *include, *(f"^{x}" for x in exclude), "--"])
     result: dict[str, str] = {}
-    for chunk in out.split(b"\x01")[1:]:
-        sha, _, body = chunk.rstrip(b"\0").partition(b"\x1f")
-        result[sha.decode()] = body.decode("utf-8", "replace").strip()
+    for (sha, body), _ in records(out.decode("utf-8", "replace"), 2):
+        result[sha] = body.strip()
     return result

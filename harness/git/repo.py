@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import UsageError
+from harness.git.records import log_format, records
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
@@ -47,9 +48,7 @@ class Commit:
         return self.subject + ("\n\n" + self.body if self.body else "")
 
 
-_LOG_FIELDS = (
-    "%H%x1f%P%x1f%T%x1f%an%x1f%ae%x1f%at%x1f%ad%x1f%cn%x1f%ce%x1f%ct%x1f%cd%x1f%s%x1f%b%x1e"
-)
+_LOG_FIELDS = ("%H", "%P", "%T", "%an", "%ae", "%at", "%ad", "%cn", "%ce", "%ct", "%cd", "%s", "%b")
 
 
 _DISCOVERY_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE")
@@ -315,7 +314,7 @@ class GitRepo:
         include = list(include)
         if not include:
             return []
-        args = ["log", f"--format={_LOG_FIELDS}", "--date=raw"]
+        args = ["log", "-z", log_format(*_LOG_FIELDS), "--date=raw"]
         if no_merges:
             args.append("--no-merges")
         if reverse and not no_walk:
@@ -327,11 +326,7 @@ class GitRepo:
             args += [*include, *(f"^{x}" for x in exclude), "--"]
             out = self.run_text(args)
         result = []
-        for rec in out.split("\x1e"):
-            rec = rec.lstrip("\n")
-            if not rec:
-                continue
-            f = rec.split("\x1f")
+        for f, _ in records(out, len(_LOG_FIELDS)):
             result.append(
                 Commit(
                     sha=f[0],

@@ -1,0 +1,40 @@
+"""Commit records of ``git log -z`` / ``diff-tree -z`` output, read without trusting the text.
+
+Subjects, bodies, author names and paths come from the reviewed repository and may hold any
+character but NUL (a subject with \\x01 or \\x1f once split a record and crashed the harness). So
+every field is introduced by a NUL (``--format=%x00F1%x00F2…``): the record starts at an empty item
+(paths and the -z separators are never empty), its fields are the next ``fields`` items, and the
+non-empty items after them are its file list (``--name-only``, ``--raw``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+
+def log_format(*fields: str) -> str:
+    """``--format=`` for ``fields`` (placeholders such as ``%H``), each introduced by a NUL."""
+    return "--format=" + "".join(f"%x00{f}" for f in fields)
+
+
+def records(text: str, fields: int) -> Iterator[tuple[Sequence[str], list[str]]]:
+    """(the fields, the items after them) of each record of ``text`` (the output decoded whole);
+    the first item after the fields loses the newline git puts before a file list. A record cut
+    short at the end is dropped."""
+    items = text.split("\0")
+    i, n = 0, len(items)
+    while i < n:
+        if items[i] or i + fields >= n:
+            i += 1
+            continue
+        head = items[i + 1 : i + 1 + fields]
+        i += 1 + fields
+        rest: list[str] = []
+        while i < n and items[i]:
+            rest.append(items[i])
+            i += 1
+        if rest and rest[0].startswith("\n"):
+            rest[0] = rest[0][1:]
+            if not rest[0]:
+                rest.pop(0)
+        yield head, rest
