@@ -185,12 +185,15 @@ def grep_counts(
         ],
         check=False,
     )
-    for rec in out.split(b"\n"):
-        if not rec:
-            continue
-        head, _, num = rec.rpartition(b"\0")
-        rev = head.partition(b":")[0].decode()
-        counts[rev] = counts.get(rev, 0) + int(num)
+    pos = 0  # "rev:path\0count\n": a path may hold a newline, never a NUL
+    while pos < len(out):
+        z = out.find(b"\0", pos)
+        nl = out.find(b"\n", z + 1) if z >= 0 else -1
+        if nl < 0:
+            break
+        rev = out[pos:z].partition(b":")[0].decode()
+        counts[rev] = counts.get(rev, 0) + int(out[z + 1 : nl])
+        pos = nl + 1
     return counts
 
 

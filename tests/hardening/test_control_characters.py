@@ -9,6 +9,7 @@ import json
 import pytest
 
 from harness.git import GitRepo
+from harness.git.evidence import grep_counts
 from harness.git.picks import bodies, history, paths_per_commit
 from harness.git.records import log_format, records
 
@@ -21,7 +22,7 @@ def odd_repo(builder):
     builder.branch("release")
     fix = builder.commit(
         f"Fix {ODD} the thing (#3)\n\nBody {ODD} with\x01separators\n\nFixes: 1234567",
-        {f"we{ODD}ird.txt": "x\n", "f.txt": "fixed\n"},
+        {f"we{ODD}ird.txt": "x\n", "f.txt": "fixed\n", "two\nlines.txt": "fixed too\n"},
         author=f"Odd {ODD} Name <odd@example.com>",
     )
     builder.checkout("release")
@@ -35,8 +36,10 @@ def test_the_git_readers_keep_every_field(odd_repo) -> None:
     repo = GitRepo(builder.path)
     (entry,) = history(repo, ["main"], [base], paths=True)
     assert (entry.sha, entry.subject) == (fix, f"Fix {ODD} the thing (#3)")
-    assert set(entry.paths or ()) == {f"we{ODD}ird.txt", "f.txt"}
-    assert set(paths_per_commit(repo, [fix])[fix]) == {f"we{ODD}ird.txt", "f.txt"}
+    names = {f"we{ODD}ird.txt", "f.txt", "two\nlines.txt"}
+    assert set(entry.paths or ()) == names
+    assert set(paths_per_commit(repo, [fix])[fix]) == names
+    assert grep_counts(repo, "fixed", [fix]) == {fix: 2}  # one of the files is named "two\nlines"
     assert bodies(repo, ["main"], [base], grep=["fixes:"])[fix].startswith(f"Body {ODD} with\x01")
     (commit,) = repo.commits([fix], no_walk=True)
     assert (commit.author_name, commit.subject) == (f"Odd {ODD} Name", f"Fix {ODD} the thing (#3)")
