@@ -15,6 +15,7 @@ from harness.checks.result import Checked
 from harness.git.patch import FilePatch, diff_many
 from harness.git.repo import GitRepo
 from harness.report.model import Code, Control, Finding, Section, Sha, Table
+from harness.report.safe import line_shown
 
 _OPEN = re.compile(rb"^<{7} \S")
 _CLOSE = re.compile(rb"^>{7} \S")
@@ -51,7 +52,7 @@ def _hunk_markers(path: str, start: int, hunk: list[bytes]) -> list[Marker]:
             or _CLOSE.match(text)
             or (inside and (_SEP.match(text) or _BASE.match(text)))
         ):
-            found.append(Marker(path, no, text.decode("utf-8", "replace").rstrip()))
+            found.append(Marker(path, no, line_shown(text).rstrip()))
     return found
 
 

@@ -54,6 +54,7 @@ from harness.report.model import (
     Table,
 )
 from harness.report.printable import printable
+from harness.report.safe import line_shown
 
 _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="harness-fidelity")
 SECTION_ID = "fidelity"
@@ -124,7 +125,7 @@ def _figures(side: Side | None) -> dict[str, object] | None:
 
 
 def _signed(lines: Sequence[bytes]) -> str:
-    shown = [ln.decode("utf-8", "replace") for ln in lines[:_DETAIL_LINES]]
+    shown = [line_shown(ln) for ln in lines[:_DETAIL_LINES]]
     if len(lines) > _DETAIL_LINES:
         shown.append(f"… {len(lines) - _DETAIL_LINES} more")
     return "\n".join(shown) or "(none)"
@@ -436,8 +437,8 @@ def _pick_data(r: PickResult) -> dict[str, object]:
                 "pick": _figures(f.pick),
                 "source": _figures(f.source),
                 "source_path": f.source.path if f.source else None,
-                "only_in_pick": [x.decode("utf-8", "replace") for x in f.only_pick],
-                "only_in_source": [x.decode("utf-8", "replace") for x in f.only_source],
+                "only_in_pick": [line_shown(x) for x in f.only_pick],
+                "only_in_source": [line_shown(x) for x in f.only_source],
             }
             for f in r.files
         ],

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from harness.checks.fidelity_compare import FileResult
 from harness.git import GitRepo
 from harness.git.picks import objects
+from harness.report.safe import line_shown
 
 SHOWN_LINES = 20  # differing lines kept per file (the counts cover all of them)
 
@@ -385,7 +386,7 @@ def end_states(
                 st.introduced += 1
                 cls = "introduced"
             if len(st.lines) < SHOWN_LINES:
-                st.lines.append((cls, line.decode("utf-8", "replace")))
+                st.lines.append((cls, line_shown(line)))
         st.status = (
             "introduced"
             if st.introduced

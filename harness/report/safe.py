@@ -39,3 +39,16 @@ def json_escape_controls(doc: str) -> str:
     """JSON text with DEL, C1 controls and bidi overrides written as \\u escapes (json.dumps already
     escapes C0 controls such as ESC): the data stays the same once parsed."""
     return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", doc)
+
+
+LINE_SHOWN = 400  # characters of one repository line a report shows
+
+
+def line_shown(line: bytes) -> str:
+    """One line of the repository's files as a report shows it: decoded, and cut after
+    LINE_SHOWN characters with the count of the rest (a minified bundle is one line of megabytes;
+    counts and checksums are always over the whole line)."""
+    text = line.decode("utf-8", "replace")
+    if len(text) <= LINE_SHOWN:
+        return text
+    return f"{text[:LINE_SHOWN]}… ({len(text) - LINE_SHOWN} more characters)"

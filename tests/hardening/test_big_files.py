@@ -4,6 +4,8 @@ cost 105 s and 9.6 GB of memory. The limit is git's core.bigFileThreshold, set o
 
 from __future__ import annotations
 
+import json
+
 from harness.checks.fidelity import fidelity_section
 from harness.checks.trace import trace_check
 from harness.git import GitRepo
@@ -128,3 +130,34 @@ def test_a_pick_that_moved_many_files_pairs_them_by_lookup(builder, monkeypatch)
     assert statuses.count("extra-in-pick") == n - 1 - paired
     assert statuses.count("missing-from-pick") == n - paired
     assert len(calls) < 10 * n  # each file once for the lookup, not once per pair of files
+
+
+def test_a_line_of_a_megabyte_is_shown_cut_and_counted_whole(builder, run_cli, tmp_path) -> None:
+    """A minified bundle is one line: the report shows its first characters and how many more
+    there are; the ± counts and checksums are over the whole line."""
+    import hashlib
+
+    from harness.report.safe import LINE_SHOWN, line_shown
+
+    builder.commit("base", {"f.txt": "base\n"})
+    builder.branch("release")
+    builder.commit("Add bundle (#5)", {"min.js": "var a=" + "x" * 1_000_000 + ";\n"})
+    builder.checkout("release")
+    base = builder.rev("HEAD")
+    picked = "var a=" + "y" * 1_000_000 + ";"
+    builder.commit("Add bundle (#5)", {"min.js": picked + "\n"})
+    out = tmp_path / "out"
+    code, _, err = run_cli(
+        "compare", base, "release", "--repo", str(builder.path), "--source", "main",
+        "--output-dir", str(out), "--format", "none", "--fail-on", "never",
+    )  # fmt: skip
+    assert code == 0, err
+    for name in ("report.md", "report.json", "report.html", "comment.md"):
+        assert (out / name).stat().st_size < 200_000, name
+    doc = json.loads((out / "report.json").read_text())
+    (pick,) = doc["sections"][0]["data"]["picks"]
+    (f,) = pick["files"]
+    assert f["pick"]["added"] == 1
+    assert f["pick"]["added_sha1"] == hashlib.sha1((picked + "\n").encode()).hexdigest()[:8]
+    assert f["only_in_pick"] == [line_shown(("+" + picked).encode())]
+    assert f["only_in_pick"][0].endswith(f"… ({len(picked) + 1 - LINE_SHOWN} more characters)")
