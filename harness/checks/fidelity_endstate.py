@@ -231,7 +231,8 @@ class _MadeBy:
         self.by: dict[tuple[str, str], set[str]] | None = None  # (path, blob) -> picks
 
     def other(self, pick: str, paths: tuple[str, str], blob: str | None) -> str | None:
-        """ "other-picks" when a pick other than ``pick`` left ``blob`` at one of ``paths``."""
+        """The status "other-picks" when a pick other than ``pick`` left ``blob`` at one of
+        ``paths``; else None."""
         if self.by is None:
             asked = [(q, path) for q, per in self.lines_by_pick.items() for path in per]
             self.by = {}
@@ -342,9 +343,7 @@ def end_states(
         out.setdefault(pick, []).append(st)
         if h == a:
             continue
-        at_head = specs[0].split(":", 1)[
-            1
-        ]  # the path HEAD holds the file at (a later pick may have moved it)
+        at_head = specs[0].split(":", 1)[1]  # HEAD's path for it (a later pick may move it)
         if not big.isdisjoint((h, a, par, b)):
             st.status = made_by.other(pick, (path, at_head), h) or "binary-differs"
             continue
