@@ -98,31 +98,26 @@ def _other(o: Any, out: list[str], nl: str) -> None:
 
 
 def _items(seq: Any, out: list[str], nl: str) -> None:
-    if not seq:
-        out.append("[]")
-        return
-    inner = nl + _STEP
-    out.append("[" + inner)
-    first = True
-    for x in seq:
-        if not first:
-            out.append("," + inner)
-        first = False
-        _write(x, out, inner)
-    out.append(nl + "]")
+    _block((("", x) for x in seq), bool(seq), "[]", out, nl)
 
 
 def _pairs(pairs: Any, any_: bool, out: list[str], nl: str) -> None:
+    _block(((encode_basestring(k) + ": ", v) for k, v in pairs), any_, "{}", out, nl)
+
+
+def _block(entries: Any, any_: bool, brackets: str, out: list[str], nl: str) -> None:
+    """An array or object: each entry (its key written as ``"k": ``, or nothing) on its own line."""
     if not any_:
-        out.append("{}")
+        out.append(brackets)
         return
     inner = nl + _STEP
-    out.append("{" + inner)
+    out.append(brackets[0] + inner)
     first = True
-    for k, v in pairs:
+    for prefix, value in entries:
         if not first:
             out.append("," + inner)
         first = False
-        out.append(encode_basestring(k) + ": ")
-        _write(v, out, inner)
-    out.append(nl + "}")
+        if prefix:
+            out.append(prefix)
+        _write(value, out, inner)
+    out.append(nl + brackets[1])
