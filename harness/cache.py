@@ -139,11 +139,16 @@ class Cache:
         self.misses += 1
 
     def put(self, key: str, value: Any) -> None:
+        if self.enabled:
+            self.put_text(key, json.dumps(value, sort_keys=True))
+
+    def put_text(self, key: str, text: str) -> None:
+        """Store ``text``, the JSON of a value (``json.dumps(value, sort_keys=True)``)."""
         if not self.enabled:
             return
         path = self._path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, json.dumps(value, sort_keys=True), prefix=".tmp-", shared=False)
+        write_atomic(path, text, prefix=".tmp-", shared=False)
 
 
 def provenance_text(prov: list[tuple[str, str]]) -> str:
@@ -250,12 +255,13 @@ def cached_section(cache: Cache, parts: tuple[Any, ...], build: Any) -> Any:
     how = "cache"
     if section is None:
         how, section = "run", build()
-        try:
-            encoded = _enc(section)
-        except TypeError:
-            encoded = None  # something the encoding does not know: not cached
-        if encoded is not None and _dec(json.loads(json.dumps(encoded))) == section:
-            cache.put(key, encoded)
+        if cache.enabled:  # kept only when the stored text reads back as the same section
+            try:
+                text: str | None = json.dumps(_enc(section), sort_keys=True)
+            except TypeError:
+                text = None  # something the encoding does not know: not cached
+            if text is not None and _dec(json.loads(text)) == section:
+                cache.put_text(key, text)
     section.controls.append(
         Control("section cache", provenance_text([(key, how)]) + " (git content key)", None)
     )
