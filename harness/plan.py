@@ -26,18 +26,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.cache import Cache, cached_section, cached_value
-from harness.checks.fidelity import FidelityResult, fidelity_check
 from harness.checks.judgeable import judge_range
-from harness.checks.lanes import lanes_section
-from harness.checks.pins import pin_section
-from harness.checks.registry import RANGE_CHECKS, Check
-from harness.checks.trace import trace_section
+from harness.checks.registry import RANGE_CHECKS, Check, lazy
+from harness.checks.result import FidelityResult
 from harness.compare import CompareInputs, Plan
 from harness.errors import UsageError
 from harness.git import GitRepo
 from harness.git.history import git_version
 from harness.report.model import Section
 from harness.scenario import Scenario, Value, load_scenario
+
+# Imported when a section is built, not when it is planned (see ``lazy``).
+fidelity_check = lazy("harness.checks.fidelity", "fidelity_check")
+lanes_section = lazy("harness.checks.lanes", "lanes_section")
+pin_section = lazy("harness.checks.pins", "pin_section")
+trace_section = lazy("harness.checks.trace", "trace_section")
 
 _EXTRA_FIELDS = {
     "traces": ("string", "refs", "under", "range"),

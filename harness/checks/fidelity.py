@@ -35,7 +35,7 @@ from harness.checks.fidelity_source import (
     needs_content_search,
 )
 from harness.checks.fidelity_units import complete_units
-from harness.checks.result import Checked
+from harness.checks.result import Checked, FidelityResult
 from harness.errors import UsageError
 from harness.git import Commit, GitRepo
 from harness.git.history import fork_point
@@ -247,15 +247,6 @@ def _later_copies(results: Sequence[PickResult], committed: dict[str, int]) -> N
             r.copy_of = r.commit.sha
         elif srcs[0] in copies:
             r.copy_of = copies[srcs[0]]
-
-
-@dataclass(frozen=True)
-class FidelityResult:
-    """What fidelity hands on: the picks, and the source PR's commits after the pick's cut point
-    (the gaps that mutation controls can pin)."""
-
-    picks: tuple[str, ...]
-    missing_commits: tuple[str, ...]
 
 
 def fidelity_section(

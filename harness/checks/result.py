@@ -17,3 +17,12 @@ class Checked(Generic[R]):
 
     result: R
     section: Section
+
+
+@dataclass(frozen=True)
+class FidelityResult:
+    """What fidelity hands on: the picks, and the source PR's commits after the pick's cut point
+    (the gaps that mutation controls can pin)."""
+
+    picks: tuple[str, ...]
+    missing_commits: tuple[str, ...]
