@@ -1,9 +1,11 @@
 """Report objects as indented JSON text in one pass.
 
-``dumps(obj)`` is ``json.dumps(to_jsonable(printable(obj)), indent=2, ensure_ascii=False)`` passed
-through ``json_escape_controls``, byte for byte, without the three walks and the copies those
-build: model objects are written as they are met, and what is not printable (surrogate-escaped
-bytes, DEL, C1 controls, bidi overrides) is escaped in the finished text by one scan.
+``dumps(obj)`` writes dataclasses as objects of their fields, ``Sha`` and ``Code`` cells as their
+strings, tuples as arrays and dictionary keys as ``str(k)``, indented by two spaces, non-ASCII
+kept: the bytes of ``json.dumps(indent=2, ensure_ascii=False)`` over that conversion. What is not
+printable (surrogate-escaped bytes, shown as ``\\xNN`` as ``report.printable`` shows them; DEL, C1
+controls, bidi overrides, which stay the same once parsed) is escaped in the finished text by one
+scan. tests/report/test_jsontext.py holds it to the walks it replaced.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from harness.report.model import Code, Sha
 _NAMES: dict[type, tuple[str, ...]] = {}  # a dataclass's field names, looked up once
 _STEP = "  "
 # A lone surrogate is a byte that was not UTF-8 (``printable`` shows it as \xNN, which JSON writes
-# with its backslash escaped); the rest as json_escape_controls writes them.
+# with its backslash escaped); DEL, C1 controls and bidi overrides as \u escapes.
 _UNSAFE = re.compile(r"[\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
@@ -75,7 +77,7 @@ def _write(o: Any, out: list[str], nl: str) -> None:
 
 
 def _other(o: Any, out: list[str], nl: str) -> None:
-    """Subclasses and first sightings, in ``to_jsonable``'s order, then ``json.dumps``'s."""
+    """Subclasses and first sightings: cells, dataclasses, mappings, sequences, then scalars."""
     if isinstance(o, Sha):
         _write(o.sha, out, nl)
     elif isinstance(o, Code):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Severity = Literal["P1", "P2", "info"]
@@ -140,21 +140,6 @@ class Report:
             if item not in seen:
                 seen.append(item)
         return seen
-
-
-def to_jsonable(obj: Any) -> Any:
-    """Dataclasses → dicts, Code/Sha cells → strings (full sha in JSON)."""
-    if isinstance(obj, Sha):
-        return obj.sha
-    if isinstance(obj, Code):
-        return obj.text
-    if is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: to_jsonable(getattr(obj, f.name)) for f in fields(obj)}
-    if isinstance(obj, dict):
-        return {str(k): to_jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [to_jsonable(v) for v in obj]
-    return obj
 
 
 def open_findings(report: Report) -> list[Finding]:

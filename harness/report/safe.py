@@ -32,15 +32,6 @@ def shown(text: str) -> str:
     return quiet(clean(text))
 
 
-_JSON_UNSAFE = re.compile(r"[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
-def json_escape_controls(doc: str) -> str:
-    """JSON text with DEL, C1 controls and bidi overrides written as \\u escapes (json.dumps already
-    escapes C0 controls such as ESC): the data stays the same once parsed."""
-    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", doc)
-
-
 LINE_SHOWN = 400  # characters of one repository line a report shows
 
 

@@ -6,12 +6,12 @@ import collections
 import copy
 import json
 import random
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, fields, is_dataclass
 
 from harness.report.jsontext import dumps
-from harness.report.model import Code, Finding, Sha, Table, to_jsonable
+from harness.report.model import Code, Finding, Sha, Table
 from harness.report.printable import printable
-from harness.report.safe import json_escape_controls
 
 
 @dataclass
@@ -29,6 +29,28 @@ _Named = collections.namedtuple("_Named", "p q")
 # Surrogate-escaped bytes (\udce9), other surrogates, DEL, C1, bidi overrides, C0 controls, quotes.
 _CHARS = ["a", "é", "\udce9", "\ud800", "\udc10", "\x7f", "\x85", "\u202e", "\x1b", "\n", '"']
 _CHARS += ["\\", "·", "\U0001f600", "\u2066", "\udcff", "\udc80", "\t", "\x00"]
+
+
+def to_jsonable(obj: object) -> object:
+    """The conversion the JSON renderer used before (removed from the package with it)."""
+    if isinstance(obj, Sha):
+        return obj.sha
+    if isinstance(obj, Code):
+        return obj.text
+    if is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: to_jsonable(getattr(obj, f.name)) for f in fields(obj)}
+    if isinstance(obj, dict):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_jsonable(v) for v in obj]
+    return obj
+
+
+def json_escape_controls(doc: str) -> str:
+    """DEL, C1 controls and bidi overrides as \\u escapes (what the renderer did before)."""
+    return re.sub(
+        r"[\x7f-\x9f\u202a-\u202e\u2066-\u2069]", lambda m: f"\\u{ord(m.group(0)):04x}", doc
+    )
 
 
 def _pipeline(obj: object) -> str:
