@@ -24,7 +24,7 @@ from harness.checks.fidelity_compare import (
     is_test_path,
     pick_status,
 )
-from harness.checks.fidelity_endstate import EndState, end_states, pick_lines
+from harness.checks.fidelity_endstate import EndState, EndStateJobs, Row, file_paths
 from harness.checks.fidelity_followups import GREP, FollowUp, find_followups
 from harness.checks.fidelity_merges import brought_by, pr_commits
 from harness.checks.fidelity_missing import MissingResult, find_missing, iso
@@ -149,6 +149,7 @@ def _compare(
     source: str,
     mapping: Mapping[str, str | Sequence[str]] | None,
     fork: str,
+    jobs: EndStateJobs,
 ) -> tuple[
     list[Commit], list[PickResult], PatchStore, list[LogEntry], dict[str, Sequence[str]] | None
 ]:
@@ -179,10 +180,34 @@ def _compare(
     order = {c.sha: i for i, c in enumerate(history)}
     store = PatchStore(repo, {c.sha: c.parents[0] for c in history if c.is_merge})
     brought = brought_by(history, source)
-    res = SourceFinder(repo, picks, history, forced, store, touched, titles, brought).resolve()
-    store.ensure([s for r in res.values() for s in r.sources] + [p.sha for p in picks])
+
+    def rows(found: Mapping[str, Resolution]) -> list[Row]:
+        out: list[Row] = []
+        for sha, r in found.items():
+            sources = sorted(r.sources, key=lambda s: order.get(s, len(order)))
+            # Files pair by path and signed lines: the sources' -U0 diffs pair as their full ones.
+            files = compare_files(
+                store.full[sha].files, [f for s in sources for f in store.changed(s)]
+            )
+            out.append((sha, file_paths(files), sources))
+        return out
+
+    def found(res: dict[str, Resolution]) -> None:
+        if jobs.lines is None:
+            jobs.picks({p.sha: store.full[p.sha].files for p in picks})
+        jobs.add(rows(res))
+
+    res = SourceFinder(
+        repo, picks, history, forced, store, touched, titles, brought, found
+    ).resolve()
     inner = pr_commits(
         history, brought, {s for r in res.values() if r.via == "merge" for s in r.sources}
+    )
+    # The PR commits of merge sources are read with them: the follow-ups need their changes.
+    store.ensure(
+        [s for r in res.values() for s in r.sources]
+        + [p.sha for p in picks]
+        + [c for cs in inner.values() for c in cs]
     )
     subjects = {c.sha: c.subject for c in history}
     results = []
@@ -200,6 +225,10 @@ def _compare(
             )
         )
     _later_copies(results, {c.sha: c.commit_time for c in history})
+    jobs.finish(
+        [(r.commit.sha, file_paths(r.files), r.resolution.sources) for r in results],
+        {p.sha: store.full[p.sha].files for p in picks},
+    )
     paths: dict[str, Sequence[str]] | None = (
         {c.sha: c.paths or () for c in touched.result()} if touched is not None else None
     )
@@ -277,22 +306,12 @@ def fidelity_check(
     fork = fork_point(repo, base, head)
     # The follow-up log does not depend on the picks: it runs in the pool while they are resolved.
     bodies = _POOL.submit(read_bodies, repo, [source], [fork], grep=GREP)
-    merges, results, store, history, touched = _compare(repo, base, head, source, mapping, fork)
-    # End states read blobs and diff them in Python; the pool computes them while this thread waits
-    # on git for the PR branch, units and follow-ups (none of which reads an end state).
-    ends = _POOL.submit(
-        end_states,
-        repo,
-        fork,
-        head,
-        [(r.commit.sha, r.files, r.resolution.sources) for r in results],
-        pick_lines({r.commit.sha: store.full[r.commit.sha].files for r in results}),
-        {
-            f.old_path: f.path
-            for r in results
-            for f in store.full[r.commit.sha].files
-            if f.status == "R" and f.old_path
-        },
+    # End states read blobs and diff them in Python, in a thread, from the moment a pick's sources
+    # are known, while this thread waits on git for the other picks' sources, the PR branch, units
+    # and follow-ups (none of which reads an end state).
+    jobs = EndStateJobs(repo, fork, head)
+    merges, results, store, history, touched = _compare(
+        repo, base, head, source, mapping, fork, jobs
     )
     missing = None
     if branch_tip:
@@ -331,7 +350,7 @@ def fidelity_check(
         store,
         touched,
     )
-    states = ends.result()
+    states = jobs.result()
     for r in results:
         r.end_state = states.get(r.commit.sha, [])
     section = _section(

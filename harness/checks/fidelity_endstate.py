@@ -14,10 +14,12 @@ import bisect
 import difflib
 from collections import Counter
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from harness.checks.fidelity_compare import FileResult
 from harness.git import GitRepo
+from harness.git.patch import FilePatch
 from harness.git.picks import objects
 from harness.report.safe import line_shown
 
@@ -197,8 +199,10 @@ def _touched(diff: Sequence[tuple[bytes, int]], new_len: int, old_len: int) -> s
 def _anchors(a: list[bytes], b: list[bytes]) -> list[tuple[int, int]]:
     """Positions of lines that occur once on each side, longest run increasing on both sides."""
     ca, cb = Counter(a), Counter(b)
-    where_b = {x: j for j, x in enumerate(b) if cb[x] == 1 and ca[x] == 1}
-    pairs = [(i, where_b[x]) for i, x in enumerate(a) if x in where_b]
+    # Built in C; only a line once on both sides reads it, and there it is the line's one place.
+    where_b = dict(zip(b, range(len(b)), strict=True))
+    in_b = cb.get
+    pairs = [(i, where_b[x]) for i, x in enumerate(a) if in_b(x) == 1 and ca[x] == 1]
     ordered = [bj for _, bj in pairs]
     if ordered == sorted(ordered):  # in the same order on both sides (the usual case): all of them
         return pairs
@@ -258,15 +262,34 @@ def pick_lines(patches: dict[str, list]) -> dict[str, dict[str, Counter[bytes]]]
     return out
 
 
+Row = tuple[str, list[tuple[str, str, str, str]], list[str]]  # pick, file_paths, sources
+
+
+def file_paths(results: Sequence[FileResult]) -> list[tuple[str, str, str, str]]:
+    """Per file of a pick: its path, the source's path after and before the source, and the
+    path before the pick: all ``end_states`` reads of a file result."""
+    out = []
+    for r in results:
+        side = r.pick or r.source
+        assert side is not None
+        hp = side.path
+        sp = r.source.path if r.source else hp
+        pp = (r.source.old_path or sp) if r.source else hp
+        bp = (r.pick.old_path or hp) if r.pick else hp
+        out.append((hp, sp, pp, bp))
+    return out
+
+
 def end_states(
     repo: GitRepo,
     fork: str,
     head: str,
-    items: Sequence[tuple[str, Sequence[FileResult], Sequence[str]]],
+    items: Sequence[Row],
     lines_by_pick: dict[str, dict[str, Counter[bytes]]],
     renamed: dict[str, str] | None = None,
 ) -> dict[str, list[EndState]]:
-    """``items``: (pick, file results, sources in history order); picks without source are skipped.
+    """``items``: (pick, ``file_paths`` of its file results, sources in history order); picks
+    without source are skipped.
 
     ``fork`` is where the range starts on the pick's own line (the merge base when BASE is the
     source tip), so both ways of naming the range give the same verdicts. ``renamed``: paths a
@@ -274,16 +297,10 @@ def end_states(
     """
     renamed = renamed or {}
     plan: list[tuple[str, str, list[str]]] = []
-    for pick, results, sources in items:
+    for pick, files, sources in items:
         if not sources:
             continue
-        for r in results:
-            side = r.pick or r.source
-            assert side is not None
-            hp = side.path
-            sp = r.source.path if r.source else hp
-            pp = (r.source.old_path or sp) if r.source else hp
-            bp = (r.pick.old_path or hp) if r.pick else hp
+        for hp, sp, pp, bp in files:
             at_head, seen = hp, {hp}
             while at_head in renamed and renamed[at_head] not in seen:
                 at_head = renamed[at_head]
@@ -398,3 +415,60 @@ def end_states(
     for _ in arriving:  # every blob was read: this lets cat-file finish and checks its exit
         pass
     return out
+
+
+# One thread: the jobs of a run follow each other (they would only contend for the GIL).
+_JOBS = ThreadPoolExecutor(max_workers=1, thread_name_prefix="harness-endstate")
+
+
+class EndStateJobs:
+    """End states computed in a thread as picks get their sources, while the remaining picks are
+    still being resolved (the main thread mostly waits on git then). Rows are independent of each
+    other, so the union of the jobs' answers is the answer of one call over all rows. A pick whose
+    files or sources are not, at the end, what its job was given is computed again."""
+
+    def __init__(self, repo: GitRepo, fork: str, head: str) -> None:
+        self.repo, self.fork, self.head = repo, fork, head
+        self.sent: dict[str, Row] = {}
+        self.jobs: list[Future[dict[str, list[EndState]]]] = []
+        self.lines: dict[str, dict[str, Counter[bytes]]] | None = None
+        self.renamed: dict[str, str] = {}
+
+    def picks(self, patches: dict[str, list[FilePatch]]) -> None:
+        """Every pick's full diff (before any ``add``): the lines each pick changes and the paths
+        later picks moved."""
+        self.lines = pick_lines(patches)
+        self.renamed = {
+            f.old_path: f.path
+            for files in patches.values()
+            for f in files
+            if f.status == "R" and f.old_path
+        }
+
+    def add(self, rows: Sequence[Row]) -> None:
+        """Start the end states of these picks (the ones not started yet)."""
+        new = [r for r in rows if r[0] not in self.sent and r[2]]
+        if not new or self.lines is None:
+            return
+        self.sent.update((r[0], r) for r in new)
+        self.jobs.append(
+            _JOBS.submit(end_states, self.repo, self.fork, self.head, new, self.lines, self.renamed)
+        )
+
+    def finish(self, rows: Sequence[Row], patches: dict[str, list[FilePatch]]) -> None:
+        """Every pick's final row: the ones not started yet, or started with another row, start."""
+        if self.lines is None:
+            self.picks(patches)
+        for r in rows:
+            if self.sent.get(r[0], r) != r:
+                del self.sent[r[0]]
+        self.add(rows)
+        final = {r[0] for r in rows if r[2]}
+        self.sent = {k: v for k, v in self.sent.items() if k in final}
+
+    def result(self) -> dict[str, list[EndState]]:
+        """The end states of every pick ``finish`` was given."""
+        out: dict[str, list[EndState]] = {}
+        for job in self.jobs:  # in start order: a pick started again is answered by its last job
+            out.update(job.result())
+        return {k: v for k, v in out.items() if k in self.sent}

@@ -13,7 +13,7 @@ import hashlib
 import itertools
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 
@@ -189,8 +189,12 @@ class SourceFinder:
         touched: Future[list[LogEntry]] | None = None,
         merge_titles: dict[str, str] | None = None,
         brought: dict[str, str] | None = None,
+        found: Callable[[dict[str, Resolution]], None] | None = None,
     ) -> None:
         self.brought = brought or {}  # commit -> the merge that brought it into the source branch
+        # Told of sources as they are found (with the picks' full diffs and the named sources'
+        # diffs read), before the slower steps: what only needs a pick's sources starts then.
+        self.found = found or (lambda _: None)
         self.touched = touched  # the history again, with changed paths (started early, in a thread)
         self.repo, self.picks, self.history, self.mapping, self.store = (
             repo,
@@ -248,6 +252,7 @@ class SourceFinder:
             r = self._confirm(sha, cands)
             if r is not None:
                 res[sha] = r
+        self.found(dict(res))
         unresolved = [p.sha for p in self.picks if p.sha not in res]
         res.update(self._search(unresolved))
         for picked, note in self.rejected.items():
@@ -346,13 +351,10 @@ class SourceFinder:
         c = self.pick_of[pick]
         return min(c.author_time, c.committer_time) - WINDOW_BEFORE, c.committer_time + WINDOW_AFTER
 
-    def _by_subject(
-        self, picks: Sequence[str], history: Sequence[str]
-    ) -> dict[str, tuple[float, str]]:
+    def _subject_named(self, picks: Sequence[str], history: Sequence[str]) -> dict[str, str]:
         """Per pick: the one non-merge source commit with its subject (PR numbers and a leading tag
-        removed) committed within its window, with its similarity when that is at least
-        SIMILARITY_MIN. A squashed backport of a PR merged as several commits keeps the title: this
-        names the source without the similarity search's candidate diffs (one -U0 process for all)."""
+        removed) committed within its window. A squashed backport of a PR merged as several commits
+        keeps the title: this names the source without the similarity search's candidate diffs."""
         keys = {p: strip_numbers(self.pick_of[p].subject) for p in picks}
         keys = {p: k for p, k in keys.items() if k}
         if not keys:
@@ -375,6 +377,11 @@ class SourceFinder:
             lo, hi = self._window(p)
             if len(same) == 1 and lo <= self.committed[next(iter(same))] <= hi:
                 found[p] = same.pop()
+        return found
+
+    def _by_subject(self, found: dict[str, str]) -> dict[str, tuple[float, str]]:
+        """The commits ``_subject_named`` found, with their similarity, where that is at least
+        SIMILARITY_MIN."""
         self.store.ensure_lines(sorted(set(found.values())))
         scored = {p: (dice(self.store.keys(p), self.store.keys(c)), c) for p, c in found.items()}
         return {p: sc for p, sc in scored.items() if sc[0] >= SIMILARITY_MIN}
@@ -449,7 +456,10 @@ class SourceFinder:
         self.store.batches += 1 if wanted else 0
         named_by = patch_paths(self.repo, sorted(wanted))
         in_order = [s for s in history if s in wanted and named_by.get(s) in wanted[s]]
-        self.store.ensure_lines(in_order)
+        # The commits named by subject are read in the same process (a pick that patch-id then
+        # answers has read one diff for nothing; a separate process for them cost a round trip).
+        by_subject = self._subject_named(todo, history)
+        self.store.ensure_lines(in_order + sorted(set(by_subject.values()) - set(in_order)))
         ids: dict[str, list[str]] = {}
         for sha in in_order:
             ids.setdefault(patch_id(self.store.changed(sha)), []).append(sha)
@@ -464,7 +474,8 @@ class SourceFinder:
                 out[p] = titled
             else:
                 rest.append(p)
-        subject = self._by_subject(rest, history)
+        self.found(dict(out))
+        subject = self._by_subject({p: by_subject[p] for p in rest if p in by_subject})
         scored = self._similar([p for p in rest if p not in subject], history, touched, names)
         scored.update({p: [found] for p, found in subject.items()})
         # A PR merged with a merge commit is one change: the merge that brought a pick's best commit

@@ -94,6 +94,50 @@ def test_a_later_pick_that_changes_the_moved_file_counts_as_other_picks(builder)
     assert not [f for f in s.findings if f.kind == "end-state-introduced"]
 
 
+def test_end_states_started_early_are_the_answer_of_one_call_and_stale_rows_are_redone(builder):
+    """Jobs started as sources are found give what one call over the final rows gives; a pick
+    started with a row it no longer has (other sources) is computed again from its final row."""
+    from harness.checks.fidelity_compare import compare_files
+    from harness.checks.fidelity_endstate import EndStateJobs, end_states, file_paths
+    from harness.git.patch import diff_many
+
+    builder.commit("base", {"f.py": BODY, "g.py": BODY})
+    builder.branch("release")
+    builder.commit("Main only (#1)", {"g.py": "# main\n" + BODY})
+    srcs = [
+        builder.commit(
+            f"Fix {n} (#{n + 10})", {"f.py": BODY.replace(f"line_{n} = ", f"line_{n} = 1")}
+        )
+        for n in (2, 5, 8)
+    ]
+    builder.checkout("release")
+    fork = builder.rev("HEAD")
+    picks = [builder.cherry_pick(s, "-x") for s in srcs]
+    builder.commit("Release only", {"f.py": (builder.path / "f.py").read_text() + "tail = 1\n"})
+    repo = GitRepo(builder.path)
+    head = builder.rev("release")
+    full = {p.commit: p.files for p in diff_many(repo, [(c, None) for c in picks + srcs])}
+
+    def row(pick: str, src: str):
+        return (pick, file_paths(compare_files(full[pick], full[src])), [src])
+
+    final = [row(p, s) for p, s in zip(picks, srcs, strict=True)]
+    jobs = EndStateJobs(repo, fork, head)
+    jobs.picks({p: full[p] for p in picks})
+    whole = end_states(repo, fork, head, final, jobs.lines, jobs.renamed)
+    jobs.add([row(picks[0], srcs[1])])  # started with a source it will not keep
+    jobs.add(final[1:2])
+    jobs.finish(final, {p: full[p] for p in picks})
+    got = jobs.result()
+    assert len(jobs.jobs) == 3  # the stale pick and the one never started went in a last job
+    assert {k: [e.as_dict() for e in v] for k, v in got.items()} == {
+        k: [e.as_dict() for e in v] for k, v in whole.items()
+    }
+    # The stale start would have answered differently: the redo is what made them equal.
+    stale = end_states(repo, fork, head, [row(picks[0], srcs[1])], jobs.lines, jobs.renamed)
+    assert [e.as_dict() for e in stale[picks[0]]] != [e.as_dict() for e in got[picks[0]]]
+
+
 def test_ordered_diff_accounts_for_every_line_and_its_place():
     import random
 
