@@ -7,6 +7,7 @@ fidelity_endstate and missing PR-branch commits in fidelity_missing; this module
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -24,7 +25,7 @@ from harness.checks.fidelity_compare import (
     is_test_path,
     pick_status,
 )
-from harness.checks.fidelity_endstate import EndState, EndStateJobs, Row, file_paths
+from harness.checks.fidelity_endstate import EndState, EndStateJobs, Row, end_states, file_paths
 from harness.checks.fidelity_followups import GREP, FollowUp, find_followups
 from harness.checks.fidelity_merges import brought_by, pr_commits
 from harness.checks.fidelity_missing import MissingResult, find_missing, iso
@@ -38,10 +39,11 @@ from harness.checks.fidelity_units import complete_units
 from harness.checks.result import Checked, FidelityResult
 from harness.errors import UsageError
 from harness.git import Commit, GitRepo
-from harness.git.history import fork_point
+from harness.git.history import count_commits, fork_point
 from harness.git.picks import LogEntry
 from harness.git.picks import bodies as read_bodies
 from harness.git.picks import history as read_history
+from harness.offload import Worker
 from harness.report.model import (
     Cell,
     Code,
@@ -57,6 +59,7 @@ from harness.report.printable import printable
 from harness.report.safe import line_shown
 
 _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="harness-fidelity")
+OFFLOAD_PICKS = 16  # end states cost ~10 ms a pick on a release range; a worker ~0.1 s to start
 SECTION_ID = "fidelity"
 _DETAIL_LINES = 20
 _SEVERITY: dict[str, Severity] = {
@@ -180,6 +183,7 @@ def _compare(
     order = {c.sha: i for i, c in enumerate(history)}
     store = PatchStore(repo, {c.sha: c.parents[0] for c in history if c.is_merge})
     brought = brought_by(history, source)
+    merge_shas = {c.sha for c in history if c.is_merge}
 
     def rows(found: Mapping[str, Resolution]) -> list[Row]:
         out: list[Row] = []
@@ -196,6 +200,12 @@ def _compare(
         if jobs.lines is None:
             jobs.picks({p.sha: store.full[p.sha].files for p in picks})
         jobs.add(rows(res))
+        # Their full diffs (and a merge source's PR commits) are read while the search goes on.
+        sources = {s for r in res.values() for s in r.sources}
+        store.prefetch(
+            sorted(sources)
+            + [c for cs in pr_commits(history, brought, sources & merge_shas).values() for c in cs]
+        )
 
     res = SourceFinder(
         repo, picks, history, forced, store, touched, titles, brought, found
@@ -304,12 +314,48 @@ def fidelity_check(
     branch_tip = repo.resolve(source_branch) if source_branch else None
     # Where the range starts on HEAD's line: SOURCE ^fork is SOURCE ^merge-base(SOURCE, fork).
     fork = fork_point(repo, base, head)
+    # From OFFLOAD_PICKS picks on, end states run in a second interpreter, started now so that its
+    # start-up overlaps git's work: they no longer share this one's GIL with the source search.
+    worker = (
+        Worker(end_states.__module__, end_states.__name__)
+        if count_commits(repo, base, head)[1] >= OFFLOAD_PICKS and (os.cpu_count() or 1) > 1
+        else None
+    )
+    try:
+        return _check(
+            repo,
+            base,
+            head,
+            source,
+            (source_branch, branch_tip),
+            mapping,
+            source_name,
+            fork,
+            worker,
+        )
+    finally:
+        if worker is not None:
+            worker.close()
+
+
+def _check(
+    repo: GitRepo,
+    base: str,
+    head: str,
+    source: str,
+    source_branch_at: tuple[str | None, str | None],
+    mapping: Mapping[str, str | Sequence[str]] | None,
+    source_name: str,
+    fork: str,
+    worker: Worker | None,
+) -> Checked[FidelityResult]:
+    source_branch, branch_tip = source_branch_at  # as the user named it, and resolved
     # The follow-up log does not depend on the picks: it runs in the pool while they are resolved.
     bodies = _POOL.submit(read_bodies, repo, [source], [fork], grep=GREP)
     # End states read blobs and diff them in Python, in a thread, from the moment a pick's sources
     # are known, while this thread waits on git for the other picks' sources, the PR branch, units
     # and follow-ups (none of which reads an end state).
-    jobs = EndStateJobs(repo, fork, head)
+    jobs = EndStateJobs(repo, fork, head, worker)
     merges, results, store, history, touched = _compare(
         repo, base, head, source, mapping, fork, jobs
     )

@@ -21,6 +21,7 @@ from harness.checks.fidelity_compare import FileResult
 from harness.git import GitRepo
 from harness.git.patch import FilePatch
 from harness.git.picks import objects
+from harness.offload import Worker
 from harness.report.safe import line_shown
 
 SHOWN_LINES = 20  # differing lines kept per file (the counts cover all of them)
@@ -422,13 +423,14 @@ _JOBS = ThreadPoolExecutor(max_workers=1, thread_name_prefix="harness-endstate")
 
 
 class EndStateJobs:
-    """End states computed in a thread as picks get their sources, while the remaining picks are
-    still being resolved (the main thread mostly waits on git then). Rows are independent of each
+    """End states computed in a thread, or in a worker interpreter, as picks get their sources,
+    while the remaining picks are still being resolved. Rows are independent of each
     other, so the union of the jobs' answers is the answer of one call over all rows. A pick whose
     files or sources are not, at the end, what its job was given is computed again."""
 
-    def __init__(self, repo: GitRepo, fork: str, head: str) -> None:
+    def __init__(self, repo: GitRepo, fork: str, head: str, worker: Worker | None = None) -> None:
         self.repo, self.fork, self.head = repo, fork, head
+        self.worker = worker  # a second interpreter running ``end_states`` (else the thread)
         self.sent: dict[str, Row] = {}
         self.jobs: list[Future[dict[str, list[EndState]]]] = []
         self.lines: dict[str, dict[str, Counter[bytes]]] | None = None
@@ -451,8 +453,9 @@ class EndStateJobs:
         if not new or self.lines is None:
             return
         self.sent.update((r[0], r) for r in new)
+        args = (self.repo, self.fork, self.head, new, self.lines, self.renamed)
         self.jobs.append(
-            _JOBS.submit(end_states, self.repo, self.fork, self.head, new, self.lines, self.renamed)
+            self.worker.submit(*args) if self.worker else _JOBS.submit(end_states, *args)
         )
 
     def finish(self, rows: Sequence[Row], patches: dict[str, list[FilePatch]]) -> None:

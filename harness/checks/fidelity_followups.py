@@ -122,6 +122,8 @@ def find_followups(
             for x in paths_at.get(c.sha, ()):
                 by_path.setdefault(x, []).append(i)
     naming_at = sorted(order[s] for s in naming)
+    times = [c.author_time for c in history]
+    shas_at = [c.sha for c in history]
     for unit, shas in units.items():
         on = [s for s in unit if s in order]
         if not on:
@@ -131,20 +133,20 @@ def find_followups(
         own = set(shas)
         numbers = {n for s in on for n in pr_numbers(entry[s].subject)}
         subjects = {entry[s].subject for s in on}
-        asks = naming | {x for n in numbers for x in by_number.get(n, [])}
-        visit = {i for i in naming_at[bisect.bisect_right(naming_at, start) :]}
-        visit.update(order[x] for n in numbers for x in by_number.get(n, []) if order[x] > start)
+        # The later commits that name something (or carry one of its PR numbers) are read; the
+        # ones that only change one of its paths (non-merges, by construction) need the window.
+        asks = set(naming_at[bisect.bisect_right(naming_at, start) :])
+        asks.update(order[x] for n in numbers for x in by_number.get(n, []) if order[x] > start)
+        changing: set[int] = set()
         for x in unit_paths[unit]:
             at = by_path.get(x, [])
-            visit.update(at[bisect.bisect_right(at, start) :])
-        for c in (history[i] for i in sorted(visit)):
+            changing.update(at[bisect.bisect_right(at, start) :])
+        close: list[int] = []
+        for i in sorted(asks):
+            c = history[i]
             if c.sha in own or c.sha in picked:
                 continue
-            why = (
-                _refers(c, bodies.get(c.sha, ""), [*unit, *shas], numbers, subjects)
-                if c.sha in asks
-                else None
-            )
+            why = _refers(c, bodies.get(c.sha, ""), [*unit, *shas], numbers, subjects)
             if why:
                 named.setdefault(unit, []).append((c.sha, why))
             elif (
@@ -152,12 +154,37 @@ def find_followups(
                 and c.author_time - when <= WINDOW
                 and not unit_paths[unit].isdisjoint(paths_at.get(c.sha, ()))
             ):
-                near.setdefault(unit, []).append(c.sha)
+                close.append(i)
+        until = when + WINDOW
+        close += [
+            i
+            for i in changing - asks
+            if times[i] <= until and shas_at[i] not in own and shas_at[i] not in picked
+        ]
+        if close:
+            near[unit] = [shas_at[i] for i in sorted(close)]
     # Candidates are only searched: their ± lines (no context) are enough.
     store.ensure_lines(
         [c for v in named.values() for c, _ in v] + [c for v in near.values() for c in v]
     )
     carried = _keys(store, [p for v in unit_picks.values() for p in v])
+    # A candidate near several units is read once: what it adds, and what it removes per file
+    # that it keeps (version pins left out), normalised.
+    per_sha: dict[str, tuple[Counter[bytes], list[tuple[str, list[bytes]]]]] = {}
+
+    def _lines_of(sha: str) -> tuple[Counter[bytes], list[tuple[str, list[bytes]]]]:
+        if sha not in per_sha:
+            changed = store.changed(sha)
+            per_sha[sha] = (
+                Counter(norm(ln) for f in changed for ln in f.added),
+                [
+                    (f.path, [norm(x) for x in f.removed if not _VERSIONISH.search(x)])
+                    for f in changed
+                    if f.status != "D"
+                ],
+            )
+        return per_sha[sha]
+
     out: list[FollowUp] = []
     paths_of: dict[tuple[str, ...], set[str]] = {}
     for unit, shas in units.items():
@@ -170,14 +197,16 @@ def find_followups(
         found = list(named.get(unit, []))
         paths_of[unit] = {f.path for s in shas for f in store.changed(s)}
         for sha in near.get(unit, []):
-            files = [f for f in store.changed(sha) if f.status != "D" and f.path in paths_of[unit]]
-            readded = Counter(norm(ln) for f in store.changed(sha) for ln in f.added)
+            readded, gone = _lines_of(sha)
             removed = []  # a removed line the same commit adds back (a re-sort, a move) is no change
-            for ln in (norm(x) for f in files for x in f.removed if not _VERSIONISH.search(x)):
-                if ln and readded[ln] > 0:
-                    readded[ln] -= 1
-                elif ln:
-                    removed.append(ln)
+            used: dict[bytes, int] = {}
+            for path, lines in gone:
+                if path in paths_of[unit]:
+                    for ln in lines:
+                        if ln and used.get(ln, 0) < readded[ln]:
+                            used[ln] = used.get(ln, 0) + 1
+                        elif ln:
+                            removed.append(ln)
             hit = sum(1 for ln in removed if ln in added)
             # A fix of the source rewrites mostly its lines; a refactor that passes through them does not.
             if hit and hit >= FOCUS * len(removed):

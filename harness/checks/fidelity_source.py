@@ -14,7 +14,7 @@ import itertools
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from harness.checks.fidelity_compare import dice, norm, overlap, signed_keys
@@ -101,6 +101,9 @@ class Resolution:
     )
 
 
+_PREFETCH = ThreadPoolExecutor(max_workers=1, thread_name_prefix="harness-prefetch")
+
+
 class PatchStore:
     """Diffs of commits, fetched in batches and kept: full diffs (with context) for what is
     compared, ± lines only (``-U0``) for candidates that are only searched."""
@@ -113,14 +116,29 @@ class PatchStore:
         self.full: dict[str, Patch] = {}
         self.lines: dict[str, Patch] = {}  # -U0 diffs of search candidates
         self._keys: dict[str, Counter[tuple[str, bytes]]] = {}
-        self.batches = 0  # diff-tree processes started (a control reports it; tests read it)
+        self._coming: dict[str, Future[None]] = {}  # full diffs being read by ``prefetch``
+        self.batches = 0  # diff-tree processes started (a control reports it)
+
+    def prefetch(self, shas: Sequence[str]) -> None:
+        """Start reading these full diffs in a thread: ``ensure`` waits only for the ones it is
+        asked for (a source found early is read while the search goes on)."""
+        todo = sorted({s for s in shas if s not in self.full and s not in self._coming})
+        if todo:
+            self.batches += 1
+            job = _PREFETCH.submit(self._read_full, todo)
+            self._coming.update((s, job) for s in todo)
+
+    def _read_full(self, todo: Sequence[str]) -> None:
+        for p in diff_many(self.repo, [(s, self.merge_parents.get(s)) for s in todo]):
+            self.full[p.commit] = p
 
     def ensure(self, shas: Sequence[str]) -> None:
+        for job in {self._coming[s] for s in shas if s in self._coming}:
+            job.result()
         todo = sorted({s for s in shas if s not in self.full})
         if todo:
             self.batches += 1
-            for p in diff_many(self.repo, [(s, self.merge_parents.get(s)) for s in todo]):
-                self.full[p.commit] = p
+            self._read_full(todo)
 
     def ensure_lines(self, shas: Sequence[str]) -> None:
         """± lines of many commits (no context), for patch ids and the similarity index."""

@@ -124,6 +124,13 @@ class GitRepo:
         self.big_file = BIG_FILE
         self.walks: dict[tuple[str, str], list[list[str]]] = {}  # git/history.py range_parents
 
+    def __getstate__(self) -> dict[str, object]:
+        """The repository as another interpreter opens it (``harness/offload.py``): its paths and
+        limits; no running process, no memo."""
+        state = dict(self.__dict__)
+        state.update(_batch=None, _resolved={}, walks={})
+        return state
+
     # -- running git ---------------------------------------------------------------
     def _env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
         env = dict(os.environ)
