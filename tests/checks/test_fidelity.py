@@ -236,10 +236,11 @@ def test_git_work_is_batched(scenario, result):
     section, _ = result
     batched = next(c for c in section.controls if c.name == "batched git")
     # One process per phase, whatever the count: picks + named candidates; the patch paths of the
-    # commits changing a pick's paths (--raw); ± lines of those naming the same paths (patch id);
-    # full diffs of the sources found; the PR branch (here no pick is left for similarity, which
+    # commits changing a pick's paths (--raw); ± lines of those naming the same paths (patch id)
+    # and of the ones named by subject; full diffs of the sources found by patch id (read while the
+    # search goes on), then of the rest; the PR branch (here no pick is left for similarity, which
     # would read its candidates' ± lines in one more).
-    assert batched.result.startswith("5 diff-tree")
+    assert batched.result.startswith("6 diff-tree")
     assert all(c.ok is not False for c in section.controls)
 
 
