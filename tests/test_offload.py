@@ -77,7 +77,9 @@ def test_fidelity_with_a_worker_reports_what_it_reports_without(builder, monkeyp
     fork = _picks(builder, 4)
     repo = GitRepo(builder.path)
     started: list[Worker] = []
-    monkeypatch.setattr(fidelity, "Worker", lambda *a: started.append(Worker(*a)) or started[-1])
+    monkeypatch.setattr(
+        "harness.offload.Worker", lambda *a: started.append(Worker(*a)) or started[-1]
+    )
     monkeypatch.setattr(fidelity, "OFFLOAD_PICKS", 10**6)
     here = fidelity_section(repo, fork, "release", "main")
     assert not started

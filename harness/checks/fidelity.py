@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.checks.fidelity_compare import (
     EMPTY_SHA1,
@@ -43,7 +43,6 @@ from harness.git.history import count_commits, fork_point
 from harness.git.picks import LogEntry
 from harness.git.picks import bodies as read_bodies
 from harness.git.picks import history as read_history
-from harness.offload import Worker
 from harness.report.model import (
     Cell,
     Code,
@@ -57,6 +56,9 @@ from harness.report.model import (
 )
 from harness.report.printable import printable
 from harness.report.safe import line_shown
+
+if TYPE_CHECKING:
+    from harness.offload import Worker
 
 _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="harness-fidelity")
 OFFLOAD_PICKS = 16  # end states cost ~10 ms a pick on a release range; a worker ~0.1 s to start
@@ -316,11 +318,11 @@ def fidelity_check(
     fork = fork_point(repo, base, head)
     # From OFFLOAD_PICKS picks on, end states run in a second interpreter, started now so that its
     # start-up overlaps git's work: they no longer share this one's GIL with the source search.
-    worker = (
-        Worker(end_states.__module__, end_states.__name__)
-        if count_commits(repo, base, head)[1] >= OFFLOAD_PICKS and (os.cpu_count() or 1) > 1
-        else None
-    )
+    worker = None
+    if count_commits(repo, base, head)[1] >= OFFLOAD_PICKS and (os.cpu_count() or 1) > 1:
+        from harness.offload import Worker  # a small range never pays for its import
+
+        worker = Worker(end_states.__module__, end_states.__name__)
     try:
         return _check(
             repo,

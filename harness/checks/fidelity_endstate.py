@@ -16,13 +16,16 @@ from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from harness.checks.fidelity_compare import FileResult
 from harness.git import GitRepo
 from harness.git.patch import FilePatch
 from harness.git.picks import objects
-from harness.offload import Worker
 from harness.report.safe import line_shown
+
+if TYPE_CHECKING:
+    from harness.offload import Worker
 
 SHOWN_LINES = 20  # differing lines kept per file (the counts cover all of them)
 
