@@ -191,6 +191,8 @@ def _compare(
         out: list[Row] = []
         for sha, r in found.items():
             sources = sorted(r.sources, key=lambda s: order.get(s, len(order)))
+            if not all(s in store.full or s in store.lines for s in sources):
+                continue  # not read yet: its end states start with the last job
             # Files pair by path and signed lines: the sources' -U0 diffs pair as their full ones.
             files = compare_files(
                 store.full[sha].files, [f for s in sources for f in store.changed(s)]
@@ -319,7 +321,7 @@ def fidelity_check(
     # From OFFLOAD_PICKS picks on, end states run in a second interpreter, started now so that its
     # start-up overlaps git's work: they no longer share this one's GIL with the source search.
     worker = None
-    if count_commits(repo, base, head)[1] >= OFFLOAD_PICKS and (os.cpu_count() or 1) > 1:
+    if count_commits(repo, base, head)[1] >= OFFLOAD_PICKS and _cores() > 1:
         from harness.offload import Worker  # a small range never pays for its import
 
         worker = Worker(end_states.__module__, end_states.__name__)
@@ -338,6 +340,13 @@ def fidelity_check(
     finally:
         if worker is not None:
             worker.close()
+
+
+def _cores() -> int:
+    """The cores this process may run on (its affinity, where the platform tells it)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 def _check(
