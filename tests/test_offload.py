@@ -67,6 +67,9 @@ def _picks(builder, n: int) -> str:
     fork = builder.rev("HEAD")
     for s in srcs:
         builder.cherry_pick(s, "-x")
+    # A release-only commit moves the file and edits it: HEAD holds the picks' lines elsewhere.
+    builder.move("f.py", "h.py")
+    builder.commit("Move f.py", {"h.py": (builder.path / "h.py").read_text() + "tail = 1\n"})
     return fork
 
 
@@ -88,6 +91,7 @@ def test_fidelity_with_a_worker_reports_what_it_reports_without(builder, monkeyp
     assert len(started) == 1 and started[0]._proc is not None
     assert started[0]._proc.wait(timeout=60) == 0  # it ran and exited, not fell back
     assert there.data == here.data
-    # Each later pick changed the file again: the earlier picks differ from HEAD by other picks.
-    statuses = [p["end_state"][0]["status"] for p in there.data["picks"]]
-    assert statuses == ["other-picks"] * 3 + ["same"]
+    # Each later pick changed the file again, and a release commit of the range moved and grew it:
+    # the worker was sent the picks' lines at the path HEAD holds the file at (h.py) too.
+    statuses = [p["end_state"][0]["status"] for p in there.data["picks"] if p["end_state"]]
+    assert statuses == ["other-picks"] * 4

@@ -284,6 +284,15 @@ def file_paths(results: Sequence[FileResult]) -> list[tuple[str, str, str, str]]
     return out
 
 
+def _at_head(path: str, renamed: dict[str, str]) -> str:
+    """Where HEAD holds ``path``: followed through the moves of later picks (a cycle stops)."""
+    at_head, seen = path, {path}
+    while at_head in renamed and renamed[at_head] not in seen:
+        at_head = renamed[at_head]
+        seen.add(at_head)
+    return at_head
+
+
 def end_states(
     repo: GitRepo,
     fork: str,
@@ -305,10 +314,7 @@ def end_states(
         if not sources:
             continue
         for hp, sp, pp, bp in files:
-            at_head, seen = hp, {hp}
-            while at_head in renamed and renamed[at_head] not in seen:
-                at_head = renamed[at_head]
-                seen.add(at_head)
+            at_head = _at_head(hp, renamed)
             plan.append(
                 (
                     pick,
@@ -456,10 +462,18 @@ class EndStateJobs:
         if not new or self.lines is None:
             return
         self.sent.update((r[0], r) for r in new)
-        args = (self.repo, self.fork, self.head, new, self.lines, self.renamed)
-        self.jobs.append(
-            self.worker.submit(*args) if self.worker else _JOBS.submit(end_states, *args)
-        )
+        if self.worker is None:
+            args = (self.repo, self.fork, self.head, new, self.lines, self.renamed)
+            self.jobs.append(_JOBS.submit(end_states, *args))
+            return
+        # A row reads the picks' lines at its own path and where HEAD holds it, no others: the
+        # worker is sent those (a pick vendoring thousands of files is not pickled for every job).
+        wanted = {x for r in new for f in r[1] for x in (f[0], _at_head(f[0], self.renamed))}
+        lines = {
+            pick: {p: c for p, c in per.items() if p in wanted} for pick, per in self.lines.items()
+        }
+        args = (self.repo, self.fork, self.head, new, lines, self.renamed)
+        self.jobs.append(self.worker.submit(*args))
 
     def finish(self, rows: Sequence[Row], patches: dict[str, list[FilePatch]]) -> None:
         """Every pick's final row: the ones not started yet, or started with another row, start."""
