@@ -120,7 +120,7 @@ class Worker:
                     fut.set_result(value)
                 else:  # the function raised there: raise it here, with this process's traceback
                     self._here(fut, args)
-        except (EOFError, OSError, ValueError, IndexError, pickle.UnpicklingError):
+        except Exception:  # noqa: BLE001 - EOF, a broken pipe, an answer that is no answer
             pass
         with self._lock:
             self._fail_locked()
@@ -160,6 +160,8 @@ def main(argv: list[str]) -> int:
     module, function, where = argv
     if _where() != where:
         return 3  # another copy of the harness on this interpreter's path: the caller runs it
+    # The answers' pipe is this stream alone: anything the function prints goes to stderr.
+    answers, sys.stdout = sys.stdout.buffer, sys.stderr
     target = getattr(importlib.import_module(module), function)
     while True:
         try:
@@ -170,7 +172,7 @@ def main(argv: list[str]) -> int:
             answer: tuple[bool, Any] = (True, target(*args))
         except Exception:  # noqa: BLE001 - the caller runs it again and raises it there
             answer = (False, None)
-        _send(sys.stdout.buffer, answer)
+        _send(answers, answer)
 
 
 if __name__ == "__main__":

@@ -95,3 +95,11 @@ def test_fidelity_with_a_worker_reports_what_it_reports_without(builder, monkeyp
     # the worker was sent the picks' lines at the path HEAD holds the file at (h.py) too.
     statuses = [p["end_state"][0]["status"] for p in there.data["picks"] if p["end_state"]]
     assert statuses == ["other-picks"] * 4
+
+
+def test_what_the_function_prints_does_not_reach_the_answers():
+    worker = Worker("builtins", "print")  # prints to stdout, answers None
+    futures = [worker.submit("not an answer"), worker.submit("nor this")]
+    worker.close()
+    assert [f.result(timeout=60) for f in futures] == [None, None]
+    assert worker._proc is not None and worker._proc.wait(timeout=60) == 0  # answered there
