@@ -84,8 +84,9 @@ PICK_LEGEND = (
     "(equal once whitespace is removed) · superset (pick carries all of the source and more) · "
     "subset (pick carries part of the source) · adapted (both sides have lines the other lacks) · "
     "no-source · forward-merged (no other source: made on this branch, the commit itself reached "
-    "the source branch through a merge). via: map (--map) · trailer (cherry picked from) · pr-number (#N in the subject, "
-    "confirmed by content) · patch-id (same ± lines per file, whitespace ignored) · similarity "
+    "the source branch through a merge). via: map (--map) · trailer (cherry picked from, "
+    "[PR #N/X backport], Backport of X) · pr-number (#N in the subject, confirmed by content) · "
+    "patch-id (same ± lines per file, whitespace ignored) · similarity "
     "(share of signed lines; confidence 0..1) · title (a PR title one merge carries) · authored "
     "(the one source commit with the pick's author date and subject, confirmed by content) · subject "
     "(the one source commit with the pick's subject, PR numbers aside, at least as similar as "
@@ -456,8 +457,28 @@ def _check(
     section = _section(
         results, merges, missing, history, store, source_branch, followups, source_name
     )
+    _account(section, count_commits(repo, base, head)[1], len(results))
     gaps = tuple(c.sha for c in missing.missing) if missing is not None else ()
     return Checked(FidelityResult(tuple(r.commit.sha for r in results), gaps), section)
+
+
+def _account(section: Section, non_merges: int, picks: int) -> None:
+    """Every non-merge commit of the range is a pick or the source branch's own (merged back): say
+    how many were left out, and never let a range of commits with no pick judged pass."""
+    left = non_merges - picks
+    if left:
+        section.summary += f"; {left} commit(s) of the source branch merged back: not picks"
+    if left and not picks:
+        section.findings.append(
+            Finding(
+                "range-unjudged",
+                "P1",
+                f"none of the range's {non_merges} non-merge commit(s) was judged as a pick",
+                "every one was brought in by a merge of the source branch; check BASE, HEAD and "
+                "--source",
+                key="range-unjudged",
+            )
+        )
 
 
 def _pick_row(i: int, r: PickResult) -> list[Cell]:

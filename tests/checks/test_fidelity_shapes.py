@@ -154,3 +154,37 @@ def test_pr_number_and_subject_name_a_source_whose_lock_file_was_regenerated(bui
     p = picks[pick]
     assert (p["sources"], p["source_via"], p["status"]) == ([source], "pr-number", "adapted")
     assert "confirmed by PR number and subject" in p["note"]
+
+
+def test_compare_without_source_is_a_usage_gap_not_a_pass(builder, run_cli, tmp_path):
+    builder.commit("base", {"a.py": A})
+    builder.branch("release")
+    builder.commit("Fix a_1 (#70)", {"a.py": A.replace("a_1 = 1", "a_1 = 11")})
+    builder.checkout("release")
+    builder.commit("Fix a_1 (#70) (#71)", {"a.py": A.replace("a_1 = 1", "a_1 = 11")})
+    before = builder.snapshot()
+    out = tmp_path / "out"
+    args = ("compare", "main", "release", "--repo", str(builder.path), "--output-dir", str(out))
+    code, stdout, stderr = run_cli(*args, "--format", "none")
+    assert code == 2
+    assert stderr.count("\n") == 1 and "--source" in stderr and "--no-fidelity" in stderr
+    assert not out.exists() and builder.snapshot() == before
+    code, stdout, _ = run_cli(*args, "--no-fidelity", "--format", "md")
+    assert code == 0
+    verdict = next(ln for ln in stdout.splitlines() if ln.startswith("**Verdict:**"))
+    assert "Not judged: no pick of the range was judged (--no-fidelity)" in verdict
+
+
+def test_a_range_of_only_merged_back_commits_is_never_a_silent_pass(builder):
+    builder.commit("base", {"a.py": A})
+    builder.branch("release")
+    builder.commit("Main work (#80)", {"a.py": A.replace("a_1 = 1", "a_1 = 11")})
+    builder.checkout("release")
+    base = builder.rev("HEAD")
+    builder.merge("main", "Merge branch 'main' into release")
+    s, picks = _picks(builder, base)
+    assert picks == {}
+    assert "1 commit(s) of the source branch merged back: not picks" in s.summary
+    assert [(f.kind, f.severity) for f in s.findings if f.severity != "info"] == [
+        ("range-unjudged", "P1")
+    ]
