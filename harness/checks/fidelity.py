@@ -282,7 +282,11 @@ def _compare(
                 merged_into=reached.get(p.sha),
             )
         )
-    _later_copies(results, {c.sha: c.commit_time for c in history})
+    _later_copies(
+        results,
+        {c.sha: c.commit_time for c in history},
+        {c.sha: c.author_time for c in history},
+    )
     jobs.finish(
         [(r.commit.sha, file_paths(r.files), r.resolution.sources) for r in results],
         {p.sha: store.full[p.sha].files for p in picks},
@@ -314,7 +318,9 @@ def _own_release(r: PickResult) -> bool:
     )
 
 
-def _later_copies(results: Sequence[PickResult], committed: dict[str, int]) -> None:
+def _later_copies(
+    results: Sequence[PickResult], committed: dict[str, int], authored: dict[str, int]
+) -> None:
     """A release commit whose source, found by content, was committed after it is no source: the
     source branch copied this branch's own commit (version bump, changelog). A pick paired with
     such a copy of an earlier pick's commit is the same case."""
@@ -328,6 +334,11 @@ def _later_copies(results: Sequence[PickResult], committed: dict[str, int]) -> N
             is_release_path(f.path) for f in r.files
         )
         if r.resolution.found_by not in _BY_CONTENT or len(srcs) != 1 or not release:
+            continue
+        # A copy keeps the author date; a bot's twin commit on the source branch (the same bump,
+        # its own PR, made seconds apart) does not, and is the source.
+        subject = _RELEASE_SUBJECT.search(r.commit.subject)
+        if not subject and authored.get(srcs[0]) != r.commit.author_time:
             continue
         if committed.get(srcs[0], 0) > r.commit.committer_time:
             copies.setdefault(srcs[0], r.commit.sha)

@@ -27,7 +27,7 @@ from harness.git.picks import LogEntry, object_ids
 # The origin a backport names in its message (the short sha is resolved by the git layer).
 ORIGIN = re.compile(
     r"\(cherry picked from commit ([0-9a-fA-F]{7,64})\)"
-    r"|\[PR #\d+/([0-9a-fA-F]{7,64}) backport\]"
+    r"|\[?PR #\d+/([0-9a-fA-F]{7,64}) backport\]"
     r"|\bBackport of (?:PR #\d+ )?(?:commit )?([0-9a-fA-F]{7,64})\b"
     r"|\bas merged into \S+ \(([0-9a-fA-F]{7,64})\)",
     re.IGNORECASE,

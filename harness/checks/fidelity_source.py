@@ -45,6 +45,8 @@ _BACKPORT_BRANCH = re.compile(
     re.IGNORECASE,
 )
 _BACKPORT = re.compile(r"\bbackport", re.IGNORECASE)
+# Leading tags: "[release/x] ", "[PR #1/abc backport][3.12] ", "[3.13 backport] ".
+_TAGS = re.compile(r"^\s*(?:\[[^\]]*\]\s*)+")
 # A message line naming the PR a backport carries: "Backport PR #13999 on branch 8.x (…)".
 _BACKPORT_LINE = re.compile(r"^\s*Backport(?: of)? PR #(\d+)\b", re.IGNORECASE | re.MULTILINE)
 
@@ -93,7 +95,7 @@ def numbered(history: Sequence[LogEntry], wanted: set[int]) -> dict[int, list[st
 def strip_numbers(subject: str) -> str:
     """The subject without PR-number groups and a leading ``[release/x]`` tag."""
     s = _PARENS.sub(lambda m: "" if _NUMBER.search(m.group(1)) else m.group(0), subject)
-    s = re.sub(r"^\s*\[[^\]]*\]\s*", "", s)
+    s = _TAGS.sub("", s)
     return " ".join(s.split()).lower()
 
 
@@ -263,6 +265,7 @@ class SourceFinder:
             str, str
         ] = {}  # pick -> PR-number candidates its content did not confirm
         self.title_cands: dict[str, list[str]] = {}  # pick -> merges whose PR title is its subject
+        self.siblings: dict[str, list[str]] = {}  # pick -> other releases' backports of its PR
 
     def resolve(self) -> dict[str, Resolution]:
         res: dict[str, Resolution] = {}
@@ -275,8 +278,16 @@ class SourceFinder:
             elif trailers.get(pick.sha):
                 res[pick.sha] = Resolution(trailers[pick.sha], "trailer", 1.0)
             else:
-                cands = [s for n in named_prs(pick) for s in self.by_number.get(n, [])]
-                pr_cands[pick.sha] = sorted(set(cands), key=lambda s: self.order[s])
+                cands = sorted(
+                    {s for n in named_prs(pick) for s in self.by_number.get(n, [])},
+                    key=lambda s: self.order[s],
+                )
+                # Another release's backport of the same PR (merged forward) is a copy: the PR's
+                # own commit is looked for first, by number and then by content.
+                siblings = [s for s in cands if _BACKPORT.search(self.subjects[s])]
+                pr_cands[pick.sha] = [s for s in cands if s not in siblings]
+                if siblings:
+                    self.siblings[pick.sha] = siblings
                 titled = self.by_title.get(strip_numbers(pick.subject), [])
                 # A title many merges share ("pre-commit autoupdate") names no PR in particular.
                 self.title_cands[pick.sha] = titled if len(titled) == 1 else []
@@ -286,6 +297,7 @@ class SourceFinder:
             + [s for r in res.values() for s in r.sources]
             + [s for c in pr_cands.values() for s in c]
             + [s for c in self.title_cands.values() for s in c]
+            + [s for c in self.siblings.values() for s in c]
         )
         for sha, cands in pr_cands.items():
             r = self._confirm(sha, cands)
@@ -294,6 +306,11 @@ class SourceFinder:
         self.found(dict(res))
         unresolved = [p.sha for p in self.picks if p.sha not in res]
         res.update(self._search(unresolved))
+        for sha, cands in self.siblings.items():
+            if not res.get(sha, Resolution()).sources:  # only a sibling carries it: name that
+                r = self._confirm(sha, cands)
+                if r is not None:
+                    res[sha] = r
         for picked, note in self.rejected.items():
             r = res.setdefault(picked, Resolution())
             r.note = "; ".join(x for x in (r.note, note) if x)

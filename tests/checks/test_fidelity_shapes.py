@@ -61,21 +61,29 @@ def test_a_sibling_backport_merged_forward_names_its_origin(builder):
     builder.branch("3.14")
     builder.branch("3.15")
     origin = builder.commit("Fix a_5 (#20)", {"a.py": A.replace("a_5 = 5", "a_5 = 55")})
+    other = builder.commit("Fix b_2 (#23)", {"b.py": B.replace("b_2 = 2", "b_2 = 22")})
     builder.checkout("3.15")
-    sibling = builder.commit(
+    builder.commit(
         f"[PR #20/{origin[:8]} backport][3.15] Fix a_5 (#21)",
         {"a.py": A.replace("a_5 = 5", "a_5 = 55")},
     )
+    sibling = builder.cherry_pick(other, "-x")
     builder.checkout("main")
     builder.merge("3.15", "Merge branch '3.15'")
     builder.checkout("3.14")
     base = builder.rev("HEAD")
-    # Names only the PR number: both main's commit and the 3.15 backport carry it.
-    pick = builder.commit("Fix a_5 (#20) (#22)", {"a.py": A.replace("a_5 = 5", "a_5 = 55")})
+    # Names only the PR number, which main's commit and the 3.15 backport both carry.
+    by_number = builder.commit("Fix a_5 (#20) (#22)", {"a.py": A.replace("a_5 = 5", "a_5 = 55")})
+    # A pick of the 3.15 backport: its trailer names the sibling, whose own trailer names main's.
+    of_sibling = builder.commit(
+        f"Fix b_2 (#24)\n\n(cherry picked from commit {sibling})",
+        {"b.py": B.replace("b_2 = 2", "b_2 = 22")},
+    )
     s, picks = _picks(builder, base, "3.14")
-    p = picks[pick]
-    assert (p["sources"], p["status"]) == ([origin], "identical")
-    assert f"{sibling[:12]} is a backport of {origin[:12]}" in p["note"]
+    assert (picks[by_number]["sources"], picks[by_number]["status"]) == ([origin], "identical")
+    p = picks[of_sibling]
+    assert (p["sources"], p["status"]) == ([other], "identical")
+    assert f"{sibling[:12]} is a backport of {other[:12]}" in p["note"]
     assert not _blocking(s)
 
 
@@ -188,3 +196,25 @@ def test_a_range_of_only_merged_back_commits_is_never_a_silent_pass(builder):
     assert [(f.kind, f.severity) for f in s.findings if f.severity != "info"] == [
         ("range-unjudged", "P1")
     ]
+
+
+def test_a_twin_made_seconds_after_the_pick_is_its_source_not_a_later_copy(builder):
+    req = "".join(f"pkg{i}==1.{i}\n" for i in range(8))
+    builder.commit("base", {"requirements.txt": req, "a.py": A})
+    builder.branch("release")
+    builder.checkout("release")
+    base = builder.rev("HEAD")
+    bumped = req.replace("pkg5==1.5", "pkg5==1.6")
+    bot = "dependabot[bot] <support@github.com>"
+    pick = builder.commit(
+        "Bump pkg5 from 1.5 to 1.6 (#90)", {"requirements.txt": bumped}, author=bot
+    )
+    builder.checkout("main")
+    # The bot's own PR on main, a few minutes later: a different author date, not a copy of the pick.
+    twin = builder.commit(
+        "Bump pkg5 from 1.5 to 1.6 (#91)", {"requirements.txt": bumped}, author=bot
+    )
+    s, picks = _picks(builder, base)
+    p = picks[pick]
+    assert (p["sources"], p["status"], p["copy_of"]) == ([twin], "identical", None)
+    assert not _blocking(s)
