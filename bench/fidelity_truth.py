@@ -195,7 +195,7 @@ def main() -> int:
         if truth is None and pick_ids.get(p) in by_id:
             truth, how = sorted(by_id[pick_ids[p]], key=lambda c: c in subjects)[0], "patch-id"
             truth = origin(truth)
-        if truth is None:
+        if truth is None and not subj.startswith("Revert "):  # a revert names what it undoes
             nums = re.findall(r"#(\d+)", subj) + re.findall(r"backport-of-pr-(\d+)", subj)
             nums += re.findall(r"^Backport PR #(\d+)", body, re.M)
             for n in reversed(nums):
