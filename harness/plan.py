@@ -23,7 +23,7 @@ import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.cache import Cache, cached_section, cached_value
 from harness.checks.judgeable import judge_range
@@ -35,6 +35,9 @@ from harness.git import GitRepo
 from harness.git.history import git_version
 from harness.report.model import Section
 from harness.scenario import Scenario, Value, load_scenario
+
+if TYPE_CHECKING:
+    from harness.history_index import HistoryIndex
 
 # Imported when a section is built, not when it is planned (see ``lazy``).
 fidelity_check = lazy("harness.checks.fidelity", "fidelity_check")
@@ -158,7 +161,7 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
             refs = ("fidelity-result", base, head, src, branch)
 
             def build() -> Section:
-                checked = fidelity_check(repo, base, head, src, branch)
+                checked = fidelity_check(repo, base, head, src, branch, index=cached.index())
                 handed.fidelity = checked.result
                 cached.value(refs, (), lambda: _result_json(checked.result))
                 return checked.section
@@ -169,7 +172,9 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
                 raw = cached.value(
                     refs,
                     (),
-                    lambda: _result_json(fidelity_check(repo, base, head, src, branch).result),
+                    lambda: _result_json(
+                        fidelity_check(repo, base, head, src, branch, index=cached.index()).result
+                    ),
                 )
                 return FidelityResult(tuple(raw["picks"]), tuple(raw["missing_commits"]))
 
@@ -344,6 +349,12 @@ class _GitCache:
     def __init__(self, repo: GitRepo, no_cache: bool) -> None:
         self.repo = repo
         self.store = Cache(namespace="sections", enabled=not no_cache)
+
+    def index(self) -> HistoryIndex | None:
+        """The repository's history index (harness/history_index.py), or None with --no-cache."""
+        from harness.history_index import open_index
+
+        return open_index(self.repo, self.store.enabled)
 
     def _parts(
         self, refs: tuple[str | None, ...], options: tuple[str | None, ...]

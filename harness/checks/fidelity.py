@@ -67,6 +67,7 @@ from harness.report.printable import printable
 from harness.report.safe import line_shown
 
 if TYPE_CHECKING:
+    from harness.history_index import HistoryIndex
     from harness.offload import Worker
 
 _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="harness-fidelity")
@@ -185,12 +186,13 @@ def _compare(
     mapping: Mapping[str, str | Sequence[str]] | None,
     fork: str,
     jobs: EndStateJobs,
+    index: HistoryIndex | None = None,
 ) -> tuple[
     list[Commit], list[PickResult], PatchStore, list[LogEntry], dict[str, Sequence[str]] | None
 ]:
     # The source history since the fork point on HEAD's own line (``fork``): what SOURCE has beyond
     # it, even where HEAD later merged it back in (earlier picks' sources are then ancestors of HEAD).
-    full_history = read_history(repo, [source], [fork])
+    full_history = _history(repo, index, [source], [fork])
     # Picks: the range's non-merge commits of HEAD's own line, whether or not the source branch
     # reaches them (a release merged forward into main); what a merge of main back into the release
     # brought is main's, not picks (fidelity_lines).
@@ -204,7 +206,7 @@ def _compare(
     # When some pick can only be found by content, the history's changed paths are listed by a
     # second git log that runs in a thread while the named candidates are diffed and confirmed.
     touched = (
-        _POOL.submit(read_history, repo, [source], [fork], paths=True)
+        _POOL.submit(_history, repo, index, [source], [fork], paths=True)
         if needs_content_search(picks, forced)
         else None
     )
@@ -216,12 +218,12 @@ def _compare(
     reached = {c.sha: forwarded.get(c.sha, source) for c in full_history if c.sha in own}
     # PR titles of merges: only picks that name no source (no trailer, no number) are matched by title.
     titles = (
-        read_bodies(repo, [source], [fork], merges=True)
+        _bodies(repo, index, [source], [fork], merges=True)
         if touched is not None and any(c.is_merge for c in history)
         else {}
     )
     order = {c.sha: i for i, c in enumerate(history)}
-    store = PatchStore(repo, {c.sha: c.parents[0] for c in history if c.is_merge})
+    store = PatchStore(repo, {c.sha: c.parents[0] for c in history if c.is_merge}, index)
     brought = brought_by(history, source)
     merge_shas = {c.sha for c in history if c.is_merge}
 
@@ -249,7 +251,7 @@ def _compare(
             + [c for cs in pr_commits(history, brought, sources & merge_shas).values() for c in cs]
         )
 
-    copied = _POOL.submit(read_bodies, repo, [source], [fork], grep=ORIGIN_GREP)
+    copied = _POOL.submit(_bodies, repo, index, [source], [fork], grep=ORIGIN_GREP)
     res = SourceFinder(
         repo, picks, history, forced, store, touched, titles, brought, found
     ).resolve()
@@ -295,6 +297,35 @@ def _compare(
         {c.sha: c.paths or () for c in touched.result()} if touched is not None else None
     )
     return merges, results, store, history, paths
+
+
+def _history(
+    repo: GitRepo,
+    index: HistoryIndex | None,
+    include: Sequence[str],
+    exclude: Sequence[str],
+    *,
+    paths: bool = False,
+) -> list[LogEntry]:
+    """The source history, from the history index where there is one (the same answer)."""
+    if index is not None:
+        return index.history(include, exclude, paths=paths)
+    return read_history(repo, include, exclude, paths=paths)
+
+
+def _bodies(
+    repo: GitRepo,
+    index: HistoryIndex | None,
+    include: Sequence[str],
+    exclude: Sequence[str],
+    *,
+    merges: bool = False,
+    grep: Sequence[str] = (),
+) -> dict[str, str]:
+    """Message bodies of the source history, from the history index where there is one."""
+    if index is not None:
+        return index.bodies(include, exclude, merges=merges, grep=grep)
+    return read_bodies(repo, include, exclude, merges=merges, grep=grep)
 
 
 _BY_CONTENT = ("patch-id", "similarity", "title", "authored", "subject")
@@ -354,9 +385,10 @@ def fidelity_section(
     source: str,
     source_branch: str | None = None,
     mapping: Mapping[str, str | Sequence[str]] | None = None,
+    index: HistoryIndex | None = None,
 ) -> Section:
     """The section of ``fidelity_check``."""
-    return fidelity_check(repo, base, head, source, source_branch, mapping).section
+    return fidelity_check(repo, base, head, source, source_branch, mapping, index).section
 
 
 def fidelity_check(
@@ -366,11 +398,88 @@ def fidelity_check(
     source: str,
     source_branch: str | None = None,
     mapping: Mapping[str, str | Sequence[str]] | None = None,
+    index: HistoryIndex | None = None,
 ) -> Checked[FidelityResult]:
-    """Compare every non-merge commit of base..head with its source on ``source``."""
+    """Compare every non-merge commit of base..head with its source on ``source``.
+
+    With ``index`` (the history index of ``repo``), what the source history holds is read from it
+    and what this run learned is kept in it; a whole answer is kept by the resolved commits it was
+    computed from. The answer is the same with and without it."""
     source_name = source
     base, head, source = repo.resolve(base), repo.resolve(head), repo.resolve(source)
     branch_tip = repo.resolve(source_branch) if source_branch else None
+    if index is None:
+        return _fidelity(repo, base, head, source, source_name, source_branch, branch_tip, mapping)
+    try:
+        if mapping:  # --map names refs of its own: not kept whole
+            return _fidelity(
+                repo, base, head, source, source_name, source_branch, branch_tip, mapping, index
+            )
+        return _answer(index, repo, base, head, source, source_name, source_branch, branch_tip)
+    finally:
+        index.save()
+
+
+def _answer(
+    index: HistoryIndex,
+    repo: GitRepo,
+    base: str,
+    head: str,
+    source: str,
+    source_name: str,
+    source_branch: str | None,
+    branch_tip: str | None,
+) -> Checked[FidelityResult]:
+    """The whole answer, from the index where it keeps one for these very commits."""
+    from harness.cache import _dec, _enc
+
+    def build() -> Any:
+        checked = _fidelity(
+            repo, base, head, source, source_name, source_branch, branch_tip, None, index
+        )
+        built.append(checked)
+        try:
+            section = _enc(checked.section)
+        except TypeError:
+            return None  # something the encoding does not know: not kept
+        r = checked.result
+        return {"section": section, "picks": list(r.picks), "missing": list(r.missing_commits)}
+
+    built: list[Checked[FidelityResult]] = []
+    served: list[Checked[FidelityResult]] = []
+
+    def valid(value: Any) -> bool:
+        try:
+            section = _dec(value["section"])
+            picks, missing = value["picks"], value["missing"]
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError):
+            return False
+        if not (
+            isinstance(section, Section)
+            and isinstance(picks, list)
+            and isinstance(missing, list)
+            and all(isinstance(x, str) for x in picks + missing)
+        ):
+            return False
+        served.append(Checked(FidelityResult(tuple(picks), tuple(missing)), section))
+        return True
+
+    parts = ("fidelity", base, head, source, source_name, source_branch, branch_tip)
+    index.answer(parts, build, valid)
+    return (built or served)[0]
+
+
+def _fidelity(
+    repo: GitRepo,
+    base: str,
+    head: str,
+    source: str,
+    source_name: str,
+    source_branch: str | None,
+    branch_tip: str | None,
+    mapping: Mapping[str, str | Sequence[str]] | None,
+    index: HistoryIndex | None = None,
+) -> Checked[FidelityResult]:
     # Where the range starts on HEAD's line: SOURCE ^fork is SOURCE ^merge-base(SOURCE, fork).
     fork = fork_point(repo, base, head)
     # From OFFLOAD_PICKS picks on, end states run in a second interpreter, started now so that its
@@ -391,6 +500,7 @@ def fidelity_check(
             source_name,
             fork,
             worker,
+            index,
         )
     finally:
         if worker is not None:
@@ -414,16 +524,17 @@ def _check(
     source_name: str,
     fork: str,
     worker: Worker | None,
+    index: HistoryIndex | None = None,
 ) -> Checked[FidelityResult]:
     source_branch, branch_tip = source_branch_at  # as the user named it, and resolved
     # The follow-up log does not depend on the picks: it runs in the pool while they are resolved.
-    bodies = _POOL.submit(read_bodies, repo, [source], [fork], grep=GREP)
+    bodies = _POOL.submit(_bodies, repo, index, [source], [fork], grep=GREP)
     # End states read blobs and diff them in Python, in a thread, from the moment a pick's sources
     # are known, while this thread waits on git for the other picks' sources, the PR branch, units
     # and follow-ups (none of which reads an end state).
     jobs = EndStateJobs(repo, fork, head, worker)
     merges, results, store, history, touched = _compare(
-        repo, base, head, source, mapping, fork, jobs
+        repo, base, head, source, mapping, fork, jobs, index
     )
     missing = None
     if branch_tip:

@@ -16,12 +16,16 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from harness.checks.fidelity_compare import dice, norm, overlap, signed_keys
 from harness.checks.fidelity_lines import origins
 from harness.git import Commit, GitRepo
 from harness.git.patch import FilePatch, Patch, diff_many
 from harness.git.picks import LogEntry, object_ids, patch_paths, paths_per_commit
+
+if TYPE_CHECKING:
+    from harness.history_index import HistoryIndex
 
 CONFIRM_OVERLAP = 0.5  # PR-number candidates must share this fraction of signed lines
 # Below this a similarity match is not reported as a source: on real release branches, version bumps
@@ -131,8 +135,14 @@ class PatchStore:
     """Diffs of commits, fetched in batches and kept: full diffs (with context) for what is
     compared, ± lines only (``-U0``) for candidates that are only searched."""
 
-    def __init__(self, repo: GitRepo, merge_parents: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        repo: GitRepo,
+        merge_parents: dict[str, str] | None = None,
+        index: HistoryIndex | None = None,
+    ) -> None:
         self.repo = repo
+        self.index = index  # the history index: diffs kept by commit, the same text git writes
         self.merge_parents = (
             merge_parents or {}
         )  # a merge's change is its diff against the first parent
@@ -152,8 +162,13 @@ class PatchStore:
             self._coming.update((s, job) for s in todo)
 
     def _read_full(self, todo: Sequence[str]) -> None:
-        for p in diff_many(self.repo, [(s, self.merge_parents.get(s)) for s in todo]):
+        for p in self._diff([(s, self.merge_parents.get(s)) for s in todo], True):
             self.full[p.commit] = p
+
+    def _diff(self, pairs: list[tuple[str, str | None]], context: bool) -> list[Patch]:
+        if self.index is not None:
+            return self.index.diffs(pairs, context=context)
+        return diff_many(self.repo, pairs, context=context)
 
     def ensure(self, shas: Sequence[str]) -> None:
         for job in {self._coming[s] for s in shas if s in self._coming}:
@@ -169,7 +184,7 @@ class PatchStore:
         if todo:
             self.batches += 1
             pairs = [(s, self.merge_parents.get(s)) for s in todo]
-            for p in diff_many(self.repo, pairs, context=False):
+            for p in self._diff(pairs, False):
                 self.lines[p.commit] = p
 
     def changed(self, sha: str) -> list[FilePatch]:

@@ -37,6 +37,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="PICK=SOURCE",
         help="force a pick's source (repeat; SOURCE may be A+B for a union)",
     )
+    p.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="neither read nor write the history index in the cache (the same report, slower)",
+    )
     add_report_options(p)
 
 
@@ -59,7 +64,10 @@ def run(args: argparse.Namespace) -> int:
     facts = judge_range(
         repo, base_name, head_name, source=args.source, source_branch=args.source_branch, picks=True
     )
-    section = fidelity_section(repo, base, head, args.source, args.source_branch, mapping)
+    from harness.history_index import open_index
+
+    index = open_index(repo, enabled=not args.no_cache)
+    section = fidelity_section(repo, base, head, args.source, args.source_branch, mapping, index)
     inputs = {
         "range": f"{base_name}..{head_name}",
         "base": base,

@@ -73,6 +73,20 @@ def diff_many(
     asks for ``-U0``: the same ± lines without context, about a quarter less for git to write and
     for us to parse (enough for patch ids and signed lines).
     """
+    chunks = diff_chunks(repo, pairs, renames=renames, paths=paths, context=context)
+    return [Patch(c, a, parse_files(chunk)) for (c, a), chunk in zip(pairs, chunks, strict=True)]
+
+
+def diff_chunks(
+    repo: GitRepo,
+    pairs: Sequence[tuple[str, str | None]],
+    *,
+    renames: bool = True,
+    paths: Sequence[str] = (),
+    context: bool = True,
+) -> list[bytes]:
+    """``diff_many``'s raw output, one chunk of ``diff-tree`` text per pair, unparsed (what the
+    history index keeps: ``parse_files`` reads it back)."""
     if not pairs:
         return []
     lines = []
@@ -100,7 +114,7 @@ def diff_many(
     chunks = out.split(_HEADER)[1:]
     if len(chunks) != len(pairs):
         raise GitError(args, 0, f"expected {len(pairs)} diffs, got {len(chunks)}")
-    return [Patch(c, a, parse_files(chunk)) for (c, a), chunk in zip(pairs, chunks, strict=False)]
+    return chunks
 
 
 # Diffing is git's work and parallel: a large batch is split over this many processes (one per

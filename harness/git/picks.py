@@ -113,10 +113,32 @@ def history(
     repo: GitRepo, include: Sequence[str], exclude: Sequence[str] = (), *, paths: bool = False
 ) -> list[LogEntry]:
     """Commits of ``include ^exclude``, oldest first, in one ``git log`` (with ``--name-only`` if ``paths``)."""
-    args = ["log", "--reverse", "-z", log_format("%H", "%P", "%at", "%ct", "%s")]
+    args = ["log", "--reverse", *_history_args(paths)]
+    return _entries(repo.run([*args, *include, *(f"^{x}" for x in exclude), "--"]), paths)
+
+
+def entries(repo: GitRepo, shas: Sequence[str], *, paths: bool = False) -> list[LogEntry]:
+    """``history``'s records of these very commits (no walk), in their order, in one ``git log``
+    fed on stdin: what the history index lacks."""
+    if not shas:
+        return []
+    args = ["log", "--no-walk=unsorted", *_history_args(paths), "--stdin"]
+    return _entries(repo.run(args, input="".join(s + "\n" for s in shas).encode()), paths)
+
+
+def walk(repo: GitRepo, include: Sequence[str], exclude: Sequence[str] = ()) -> list[str]:
+    """The shas ``history`` lists, in its order (oldest first): one ``rev-list``, no message read."""
+    return repo.rev_list(include, exclude)
+
+
+def _history_args(paths: bool) -> list[str]:
+    args = ["-z", log_format("%H", "%P", "%at", "%ct", "%s")]
     if paths:  # a merge's paths are those of its first-parent diff (the whole PR)
         args += ["--name-only", "--no-renames", "--diff-merges=first-parent"]
-    out = repo.run([*args, *include, *(f"^{x}" for x in exclude), "--"])
+    return args
+
+
+def _entries(out: bytes, paths: bool) -> list[LogEntry]:
     return [
         LogEntry(
             sha, tuple(parents.split()), int(at), subject, tuple(names) if paths else None, int(ct)
@@ -137,12 +159,30 @@ def bodies(
 ) -> dict[str, str]:
     """Message bodies of ``include ^exclude`` in one ``git log``: merges only, or the commits whose
     message matches one of the ``grep`` patterns (extended regex, case-insensitive)."""
+    args = _bodies_args(merges, grep)
+    return _bodies(repo.run([*args, *include, *(f"^{x}" for x in exclude), "--"]))
+
+
+def bodies_of(
+    repo: GitRepo, shas: Sequence[str], *, merges: bool = False, grep: Sequence[str] = ()
+) -> dict[str, str]:
+    """``bodies`` of these very commits (no walk) that pass the same filter, fed on stdin."""
+    if not shas:
+        return {}
+    args = [*_bodies_args(merges, grep), "--no-walk=unsorted", "--stdin"]
+    return _bodies(repo.run(args, input="".join(s + "\n" for s in shas).encode()))
+
+
+def _bodies_args(merges: bool, grep: Sequence[str]) -> list[str]:
     args = ["log", "-z", log_format("%H", "%b")]
     if merges:
         args.append("--merges")
     if grep:
         args += ["-E", "-i", *(f"--grep={g}" for g in grep)]
-    out = repo.run([*args, *include, *(f"^{x}" for x in exclude), "--"])
+    return args
+
+
+def _bodies(out: bytes) -> dict[str, str]:
     result: dict[str, str] = {}
     for (sha, body), _ in records(out.decode("utf-8", "replace"), 2):
         result[sha] = body.strip()
