@@ -114,7 +114,9 @@ class HistoryIndex:
         self.served = {"commits": 0, "read": 0, "diffs": 0, "diffed": 0}
 
     # -- files -------------------------------------------------------------------------------
-    def _read(self, name: str) -> dict[str, Any] | None:
+    def _read(
+        self, name: str, hook: Callable[[dict[str, Any]], Any] | None = None
+    ) -> dict[str, Any] | None:
         """A stored file of this index, or None where it is absent, foreign or malformed."""
         path = self.dir / name
         try:
@@ -129,8 +131,8 @@ class HistoryIndex:
             self.rebuilt.append(f"{name}: larger than {MAX_FILE_BYTES} bytes")
             return None
         try:
-            data = json.loads(raw)
-        except (ValueError, RecursionError):
+            data = json.loads(raw, object_hook=hook)
+        except (ValueError, TypeError, KeyError, RecursionError):
             self.rebuilt.append(f"{name}: not JSON")
             return None
         if not isinstance(data, dict) or data.get("stamp") != self.stamp:
@@ -364,7 +366,7 @@ class HistoryIndex:
 
         key = content_key("answer", self.stamp, *parts)
         path = self.dir / "results" / f"{key}.json"
-        stored = self._read(f"results/{key}.json")
+        stored = self._read(f"results/{key}.json", _hook)
         if stored is not None and stored.get("key") == key and "value" in stored:
             if not valid(stored["value"]):
                 self.rebuilt.append(f"results/{key}.json: an answer of the wrong shape")
@@ -458,3 +460,56 @@ def open_index(repo: GitRepo, enabled: bool = True) -> HistoryIndex | None:
     from harness.cache import cache_dir
 
     return HistoryIndex(repo, cache_dir() / "history")
+
+
+# -- a kept answer's encoding --------------------------------------------------------------------
+# A fidelity answer is a Section (dataclasses, tuples, cells) of tens of thousands of nodes. Plain
+# JSON values stay as they are; the rest become objects tagged by ``_TAG`` (a key no section
+# uses: a dict that has it, or a key that is not a string, is itself tagged). Reading back is
+# ``json.loads`` with an ``object_hook``: only tagged objects cost Python work.
+_TAG = "\x00harness"
+_PARTS = ("Section", "Table", "Finding", "Control", "Details", "Code", "Sha")
+_LEAF = (str, int, float, bool, type(None))
+
+
+def pack(x: Any) -> Any:
+    """``x`` as a JSON value ``unpack`` turns back into an equal object; TypeError for what it
+    does not know."""
+    t = type(x)
+    if t in _LEAF:
+        return x
+    if t is list:
+        return x[:] if all(type(v) in _LEAF for v in x) else [pack(v) for v in x]
+    if t is dict:
+        if _TAG not in x and all(type(k) is str for k in x):
+            return {k: v if type(v) in _LEAF else pack(v) for k, v in x.items()}
+        return {_TAG: "D", "v": [[pack(k), pack(v)] for k, v in x.items()]}
+    if t is tuple:
+        return {_TAG: "T", "v": [pack(v) for v in x]}
+    name = t.__name__
+    if name in _PARTS and t.__module__ == "harness.report.model":
+        from dataclasses import fields
+
+        return {_TAG: name, "v": {f.name: pack(getattr(x, f.name)) for f in fields(x)}}
+    raise TypeError(f"not kept: {name}")
+
+
+def _hook(d: dict[str, Any]) -> Any:
+    tag = d.get(_TAG)
+    if tag is None:
+        return d
+    v = d["v"]
+    if tag == "T" and isinstance(v, list):
+        return tuple(v)
+    if tag == "D" and isinstance(v, list):
+        return {k: x for k, x in v}
+    if tag in _PARTS and isinstance(v, dict):
+        from harness.report import model
+
+        return getattr(model, tag)(**v)
+    raise ValueError(f"unknown tag {tag!r}")
+
+
+def unpack(text: str | bytes) -> Any:
+    """The object ``pack`` encoded, from its JSON text; ValueError/TypeError when malformed."""
+    return json.loads(text, object_hook=_hook)

@@ -431,7 +431,7 @@ def _answer(
     branch_tip: str | None,
 ) -> Checked[FidelityResult]:
     """The whole answer, from the index where it keeps one for these very commits."""
-    from harness.cache import _dec, _enc
+    from harness.history_index import pack
 
     def build() -> Any:
         checked = _fidelity(
@@ -439,7 +439,7 @@ def _answer(
         )
         built.append(checked)
         try:
-            section = _enc(checked.section)
+            section = pack(checked.section)
         except TypeError:
             return None  # something the encoding does not know: not kept
         r = checked.result
@@ -450,9 +450,8 @@ def _answer(
 
     def valid(value: Any) -> bool:
         try:
-            section = _dec(value["section"])
-            picks, missing = value["picks"], value["missing"]
-        except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError):
+            section, picks, missing = value["section"], value["picks"], value["missing"]
+        except (TypeError, KeyError, IndexError):
             return False
         if not (
             isinstance(section, Section)
