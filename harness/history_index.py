@@ -111,7 +111,9 @@ class HistoryIndex:
         self._new_commits = False
         self._new_diffs = False
         self.rebuilt: list[str] = []  # why a stored file was not used (tests read it)
-        self.served = {"commits": 0, "read": 0, "diffs": 0, "diffed": 0}
+        # What came from the index and what from git (tests and bench read it): commit rows,
+        # diffs, whole answers.
+        self.served = {"commits": 0, "read": 0, "diffs": 0, "diffed": 0, "answers": 0, "built": 0}
 
     # -- files -------------------------------------------------------------------------------
     def _read(
@@ -148,6 +150,10 @@ class HistoryIndex:
         fd = os.open(self.dir / "lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
+            # Every writer writes under this lock: a temporary file seen now is a killed run's.
+            for folder in (self.dir, self.dir / "results"):
+                for tmp in folder.glob(".tmp-*"):
+                    tmp.unlink(missing_ok=True)
             yield
         finally:
             os.close(fd)
@@ -376,7 +382,9 @@ class HistoryIndex:
                 os.utime(path)  # the newest answers are the ones kept
             except OSError:
                 pass
+            self.served["answers"] += 1
             return stored["value"], True
+        self.served["built"] += 1
         value = build()
         if value is None:
             return value, False
@@ -402,6 +410,9 @@ class HistoryIndex:
         with self._lock:
             self._settle_pending()
             if not self._new_commits and not self._new_diffs:
+                if any(self.dir.glob(".tmp-*")) or any((self.dir / "results").glob(".tmp-*")):
+                    with self._locked():  # a killed writer's temporary file: removed under it
+                        pass
                 return
             with self._locked():
                 if self._new_commits and self.commits is not None:
