@@ -12,6 +12,7 @@ reused id is never signalled.
 
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 import subprocess
@@ -71,6 +72,29 @@ for pgid in groups:
 
 _lock = threading.Lock()
 _pipe: dict[int, IO[bytes]] = {}  # pid of the harness → the watchdog's stdin (a fork gets its own)
+_watchdogs: dict[int, subprocess.Popen[bytes]] = {}  # pid of the harness → its watchdog
+
+
+def _reap_watchdog() -> None:
+    """At a normal exit: close the pipe (the watchdog kills what is still registered, as when the
+    harness dies otherwise) and wait for the watchdog, so that it is not left unwaited for."""
+    proc = _watchdogs.pop(os.getpid(), None)
+    _pipe.pop(os.getpid(), None)
+    if proc is None:
+        return
+    locked = _lock.acquire(timeout=1)  # a daemon thread may hold it forever at exit
+    try:
+        if proc.stdin is not None:
+            proc.stdin.close()
+    except OSError:
+        pass
+    finally:
+        if locked:
+            _lock.release()
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        pass  # it still ends when it reads the end of its pipe
 
 
 def _watchdog() -> IO[bytes] | None:
@@ -90,6 +114,9 @@ def _watchdog() -> IO[bytes] | None:
         if pipe is None:
             return None
         _pipe[os.getpid()] = pipe
+        if not _watchdogs:
+            atexit.register(_reap_watchdog)
+        _watchdogs[os.getpid()] = proc
     return pipe
 
 

@@ -4,6 +4,7 @@ environment a child gets."""
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
 
@@ -52,3 +53,21 @@ def test_child_env_drops_and_adds(monkeypatch) -> None:
     assert "HARNESS_TEST_DROPPED" not in env
     assert env["HARNESS_TEST_KEPT"] == "1" and env["HARNESS_TEST_ADDED"] == "x"
     assert os.environ["HARNESS_TEST_DROPPED"] == "1"  # the harness's own environment unchanged
+
+
+def test_the_watchdog_is_waited_for_at_exit() -> None:
+    """A run that started children exits with its watchdog reaped: no "still running" warning
+    (Python's ResourceWarning for a child never waited for), the watchdog gone at once."""
+    script = (
+        "import os\n"
+        "from harness import process\n"
+        "process.run(['true'])\n"
+        "print(process._watchdogs[os.getpid()].pid)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-X", "dev", "-c", script], capture_output=True, text=True, check=True
+    )
+    assert "ResourceWarning" not in done.stderr, done.stderr
+    watchdog = int(done.stdout)
+    with pytest.raises(ProcessLookupError):
+        os.kill(watchdog, 0)  # reaped before the harness exited, not merely orphaned
