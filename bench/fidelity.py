@@ -304,7 +304,14 @@ def harness_run(
         "never",
     ]
     rss_file = out.with_suffix(".rss")
-    env = {**bytecode_env(out.parent), "HARNESS_BENCH_RSS": str(rss_file)}
+    # A cold run: an empty cache of its own each time (the history index is built and written:
+    # bench/index.py measures the warm runs).
+    cache = tempfile.mkdtemp(prefix="cache-", dir=out.parent)
+    env = {
+        **bytecode_env(out.parent),
+        "HARNESS_BENCH_RSS": str(rss_file),
+        "HARNESS_CACHE_DIR": cache,
+    }
     proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     if proc.returncode != 0:
         raise SystemExit(f"harness failed ({proc.returncode}): {proc.stderr.decode().strip()}")

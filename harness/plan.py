@@ -161,7 +161,7 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
             refs = ("fidelity-result", base, head, src, branch)
 
             def build() -> Section:
-                checked = fidelity_check(repo, base, head, src, branch, index=cached.index())
+                checked = fidelity_check(repo, base, head, src, branch, None, cached.index())
                 handed.fidelity = checked.result
                 cached.value(refs, (), lambda: _result_json(checked.result))
                 return checked.section
@@ -173,7 +173,7 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
                     refs,
                     (),
                     lambda: _result_json(
-                        fidelity_check(repo, base, head, src, branch, index=cached.index()).result
+                        fidelity_check(repo, base, head, src, branch, None, cached.index()).result
                     ),
                 )
                 return FidelityResult(tuple(raw["picks"]), tuple(raw["missing_commits"]))
