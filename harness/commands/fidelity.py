@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import importlib
+import threading
 
-from harness.checks.fidelity import fidelity_section
 from harness.checks.judgeable import judge_range
 from harness.commands._common import add_report_options, check_output_path, command_line, emit
 from harness.commands._grammar import add_range, range_of
@@ -58,6 +59,11 @@ def parse_map(items: list[str]) -> dict[str, list[str]]:
 def run(args: argparse.Namespace) -> int:
     check_output_path(args)
     mapping = parse_map(args.map)
+    # The check's modules (~40 ms of imports) load while git answers the first questions.
+    loading = threading.Thread(
+        target=importlib.import_module, args=("harness.checks.fidelity",), daemon=True
+    )
+    loading.start()
     repo = GitRepo(args.repo)
     base_name, head_name = range_of(args)
     base, head = repo.resolve(base_name), repo.resolve(head_name)
@@ -65,6 +71,9 @@ def run(args: argparse.Namespace) -> int:
         repo, base_name, head_name, source=args.source, source_branch=args.source_branch, picks=True
     )
     from harness.history_index import open_index
+
+    loading.join()
+    from harness.checks.fidelity import fidelity_section
 
     index = open_index(repo, enabled=not args.no_cache)
     section = fidelity_section(repo, base, head, args.source, args.source_branch, mapping, index)
