@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -101,8 +102,22 @@ def add_pick(repo: Path, head: str, source: str, tmp: Path) -> str:
     raise SystemExit("no source commit applies cleanly on HEAD")
 
 
+CPU: dict[str, list[float]] = {}  # side → CPU seconds (user + sys) of each run, git included
+
+
+def _child_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def run(
-    repo: Path, rng: str, source: str, cache: Path | None, out: Path, env: dict[str, str]
+    repo: Path,
+    rng: str,
+    source: str,
+    cache: Path | None,
+    out: Path,
+    env: dict[str, str],
+    side: str = "",
 ) -> float:
     cmd = [
         sys.executable,
@@ -120,9 +135,10 @@ def run(
         cmd.append("--no-cache")
     else:
         env = {**env, "HARNESS_CACHE_DIR": str(cache)}
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), _child_cpu()
     proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     took = time.perf_counter() - t0
+    CPU.setdefault(side, []).append(_child_cpu() - c0)
     if proc.returncode != 0:
         raise SystemExit(f"harness failed ({proc.returncode}): {proc.stderr.decode().strip()}")
     return took
@@ -145,12 +161,16 @@ def measure(name: str, repo: Path, rng: str, source: str, repeat: int, tmp: Path
     same = True
     for i in range(repeat):
         cache = tmp / f"cache-{i}"
-        times["no index"].append(run(repo, rng, source, None, tmp / "plain.json", env))
-        times["cold"].append(run(repo, rng, source, cache, tmp / "cold.json", env))
+        if i == 0:
+            CPU.clear()
+        times["no index"].append(run(repo, rng, source, None, tmp / "plain.json", env, "no index"))
+        times["cold"].append(run(repo, rng, source, cache, tmp / "cold.json", env, "cold"))
         snapshot = tmp / f"warm-{i}"
         shutil.copytree(cache, snapshot)
-        times["warm"].append(run(repo, rng, source, cache, tmp / "warm.json", env))
-        times["new pick"].append(run(repo, picked, source, snapshot, tmp / "new.json", env))
+        times["warm"].append(run(repo, rng, source, cache, tmp / "warm.json", env, "warm"))
+        times["new pick"].append(
+            run(repo, picked, source, snapshot, tmp / "new.json", env, "new pick")
+        )
         run(repo, picked, source, None, tmp / "new-plain.json", env)
         same &= _body(tmp / "plain.json") == _body(tmp / "cold.json") == _body(tmp / "warm.json")
         same &= _body(tmp / "new.json") == _body(tmp / "new-plain.json")
@@ -158,12 +178,22 @@ def measure(name: str, repo: Path, rng: str, source: str, repeat: int, tmp: Path
     med = {k: statistics.median(v) for k, v in times.items()}
     size = sum(f.stat().st_size for f in (tmp / "cache-0").rglob("*") if f.is_file())
     print(f"\n{name}: {rng} (source {source}), {repeat} run(s) each, medians")
+    cpu = {k: statistics.median(CPU[k]) for k in times}
     for k, v in med.items():
-        print(f"  {k:9} {v:6.2f} s   ({', '.join(f'{x:.2f}' for x in times[k])})")
-    cold = med["cold"]
-    print(f"  warm / cold      {med['warm'] / cold:5.3f}   goal <= 0.1")
-    print(f"  new pick / cold  {med['new pick'] / cold:5.3f}   goal <= 0.2")
-    print(f"  cold / no index  {cold / med['no index']:5.3f}   (building and writing the index)")
+        runs = ", ".join(f"{x:.2f}" for x in times[k])
+        print(f"  {k:9} {v:6.2f} s wall ({runs}), {cpu[k]:5.2f} s cpu")
+    cold, ccold = med["cold"], cpu["cold"]
+    print(
+        f"  warm / cold      {med['warm'] / cold:5.3f} wall  {cpu['warm'] / ccold:5.3f} cpu   goal <= 0.1"
+    )
+    print(
+        f"  new pick / cold  {med['new pick'] / cold:5.3f} wall  {cpu['new pick'] / ccold:5.3f} cpu"
+        "   goal <= 0.2"
+    )
+    print(
+        f"  cold / no index  {cold / med['no index']:5.3f} wall  {ccold / cpu['no index']:5.3f} cpu"
+        "   (building and writing the index)"
+    )
     print(f"  index on disk    {size / 2**20:.1f} MiB")
     print(f"  reports with and without the index: {'the same bytes' if same else 'DIFFER'}")
     new_doc = json.loads((tmp / "new.json").read_text())
