@@ -35,7 +35,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.atomic import write_atomic
 from harness.git import GitRepo
@@ -43,6 +43,9 @@ from harness.git.patch import Patch, diff_chunks, parse_files
 from harness.git.picks import LogEntry, bodies_of, entries, walk
 from harness.git.picks import bodies as log_bodies
 from harness.git.picks import history as log_history
+
+if TYPE_CHECKING:
+    from harness.checks.result import Checked, FidelityResult
 
 FORMAT = "harness.history-index/1"
 MAX_COMMITS = 400_000  # ~100 MiB of JSON with paths at most; a 100k-commit history is ~25 MiB
@@ -404,40 +407,40 @@ class HistoryIndex:
         return [Patch(c, a, parse_files(chunks[k])) for (c, a), k in zip(pairs, keys, strict=True)]
 
     # -- whole answers -----------------------------------------------------------------------
-    def answer(
-        self, parts: Sequence[Any], build: Callable[[], Any], valid: Callable[[Any], bool]
-    ) -> tuple[Any, bool]:
-        """``build()``'s JSON value, or the one kept under the content key of ``parts`` (with the
-        stamp) where ``valid`` accepts it; True when it came from the index."""
+    def _answer_path(self, parts: Sequence[Any]) -> tuple[str, Path]:
         from harness.cache import content_key
 
         key = content_key("answer", self.stamp, *parts)
-        path = self.dir / "results" / f"{key}.json"
+        return key, self.dir / "results" / f"{key}.json"
+
+    def kept(self, parts: Sequence[Any], valid: Callable[[Any], bool]) -> Any | None:
+        """The JSON value kept under the content key of ``parts`` (with the stamp) where
+        ``valid`` accepts it, else None."""
+        key, path = self._answer_path(parts)
         stored = self._read(f"results/{key}.json", _hook)
-        if stored is not None and stored.get("key") == key and "value" in stored:
-            if not valid(stored["value"]):
-                self.rebuilt.append(f"results/{key}.json: an answer of the wrong shape")
-                stored = None
-        if stored is not None:
-            try:
-                os.utime(path)  # the newest answers are the ones kept
-            except OSError:
-                pass
-            self.served["answers"] += 1
-            return stored["value"], True
-        self.served["built"] += 1
-        value = build()
-        if value is None:
-            return value, False
+        if stored is None or stored.get("key") != key or "value" not in stored:
+            return None
+        if not valid(stored["value"]):
+            self.rebuilt.append(f"results/{key}.json: an answer of the wrong shape")
+            return None
+        try:
+            os.utime(path)  # the newest answers are the ones kept
+        except OSError:
+            pass
+        self.served["answers"] += 1
+        return stored["value"]
+
+    def keep(self, parts: Sequence[Any], value: Any) -> None:
+        """Keep ``value`` (JSON, ``pack``ed) under the content key of ``parts``."""
+        key, path = self._answer_path(parts)
         try:
             text = json.dumps({"stamp": self.stamp, "key": key, "value": value})
         except (TypeError, ValueError):
-            return value, False  # something JSON does not hold: not kept
+            return  # something JSON does not hold: not kept
         try:
             self._keep_answer(path, text)
         except OSError as e:
             self.rebuilt.append(f"answer not written: {e.strerror or e}")
-        return value, False
 
     def _keep_answer(self, path: Path, text: str) -> None:
         with self._locked():
@@ -579,3 +582,58 @@ def _hook(d: dict[str, Any]) -> Any:
 def unpack(text: str | bytes) -> Any:
     """The object ``pack`` encoded, from its JSON text; ValueError/TypeError when malformed."""
     return json.loads(text, object_hook=_hook)
+
+
+# -- whole fidelity answers ----------------------------------------------------------------------
+def fidelity_parts(
+    base: str,
+    head: str,
+    source: str,
+    source_name: str,
+    source_branch: str | None,
+    branch_tip: str | None,
+) -> tuple[Any, ...]:
+    """What a fidelity answer is a function of, besides the stamp: the resolved commits and the
+    names the section shows."""
+    return ("fidelity", base, head, source, source_name, source_branch, branch_tip)
+
+
+def kept_fidelity(index: HistoryIndex, parts: Sequence[Any]) -> Checked[FidelityResult] | None:
+    """The fidelity answer kept for ``parts``, checked (a Section, pick and commit lists of
+    strings), or None. Imports no check: a run served whole skips their import."""
+    from harness.checks.result import Checked, FidelityResult
+    from harness.report.model import Section
+
+    served: list[Checked[FidelityResult]] = []
+
+    def valid(value: Any) -> bool:
+        try:
+            section, picks, missing = value["section"], value["picks"], value["missing"]
+        except (TypeError, KeyError, IndexError):
+            return False
+        if not (
+            isinstance(section, Section)
+            and isinstance(picks, list)
+            and isinstance(missing, list)
+            and all(isinstance(x, str) for x in picks + missing)
+        ):
+            return False
+        served.append(Checked(FidelityResult(tuple(picks), tuple(missing)), section))
+        return True
+
+    index.kept(parts, valid)
+    return served[0] if served else None
+
+
+def keep_fidelity(
+    index: HistoryIndex, parts: Sequence[Any], checked: Checked[FidelityResult]
+) -> None:
+    """Keep a fidelity answer for ``parts`` (not kept: a section the encoding does not know)."""
+    try:
+        section = pack(checked.section)
+    except TypeError:
+        return
+    r = checked.result
+    index.keep(
+        parts, {"section": section, "picks": list(r.picks), "missing": list(r.missing_commits)}
+    )

@@ -295,3 +295,26 @@ def test_pack_round_trips_what_a_section_holds():
     ):
         with pytest.raises((TypeError, ValueError)):
             unpack(bad)
+
+
+_WARM = """
+import sys
+from harness.cli import main
+code = main(sys.argv[1:])
+assert code == 0, code
+print("harness.checks.fidelity" in sys.modules)
+"""
+
+
+def test_a_run_served_whole_imports_no_check(builder, tmp_path):
+    base, _ = _history(builder)
+    argv = ["fidelity", f"{base}..release", "--source", "main", "--repo", str(builder.path)]
+    argv += ["--format", "json", "--output", str(tmp_path / "r.json"), "--fail-on", "never"]
+    env = {**os.environ, "HARNESS_CACHE_DIR": str(tmp_path / "cache")}
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", _WARM, *argv], env=env, capture_output=True, text=True
+        )
+        for _ in range(2)
+    ]
+    assert [r.stdout.split()[-1] for r in runs] == ["True", "False"], [r.stderr for r in runs]

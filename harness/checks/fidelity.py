@@ -431,41 +431,18 @@ def _answer(
     branch_tip: str | None,
 ) -> Checked[FidelityResult]:
     """The whole answer, from the index where it keeps one for these very commits."""
-    from harness.history_index import pack
+    from harness.history_index import fidelity_parts, keep_fidelity, kept_fidelity
 
-    def build() -> Any:
-        checked = _fidelity(
-            repo, base, head, source, source_name, source_branch, branch_tip, None, index
-        )
-        built.append(checked)
-        try:
-            section = pack(checked.section)
-        except TypeError:
-            return None  # something the encoding does not know: not kept
-        r = checked.result
-        return {"section": section, "picks": list(r.picks), "missing": list(r.missing_commits)}
-
-    built: list[Checked[FidelityResult]] = []
-    served: list[Checked[FidelityResult]] = []
-
-    def valid(value: Any) -> bool:
-        try:
-            section, picks, missing = value["section"], value["picks"], value["missing"]
-        except (TypeError, KeyError, IndexError):
-            return False
-        if not (
-            isinstance(section, Section)
-            and isinstance(picks, list)
-            and isinstance(missing, list)
-            and all(isinstance(x, str) for x in picks + missing)
-        ):
-            return False
-        served.append(Checked(FidelityResult(tuple(picks), tuple(missing)), section))
-        return True
-
-    parts = ("fidelity", base, head, source, source_name, source_branch, branch_tip)
-    index.answer(parts, build, valid)
-    return (built or served)[0]
+    parts = fidelity_parts(base, head, source, source_name, source_branch, branch_tip)
+    kept = kept_fidelity(index, parts)
+    if kept is not None:
+        return kept
+    index.served["built"] += 1
+    checked = _fidelity(
+        repo, base, head, source, source_name, source_branch, branch_tip, None, index
+    )
+    keep_fidelity(index, parts, checked)
+    return checked
 
 
 def _fidelity(

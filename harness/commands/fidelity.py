@@ -5,13 +5,18 @@ from __future__ import annotations
 import argparse
 import importlib
 import threading
+from typing import TYPE_CHECKING
 
 from harness.checks.judgeable import judge_range
 from harness.commands._common import add_report_options, check_output_path, command_line, emit
 from harness.commands._grammar import add_range, range_of
 from harness.errors import UsageError
 from harness.git import GitRepo
+from harness.history_index import HistoryIndex, fidelity_parts, kept_fidelity, open_index
 from harness.report.model import Report
+
+if TYPE_CHECKING:
+    from harness.checks.result import Checked, FidelityResult
 
 NAME = "fidelity"
 HELP = "compare each commit of a backport range with its source commit(s), file by file"
@@ -59,24 +64,32 @@ def parse_map(items: list[str]) -> dict[str, list[str]]:
 def run(args: argparse.Namespace) -> int:
     check_output_path(args)
     mapping = parse_map(args.map)
-    # The check's modules (~40 ms of imports) load while git answers the first questions.
-    loading = threading.Thread(
-        target=importlib.import_module, args=("harness.checks.fidelity",), daemon=True
-    )
-    loading.start()
     repo = GitRepo(args.repo)
     base_name, head_name = range_of(args)
     base, head = repo.resolve(base_name), repo.resolve(head_name)
+    index = open_index(repo, enabled=not args.no_cache)
+    # An answer the history index keeps for these very commits needs no check module; else the
+    # check's modules (~40 ms of imports) load while git answers the range's first questions.
+    kept = _kept(index, repo, base, head, args) if index is not None and not mapping else None
+    loading = None
+    if kept is None:
+        loading = threading.Thread(
+            target=importlib.import_module, args=("harness.checks.fidelity",), daemon=True
+        )
+        loading.start()
     facts = judge_range(
         repo, base_name, head_name, source=args.source, source_branch=args.source_branch, picks=True
     )
-    from harness.history_index import open_index
+    if kept is not None:
+        section = kept.section
+    else:
+        if loading is not None:
+            loading.join()
+        from harness.checks.fidelity import fidelity_section
 
-    loading.join()
-    from harness.checks.fidelity import fidelity_section
-
-    index = open_index(repo, enabled=not args.no_cache)
-    section = fidelity_section(repo, base, head, args.source, args.source_branch, mapping, index)
+        section = fidelity_section(
+            repo, base, head, args.source, args.source_branch, mapping, index
+        )
     inputs = {
         "range": f"{base_name}..{head_name}",
         "base": base,
@@ -90,3 +103,16 @@ def run(args: argparse.Namespace) -> int:
         "Cherry-pick fidelity", command_line(getattr(args, "_argv", None)), [section], inputs
     )
     return emit(args, report)
+
+
+def _kept(
+    index: HistoryIndex, repo: GitRepo, base: str, head: str, args: argparse.Namespace
+) -> Checked[FidelityResult] | None:
+    """The answer the index keeps for this range, where every ref resolves (else judge_range
+    says why not)."""
+    source = repo.try_resolve(args.source)
+    tip = repo.try_resolve(args.source_branch) if args.source_branch else None
+    if source is None or (args.source_branch and tip is None):
+        return None
+    parts = fidelity_parts(base, head, source, args.source, args.source_branch, tip)
+    return kept_fidelity(index, parts)
