@@ -56,7 +56,8 @@ def _git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
 
 def add_pick(repo: Path, head: str, source: str, tmp: Path) -> str:
     """Commit, on ``head``, a copy of the newest source commit (of the last 400, not a merge) whose
-    files are unchanged between its parent and ``head``; returns the new commit."""
+    files are unchanged between its parent and ``head`` (else a commit adding a file of its own);
+    returns the new commit."""
     candidates = _git(repo, "rev-list", "--no-merges", "--max-count=400", source, f"^{head}")
     for sha in candidates.split():
         files = [
@@ -99,7 +100,22 @@ def add_pick(repo: Path, head: str, source: str, tmp: Path) -> str:
         ).strip()
         _git(repo, "update-ref", "refs/heads/bench-pick", new)
         return new
-    raise SystemExit("no source commit applies cleanly on HEAD")
+    # None applies cleanly (a generated history reuses every file): a commit of its own, which
+    # the content search looks for on the whole history and finds no source for.
+    env = {"GIT_INDEX_FILE": str(tmp / "bench-index")}
+    _git(repo, "read-tree", head, env=env)
+    blob = subprocess.run(
+        ["git", "--git-dir", str(repo), "hash-object", "-w", "--stdin"],
+        input="a line of its own\n",
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    _git(repo, "update-index", "--add", "--cacheinfo", f"100644,{blob},bench_new.txt", env=env)
+    tree = _git(repo, "write-tree", env=env).strip()
+    new = _git(repo, "commit-tree", tree, "-p", head, "-m", "Add a file of its own").strip()
+    _git(repo, "update-ref", "refs/heads/bench-pick", new)
+    return new
 
 
 CPU: dict[str, list[float]] = {}  # side → CPU seconds (user + sys) of each run, git included
