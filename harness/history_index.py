@@ -77,10 +77,15 @@ def _valid_row(sha: Any, row: Any, greps: int) -> bool:
         and type(row[5]) is int
         and type(row[6]) is int
         and 0 <= row[6] < (1 << greps)
-        and isinstance(row[7], dict)
-        and all(
-            isinstance(k, str) and k.isdigit() and int(k) < greps and isinstance(v, str)
-            for k, v in row[7].items()
+        and (
+            row[7] is None
+            or (
+                isinstance(row[7], dict)
+                and all(
+                    isinstance(k, str) and k.isdigit() and int(k) < greps and isinstance(v, str)
+                    for k, v in row[7].items()
+                )
+            )
         )
     )
 
@@ -122,6 +127,18 @@ def _code_digest(root: Path) -> str:
         except OSError:
             pass
     return digest
+
+
+def _set_body(row: Row, name: str, body: str | None) -> None:
+    """Row ``row`` matches grep ``name`` with ``body`` (None: it does not match)."""
+    if body is not None:
+        if row[7] is None:
+            row[7] = {}
+        row[7][name] = body
+    elif row[7] and name in row[7]:
+        del row[7][name]
+        if not row[7]:
+            row[7] = None
 
 
 def repo_key(repo: GitRepo) -> str:
@@ -296,15 +313,15 @@ class HistoryIndex:
             for e in got:
                 row = commits.get(e.sha)
                 if row is None:
+                    # The entry's own tuples and strings: a 100k-commit history holds them once.
                     commits[e.sha] = [
-                        list(e.parents), e.author_time, e.commit_time, e.subject,
-                        list(e.paths) if paths and e.paths is not None else None,
-                        self.run, 0, {},
+                        e.parents, e.author_time, e.commit_time, e.subject,
+                        e.paths if paths else None, self.run, 0, None,
                     ]  # fmt: skip
                 else:
                     row[5] = self.run
                     if paths and row[4] is None and e.paths is not None:
-                        row[4] = list(e.paths)
+                        row[4] = e.paths
             if got:
                 self._new_commits = True
 
@@ -342,13 +359,13 @@ class HistoryIndex:
                 for s in missing:
                     commits[s][6] |= mask
                     if s in fresh:
-                        commits[s][7][name] = fresh[s]
+                        _set_body(commits[s], name, fresh[s])
                 self._new_commits = True
             out: dict[str, str] = {}
             for s in reversed(order):  # git log's order: newest first
                 body = fresh.get(s)
                 if body is None and s in commits:
-                    body = commits[s][7].get(name)
+                    body = (commits[s][7] or {}).get(name)
                 if body is not None:
                     out[s] = body
             return out
@@ -370,10 +387,7 @@ class HistoryIndex:
             mask, name = 1 << bit, str(bit)
             for s in order:
                 commits[s][6] |= mask
-                if s in got:
-                    commits[s][7][name] = got[s]
-                else:
-                    commits[s][7].pop(name, None)
+                _set_body(commits[s], name, got.get(s))
             self._new_commits = True
         self._pending.clear()
 
@@ -491,9 +505,9 @@ class HistoryIndex:
                     if row[6] >> i & 1 and g in self.greps:
                         j = self.greps.index(g)
                         bits |= 1 << j
-                        if str(i) in row[7]:
+                        if str(i) in (row[7] or {}):
                             bodies[str(j)] = row[7][str(i)]
-                self.commits[sha] = [*row[:6], bits, bodies]
+                self.commits[sha] = [*row[:6], bits, bodies or None]
             elif mine[4] is None and row[4] is not None:
                 mine[4] = row[4]
         if len(self.commits) > MAX_COMMITS:  # the rows unused for the most runs go first

@@ -549,6 +549,8 @@ def _check(
         store,
         touched,
     )
+    if index is not None:  # nothing more is read from the history: written while end states end
+        _POOL.submit(index.save)
     states = jobs.result()
     for r in results:
         r.end_state = states.get(r.commit.sha, [])
