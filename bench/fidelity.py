@@ -10,12 +10,13 @@ The generated repository is written by `git fast-import` (two processes). The ba
 reviewer's script does per pick: find the source by subject, then `git show | git patch-id --stable`
 for both sides. Finding by subject is timed two ways: a `git log --grep` per pick ("grep", the
 literal script) and one `git log` of all subjects looked up in a dictionary ("dict", generous).
-Ratios use wall time and CPU time (children's user+sys: steadier on a busy machine). Peak RSS is
-the harness process's own (``RUSAGE_SELF`` at exit). The children's figure is printed beside it as an
-upper bound only: Linux carries a process's high-water mark over ``fork``, so every git child
-reports at least what the harness held when it was started. Real
-repositories are read from ``$HARNESS_MIRROR`` (default ``/work/.mirror``), one bare git directory
-per ``owner+name`` (or its ``repo`` folder).
+Every harness run is cold: it gets an empty cache of its own, so the history index is built and
+written each time (``bench/index.py`` measures warm runs). Ratios use wall time and CPU time
+(children's user+sys: steadier on a busy machine). Peak RSS is the harness process's own
+(``RUSAGE_SELF`` at exit). The children's figure is printed beside it as an upper bound only:
+Linux carries a process's high-water mark over ``fork``, so every git child reports at least what
+the harness held when it was started. Real repositories are read from ``$HARNESS_MIRROR``
+(default ``/work/.mirror``), one bare git directory per ``owner+name`` (or its ``repo`` folder).
 Not part of the pytest run.
 """
 
@@ -479,7 +480,7 @@ def main() -> int:
             if expected:
                 print(f"generated as: {dict(sorted(expected.items()))}")
         report(measure(repo, rng, source, modes, a.repeat, Path(tmp)), modes)
-        print("target: <= 0.5x the dict baseline on the generated repository")
+        print("target: <= 0.8x the dict baseline on the generated repository (issue 29; was 0.5x)")
     return 0
 
 
