@@ -36,7 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fidelity import bytecode_env, generate, mirror_repo, real_range  # noqa: E402
+from fidelity import baseline, bytecode_env, generate, mirror_repo, real_range  # noqa: E402
 
 TARGETS = {
     "pytest": ("pytest-dev/pytest", "main..8.0.x", "main"),
@@ -173,7 +173,8 @@ def measure(name: str, repo: Path, rng: str, source: str, repeat: int, tmp: Path
     base, head = rng.split("..")
     new = add_pick(repo, head, source, tmp)
     picked = f"{base}..{new}"
-    times: dict[str, list[float]] = {k: [] for k in ("no index", "cold", "warm", "new pick")}
+    sides = ("no index", "cold", "warm", "new pick", "history kept", "dict")
+    times: dict[str, list[float]] = {k: [] for k in sides}
     same = True
     for i in range(repeat):
         cache = tmp / f"cache-{i}"
@@ -188,6 +189,17 @@ def measure(name: str, repo: Path, rng: str, source: str, repeat: int, tmp: Path
             run(repo, picked, source, snapshot, tmp / "new.json", env, "new pick")
         )
         run(repo, picked, source, None, tmp / "new-plain.json", env)
+        # The same range, its answer dropped: history, greps and diffs from the index.
+        for folder in (cache / "history").iterdir():
+            if folder.is_dir():
+                shutil.rmtree(folder / "results", ignore_errors=True)
+        kept = run(repo, rng, source, cache, tmp / "kept.json", env, "history kept")
+        times["history kept"].append(kept)
+        same &= _body(tmp / "kept.json") == _body(tmp / "plain.json")
+        t0, c0 = time.perf_counter(), _child_cpu()
+        baseline(repo, rng, source, "dict")  # a reviewer's one-log dictionary script
+        times["dict"].append(time.perf_counter() - t0)
+        CPU.setdefault("dict", []).append(_child_cpu() - c0)
         same &= _body(tmp / "plain.json") == _body(tmp / "cold.json") == _body(tmp / "warm.json")
         same &= _body(tmp / "new.json") == _body(tmp / "new-plain.json")
         shutil.rmtree(snapshot)
@@ -209,6 +221,10 @@ def measure(name: str, repo: Path, rng: str, source: str, repeat: int, tmp: Path
     print(
         f"  cold / no index  {cold / med['no index']:5.3f} wall  {ccold / cpu['no index']:5.3f} cpu"
         "   (building and writing the index)"
+    )
+    print(
+        f"  history kept / dict  {med['history kept'] / med['dict']:5.3f} wall"
+        f"   cold / dict  {cold / med['dict']:5.3f} wall   (20k/300 goal <= 0.8)"
     )
     print(f"  index on disk    {size / 2**20:.1f} MiB")
     print(f"  reports with and without the index: {'the same bytes' if same else 'DIFFER'}")
