@@ -183,7 +183,15 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
         plan.add(
             check.id,
             check.title,
-            functools.partial(_cached_section_of, cached, check, repo, base, head),
+            functools.partial(
+                _cached_section_of,
+                cached,
+                check,
+                repo,
+                base,
+                head,
+                inputs.source if check.takes_source else None,
+            ),
         )
 
     for v in [x for group in _all(scenarios, "traces") for x in group.list()]:
@@ -303,8 +311,10 @@ def _cached_section_of(
     repo: GitRepo,
     base: str,
     head: str,
+    source: str | None = None,
 ) -> Section:
-    return cached((check.id, base, head), (), lambda: check.run(repo, base, head).section)
+    refs = (check.id, base, head) + ((source,) if source else ())
+    return cached(refs, (), lambda: check.run(repo, base, head, source).section)
 
 
 def _result_json(result: FidelityResult) -> dict[str, list[str]]:

@@ -142,6 +142,18 @@ class Report:
         return seen
 
 
+BOUND = 5  # items a title, detail or action lists before "… N more"
+
+
+def bounded(items: Sequence[str], limit: int = BOUND, sep: str = ", ") -> str:
+    """At most ``limit`` items, then how many more: titles and actions stay one line whatever the
+    range (a cause once listed 57 paths, twice)."""
+    shown = list(dict.fromkeys(items))
+    if len(shown) <= limit:
+        return sep.join(shown)
+    return sep.join(shown[:limit]) + f"{sep}… {len(shown) - limit} more"
+
+
 def open_findings(report: Report) -> list[Finding]:
     """P1/P2 findings that are not resolved or waived, most severe first (stable order)."""
     live = [
