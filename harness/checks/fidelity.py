@@ -26,7 +26,13 @@ from harness.checks.fidelity_compare import (
     pick_status,
 )
 from harness.checks.fidelity_endstate import EndState, EndStateJobs, Row, end_states, file_paths
-from harness.checks.fidelity_followups import GREP, FollowUp, find_followups
+from harness.checks.fidelity_followups import (
+    GREP,
+    WORTH_A_LOOK,
+    FollowUp,
+    find_followups,
+    worth_a_look,
+)
 from harness.checks.fidelity_merges import brought_by, pr_commits
 from harness.checks.fidelity_missing import MissingResult, find_missing, iso
 from harness.checks.fidelity_source import (
@@ -53,6 +59,7 @@ from harness.report.model import (
     Severity,
     Sha,
     Table,
+    bounded,
 )
 from harness.report.printable import printable
 from harness.report.safe import line_shown
@@ -648,13 +655,36 @@ def _findings(
                 )
             )
     for fu in followups:
+        if fu.named:
+            out.append(
+                Finding(
+                    "follow-up-not-picked",
+                    fu.severity,
+                    f"follow-up {fu.sha[:12]} of source {fu.unit[0][:12]} is not picked: {fu.subject}",
+                    f"{fu.why}; {bounded(fu.paths)}",
+                    key=f"{fu.unit[0]}:{fu.sha}",
+                )
+            )
+    ranked = worth_a_look(followups)
+    if ranked:
+        # Named nothing: one info list, best first, capped (all of them in the follow-up table).
         out.append(
             Finding(
-                "follow-up-not-picked",
-                fu.severity,
-                f"follow-up {fu.sha[:12]} of source {fu.unit[0][:12]} is not picked: {fu.subject}",
-                f"{fu.why}; {', '.join(fu.paths)}",
-                key=f"{fu.unit[0]}:{fu.sha}",
+                "follow-up-worth-a-look",
+                "info",
+                f"{len(ranked)} later source commit(s) change lines a picked source added but name "
+                f"no source: worth a look, not gated",
+                "; ".join(
+                    f"{fu.sha[:12]} ({fu.why.partition(' (')[2].rstrip(')') or fu.why}) "
+                    f"after {fu.unit[0][:12]}: {fu.subject}"
+                    for fu in ranked[:WORTH_A_LOOK]
+                )
+                + (
+                    f"; … {len(ranked) - WORTH_A_LOOK} more in the table"
+                    if len(ranked) > WORTH_A_LOOK
+                    else ""
+                ),
+                key="worth-a-look:" + ",".join(sorted(f.sha for f in ranked)),
             )
         )
     return out
@@ -773,7 +803,7 @@ def _section(
         "were committed within a year of the pick",
         "end state: which commit introduced a line (lines are classed by content, in file order)",
         "follow-ups found only by content (a change to the source's lines within 30 days) are a "
-        "heuristic: a refactor that rewrites those lines is listed too",
+        "heuristic, listed as info (worth a look): a refactor that rewrites those lines is listed too",
     ]
     if merges:
         not_verified.append("merge commits inside the range (listed, not compared)")
@@ -812,13 +842,21 @@ def _section(
             f"Follow-ups on {source_name} not picked",
             ["source", "follow-up", "subject", "why", "files", "severity"],
             [
-                [Sha(f.unit[0]), Sha(f.sha), f.subject, f.why, ", ".join(f.paths), f.severity]
-                for f in followups
+                [
+                    Sha(f.unit[0]),
+                    Sha(f.sha),
+                    f.subject,
+                    f.why,
+                    bounded(f.paths),
+                    f.severity if f.named else "info (worth a look)",
+                ]
+                for f in [*(f for f in followups if f.named), *worth_a_look(followups)]
             ],
-            legend="later commits on the source branch that fix a source: Fixes: trailer, revert, "
-            "follow-up to #N, the same PR number, or (within 30 days) a change to lines the "
-            "source added; ones a pick carries (≥ 0.80 of their lines) are left out. P1 when "
-            "they touch non-test files the pick carries",
+            legend="later commits on the source branch that name a source: Fixes: trailer, "
+            "revert, follow-up to #N, the same PR number or the same Fixes #N issue (P1 when "
+            "they touch non-test files the pick carries); then, ranked, candidates that only "
+            "change (within 30 days) lines the source added (info: worth a look); ones a pick "
+            "carries (≥ 0.80 of their lines) are left out",
             control=f"{len(history)} source commit(s) after the fork point searched; a pick's own "
             "source never lists itself",
         )
