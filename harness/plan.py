@@ -156,9 +156,10 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
         def _fidelity() -> Section:
             src, branch = str(inputs.source), inputs.source_branch
             refs = ("fidelity-result", base, head, src, branch)
+            rel = inputs.release_paths
 
             def build() -> Section:
-                checked = fidelity_check(repo, base, head, src, branch)
+                checked = fidelity_check(repo, base, head, src, branch, release_paths=rel)
                 handed.fidelity = checked.result
                 cached.value(refs, (), lambda: _result_json(checked.result))
                 return checked.section
@@ -174,7 +175,7 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
                 return FidelityResult(tuple(raw["picks"]), tuple(raw["missing_commits"]))
 
             handed.fidelity_later = later
-            return cached(("fidelity", base, head, src, branch), (), build)
+            return cached(("fidelity", base, head, src, branch), rel, build)
 
         plan.add("fidelity", "cherry-pick fidelity", _fidelity)
     else:

@@ -35,6 +35,7 @@ from harness.checks.fidelity_followups import (
 )
 from harness.checks.fidelity_merges import brought_by, pr_commits
 from harness.checks.fidelity_missing import MissingResult, find_missing, iso
+from harness.checks.fidelity_release import compile_patterns, release_reason
 from harness.checks.fidelity_source import (
     PatchStore,
     Resolution,
@@ -267,16 +268,6 @@ _RELEASE_SUBJECT = re.compile(
 )
 
 
-def _own_release(r: PickResult) -> bool:
-    """The branch's own release commit (version bump, "back to dev"): its subject says so and it
-    touches only docs, changelog, version and packaging files. No source is expected for it."""
-    return (
-        bool(_RELEASE_SUBJECT.search(r.commit.subject))
-        and bool(r.files)
-        and all(is_release_path(f.path) for f in r.files)
-    )
-
-
 def _later_copies(results: Sequence[PickResult], committed: dict[str, int]) -> None:
     """A release commit whose source, found by content, was committed after it is no source: the
     source branch copied this branch's own commit (version bump, changelog). A pick paired with
@@ -306,9 +297,12 @@ def fidelity_section(
     source: str,
     source_branch: str | None = None,
     mapping: Mapping[str, str | Sequence[str]] | None = None,
+    release_paths: Sequence[str] = (),
 ) -> Section:
     """The section of ``fidelity_check``."""
-    return fidelity_check(repo, base, head, source, source_branch, mapping).section
+    return fidelity_check(
+        repo, base, head, source, source_branch, mapping, release_paths=release_paths
+    ).section
 
 
 def fidelity_check(
@@ -318,8 +312,11 @@ def fidelity_check(
     source: str,
     source_branch: str | None = None,
     mapping: Mapping[str, str | Sequence[str]] | None = None,
+    *,
+    release_paths: Sequence[str] = (),
 ) -> Checked[FidelityResult]:
-    """Compare every non-merge commit of base..head with its source on ``source``."""
+    """Compare every non-merge commit of base..head with its source on ``source``;
+    ``release_paths``: the policy's extra release-only path patterns (fidelity_release.py)."""
     source_name = source
     base, head, source = repo.resolve(base), repo.resolve(head), repo.resolve(source)
     branch_tip = repo.resolve(source_branch) if source_branch else None
@@ -343,6 +340,7 @@ def fidelity_check(
             source_name,
             fork,
             worker,
+            compile_patterns(release_paths),
         )
     finally:
         if worker is not None:
@@ -366,6 +364,7 @@ def _check(
     source_name: str,
     fork: str,
     worker: Worker | None,
+    release_paths: Sequence[re.Pattern[str]] = (),
 ) -> Checked[FidelityResult]:
     source_branch, branch_tip = source_branch_at  # as the user named it, and resolved
     # The follow-up log does not depend on the picks: it runs in the pool while they are resolved.
@@ -418,7 +417,15 @@ def _check(
     for r in results:
         r.end_state = states.get(r.commit.sha, [])
     section = _section(
-        results, merges, missing, history, store, source_branch, followups, source_name
+        results,
+        merges,
+        missing,
+        history,
+        store,
+        source_branch,
+        followups,
+        source_name,
+        release_paths,
     )
     gaps = tuple(c.sha for c in missing.missing) if missing is not None else ()
     return Checked(FidelityResult(tuple(r.commit.sha for r in results), gaps), section)
@@ -531,18 +538,30 @@ def _findings(
     history_shas: set[str],
     missing: MissingResult | None,
     followups: Sequence[FollowUp] = (),
+    release_paths: Sequence[re.Pattern[str]] = (),
 ) -> list[Finding]:
     out = []
     for i, r in enumerate(results, 1):
         sha, subj = r.commit.sha, r.commit.subject
         sev = _pick_severity(r)
-        if sev and r.status == "no-source" and _own_release(r):
+        why_release = (
+            release_reason(
+                subj,
+                [f.path for f in r.files],
+                bool(_RELEASE_SUBJECT.search(subj)),
+                release_paths,
+            )
+            if sev and r.status != "identical"
+            else None
+        )
+        if why_release:
             out.append(
                 Finding(
                     "pick-release-commit",
                     "info",
-                    f"pick {i} {sha[:12]}: this branch's own release commit, no source expected: {subj}",
-                    "its subject names a release and it touches only version, changelog and docs files",
+                    f"pick {i} {sha[:12]}: release-only commit ({r.status}), no source "
+                    f"expected: {subj}",
+                    why_release,
                     key=f"{sha}:own-release",
                 )
             )
@@ -699,6 +718,7 @@ def _section(
     source_branch: str | None,
     followups: Sequence[FollowUp] = (),
     source_name: str = "the source branch",
+    release_paths: Sequence[re.Pattern[str]] = (),
 ) -> Section:
     counts = Counter(r.status for r in results)
     summary = f"{len(results)} pick(s): " + (
@@ -899,7 +919,7 @@ def _section(
         "Cherry-pick fidelity",
         summary,
         tables,
-        _findings(results, merges, {c.sha for c in history}, missing, followups),
+        _findings(results, merges, {c.sha for c in history}, missing, followups, release_paths),
         controls,
         not_verified,
         details,

@@ -137,6 +137,7 @@ def run_compare(
     repo.resolve(inputs.head)
     pol = policy.load(policy_path) if policy_path else policy.Policy()
     prev = ledger.load_previous(previous) if previous else None
+    inputs.release_paths = tuple(pol.release_paths)
     if output.exists() and not output.is_dir():
         raise UsageError(f"--output {output}: exists and is not a directory")
     existing = next((p for p in [output, *output.parents] if p.exists()), None)
