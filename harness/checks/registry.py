@@ -18,8 +18,8 @@ def lazy(module: str, name: str) -> Callable[..., Any]:
     """``module.name``, imported when first called: a warm ``compare`` serves every section from
     the cache and never imports the checks (~35 ms of its start)."""
 
-    def call(*args: Any) -> Any:
-        return getattr(importlib.import_module(module), name)(*args)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return getattr(importlib.import_module(module), name)(*args, **kwargs)
 
     return call
 

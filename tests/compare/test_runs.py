@@ -204,9 +204,15 @@ probes:
         and "found 0" in c["detail"]
         for c in cells["ctl"]
     ), cells["ctl"]
-    assert code == 1 and any(
-        f["kind"] == "probe-cell-failed" for f in doc["sections"][0]["findings"]
-    )
+    # #26: the control measured nothing, so the table is not evidence: a P1 naming the edit (it
+    # was a P2 "cell(s) did not complete" before), and its cells are not counted again.
+    findings = doc["sections"][0]["findings"]
+    (broken,) = [f for f in findings if f["kind"] == "probe-control-broken"]
+    assert broken["severity"] == "P1" and "x = 1" in broken["title"]
+    assert not [f for f in findings if f["kind"] == "probe-cell-failed"]
+    assert code == 1
+    code, _, _ = run_cli("probe", str(scen), "--repo", str(builder.path), "--format", "json")
+    assert code == 1  # blocks at the default p1 too
 
 
 def test_compare_on_a_bare_repository_changes_nothing(builder, run_cli, tmp_path: Path) -> None:
