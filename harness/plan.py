@@ -92,14 +92,34 @@ class _Refs:
         return [self.alias[k] for k in ("base", "head", "source") if k in self.alias]
 
 
-def _retarget(scenario: Scenario, inputs: CompareInputs) -> None:
-    """Columns named base/head follow the command line, and so do controls built on them."""
+def _retarget(scenario: Scenario, inputs: CompareInputs) -> list[str]:
+    """Columns named base/head follow the command line, and so do controls built on them; returns
+    what was replaced ("base release/1.0 → main")."""
     old = {c.name: c.ref for c in scenario.columns if c.role == "ref"}
     new = {"base": inputs.base, "head": inputs.head}
     moved = {old[n]: new[n] for n in ("base", "head") if n in old and old[n] != new[n]}
     for c in scenario.columns:
         if c.ref in moved:
             c.ref = moved[c.ref]
+    return [f"{n} {old[n]} → {new[n]}" for n in ("base", "head") if n in old and old[n] != new[n]]
+
+
+def _overridden(scenarios: list[Scenario], inputs: CompareInputs) -> str:
+    """One line saying what the command line replaced in the scenarios (refs, and then the title,
+    which named the scenario's own range), or "" when nothing was."""
+    parts = []
+    for scenario in scenarios:
+        moved = _retarget(scenario, inputs)
+        if moved:
+            parts.append(f"{scenario.path.name}: {', '.join(moved)}")
+    if not parts:
+        return ""
+    titled = next((s for s in scenarios if "title" in s.extra), None)
+    line = "the command line replaced the scenario's refs (" + "; ".join(parts) + ")"
+    if titled is not None and inputs.title == titled.title:
+        inputs.title = ""  # the scenario's title names its own refs: the report's default instead
+        line += f" and its title {titled.title!r}"
+    return line
 
 
 def _first(scenarios: list[Scenario], key: str) -> Value | None:
@@ -124,8 +144,7 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
     titled = next((s for s in scenarios if "title" in s.extra), None)
     if not inputs.title and titled is not None:
         inputs.title = titled.title
-    for scenario in scenarios:
-        _retarget(scenario, inputs)
+    overridden = _overridden(scenarios, inputs)
     repo.preresolve(
         [inputs.base, inputs.head, inputs.source or "", inputs.source_branch or ""]
         + [c.ref for s in scenarios for c in s.columns]
@@ -148,6 +167,8 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
             refs.ref(c.ref, scenario.column_where.get(c.name))
 
     plan = Plan(header=facts.header())
+    if overridden:
+        plan.header["overridden"] = overridden
     handed = _Handed()
     cached = _GitCache(repo, inputs.no_cache)
     base, head = inputs.base, inputs.head

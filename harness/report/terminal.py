@@ -123,6 +123,10 @@ def render_to(console: Console, report: Report, full: bool = False) -> None:
     console.rule(f"[bold]{escape(report.title)}")
     if report.command:
         console.print(f"[dim]{escape(report.command)}[/]")
+    if report.inputs.get("overridden"):
+        console.print(
+            f"[dim]{escape(report.inputs['overridden'])}[/]", overflow="ellipsis", no_wrap=True
+        )
     console.print(f"[bold]Verdict:[/] {escape(report.verdict or 'not gated')}")
     _causes(console, report)
     if full:
