@@ -22,7 +22,6 @@ from harness.checks.fidelity_compare import (
     checksum,
     compare_files,
     is_release_path,
-    is_test_path,
     pick_status,
 )
 from harness.checks.fidelity_endstate import EndState, EndStateJobs, Row, end_states, file_paths
@@ -36,6 +35,7 @@ from harness.checks.fidelity_followups import (
 from harness.checks.fidelity_merges import brought_by, pr_commits
 from harness.checks.fidelity_missing import MissingResult, find_missing, iso
 from harness.checks.fidelity_release import compile_patterns, release_reason
+from harness.checks.fidelity_severity import absent_at_parent, pick_severity
 from harness.checks.fidelity_source import (
     PatchStore,
     Resolution,
@@ -72,12 +72,6 @@ _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="harness-fidelity")
 OFFLOAD_PICKS = 16  # end states cost ~10 ms a pick on a release range; a worker ~0.1 s to start
 SECTION_ID = "fidelity"
 _DETAIL_LINES = 20
-_SEVERITY: dict[str, Severity] = {
-    "adapted": "P2",
-    "superset": "P2",
-    "no-source": "P2",
-    "whitespace-only": "info",
-}
 PICK_LEGEND = (
     "status: identical (± lines equal per file; context may differ) · whitespace-only "
     "(equal once whitespace is removed) · superset (pick carries all of the source and more) · "
@@ -118,6 +112,7 @@ class PickResult:
     copy_of: str | None = (
         None  # the source is a later copy of this branch's own commit (this pick or one before)
     )
+    absent: set[str] = field(default_factory=set)  # files its source changed, absent at its parent
 
 
 def _resolve_mapping(
@@ -145,14 +140,7 @@ def _signed(lines: Sequence[bytes]) -> str:
 
 
 def _pick_severity(r: PickResult) -> Severity | None:
-    if r.status == "subset":
-        # Source lines the pick lacks in non-test code: the partial pick that merges unnoticed.
-        return "P1" if any(f.only_source and not is_test_path(f.path) for f in r.files) else "P2"
-    if r.status in ("adapted", "superset") and any(
-        f.status == "missing-from-pick" and not is_test_path(f.path) for f in r.files
-    ):
-        return "P1"
-    return _SEVERITY.get(r.status)
+    return pick_severity(r.status, r.files, r.absent)[0]
 
 
 def _compare(
@@ -266,6 +254,20 @@ _RELEASE_SUBJECT = re.compile(
     r"back to dev)",
     re.IGNORECASE,
 )
+
+
+def _mark_absent(repo: GitRepo, results: Sequence[PickResult]) -> None:
+    """The files a pick lacks that its parent does not have (one batch-check for the range); a
+    submodule bump's path counts as there (its commit is never in the repository)."""
+    wanted = [
+        (r.commit.sha, f.path)
+        for r in results
+        for f in r.files
+        if (f.only_source or f.status == "missing-from-pick")
+        and not any(ln.startswith(b"+Subproject commit ") for ln in f.only_source)
+    ]
+    for pick, path in absent_at_parent(repo, wanted):
+        next(r for r in results if r.commit.sha == pick).absent.add(path)
 
 
 def _later_copies(results: Sequence[PickResult], committed: dict[str, int]) -> None:
@@ -416,6 +418,7 @@ def _check(
     states = jobs.result()
     for r in results:
         r.end_state = states.get(r.commit.sha, [])
+    _mark_absent(repo, results)
     section = _section(
         results,
         merges,
@@ -600,6 +603,9 @@ def _findings(
                 "adapted": f"files that differ: {', '.join(f.path for f in r.files if not f.same)}",
                 "whitespace-only": "re-indented relative to its source",
             }[r.status]
+            set_aside = pick_severity(r.status, r.files, r.absent)[1]
+            if set_aside:
+                detail += f" ({set_aside})"
             out.append(
                 Finding(
                     f"pick-{r.status}",
