@@ -35,7 +35,7 @@ from harness.checks.fidelity_followups import (
 from harness.checks.fidelity_merges import brought_by, pr_commits
 from harness.checks.fidelity_missing import MissingResult, find_missing, iso
 from harness.checks.fidelity_release import compile_patterns, release_reason
-from harness.checks.fidelity_severity import absent_at_parent, pick_severity
+from harness.checks.fidelity_severity import at_parent, pick_severity
 from harness.checks.fidelity_source import (
     PatchStore,
     Resolution,
@@ -113,6 +113,9 @@ class PickResult:
         None  # the source is a later copy of this branch's own commit (this pick or one before)
     )
     absent: set[str] = field(default_factory=set)  # files its source changed, absent at its parent
+    already: set[str] = field(
+        default_factory=set
+    )  # ... that its parent holds as the source left them
 
 
 def _resolve_mapping(
@@ -140,7 +143,7 @@ def _signed(lines: Sequence[bytes]) -> str:
 
 
 def _pick_severity(r: PickResult) -> Severity | None:
-    return pick_severity(r.status, r.files, r.absent)[0]
+    return pick_severity(r.status, r.files, r.absent, r.already)[0]
 
 
 def _compare(
@@ -257,17 +260,20 @@ _RELEASE_SUBJECT = re.compile(
 
 
 def _mark_absent(repo: GitRepo, results: Sequence[PickResult]) -> None:
-    """The files a pick lacks that its parent does not have (one batch-check for the range); a
-    submodule bump's path counts as there (its commit is never in the repository)."""
+    """The files a pick lacks that its parent does not have, or already holds as the source left
+    them (a submodule bump another pick brought): one ls-tree per such pick."""
     wanted = [
-        (r.commit.sha, f.path)
+        (r.commit.sha, f.path, f.source.new_blob if f.source else None)
         for r in results
         for f in r.files
-        if (f.only_source or f.status == "missing-from-pick")
-        and not any(ln.startswith(b"+Subproject commit ") for ln in f.only_source)
+        if f.only_source or f.status == "missing-from-pick"
     ]
-    for pick, path in absent_at_parent(repo, wanted):
-        next(r for r in results if r.commit.sha == pick).absent.add(path)
+    by_sha = {r.commit.sha: r for r in results}
+    absent, already = at_parent(repo, wanted)
+    for pick, path in absent:
+        by_sha[pick].absent.add(path)
+    for pick, path in already:
+        by_sha[pick].already.add(path)
 
 
 def _later_copies(results: Sequence[PickResult], committed: dict[str, int]) -> None:
@@ -603,7 +609,7 @@ def _findings(
                 "adapted": f"files that differ: {', '.join(f.path for f in r.files if not f.same)}",
                 "whitespace-only": "re-indented relative to its source",
             }[r.status]
-            set_aside = pick_severity(r.status, r.files, r.absent)[1]
+            set_aside = pick_severity(r.status, r.files, r.absent, r.already)[1]
             if set_aside:
                 detail += f" ({set_aside})"
             out.append(

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from harness.checks.fidelity_compare import FileResult, is_test_path, norm
 from harness.git import GitRepo
+from harness.git.evidence import entries_at
 from harness.report.model import Severity
 
 # CI and repository tooling: workflows, CI folders, top-level tools/ and dotfiles (.clang-format,
@@ -34,10 +35,14 @@ def ships(path: str) -> bool:
 
 
 def pick_severity(
-    status: str, files: Sequence[FileResult], absent: frozenset[str] | set[str] = frozenset()
+    status: str,
+    files: Sequence[FileResult],
+    absent: frozenset[str] | set[str] = frozenset(),
+    already: frozenset[str] | set[str] = frozenset(),
 ) -> tuple[Severity | None, str]:
     """The pick's severity and, when a lack was set aside, why (``absent``: files the source
-    changed that the release did not have at the pick's parent)."""
+    changed that the release did not have at the pick's parent; ``already``: files the parent
+    already held as the source left them)."""
     if status == "subset":
         lacking = [f for f in files if f.only_source]
     elif status in ("adapted", "superset"):
@@ -46,17 +51,42 @@ def pick_severity(
         return _SEVERITY.get(status), ""
     if not lacking:
         return _SEVERITY.get(status, "P2"), ""
-    shipped = [f for f in lacking if ships(f.path) and f.path not in absent]
+    shipped = [
+        f
+        for f in lacking
+        if ships(f.path) and f.path not in absent and f.path not in already and _lacks(f)
+    ]
     if shipped and not _moved(files, shipped):
         return "P1", ""
     why = []
     if any(f.path in absent for f in lacking):
         why.append("files the release does not have")
+    if any(f.path in already for f in lacking):
+        why.append("files the release already had as the source left them")
+    if any(ships(f.path) and not _lacks(f) for f in lacking):
+        why.append("whitespace")
     if any(not ships(f.path) for f in lacking):
         why.append("tests, CI or tooling")
     if shipped:
         why.append("lines the pick carries in another file")
     return "P2", "what it lacks is only in " + " / ".join(why)
+
+
+def _lacks(f: FileResult) -> bool:
+    """Some source line (whitespace aside, blank lines aside) is not among the pick's own."""
+    have: dict[bytes, int] = {}
+    for ln in f.only_pick:
+        key = ln[:1] + norm(ln[1:])
+        have[key] = have.get(key, 0) + 1
+    for ln in f.only_source:
+        key = ln[:1] + norm(ln[1:])
+        if len(key) == 1:
+            continue
+        if have.get(key, 0):
+            have[key] -= 1
+        else:
+            return True
+    return False
 
 
 def _moved(files: Sequence[FileResult], lacking: Sequence[FileResult]) -> bool:
@@ -69,11 +99,18 @@ def _moved(files: Sequence[FileResult], lacking: Sequence[FileResult]) -> bool:
     return sum(ln in extra for ln in wanted) >= MOVED * len(wanted)
 
 
-def absent_at_parent(repo: GitRepo, wanted: Sequence[tuple[str, str]]) -> set[tuple[str, str]]:
-    """(pick, path) pairs whose path the pick's first parent does not have, from one batch-check
-    (a submodule's commit is absent from the repository too: it counts as there when the source's
-    change to it is a submodule bump, which the caller knows)."""
-    if not wanted:
-        return set()
-    answers = repo.batch_check([f"{pick}^:{path}" for pick, path in wanted], "%(objecttype)")
-    return {w for w, a in zip(wanted, answers, strict=True) if a.endswith(" missing")}
+def at_parent(
+    repo: GitRepo, wanted: Sequence[tuple[str, str, str | None]]
+) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
+    """For (pick, path, the source's new object id) triples: the pairs whose path the pick's
+    parent does not have, and those where the parent already holds the source's result (another
+    pick brought it, e.g. the submodule bump the source carries)."""
+    ids = entries_at(repo, [(f"{pick}^", path) for pick, path, _ in wanted])
+    absent, already = set(), set()
+    for pick, path, new in wanted:
+        got = ids.get((f"{pick}^", path))
+        if got is None:
+            absent.add((pick, path))
+        elif new and got.startswith(new) and len(new) >= 7:
+            already.add((pick, path))
+    return absent, already

@@ -74,3 +74,40 @@ def test_what_a_pick_lacks_decides_its_severity(builder):
     assert sev == "P2" and "in another file" in detail
     assert [p["status"] for p in s.data["picks"]] == ["subset", "subset", "subset", "adapted"]
     del ci, code, new_file, moved
+
+
+def test_whitespace_and_what_the_release_already_has_are_not_lacking(builder):
+    """numpy 2.3.x: a subset pick that differs from its source only in the indentation of its
+    lines and a .clang-format line, and one whose source's submodule-like bump an earlier pick
+    already brought, are P2; a real lack in the same shape stays P1 (control)."""
+    macro = "#ifdef A\n# define X 0\n#endif\n"
+    builder.commit("base", {"alloc.c": macro, "vendor.txt": "v1\n", "core.py": "x = 1\n"})
+    builder.branch("release")
+    src = builder.commit(
+        "Fix macro (#5)",
+        {
+            "alloc.c": "#ifdef A\n#    define X 0\n#else\n#    define X 1\n#endif\n",
+            ".clang-format": "IndentPPDirectives: AfterHash\n",
+        },
+    )
+    bump = builder.commit("Bump vendor (#6)", {"vendor.txt": "v2\n"})
+    both = builder.commit("Use v2 and fix core (#7)", {"vendor.txt": "v3\n", "core.py": "x = 2\n"})
+    builder.checkout("release")
+    base = builder.rev("HEAD")
+    ws = builder.commit(
+        "Fix macro", {"alloc.c": "#ifdef A\n  #define X 0\n#else\n  #define X 1\n#endif\n"}
+    )
+    builder.cherry_pick(bump, "-x")
+    builder.write("vendor.txt", "v3\n")
+    builder.commit("Vendor v3")  # an own commit brings the source's vendor.txt first
+    lean = builder.commit(
+        f"Use v2 and fix core\n\n(cherry picked from commit {both})", {"core.py": "x = 2\n"}
+    )
+    s = fidelity_section(GitRepo(builder.path), base, "release", "main")
+    sev, detail = _sev(s, ws)
+    assert sev == "P2" and "whitespace" in detail, detail
+    picks = {p["pick"]: p for p in s.data["picks"]}
+    assert picks[lean]["source"] == both and picks[lean]["status"] == "subset"
+    sev, detail = _sev(s, lean)
+    assert sev == "P2" and "already had" in detail, detail
+    del src
