@@ -51,6 +51,7 @@ from harness.git.picks import LogEntry
 from harness.git.picks import bodies as read_bodies
 from harness.git.picks import history as read_history
 from harness.report.model import (
+    SEVERITY_RANK,
     Cell,
     Code,
     Control,
@@ -467,6 +468,26 @@ def _pick_row(i: int, r: PickResult) -> list[Cell]:
     ]
 
 
+def _weigh(tables: list[Table], results: Sequence[PickResult], findings: list[Finding]) -> None:
+    """Each pick's table and the follow-up table weigh as much as the findings they back, so a
+    comment cut to fit keeps them before the tables of release commits and info-only picks."""
+    rank: dict[str, int] = {}
+    for f in findings:
+        anchor = "follow-ups" if f.kind == "follow-up-not-picked" else f.key.partition(":")[0]
+        rank[anchor] = max(rank.get(anchor, 0), SEVERITY_RANK[f.severity])
+    titles = {_pick_title(i, r): r.commit.sha for i, r in enumerate(results, 1)}
+    for t in tables:
+        if t.title in titles:
+            t.weight = rank.get(titles[t.title], 0)
+        elif t.title.startswith("Follow-ups on "):
+            t.weight = rank.get("follow-ups", 0)
+
+
+def _pick_title(i: int, r: PickResult) -> str:
+    src = ", ".join(s[:12] for s in r.resolution.sources) or "no source"
+    return f"{i}. {r.commit.sha[:12]} ← {src}: {r.commit.subject} ({r.status})"
+
+
 def _file_table(i: int, r: PickResult) -> Table:
     rows: list[list[Cell]] = []
     for f in r.files:
@@ -481,9 +502,8 @@ def _file_table(i: int, r: PickResult) -> Table:
             )
 
         rows.append([Code(f.path), f.status, *cells(p), *cells(s), f.note])
-    src = ", ".join(s[:12] for s in r.resolution.sources) or "no source"
     return Table(
-        f"{i}. {r.commit.sha[:12]} ← {src}: {r.commit.subject} ({r.status})",
+        _pick_title(i, r),
         [
             "file",
             "status",
@@ -926,12 +946,16 @@ def _section(
             None,
         )
     )
+    findings = _findings(
+        results, merges, {c.sha for c in history}, missing, followups, release_paths
+    )
+    _weigh(tables, results, findings)
     section = Section(
         SECTION_ID,
         "Cherry-pick fidelity",
         summary,
         tables,
-        _findings(results, merges, {c.sha for c in history}, missing, followups, release_paths),
+        findings,
         controls,
         not_verified,
         details,

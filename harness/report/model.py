@@ -46,6 +46,9 @@ class Table:
     legend: str = ""
     control: str = ""
     collapsed: bool = False  # long evidence: renderers fold it (<details> in Markdown)
+    # What it backs: the severity rank (SEVERITY_RANK) of the most severe finding it is the
+    # evidence for; a renderer that must drop tables keeps these first (comment.py).
+    weight: int = 0
 
 
 @dataclass
