@@ -223,16 +223,16 @@ def _pick_action(lead: Finding, pick: str, ctx: _Context) -> str:
     that has no source or whose difference may be an intended adaptation."""
     p = ctx.picks.get(pick, {})
     src = p.get("source") or ""
-    of = f" of {_short(src)}" if src else ""
+    of = f" {_short(src)}" if src else ""
     differ = [x["path"] for x in p.get("files", []) if not x.get("same")]
     lacking = [x["path"] for x in p.get("files", []) if x.get("only_in_source")] or differ
     files = f" ({bounded(differ)})" if differ else ""
-    if lead.kind == "pick-subset":
+    if lead.kind == "pick-subset" and lead.severity == "P1":
         return (
             f"add to {_short(pick)} the lines of its source{of} it lacks ({bounded(lacking)}), "
             f"or say in its commit message why {ctx.head} must not have them"
         )
-    if lead.kind in ("pick-adapted", "pick-superset"):
+    if lead.kind in ("pick-adapted", "pick-superset", "pick-subset"):
         return (
             f"review {_short(pick)} against its source{of}{files}; if the difference is an "
             "intended adaptation, say so in its commit message (or waive the finding by id)"

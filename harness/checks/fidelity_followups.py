@@ -48,6 +48,10 @@ _FOLLOW = re.compile(r"follow.?up(?: (?:to|of|for|on))?:?\s*(?:PR\s*)?#(\d+)", r
 _ISSUE = re.compile(
     r"\b(?:fix(?:es|ed)?|close[sd]?|resolve[sd]?):?\s+(?:gh-|#)(\d+)\b", re.IGNORECASE
 )
+# A subject that says it fixes something: ranks a content-only candidate higher.
+_FIXLIKE = re.compile(
+    r"\b(fix(es|ed)?|bug|regression|crash|revert(s|ed)?|BUG|REV)\b", re.IGNORECASE
+)
 # A merge of the mainline into a PR's branch: its first-parent diff is the mainline's lines.
 _MERGE_IN = re.compile(r"^Merge (?:remote-tracking )?branch '[^']*' into ", re.IGNORECASE)
 
@@ -66,7 +70,8 @@ class FollowUp:
     paths: list[str]
     severity: Severity
     named: bool = True  # it names the source; False: a content-only candidate ("worth a look")
-    rank: tuple[int, float, int] = (0, 0.0, 0)  # candidates: (code the pick carries, share, hits)
+    # candidates: (code the pick carries, subject says fix, share of removed lines, hits)
+    rank: tuple[int, int, float, int] = (0, 0, 0.0, 0)
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -238,7 +243,7 @@ def find_followups(
         pick_paths = {
             f.path for p in unit_picks.get(unit, []) for f in store.changed(p) if is_code(f.path)
         }
-        found: list[tuple[str, str, tuple[int, float, int] | None]] = [
+        found: list[tuple[str, str, tuple[int, int, float, int] | None]] = [
             (sha, why, None) for sha, why in named.get(unit, [])
         ]
         paths_of[unit] = {
@@ -259,11 +264,12 @@ def find_followups(
             # A fix of the source rewrites mostly its lines; a refactor that passes through them does not.
             if hit and hit >= FOCUS * len(removed):
                 code = int(bool(pick_paths & {f.path for f in store.changed(sha)}))
+                fix = int(bool(_FIXLIKE.search(entry[sha].subject)))
                 found.append(
                     (
                         sha,
                         f"changes lines the source added ({hit} of {len(removed)} removed)",
-                        (code, round(hit / len(removed), 4), hit),
+                        (code, fix, round(hit / len(removed), 4), hit),
                     )
                 )
         for sha, why, rank in sorted(found, key=lambda t: order[t[0]]):
@@ -280,10 +286,11 @@ def find_followups(
 
 
 def worth_a_look(followups: Sequence[FollowUp]) -> list[FollowUp]:
-    """The content-only candidates, best first: code the pick carries, then the share of the
-    source's lines among what they remove, then how many; history order breaks ties."""
+    """The content-only candidates, best first: code the pick carries, a subject that says it
+    fixes something, then the share of the source's lines among what they remove, then how many;
+    history order breaks ties."""
     cands = [f for f in followups if not f.named]
-    return sorted(cands, key=lambda f: (-f.rank[0], -f.rank[1], -f.rank[2]))
+    return sorted(cands, key=lambda f: tuple(-x for x in f.rank))
 
 
 def _merged_in(sha: str, unit: tuple[str, ...], entry: dict[str, LogEntry]) -> bool:

@@ -186,6 +186,14 @@ def test_content_only_follow_ups_are_a_ranked_info_list(builder):
         "Guard step 0\n\nThis fixes #7 for None.",
         {"core.py": code.replace("return x + 0", "return (x or 0) + 0")},
     )
+    now = code.replace("return x + 0", "return (x or 0) + 0")
+    tweaks = []
+    for k in (2, 3, 4, 6, 7):
+        now = now.replace(f"return x + {k}  #", f"return x + {k}  # tweaked")
+        tweaks.append(builder.commit(f"Tweak step {k}", {"core.py": now}))
+    fix = builder.commit(
+        "Fix the bound of step 5", {"core.py": now.replace("return x + 5", "return x + 5 + 0")}
+    )
     builder.checkout("release")
     base = builder.rev("HEAD")
     builder.cherry_pick(src, "-x")
@@ -196,6 +204,11 @@ def test_content_only_follow_ups_are_a_ranked_info_list(builder):
         if f.kind == "follow-up-not-picked"
     ]
     assert named == [("P1", same_issue)]
+    (look,) = [f for f in s.findings if f.kind == "follow-up-worth-a-look"]
+    assert look.severity == "info" and look.title.startswith("7 later source commit(s)")
+    assert look.detail.startswith(fix[:12])  # a subject that says "fix" ranks first
+    assert look.detail.index(sweep[:12]) < look.detail.index(tweaks[0][:12])  # then the share/hits
+    assert look.detail.endswith("… 2 more in the table")
     rows = {f["sha"]: f for f in s.data["follow_ups"]}
     assert rows[same_issue]["why"] == "fixes the same issue #7"
     assert rows[sweep]["severity"] == "info" and rows[sweep]["names_source"] is False
