@@ -276,6 +276,9 @@ def find_followups(
             keys = _keys(store, [sha])
             if keys and sum((keys & carried).values()) >= CARRIED * sum(keys.values()):
                 continue  # a pick carries it (e.g. a release-branch merge back into main)
+            plus = Counter({k: n for k, n in keys.items() if k[0] == "+"})
+            if plus and sum((plus & carried).values()) == sum(plus.values()):
+                continue  # an adapted pick already wrote every line it adds (numpy 2.3.x)
             paths = sorted({f.path for f in store.changed(sha)})
             if rank is not None:  # names nothing: a candidate, info
                 out.append(FollowUp(unit, sha, entry[sha].subject, why, paths, "info", False, rank))

@@ -215,6 +215,29 @@ def test_content_only_follow_ups_are_a_ranked_info_list(builder):
     assert not [f for f in s.findings if f.severity == "P1" and sweep[:12] in f.title]
 
 
+def test_a_follow_up_an_adapted_pick_already_carries_is_not_listed(builder):
+    """numpy 2.3.x: the pick of "Address SME and FPSR" was adapted with the later "Fix version
+    check" already in it; that follow-up (every line it adds is in the pick) is not listed."""
+    body = "".join(f"def g_{i}(v):\n    return v * {i}  # scale {i}\n" for i in range(5))
+    builder.commit("base", {"blas.c": "/* blas */\n"})
+    builder.branch("release")
+    check = "    if(major >= 15 && minor >= 4){\n"
+    fixed = "    if (major > 15 || (major == 15 && minor >= 4)) {\n"
+    src = builder.commit("Address SME (#60)", {"blas.c": body + check})
+    later = builder.commit("BUG: Fix version check", {"blas.c": body + fixed})
+    builder.checkout("release")
+    base = builder.rev("HEAD")
+    builder.branch("plain")
+    builder.commit(f"Address SME\n\n(cherry picked from commit {src})", {"blas.c": body + fixed})
+    s = fidelity_section(GitRepo(builder.path), base, "release", "main")
+    assert later not in [f["sha"] for f in s.data["follow_ups"]]
+    # The control: a pick without the fix lists it.
+    builder.checkout("plain")
+    builder.cherry_pick(src, "-x")
+    s = fidelity_section(GitRepo(builder.path), base, "plain", "main")
+    assert later in [f["sha"] for f in s.data["follow_ups"]]
+
+
 def test_a_merge_of_main_inside_the_source_pr_is_not_the_prs_lines(builder):
     """#26: ``Merge branch 'main' into feature`` inside a source PR brings main's lines; a later
     commit changing those lines is no follow-up of the PR."""
