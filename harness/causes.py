@@ -55,7 +55,7 @@ _BY_KIND: dict[str, tuple[str, str]] = {
     "gap-not-pinned": ("no test pins a gap", "add a test that fails without {shas}"),
     "follow-up-not-picked": (
         "later fixes that name a picked source were not picked",
-        "cherry-pick -x {shas} onto {head}, or say in the PR why this release does not need them",
+        "cherry-pick -x {shas} onto {head}, or say in the PR why this release does not need {them}",
     ),
     "liveness-failed": (
         "the liveness control was not killed",
@@ -322,7 +322,11 @@ def _cause(fs: list[Finding], anchor_list: list[str], ctx: _Context) -> Cause:
             kind, ("", "fix it, or waive it by id in the policy file (docs/ci.md)")
         )
         title = lead.title if len(fs) == 1 or not generic else f"{generic} ({len(fs)})"
-        action = action.format(shas=_shas_of(fs) or "the commits listed", head=ctx.head)
+        action = action.format(
+            shas=_shas_of(fs) or "the commits listed",
+            head=ctx.head,
+            them="it" if len(fs) == 1 else "them",
+        )
         key = "kind:" + kind
     digest = hashlib.sha1(key.encode()).hexdigest()[:10]
     return Cause(

@@ -3,7 +3,8 @@ what's-new page, empty ``[wheel build]`` commits that only trigger CI). They hav
 source branch by design, so a pick that is one is info with the reason, whatever its status.
 
 Recognised from what the commit touches, so that "REL: improve release notes" and "DOC: update
-1.17.0 release notes" get the same answer: no file at all (a CI trigger); only release notes,
+1.17.0 release notes" get the same answer: no file at all with a subject that triggers a build
+(``[wheel build]``) or names a release; only release notes,
 changelogs, what's-new pages and version files; or, when the subject names a release, only docs,
 changelog, version and packaging files. A project adds its own paths with the policy key
 ``release_paths`` (regular expressions searched in each path).
@@ -24,6 +25,10 @@ _NOTES = re.compile(
     r"|(^|/)(CHANGELOG|CHANGES|NEWS|HISTORY|RELEASE[-_]?NOTES)[^/]*$",
     re.IGNORECASE,
 )
+_TRIGGER = re.compile(
+    r"\[(wheel build|build wheels?|ci|ci run|run ci|skip ci|ci skip|build)\]|\b(trigger|re-?run|rebuild)\b",
+    re.IGNORECASE,
+)
 _VERSION = re.compile(r"(^|/)(VERSION(\.txt)?|_?version\.py|release\.py)$")
 
 
@@ -41,8 +46,12 @@ def release_reason(
     """Why a commit is release-only, or None. ``release_subject``: its subject names a release
     (fidelity's rule); ``patterns``: the policy's ``release_paths``."""
     if not paths:
-        tag = " such as [wheel build]" if "[wheel build]" in subject.lower() else ""
-        return f"it changes no file: an empty commit that only triggers CI{tag}"
+        # An empty commit is release-only when its subject says it triggers a build (numpy's
+        # "[wheel build]") or names a release; another one ("Backport security fix", empty) is
+        # left to the usual finding: a reviewer asks where its change went.
+        if _TRIGGER.search(subject) or release_subject:
+            return "it changes no file: an empty commit that triggers a build or marks a release"
+        return None
     if all(is_notes_or_version(p) or any(r.search(p) for r in patterns) for p in paths):
         return "it touches only release notes, changelog, what's-new and version files"
     if release_subject and all(is_release_path(p) for p in paths):

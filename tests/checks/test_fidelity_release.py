@@ -49,15 +49,18 @@ def test_release_only_picks_are_info_whatever_their_subject(builder):
     )
     wheel = builder.commit("MAINT: trigger wheels [wheel build]", allow_empty=True)
     code = builder.commit("REL: also fix f_1", {"core.py": CODE.replace("return 1", "return 11")})
+    # An empty commit that says it backports something: where did its change go? Not info.
+    lost = builder.commit("Backport security fix to 1.x", allow_empty=True)
     s = fidelity_section(GitRepo(builder.path), base, "release", "main")
     for sha in (rel, doc, new, wheel):
         assert _kinds(s, sha) == [("pick-release-commit", "info")], sha
     (wf,) = [f for f in s.findings if f.key.startswith(wheel)]
-    assert "[wheel build]" in wf.detail and "empty commit" in wf.detail
+    assert "empty commit" in wf.detail and "triggers a build" in wf.detail
     (df,) = [f for f in s.findings if f.key.startswith(doc)]
     assert "release notes" in df.detail
     # A release subject over code is still a change nobody can trace: P2.
     assert _kinds(s, code) == [("pick-no-source", "P2")]
+    assert _kinds(s, lost) and ("pick-release-commit", "info") not in _kinds(s, lost)
 
 
 def test_a_policy_adds_release_paths(builder, tmp_path: Path):
