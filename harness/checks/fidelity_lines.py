@@ -66,7 +66,7 @@ def _reach(
     parents: Mapping[str, Sequence[str]], tip: str, follow: Iterable[str] | None = None
 ) -> set[str]:
     """Commits of ``parents`` reached from ``tip``; a merge's other parents only when ``follow``
-    (a predicate set of merges whose second side is taken) holds the merge."""
+    (the merges whose other side is taken; None: every merge) holds the merge."""
     taken = set(follow) if follow is not None else None
     seen: set[str] = set()
     stack = [tip]
@@ -127,7 +127,7 @@ def copies(repo: GitRepo, history: Sequence[LogEntry], bodies: Mapping[str, str]
     shas = {c.sha for c in history}
     out: dict[str, str] = {}
     for sha, ns in named.items():
-        found = [ids[n] for n in ns if ids.get(n) in shas and ids[n] != sha]
+        found = [o for o in (ids[n] for n in ns) if o is not None and o in shas and o != sha]
         if found:
-            out[sha] = found[0]  # type: ignore[assignment]  # filtered: in shas, so a str
+            out[sha] = found[0]
     return out
