@@ -218,3 +218,27 @@ def test_a_twin_made_seconds_after_the_pick_is_its_source_not_a_later_copy(build
     p = picks[pick]
     assert (p["sources"], p["status"], p["copy_of"]) == ([twin], "identical", None)
     assert not _blocking(s)
+
+
+def test_a_release_merged_both_ways_judges_only_its_own_line(builder):
+    builder.commit("base", {"a.py": A, "b.py": B})
+    builder.branch("release")
+    fix = builder.commit("Fix a_4 (#100)", {"a.py": A.replace("a_4 = 4", "a_4 = 44")})
+    builder.checkout("release")
+    base = builder.rev("HEAD")
+    pick = builder.cherry_pick(fix, "-x")
+    builder.checkout("main")
+    mains = builder.commit("Main only (#101)", {"b.py": B.replace("b_7 = 7", "b_7 = 77")})
+    builder.checkout("release")
+    builder.merge("main", "Merge branch 'main' into release")  # main's commit: not a pick
+    own = builder.commit("Release-only tweak (#102)", {"b.py": B.replace("b_7 = 7", "b_7 = 70")})
+    builder.checkout("main")
+    builder.merge("release", "Merge branch 'release'")  # and the release merged forward
+    s, picks = _picks(builder, base)
+    assert mains not in picks
+    assert [(p, picks[p]["sources"], picks[p]["status"]) for p in picks] == [
+        (pick, [fix], "identical"),
+        (own, [], "forward-merged"),
+    ]
+    assert "1 commit(s) of the source branch merged back: not picks" in s.summary
+    assert not _blocking(s)
