@@ -200,7 +200,7 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
 
         plan.add("fidelity", "cherry-pick fidelity", _fidelity)
     else:
-        plan.skipped.append("fidelity (no --source)")
+        plan.skipped.append("fidelity (--no-fidelity: no pick of the range is judged)")
     for check in RANGE_CHECKS.values():
         plan.add(
             check.id,
@@ -323,6 +323,13 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
             "sweep",
             "mutmut sweep",
             _sweep_step(repo, base, head, sweep_v, inputs.python, inputs.executor),
+        )
+    if not inputs.source and not inputs.no_fidelity:
+        # A compare that judges no pick must not pass as if it had: a usage gap, not a verdict
+        # (after every other input is checked, so the first error named is the user's own).
+        raise UsageError(
+            "compare: no --source (and no scenario sets one): the picks would not be judged; "
+            "name the branch they came from with --source REF, or pass --no-fidelity"
         )
     return plan
 

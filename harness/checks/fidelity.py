@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.checks.fidelity_compare import (
     EMPTY_SHA1,
+    PICK_STATUSES,
     FileResult,
     Side,
     checksum,
@@ -32,6 +33,14 @@ from harness.checks.fidelity_followups import (
     find_followups,
     worth_a_look,
 )
+from harness.checks.fidelity_lines import (
+    ORIGIN_GREP,
+    copies,
+    first_parent_line,
+    own_commits,
+    release_merges,
+    source_own,
+)
 from harness.checks.fidelity_merges import brought_by, pr_commits
 from harness.checks.fidelity_missing import MissingResult, find_missing, iso
 from harness.checks.fidelity_release import compile_patterns, release_reason
@@ -46,7 +55,7 @@ from harness.checks.fidelity_units import complete_units
 from harness.checks.result import Checked, FidelityResult
 from harness.errors import UsageError
 from harness.git import Commit, GitRepo
-from harness.git.history import count_commits, fork_point
+from harness.git.history import count_commits, fork_point, range_parents
 from harness.git.picks import LogEntry
 from harness.git.picks import bodies as read_bodies
 from harness.git.picks import history as read_history
@@ -77,8 +86,10 @@ PICK_LEGEND = (
     "status: identical (± lines equal per file; context may differ) · whitespace-only "
     "(equal once whitespace is removed) · superset (pick carries all of the source and more) · "
     "subset (pick carries part of the source) · adapted (both sides have lines the other lacks) · "
-    "no-source. via: map (--map) · trailer (cherry picked from) · pr-number (#N in the subject, "
-    "confirmed by content) · patch-id (same ± lines per file, whitespace ignored) · similarity "
+    "no-source · forward-merged (no other source: made on this branch, the commit itself reached "
+    "the source branch through a merge). via: map (--map) · trailer (cherry picked from, "
+    "[PR #N/X backport], Backport of X) · pr-number (#N in the subject, confirmed by content) · "
+    "patch-id (same ± lines per file, whitespace ignored) · similarity "
     "(share of signed lines; confidence 0..1) · title (a PR title one merge carries) · authored "
     "(the one source commit with the pick's author date and subject, confirmed by content) · subject "
     "(the one source commit with the pick's subject, PR numbers aside, at least as similar as "
@@ -117,6 +128,25 @@ class PickResult:
     already: set[str] = field(
         default_factory=set
     )  # ... that its parent holds as the source left them
+    merged_into: str | None = None  # the merge that brought this very commit into the source branch
+
+
+def _name_origins(res: Mapping[str, Resolution], copy_of: Mapping[str, str]) -> None:
+    """A source that is a backport of another source commit (a sibling release's pick merged
+    forward) stands for its origin: the origin is named instead, once."""
+    for r in res.values():
+        named: list[str] = []
+        for s in r.sources:
+            o = s
+            for _ in range(8):  # a pick of a pick: follow the chain, bounded
+                o = copy_of.get(o, o)
+            if o != s:
+                r.note = "; ".join(
+                    x for x in (r.note, f"{s[:12]} is a backport of {o[:12]}: named instead") if x
+                )
+            if o not in named:
+                named.append(o)
+        r.sources = named
 
 
 def _resolve_mapping(
@@ -158,24 +188,32 @@ def _compare(
 ) -> tuple[
     list[Commit], list[PickResult], PatchStore, list[LogEntry], dict[str, Sequence[str]] | None
 ]:
-    # Picks: the range's non-merge commits that are not commits of the source branch itself (a
-    # release branch that merged main back in holds main's commits; they are not picks).
-    in_range = repo.commits([head], [base, source])
+    # The source history since the fork point on HEAD's own line (``fork``): what SOURCE has beyond
+    # it, even where HEAD later merged it back in (earlier picks' sources are then ancestors of HEAD).
+    full_history = read_history(repo, [source], [fork])
+    # Picks: the range's non-merge commits of HEAD's own line, whether or not the source branch
+    # reaches them (a release merged forward into main); what a merge of main back into the release
+    # brought is main's, not picks (fidelity_lines).
+    own = own_commits(
+        range_parents(repo, base, head), head, first_parent_line(full_history, source)
+    )
+    in_range = [c for c in repo.commits([head], [base]) if c.sha in own]
     picks = [c for c in in_range if not c.is_merge]
     merges = [c for c in in_range if c.is_merge]
     forced = _resolve_mapping(repo, mapping, picks)
-    # The source history since the fork point on HEAD's own line (``fork``): what SOURCE has beyond
-    # it, even where HEAD later merged it back in (earlier picks' sources are then ancestors of
-    # HEAD). When some pick can only be found by content, the history's changed paths are listed by
-    # a second git log that runs in a thread while the named candidates are diffed and confirmed.
+    # When some pick can only be found by content, the history's changed paths are listed by a
+    # second git log that runs in a thread while the named candidates are diffed and confirmed.
     touched = (
         _POOL.submit(read_history, repo, [source], [fork], paths=True)
         if needs_content_search(picks, forced)
         else None
     )
-    history = read_history(repo, [source], [fork])
-    own = {p.sha for p in picks}
-    history = [c for c in history if c.sha not in own]
+    # Sources: the source branch's own commits that are not the picks themselves (a release merged
+    # forward brings its commits, and the merge that brought them, into main: no source).
+    mine = source_own(full_history, source, release_merges(full_history, own))
+    history = [c for c in full_history if c.sha in mine and c.sha not in own]
+    forwarded = brought_by(full_history, source)
+    reached = {c.sha: forwarded.get(c.sha, source) for c in full_history if c.sha in own}
     # PR titles of merges: only picks that name no source (no trailer, no number) are matched by title.
     titles = (
         read_bodies(repo, [source], [fork], merges=True)
@@ -211,9 +249,11 @@ def _compare(
             + [c for cs in pr_commits(history, brought, sources & merge_shas).values() for c in cs]
         )
 
+    copied = _POOL.submit(read_bodies, repo, [source], [fork], grep=ORIGIN_GREP)
     res = SourceFinder(
         repo, picks, history, forced, store, touched, titles, brought, found
     ).resolve()
+    _name_origins(res, copies(repo, history, copied.result()))
     inner = pr_commits(
         history, brought, {s for r in res.values() if r.via == "merge" for s in r.sources}
     )
@@ -229,16 +269,24 @@ def _compare(
         r = res.get(p.sha) or Resolution()
         r.sources = sorted(r.sources, key=lambda s: order.get(s, len(order)))
         files = compare_files(store.full[p.sha].files, store.files(r.sources))
+        status = pick_status(files, bool(r.sources))
+        if status == "no-source" and p.sha in reached:
+            status = "forward-merged"  # made on this branch; the commit itself reached the source
         results.append(
             PickResult(
                 p,
                 r,
                 files,
-                pick_status(files, bool(r.sources)),
+                status,
                 pr_commits=[(c, subjects[c]) for s in r.sources for c in inner.get(s, [])],
+                merged_into=reached.get(p.sha),
             )
         )
-    _later_copies(results, {c.sha: c.commit_time for c in history})
+    _later_copies(
+        results,
+        {c.sha: c.commit_time for c in history},
+        {c.sha: c.author_time for c in history},
+    )
     jobs.finish(
         [(r.commit.sha, file_paths(r.files), r.resolution.sources) for r in results],
         {p.sha: store.full[p.sha].files for p in picks},
@@ -277,7 +325,9 @@ def _mark_absent(repo: GitRepo, results: Sequence[PickResult]) -> None:
         by_sha[pick].already.add(path)
 
 
-def _later_copies(results: Sequence[PickResult], committed: dict[str, int]) -> None:
+def _later_copies(
+    results: Sequence[PickResult], committed: dict[str, int], authored: dict[str, int]
+) -> None:
     """A release commit whose source, found by content, was committed after it is no source: the
     source branch copied this branch's own commit (version bump, changelog). A pick paired with
     such a copy of an earlier pick's commit is the same case."""
@@ -291,6 +341,11 @@ def _later_copies(results: Sequence[PickResult], committed: dict[str, int]) -> N
             is_release_path(f.path) for f in r.files
         )
         if r.resolution.found_by not in _BY_CONTENT or len(srcs) != 1 or not release:
+            continue
+        # A copy keeps the author date; a bot's twin commit on the source branch (the same bump,
+        # its own PR, made seconds apart) does not, and is the source.
+        subject = _RELEASE_SUBJECT.search(r.commit.subject)
+        if not subject and authored.get(srcs[0]) != r.commit.author_time:
             continue
         if committed.get(srcs[0], 0) > r.commit.committer_time:
             copies.setdefault(srcs[0], r.commit.sha)
@@ -437,8 +492,28 @@ def _check(
         source_name,
         release_paths,
     )
+    _account(section, count_commits(repo, base, head)[1], len(results))
     gaps = tuple(c.sha for c in missing.missing) if missing is not None else ()
     return Checked(FidelityResult(tuple(r.commit.sha for r in results), gaps), section)
+
+
+def _account(section: Section, non_merges: int, picks: int) -> None:
+    """Every non-merge commit of the range is a pick or the source branch's own (merged back): say
+    how many were left out, and never let a range of commits with no pick judged pass."""
+    left = non_merges - picks
+    if left:
+        section.summary += f"; {left} commit(s) of the source branch merged back: not picks"
+    if left and not picks:
+        section.findings.append(
+            Finding(
+                "range-unjudged",
+                "P1",
+                f"none of the range's {non_merges} non-merge commit(s) was judged as a pick",
+                "every one was brought in by a merge of the source branch; check BASE, HEAD and "
+                "--source",
+                key="range-unjudged",
+            )
+        )
 
 
 def _pick_row(i: int, r: PickResult) -> list[Cell]:
@@ -561,6 +636,12 @@ def _pick_data(r: PickResult) -> dict[str, object]:
     }
 
 
+def _numbers(picks: Sequence[int], most: int = 12) -> str:
+    """Pick numbers, the first ``most`` of them and how many more."""
+    shown = ", ".join(map(str, picks[:most]))
+    return shown + (f" and {len(picks) - most} more" if len(picks) > most else "")
+
+
 def _findings(
     results: Sequence[PickResult],
     merges: Sequence[Commit],
@@ -666,6 +747,18 @@ def _findings(
                         key=f"{sha}:end",
                     )
                 )
+    forward = [i for i, r in enumerate(results, 1) if r.status == "forward-merged"]
+    if forward:
+        out.append(
+            Finding(
+                "pick-forward-merged",
+                "info",
+                f"{len(forward)} pick(s) made on this branch reached the source branch through a "
+                "merge of it, with no other source: " + _numbers(forward),
+                "the commit itself is on the source branch (a release branch merged forward)",
+                key="forward-merged",
+            )
+        )
     by_source: dict[tuple[str, ...], list[int]] = {}
     for i, r in enumerate(results, 1):
         if r.resolution.sources:
@@ -754,12 +847,7 @@ def _section(
 ) -> Section:
     counts = Counter(r.status for r in results)
     summary = f"{len(results)} pick(s): " + (
-        ", ".join(
-            f"{counts[s]} {s}"
-            for s in ("identical", "whitespace-only", "superset", "subset", "adapted", "no-source")
-            if counts[s]
-        )
-        or "none"
+        ", ".join(f"{counts[s]} {s}" for s in PICK_STATUSES if counts[s]) or "none"
     )
     if merges:
         summary += f"; {len(merges)} merge commit(s) in the range not compared"

@@ -128,6 +128,7 @@ class Report:
     inputs: dict[str, str] = field(default_factory=dict)
     generated: str = ""
     not_verified: list[str] = field(default_factory=list)
+    unjudged: str = ""  # why the picks were not judged at all (the verdict's first line says it)
     verdict: str = ""
     causes: list[Cause] = field(
         default_factory=list

@@ -44,6 +44,7 @@ def test_output_under_a_file_is_a_usage_error(builder, run_cli, tmp_path: Path) 
     (tmp_path / "file").write_text("x")
     code, _, err = run_cli(
         "compare",
+        "--no-fidelity",
         "HEAD",
         "HEAD",
         "--repo",
@@ -143,6 +144,7 @@ def test_ledger_marks_findings_new_against_a_round_that_lacked_them(
     first = tmp_path / "r1"
     code, _, _ = run_cli(
         "compare",
+        "--no-fidelity",
         "main",
         "release~1",
         "--repo",
@@ -158,6 +160,7 @@ def test_ledger_marks_findings_new_against_a_round_that_lacked_them(
     second = tmp_path / "r2"
     code, _, _ = run_cli(
         "compare",
+        "--no-fidelity",
         "main",
         "release",
         "--repo",
@@ -269,7 +272,7 @@ probes:
 
     def report(scen: Path, out: Path) -> dict:
         args = ["--repo", str(builder.path), "--scenario", str(scen), "--format", "none"]
-        run_cli("compare", "main~1", "main", *args, "--output-dir", str(out))
+        run_cli("compare", "main~1", "main", *args, "--no-fidelity", "--output-dir", str(out))
         return json.loads((out / "report.json").read_text())
 
     doc = report(scenario("old-release"), tmp_path / "out")
