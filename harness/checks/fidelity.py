@@ -56,7 +56,7 @@ from harness.checks.result import Checked, FidelityResult
 from harness.errors import UsageError
 from harness.git import Commit, GitRepo
 from harness.git.history import count_commits, fork_point, range_parents
-from harness.git.picks import LogEntry
+from harness.git.picks import LogEntry, object_ids
 from harness.git.picks import bodies as read_bodies
 from harness.git.picks import history as read_history
 from harness.report.model import (
@@ -186,7 +186,12 @@ def _compare(
     fork: str,
     jobs: EndStateJobs,
 ) -> tuple[
-    list[Commit], list[PickResult], PatchStore, list[LogEntry], dict[str, Sequence[str]] | None
+    list[Commit],
+    list[PickResult],
+    PatchStore,
+    list[LogEntry],
+    dict[str, Sequence[str]] | None,
+    Counter[str],
 ]:
     # The source history since the fork point on HEAD's own line (``fork``): what SOURCE has beyond
     # it, even where HEAD later merged it back in (earlier picks' sources are then ancestors of HEAD).
@@ -194,10 +199,22 @@ def _compare(
     # Picks: the range's non-merge commits of HEAD's own line, whether or not the source branch
     # reaches them (a release merged forward into main); what a merge of main back into the release
     # brought is main's, not picks (fidelity_lines).
-    own = own_commits(
-        range_parents(repo, base, head), head, first_parent_line(full_history, source)
+    walk, line = range_parents(repo, base, head), first_parent_line(full_history, source)
+    every = repo.commits([head], [base])
+    # A merge whose tree is its first parent's ("-s ours", an old release branch joined in)
+    # carried nothing here: the commits it brought are history only.
+    joined = [c.sha for c in every if c.is_merge]
+    trees = object_ids(repo, [f"{m}^1^{{tree}}" for m in joined])
+    tree_of = {c.sha: c.tree for c in every}
+    empty = {m for m, t in zip(joined, trees, strict=True) if t == tree_of[m]}
+    own = own_commits(walk, head, line, empty)
+    by_line = own_commits(walk, head, line)  # without the empty merges
+    left = Counter(
+        "merged back" if c.sha not in by_line else "history only"
+        for c in every
+        if not c.is_merge and c.sha not in own
     )
-    in_range = [c for c in repo.commits([head], [base]) if c.sha in own]
+    in_range = [c for c in every if c.sha in own]
     picks = [c for c in in_range if not c.is_merge]
     merges = [c for c in in_range if c.is_merge]
     forced = _resolve_mapping(repo, mapping, picks)
@@ -294,7 +311,7 @@ def _compare(
     paths: dict[str, Sequence[str]] | None = (
         {c.sha: c.paths or () for c in touched.result()} if touched is not None else None
     )
-    return merges, results, store, history, paths
+    return merges, results, store, history, paths, left
 
 
 _BY_CONTENT = ("patch-id", "similarity", "title", "authored", "subject")
@@ -437,7 +454,7 @@ def _check(
     # are known, while this thread waits on git for the other picks' sources, the PR branch, units
     # and follow-ups (none of which reads an end state).
     jobs = EndStateJobs(repo, fork, head, worker)
-    merges, results, store, history, touched = _compare(
+    merges, results, store, history, touched, left = _compare(
         repo, base, head, source, mapping, fork, jobs
     )
     missing = None
@@ -492,25 +509,32 @@ def _check(
         source_name,
         release_paths,
     )
-    _account(section, count_commits(repo, base, head)[1], len(results))
+    _account(section, left, len(results))
     gaps = tuple(c.sha for c in missing.missing) if missing is not None else ()
     return Checked(FidelityResult(tuple(r.commit.sha for r in results), gaps), section)
 
 
-def _account(section: Section, non_merges: int, picks: int) -> None:
-    """Every non-merge commit of the range is a pick or the source branch's own (merged back): say
-    how many were left out, and never let a range of commits with no pick judged pass."""
-    left = non_merges - picks
-    if left:
-        section.summary += f"; {left} commit(s) of the source branch merged back: not picks"
-    if left and not picks:
+def _account(section: Section, left: Counter[str], picks: int) -> None:
+    """Every non-merge commit of the range is a pick, the source branch's own (merged back), or
+    history only (brought by a merge that changed nothing here): say how many were left out, and
+    never let a range of commits with no pick judged pass."""
+    if left["merged back"]:
+        section.summary += (
+            f"; {left['merged back']} commit(s) of the source branch merged back: not picks"
+        )
+    if left["history only"]:
+        section.summary += (
+            f"; {left['history only']} commit(s) brought by a merge that changed nothing on this "
+            "branch (its tree is its first parent's): not picks"
+        )
+    if left.total() and not picks:
         section.findings.append(
             Finding(
                 "range-unjudged",
                 "P1",
-                f"none of the range's {non_merges} non-merge commit(s) was judged as a pick",
-                "every one was brought in by a merge of the source branch; check BASE, HEAD and "
-                "--source",
+                f"none of the range's {left.total()} non-merge commit(s) was judged as a pick",
+                "each was brought in by a merge of the source branch or by a merge that changed "
+                "nothing; check BASE, HEAD and --source",
                 key="range-unjudged",
             )
         )

@@ -243,3 +243,22 @@ def test_a_release_merged_both_ways_judges_only_its_own_line(builder):
     # main's two commits came in with the merge-back: the fix and the main-only one
     assert "2 commit(s) of the source branch merged back: not picks" in s.summary
     assert not _blocking(s)
+
+
+def test_an_old_release_joined_with_an_ours_merge_brings_no_picks(builder):
+    builder.commit("base", {"a.py": A, "b.py": B})
+    builder.branch("old")
+    builder.branch("release")
+    fix = builder.commit("Fix a_6 (#110)", {"a.py": A.replace("a_6 = 6", "a_6 = 66")})
+    builder.checkout("old")
+    old_pick = builder.commit("Old fix of b_8 (#111)", {"b.py": B.replace("b_8 = 8", "b_8 = 88")})
+    builder.checkout("release")
+    base = builder.rev("HEAD")
+    pick = builder.cherry_pick(fix, "-x")
+    builder.repo.git.merge(
+        "-s", "ours", "--no-ff", "-q", "-m", "Merge branch 'old' into release", "old"
+    )
+    s, picks = _picks(builder, base)
+    assert list(picks) == [pick] and old_pick not in picks
+    assert "1 commit(s) brought by a merge that changed nothing on this branch" in s.summary
+    assert not _blocking(s)
