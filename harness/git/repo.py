@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import UsageError
-from harness.git.records import log_format, records
+from harness.git.records import git_time, log_format, records
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
@@ -38,6 +38,7 @@ class Commit:
     committer_tz: str
     subject: str
     body: str
+    dated: bool = True  # False: git could not date it (its times then read 0, 1970-01-01)
 
     @property
     def is_merge(self) -> bool:
@@ -334,6 +335,7 @@ class GitRepo:
             out = self.run_text(args)
         result = []
         for f, _ in records(out, len(_LOG_FIELDS)):
+            at, ct = git_time(f[5]), git_time(f[9])
             result.append(
                 Commit(
                     sha=f[0],
@@ -341,14 +343,15 @@ class GitRepo:
                     tree=f[2],
                     author_name=f[3],
                     author_email=f[4],
-                    author_time=int(f[5]),
-                    author_tz=f[6].split()[-1],
+                    author_time=at or 0,
+                    author_tz=(f[6].split() or ["+0000"])[-1],
                     committer_name=f[7],
                     committer_email=f[8],
-                    committer_time=int(f[9]),
-                    committer_tz=f[10].split()[-1],
+                    committer_time=ct or 0,
+                    committer_tz=(f[10].split() or ["+0000"])[-1],
                     subject=f[11],
                     body=f[12].rstrip("\n"),
+                    dated=at is not None and ct is not None,
                 )
             )
         return result
