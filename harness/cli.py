@@ -20,6 +20,9 @@ EXIT_CODES = (
 )
 
 
+WITHOUT_REPOSITORY = frozenset({"demo", "engine"})  # verbs that read no repository of the user's
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # one clear line, exit 2
         sys.stderr.write(f"{self.prog}: error: {message}\n")
@@ -88,6 +91,10 @@ def _main(argv: Sequence[str] | None) -> int:
 
     try:
         validate(args.verb, args)
+        if args.verb not in WITHOUT_REPOSITORY:
+            from harness.git import GitRepo
+
+            workarea.check_outside(GitRepo(args.repo).owns)
         workarea.check_areas()
         return int(args._run(args))
     except UsageError as exc:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import builtins
 import itertools
 import json
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -162,6 +163,8 @@ class Value:
         v = self.plain()
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise self.error(f"expected a number, got {self._kind(v)}")
+        if not math.isfinite(v):
+            raise self.error(f"expected a finite number, got {v}")
         if minimum is not None and v < minimum:
             raise self.error(f"must be >= {minimum}, got {v}")
         return float(v)
@@ -241,7 +244,7 @@ def load_value(path: str | Path) -> Value:
         ) from None
     if node is None:
         raise ScenarioError(f"{p}:1: empty scenario")
-    problem = yamlpath.limit_problem(node)
+    problem = yamlpath.limit_problem(node) or yamlpath.trusted_problem(node)
     if problem is not None:
         raise ScenarioError(f"{p}:{problem[1]}: {problem[0]}")
     root = Value(node, str(p))

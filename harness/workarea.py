@@ -21,7 +21,7 @@ import shutil
 import stat
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
@@ -140,6 +140,21 @@ def _inner(name: str) -> Path:
             f"work area {area}: {path} is not a directory; refusing to use it (remove it)"
         )
     return path
+
+
+def check_outside(owns: Callable[[Path], bool]) -> None:
+    """Refuse a work area or cache inside the repository under review (``owns``: whether a path
+    lies in its work tree or git folders): trees, run folders and cache entries would be written
+    into the repository, and the repository's content could plant them."""
+    for what, env, path in (
+        ("work area", "HARNESS_WORK_DIR", work_area()),
+        ("cache directory", "HARNESS_CACHE_DIR", cache_area()),
+    ):
+        if owns(path):
+            raise UsageError(
+                f"{what} {path} lies inside the repository under review; refusing to use it "
+                f"(set {env} to a folder outside it)"
+            )
 
 
 def check_areas() -> None:

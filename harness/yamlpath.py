@@ -160,6 +160,62 @@ def compose(text: str) -> Node | None:
     return node
 
 
+_PLAIN_TAGS = frozenset(
+    f"tag:yaml.org,2002:{t}"
+    for t in ("str", "int", "float", "bool", "null", "map", "seq", "merge", "timestamp", "binary")
+)
+
+
+def tag_problem(root: Node | None) -> tuple[str, int] | None:
+    """The first explicit tag that ``yaml.safe_load`` would not build as plain data
+    (``!!python/object/apply:os.system``, ``!custom``), with its 1-based line; else None. A file
+    the person running the harness wrote (scenario, policy, mutations) is refused for it: the
+    tag would otherwise be dropped silently and the text used as a string."""
+    seen: set[int] = set()
+    stack = [root] if root is not None else []
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if node.tag not in _PLAIN_TAGS:
+            return f"tag {node.tag!r} is not allowed (plain YAML data only)", line_of(node)
+        if isinstance(node, SequenceNode):
+            stack.extend(reversed(node.value))
+        elif isinstance(node, MappingNode):
+            stack.extend(n for pair in reversed(node.value) for n in reversed(pair))
+    return None
+
+
+def duplicate_problem(root: Node | None) -> tuple[str, int] | None:
+    """The first mapping key written twice in one mapping (``yaml.safe_load`` keeps the last one
+    silently), with the line of its second use; else None."""
+    seen: set[int] = set()
+    stack = [root] if root is not None else []
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, MappingNode):
+            keys: set[str] = set()
+            for knode, vnode in node.value:
+                if isinstance(knode, ScalarNode) and knode.tag != "tag:yaml.org,2002:merge":
+                    if knode.value in keys:
+                        return f"duplicate key {knode.value!r}", line_of(knode)
+                    keys.add(knode.value)
+                stack.extend((knode, vnode))
+        elif isinstance(node, SequenceNode):
+            stack.extend(node.value)
+    return None
+
+
+def trusted_problem(root: Node | None) -> tuple[str, int] | None:
+    """Why a file the person running the harness wrote (scenario, policy, mutations) is refused
+    beyond the size limits: a tag other than plain data, a key written twice; else None."""
+    return tag_problem(root) or duplicate_problem(root)
+
+
 def check_nesting(text: str) -> None:
     """Refuse nesting deeper than MAX_DEPTH before composing (the composer recurses per level)."""
     depth = 0
@@ -196,6 +252,9 @@ def safe_load(text: str, name: str) -> object:
         node = compose(text)
     except YamlError as exc:
         raise UsageError(f"{name}: {exc}") from None
+    problem = trusted_problem(node)
+    if problem is not None:
+        raise UsageError(f"{name}:{problem[1]}: {problem[0]}")
     try:
         return None if node is None else to_python(node)
     except YamlError as exc:
@@ -343,6 +402,9 @@ __all__ = [
     "compose",
     "limit_problem",
     "safe_load",
+    "tag_problem",
+    "duplicate_problem",
+    "trusted_problem",
     "decode",
     "format_keypath",
     "get",

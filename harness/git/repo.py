@@ -125,6 +125,13 @@ class GitRepo:
         self.big_file = BIG_FILE
         self.walks: dict[tuple[str, str], list[list[str]]] = {}  # git/history.py range_parents
 
+    def owns(self, path: str | os.PathLike[str]) -> bool:
+        """Whether ``path`` (existing or not; links resolved) lies inside this repository's work
+        tree or git folders, where the harness never writes."""
+        where = Path(path).resolve()
+        owned = [p.resolve() for p in (self.work_tree, self.git_dir, self._common_dir) if p]
+        return any(where == p or p in where.parents for p in owned)
+
     def __getstate__(self) -> dict[str, object]:
         """The repository as another interpreter opens it (``harness/offload.py``): its paths and
         limits; no running process, no memo."""
