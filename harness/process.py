@@ -46,9 +46,29 @@ class ProcessError(subprocess.CalledProcessError):
         return super().__str__() + (f"\n{said}" if said else "")
 
 
+# What an outer git (a hook, ``git rebase --exec``, a worktree's shell) leaves in the environment to
+# point git at a repository, an index or another object store, or to change a diff's shape: dropped
+# from every child (git, pytest, probes: a test that runs git must not reach the user's repository)
+# unless the call sets one itself, so ``--repo`` alone says which repository is read.
+GIT_LOCATING_ENV = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_COMMON_DIR",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_NAMESPACE",
+    "GIT_PREFIX",
+    "GIT_IMPLICIT_WORK_TREE",
+    "GIT_DIFF_OPTS",
+    "GIT_EXTERNAL_DIFF",
+)
+
+
 def child_env(extra: dict[str, str] | None = None, *, drop: Sequence[str] = ()) -> dict[str, str]:
-    """The harness's environment without ``drop`` and with ``extra``: what a child is given."""
-    env = {k: v for k, v in os.environ.items() if k not in drop}
+    """The harness's environment without ``drop`` (and ``GIT_LOCATING_ENV``) and with ``extra``:
+    what a child is given."""
+    env = {k: v for k, v in os.environ.items() if k not in drop and k not in GIT_LOCATING_ENV}
     env.update(extra or {})
     return env
 

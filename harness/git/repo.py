@@ -17,6 +17,7 @@ from pathlib import Path
 
 from harness.errors import UsageError
 from harness.git.records import git_time, log_format, records
+from harness.process import GIT_LOCATING_ENV
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
@@ -52,7 +53,17 @@ class Commit:
 _LOG_FIELDS = ("%H", "%P", "%T", "%an", "%ae", "%at", "%ad", "%cn", "%ce", "%ct", "%cd", "%s", "%b")
 
 
-_DISCOVERY_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE")
+LOCATING_ENV = GIT_LOCATING_ENV
+_DISCOVERY_ENV = LOCATING_ENV
+
+
+def git_env(
+    extra: dict[str, str] | None = None, base: dict[str, str] | None = None
+) -> dict[str, str]:
+    """``base`` (default: this process's environment) without ``LOCATING_ENV``, with ``extra``."""
+    env = {k: v for k, v in (os.environ if base is None else base).items() if k not in LOCATING_ENV}
+    env.update(extra or {})
+    return env
 
 
 def _discover(where: Path, search_up: bool) -> tuple[Path, Path, bool, Path | None] | str:
@@ -141,10 +152,11 @@ class GitRepo:
 
     # -- running git ---------------------------------------------------------------
     def _env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
-        env = dict(os.environ)
-        # Output must not depend on the user's terminal, pager or locale.
-        env.update({"GIT_PAGER": "cat", "PAGER": "cat", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"})
-        env.pop("GIT_INDEX_FILE", None)
+        # Output must not depend on the user's terminal, pager or locale, nor on an outer git's
+        # repository, index or object store.
+        env = git_env(
+            {"GIT_PAGER": "cat", "PAGER": "cat", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"}
+        )
         if extra:
             env.update(extra)
         return env
@@ -535,7 +547,7 @@ def run_git(
         ["git", *args],
         input=input,
         capture_output=True,
-        env=env,
+        env=git_env(base=env),
         cwd=None if cwd is None else str(cwd),
     )
     if check and proc.returncode != 0:
