@@ -229,6 +229,9 @@ def load_value(path: str | Path) -> Value:
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{p}: cannot read scenario: {exc}") from None
     try:
+        bad = yamlpath.unreadable_character(text)
+        if bad is not None:
+            raise bad
         yamlpath.check_nesting(text)
         node = yaml.compose(text, Loader=yamlpath.LOADER)
     except yamlpath.YamlError as exc:
@@ -307,11 +310,16 @@ class Scenario:
         """Resolve every column's ref and apply-commit, failing at the scenario line that named it."""
         for col in self.columns:
             where = self.column_where.get(col.name)
-            for ref in [col.ref, *(e.commit for e in col.edits if e.kind == "apply-commit")]:
-                try:
-                    repo.resolve(ref or "")
-                except UsageError as exc:
-                    raise where.error(str(exc)) if where else exc from None
+            try:
+                repo.resolve(col.ref or "")
+            except UsageError as exc:
+                raise where.error(str(exc)) if where else exc from None
+            for e in col.edits:
+                if e.kind == "apply-commit":
+                    try:
+                        repo.resolve(e.commit or "")
+                    except UsageError as exc:
+                        raise UsageError(f"{e.where}apply-commit: {exc}") from None
 
 
 def row_label(row: Row) -> str:

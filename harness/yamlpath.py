@@ -139,10 +139,27 @@ def limit_problem(
     return None
 
 
+def unreadable_character(text: str) -> YamlError | None:
+    """A character YAML text cannot hold (NUL, most control characters), as an error naming its
+    1-based line; the reader's own message spans lines and counts from the wrong place."""
+    try:
+        yaml.reader.Reader(text)  # checks every character of a str
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, exc.position) + 1
+        code = (
+            exc.character if isinstance(exc.character, int) else ord(str(exc.character)[:1] or "?")
+        )
+        return YamlError(f"a character YAML text cannot hold: {code:#06x} (line {line})")
+    return None
+
+
 def compose(text: str) -> Node | None:
     """The first document's node tree (None for an empty document), within the size limits."""
     if len(text) > MAX_BYTES:
         raise YamlError(f"not read: over {MAX_BYTES} bytes")
+    bad = unreadable_character(text)
+    if bad is not None:
+        raise bad
     try:
         check_nesting(text)
         node = yaml.compose(text, Loader=LOADER)
@@ -403,6 +420,7 @@ __all__ = [
     "limit_problem",
     "safe_load",
     "tag_problem",
+    "unreadable_character",
     "duplicate_problem",
     "trusted_problem",
     "decode",
