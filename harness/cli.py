@@ -10,7 +10,7 @@ import threading
 from collections.abc import Sequence
 from typing import NoReturn
 
-from harness import __version__, commands
+from harness import __version__, commands, interrupt
 from harness.errors import EXIT_INTERNAL, EXIT_USAGE, HarnessError, UsageError
 from harness.git import GitError
 
@@ -65,7 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             if threading.current_thread() is threading.main_thread():
                 signal.signal(signal.SIGTERM, _terminate)
-                signal.signal(signal.SIGINT, signal.default_int_handler)
+                interrupt.install()  # a Ctrl-C inside a finalizer is kept, not lost
             return _main(argv)
         finally:
             if as_cli:
