@@ -154,7 +154,11 @@ BINARY = {
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    root = tmp_path_factory.mktemp("hostile")
+    return build_world(tmp_path_factory.mktemp("hostile"))
+
+
+def build_world(root: Path) -> dict[str, Path]:
+    """The repository and the folder of hostile input files the cases name (also bench/hostile.py)."""
     b = RepoBuilder(root / "repo")
     b.commit(
         "one",
