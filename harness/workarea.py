@@ -81,32 +81,27 @@ def ensure_private(path: Path, what: str = "work area") -> Path:
     return path
 
 
-def _refuse_inside(
-    area: Path, entry: Path, st: os.stat_result, what: str, shared_too: bool = True
-) -> None:
-    """Refuse ``entry`` (a folder inside ``area``) when it is a link, foreign-owned or shared."""
+def _refuse_inside(area: Path, entry: Path, st: os.stat_result, what: str) -> None:
+    """Refuse ``entry`` (inside ``area``) when it is a link or another user's. (A folder others could
+    write is harmless here: the area itself is 0700, so nobody else reaches it.)"""
     where = f"{what} {area}: {entry}"
     if stat.S_ISLNK(st.st_mode):
         raise UsageError(
-            f"{where} is a symbolic link; refusing to use the {what} (nothing inside it may be a link; remove it)"
+            f"{where} is a symbolic link; refusing to use the {what} "
+            "(nothing inside it may be a link; remove it)"
         )
     if hasattr(os, "getuid") and st.st_uid != os.getuid():
         raise UsageError(
             f"{where} is owned by uid {st.st_uid}, not you; refusing to use the {what} (remove it)"
         )
-    if shared_too and stat.S_ISDIR(st.st_mode) and st.st_mode & 0o022:
-        raise UsageError(
-            f"{where} is group- or world-writable (mode {stat.S_IMODE(st.st_mode):o}); "
-            f"refusing to use the {what} (chmod 700 it)"
-        )
 
 
 def check_inside(area: Path, what: str, depth: int) -> None:
-    """Refuse a work area or cache whose folders (``depth`` levels down) include a symbolic link, an
-    entry another user owns, or (first level) a folder others can write: the harness deletes, reuses
-    and executes what it finds there, and must never do so through a link or in another user's folder."""
+    """Refuse a work area or cache whose folders (``depth`` levels down) include a symbolic link or
+    an entry another user owns: the harness deletes, reuses and executes what it finds there, and
+    must never do so through a link or in another user's folder."""
     level = [area]
-    for n in range(depth):
+    for _ in range(depth):
         below: list[Path] = []
         for folder in level:
             try:
@@ -118,14 +113,14 @@ def check_inside(area: Path, what: str, depth: int) -> None:
                     st = entry.stat(follow_symlinks=False)
                 except OSError:
                     continue
-                _refuse_inside(area, Path(entry.path), st, what, shared_too=n == 0)
+                _refuse_inside(area, Path(entry.path), st, what)
                 if stat.S_ISDIR(st.st_mode):
                     below.append(Path(entry.path))
         level = below
 
 
 def _inner(name: str) -> Path:
-    """``<work area>/<name>``, refused when it exists and is a link, another user's or shared."""
+    """``<work area>/<name>``, refused when it exists and is a link, another user's or not a folder."""
     area = ensure_private(work_area(), "work area")
     path = area / name
     try:
