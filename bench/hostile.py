@@ -93,7 +93,9 @@ def judge(
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--jobs", type=int, default=2)
+    # More than one job: the cases share the repository, whose snapshot (``git status`` refreshes
+    # the index) then changes under a neighbour and is blamed on it.
+    ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--only", default="")
     opts = ap.parse_args()
     corpus = _corpus()
