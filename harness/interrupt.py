@@ -1,7 +1,7 @@
 """Ctrl-C as the harness honours it: at once, unless it lands inside a finalizer.
 
 Python's own handler raises ``KeyboardInterrupt`` wherever the main thread is; inside a ``__del__``
-(``subprocess.Popen.__del__`` runs whenever a finished child's object is collected) the exception is
+(``Popen.__del__`` runs whenever a finished child's object is collected) the exception is
 printed as "Exception ignored in …" and the interrupt is lost. This handler records it instead and
 delivers it again a moment later, when the main thread is out of the finalizer; ``check`` honours a
 recorded interrupt at the safe points the main loop passes (every progress phase).
