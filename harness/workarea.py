@@ -192,8 +192,10 @@ def clean_runs(runs: Path) -> list[str]:
     if not runs.is_dir():
         return removed
     mine = _state.get("dir")
+    if runs.is_symlink():
+        return removed  # never delete through a link (check_areas refuses it before this)
     for entry in sorted(runs.iterdir()):
-        if entry.suffix == ".lock" or entry == mine:
+        if entry.suffix == ".lock" or entry == mine or entry.is_symlink():
             continue
         lock = runs / f"{entry.name}.lock"
         if _free(lock):

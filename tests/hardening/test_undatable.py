@@ -80,3 +80,22 @@ def test_every_verb_reads_it(undated, run_cli, tmp_path: Path, verb: str) -> Non
         kinds = {f["kind"] for s in report["sections"] for f in s.get("findings", [])}
         assert "shape-undated" in kinds, kinds
     assert builder.snapshot() == before
+
+
+@pytest.mark.parametrize(
+    ("field", "expected"),
+    [
+        ("1700000000", 1700000000),
+        ("0", 0),
+        ("", None),
+        ("-5", None),
+        ("99999999999999999999", None),
+        ("253402300800", None),  # one second past 9999-12-31
+        ("253402300799", 253402300799),
+        ("12ab", None),
+    ],
+)
+def test_git_time_reads_what_time_functions_can_show(field: str, expected: int | None) -> None:
+    from harness.git.records import git_time
+
+    assert git_time(field) == expected

@@ -218,3 +218,24 @@ def test_a_foreign_owned_folder_inside_the_work_area_is_one_line(
     assert code == 2 and out == "" and err.count("\n") == 1 and "Traceback" not in err, err
     assert "owned by uid 65534" in err and str(work / inner) in err
     assert list((work / inner).iterdir()) == []
+
+
+def test_the_cleaners_never_delete_through_a_link(tmp_path) -> None:
+    """Called directly (as library code may), the run and tree cleaners skip links themselves."""
+    from harness.stale_trees import clean_stale
+
+    victim, before = _victim(tmp_path)
+    (victim / ("0" * 24)).mkdir()
+    (victim / ("0" * 24) / "keep.txt").write_text("precious\n")
+    before = sorted(str(p) for p in victim.rglob("*"))
+    assert workarea.clean_runs(tmp_path / "victim-link") == []
+    (tmp_path / "victim-link").symlink_to(victim, target_is_directory=True)
+    assert workarea.clean_runs(tmp_path / "victim-link") == []
+    assert clean_stale(tmp_path / "victim-link") == []
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "555555-0").symlink_to(victim / "123-0", target_is_directory=True)
+    (real / ("1" * 24)).symlink_to(victim / ("0" * 24), target_is_directory=True)
+    workarea.clean_runs(real)
+    clean_stale(real)
+    assert sorted(str(p) for p in victim.rglob("*")) == before
