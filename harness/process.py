@@ -6,8 +6,13 @@ Child processes never outlive the harness. Every pytest, probe, mutmut or engine
 its own process group (``start_new_session``) and its group id is registered with one watchdog
 process per run. The watchdog reads its stdin, the write end of which only the harness holds: when
 the harness exits, however it exits (SIGKILL included), the pipe closes and the watchdog kills
-every group still registered, then exits. Groups are unregistered once their leader is reaped, so a
-reused id is never signalled.
+every group still registered (SIGTERM, then SIGKILL half a second later), then exits. Groups are
+unregistered once their leader is reaped, so a reused id is never signalled.
+
+A child started with ``popen(reap_tree=True)`` (probe processes) runs under a reaper, the child
+subreaper of its subtree: what it starts outside its group (``setsid``, a double fork) is killed
+with it when it ends, is timed out (``kill_group`` sends the reaper SIGTERM first) or the harness
+dies. Every child's environment leaves out ``GIT_LOCATING_ENV`` (``child_env``).
 """
 
 from __future__ import annotations
