@@ -264,7 +264,7 @@ def popen(
     ``reap_tree`` (a list ``argv``, Linux): run it under the reaper, so whatever it starts —
     in its group, in a session of its own, in the background — is killed when it ends."""
     kw["start_new_session"] = True
-    wrapped = reap_tree and REAPS_TREE and not isinstance(argv, str)
+    wrapped = reap_tree and REAPS_TREE and not isinstance(argv, str) and not kw.get("shell")
     if wrapped:
         _check_runnable(str(argv[0]), kw.get("cwd"), kw.get("env"))
         argv = [sys.executable, "-I", "-S", "-c", _REAPER, *argv]

@@ -126,3 +126,35 @@ def test_a_timed_out_probes_session_grandchild_is_killed_too(
     for p in alive:
         os.kill(p, 9)
     assert started and not alive, alive
+
+
+CONFTEST = """import os, subprocess
+p = subprocess.Popen(["setsid", "sleep", "300"], stdin=subprocess.DEVNULL,
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+with open(os.environ["PIDS"], "a") as fh:
+    fh.write(f"{p.pid}\\n")
+"""
+
+
+def test_what_the_repositorys_tests_start_ends_with_the_pytest_run(
+    builder, run_cli, tmp_path: Path, monkeypatch
+) -> None:
+    """The same for pytest runs (collection, mutation rows): a conftest's ``setsid`` daemon."""
+    builder.commit(
+        "one",
+        {"tests/conftest.py": CONFTEST, "tests/test_a.py": "def test_a():\n    pass\n"},
+    )
+    pids = tmp_path / "pids"
+    monkeypatch.setenv("PIDS", str(pids))
+    code, _, err = run_cli(
+        "select", "--lane", "all=", "--repo", str(builder.path), "--format", "json", "--no-cache"
+    )
+    assert code == 0, err
+    started = [int(x) for x in pids.read_text().split()]
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and any(_alive(p) for p in started):
+        time.sleep(0.05)
+    alive = [p for p in started if _alive(p)]
+    for p in alive:
+        os.kill(p, 9)
+    assert started and not alive, alive
