@@ -10,7 +10,7 @@ import threading
 from collections.abc import Sequence
 from typing import NoReturn
 
-from harness import __version__, commands
+from harness import __version__, commands, interrupt
 from harness.errors import EXIT_INTERNAL, EXIT_USAGE, HarnessError, UsageError
 from harness.git import GitError
 
@@ -18,6 +18,9 @@ EXIT_CODES = (
     "exit codes: 0 pass · 1 blocked by a finding (see --fail-on) · 2 usage or input error · "
     "3 harness failure"
 )
+
+
+WITHOUT_REPOSITORY = frozenset({"demo", "engine"})  # verbs that read no repository of the user's
 
 
 class _Parser(argparse.ArgumentParser):
@@ -62,7 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             if threading.current_thread() is threading.main_thread():
                 signal.signal(signal.SIGTERM, _terminate)
-                signal.signal(signal.SIGINT, signal.default_int_handler)
+                interrupt.install()  # a Ctrl-C inside a finalizer is kept, not lost
             return _main(argv)
         finally:
             if as_cli:
@@ -88,6 +91,10 @@ def _main(argv: Sequence[str] | None) -> int:
 
     try:
         validate(args.verb, args)
+        if args.verb not in WITHOUT_REPOSITORY:
+            from harness.git import GitRepo
+
+            workarea.check_outside(GitRepo(args.repo).owns)
         workarea.check_areas()
         return int(args._run(args))
     except UsageError as exc:

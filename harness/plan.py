@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from harness import yamlpath
 from harness.cache import Cache, cached_section, cached_value
 from harness.checks.judgeable import judge_range
 from harness.checks.registry import RANGE_CHECKS, Check, lazy
@@ -137,6 +138,9 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
     source, source_branch, title and lanes come from the first scenario that sets them.
     """
     scenarios = [load_scenario(p, require_probes=False) for p in inputs.scenario_paths]
+    for scenario in scenarios:  # every column's ref and apply-commit, at its line, before any work
+        if scenario.probes:
+            scenario.check_refs(repo)
     for key in ("source", "source_branch"):
         v = _first(scenarios, key)
         if v is not None and not getattr(inputs, key):
@@ -245,6 +249,10 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
             [refs.ref(x.str(), x) for x in f.req("refs").list()] if "refs" in f else refs.defaults()
         )
         path, key = _repo_path(f.req("file")), f.req("key").str()
+        try:
+            yamlpath.parse_keypath(key)  # a bad key path is input: its file:line, before any work
+        except UsageError as exc:
+            raise f.req("key").error(str(exc)) from None
         plan.add(
             "pin",
             f"pin {key}",
@@ -496,6 +504,7 @@ def _mutation_step(
     executor: Any = None,
 ) -> Callable[[], Section]:
     from harness.checks.tests_as_evidence.mutation import (
+        check_commits,
         gap_mutations,
         mutation_from_mapping,
         mutation_section,
@@ -512,6 +521,7 @@ def _mutation_step(
         if "edits" in f
         else []
     )
+    check_commits(repo, mutations)
     gaps_missing = False
     gap_refs: list[str] = []
     if "gaps" in f:

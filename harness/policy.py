@@ -72,7 +72,17 @@ def load(path: str) -> Policy:
         match = w.get("id") or w.get("kind")
         if not match or not w.get("reason") or not w.get("expires"):
             raise UsageError(f"{path}: waivers[{i}] needs id (or kind), reason and expires")
+        for name in ("id", "kind", "reason"):
+            if name in w and not isinstance(w[name], str):
+                raise UsageError(f"{path}: waivers[{i}].{name} must be a string")
+        extra = sorted(set(w) - {"id", "kind", "reason", "expires"})
+        if extra:
+            raise UsageError(
+                f"{path}: waivers[{i}]: unknown key {extra[0]!r} (expected id, kind, reason, expires)"
+            )
         try:
+            if isinstance(w["expires"], dt.datetime):  # a time of day: a date is what expires
+                raise ValueError
             expires = (
                 w["expires"]
                 if isinstance(w["expires"], dt.date)
