@@ -53,6 +53,7 @@ def test_an_outer_gits_environment_changes_nothing(
     }
     args = [
         "compare",
+        "--no-fidelity",
         "HEAD~1",
         "HEAD",
         "--repo",
