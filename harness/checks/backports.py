@@ -47,14 +47,16 @@ from harness.git.backports import (
 from harness.git.history import fork_point
 from harness.git.patch import FilePatch, diff_many
 from harness.report.model import Cell as TableCell
-from harness.report.model import Code, Control, Finding, Section, Severity, Sha, Table
+from harness.report.model import Code, Control, Finding, Section, Sha, Table
 from harness.report.printable import printable
 
 SECTION_ID = "backports"
 STATES = ("picked", "in-fork", "reached", "missing", "n/a")
 # The default candidate rule: a fix by its subject ("fix …", "Fix …", "fix(scope): …", "BUG: …",
 # after an optional "[tag] "), or a "Fixes #N" line in the message. Linear-time patterns.
-DEFAULT_SUBJECT_RULE = r"^(?:\[[^\]\n]{0,80}\]\s{0,8})?(?:[Ff]ix(?:es|ed)?\b|BUG:|fix\([^)\n]{0,80}\)!?:)"
+DEFAULT_SUBJECT_RULE = (
+    r"^(?:\[[^\]\n]{0,80}\]\s{0,8})?(?:[Ff]ix(?:es|ed)?\b|BUG:|fix\([^)\n]{0,80}\)!?:)"
+)
 _FIXES_LINE = re.compile(r"^[ \t]{0,8}[Ff]ixes:?[ \t]{1,8}#\d+", re.MULTILINE)
 _HEXISH = re.compile(r"^[0-9a-fA-F]{7,64}$")
 _PR = re.compile(r"^(?:#|PR ?#?|pr ?#?)?(\d{1,6})$")
@@ -95,7 +97,9 @@ def read_candidates(path: str) -> list[CandidateSpec]:
     except IsADirectoryError:
         raise UsageError(f"--candidates {path}: is a directory") from None
     except OSError as exc:
-        raise UsageError(f"--candidates {path}: cannot read it ({exc.__class__.__name__})") from None
+        raise UsageError(
+            f"--candidates {path}: cannot read it ({exc.__class__.__name__})"
+        ) from None
     if len(raw) > 4 << 20:
         raise UsageError(f"--candidates {path}: over 4 MiB")
     try:
@@ -123,12 +127,14 @@ def read_candidates(path: str) -> list[CandidateSpec]:
 def _json_candidates(path: str, text: str) -> list[CandidateSpec]:
     try:
         doc = json.loads(text)
-    except ValueError as exc:
-        raise UsageError(f"--candidates {path}: not valid JSON ({exc.msg}, line {exc.lineno})") from None
+    except json.JSONDecodeError as exc:
+        raise UsageError(
+            f"--candidates {path}: not valid JSON ({exc.msg}, line {exc.lineno})"
+        ) from None
     if isinstance(doc, dict):
         doc = [doc]
     if not isinstance(doc, list):
-        raise UsageError(f"--candidates {path}: expected a JSON list of {{\"number\": N}}")
+        raise UsageError(f'--candidates {path}: expected a JSON list of {{"number": N}}')
     out: list[CandidateSpec] = []
     for i, item in enumerate(doc):
         where = f"{path}[{i}]"
@@ -136,16 +142,18 @@ def _json_candidates(path: str, text: str) -> list[CandidateSpec]:
             out.append(CandidateSpec(where, pr=item))
             continue
         if not isinstance(item, dict):
-            raise UsageError(f"{where}: expected {{\"number\": N}} or a number")
+            raise UsageError(f'{where}: expected {{"number": N}} or a number')
         number = item.get("number")
         merge = item.get("mergeCommit")
         oid = merge.get("oid") if isinstance(merge, dict) else None
         if isinstance(oid, str) and _HEXISH.match(oid):
-            out.append(CandidateSpec(where, ref=oid, pr=number if isinstance(number, int) else None))
+            out.append(
+                CandidateSpec(where, ref=oid, pr=number if isinstance(number, int) else None)
+            )
         elif isinstance(number, int) and not isinstance(number, bool) and number > 0:
             out.append(CandidateSpec(where, pr=number))
         else:
-            raise UsageError(f"{where}: expected a positive \"number\"")
+            raise UsageError(f'{where}: expected a positive "number"')
     return out
 
 
@@ -241,16 +249,16 @@ def picks_with_sources(repo: GitRepo, source: str, tip: str, fork: str) -> _Rele
     own source finding (``fidelity._compare``) without end states (adapter: fidelity has no public
     entry point that returns per-pick sources without computing the whole section)."""
     from harness.checks.fidelity import _compare
-    from harness.checks.fidelity_endstate import EndStateJobs
+    from harness.checks.fidelity_endstate import EndStateJobs, Row
 
     class _NoEndStates(EndStateJobs):
         def picks(self, patches: dict[str, list[FilePatch]]) -> None:
             self.lines = {}
 
-        def add(self, rows: Sequence[object]) -> None:  # type: ignore[override]
+        def add(self, rows: Sequence[Row]) -> None:
             return None
 
-        def finish(self, rows: Sequence[object], patches: dict[str, list[FilePatch]]) -> None:  # type: ignore[override]
+        def finish(self, rows: Sequence[Row], patches: dict[str, list[FilePatch]]) -> None:
             return None
 
     _merges, results, _store, _history, _paths = _compare(
@@ -310,9 +318,7 @@ def backports_check(
     for n in names:
         forks[n] = fork_point(repo, src, tips[n]) if not repo.is_ancestor(tips[n], src) else tips[n]
     times = commit_times(repo, list(forks.values()))
-    order = sorted(
-        names, key=lambda n: (times.get(forks[n], 0), _version_key(n), names.index(n))
-    )
+    order = sorted(names, key=lambda n: (times.get(forks[n], 0), _version_key(n), names.index(n)))
     oldest = merge_base_all(repo, [forks[n] for n in names]) or forks[order[0]]
 
     picked: dict[str, _ReleasePicks] = {}
@@ -429,9 +435,9 @@ def backports_check(
     )
     pid_on: dict[str, dict[str, str]] = {}
     for n in order:
-        for c in reversed(release_commits[n]):  # the oldest release commit with that patch id
-            if c in pids:
-                pid_on.setdefault(n, {}).setdefault(pids[c], c)
+        for rc in reversed(release_commits[n]):  # the oldest release commit with that patch id
+            if rc in pids:
+                pid_on.setdefault(n, {}).setdefault(pids[rc], rc)
 
     # The undecided rows' changes (-U0) and the files they touch at each release tip and fork.
     patches = {
@@ -534,15 +540,15 @@ def _controls(
     for n in order:
         parent = repo.try_resolve(f"{forks[n]}^")
         if parent:
-            known.append(
-                (n, parent, parent in fork_sets[n] or repo.is_ancestor(parent, forks[n]))
-            )
+            known.append((n, parent, parent in fork_sets[n] or repo.is_ancestor(parent, forks[n])))
     if known:
         out.append(
             (
                 "in-fork control",
-                ", ".join(f"{n}: {p[:12]} (fork point's parent) → "
-                          f"{'in-fork' if ok else 'NOT in-fork'}" for n, p, ok in known),
+                ", ".join(
+                    f"{n}: {p[:12]} (fork point's parent) → {'in-fork' if ok else 'NOT in-fork'}"
+                    for n, p, ok in known
+                ),
                 all(ok for _, _, ok in known),
             )
         )
@@ -555,8 +561,12 @@ def _controls(
         parent = repo.resolve(f"{s}^")
         ok = trial_picks(repo, [TrialPick(s, parent, parent)])[0]
         out.append(
-            ("trial-pick control", f"source {s[:12]} onto its own parent → "
-             f"{'applies' if ok else 'conflicts' if ok is False else 'unknown'}", ok is True)
+            (
+                "trial-pick control",
+                f"source {s[:12]} onto its own parent → "
+                f"{'applies' if ok else 'conflicts' if ok is False else 'unknown'}",
+                ok is True,
+            )
         )
     return tuple(out)
 
@@ -588,8 +598,11 @@ def _findings(result: BackportsResult) -> list[Finding]:
                 continue
             if c.state != "missing":
                 continue
-            applies = {True: "a cherry-pick applies cleanly", False: "a cherry-pick conflicts",
-                       None: "not tried"}[c.applies]
+            applies = {
+                True: "a cherry-pick applies cleanly",
+                False: "a cherry-pick conflicts",
+                None: "not tried",
+            }[c.applies]
             if fixed_in is not None:
                 out.append(
                     Finding(

@@ -66,7 +66,9 @@ def run(args: argparse.Namespace) -> int:
     )
     inputs = {
         "source": f"{args.source} @ {source[:12]}",
-        "releases": ", ".join(f"{n} @ {s[:12]}" for n, s in zip(args.release, releases, strict=True)),
+        "releases": ", ".join(
+            f"{n} @ {s[:12]}" for n, s in zip(args.release, releases, strict=True)
+        ),
         "head": args.source,
     }
     if args.candidates:

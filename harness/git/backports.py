@@ -145,7 +145,9 @@ class _LooseWriter:
 
     def __init__(self, repo: GitRepo, root: Path) -> None:
         self.root = root
-        self.algo = hashlib.sha256 if _object_format(str(repo.git_dir)) == "sha256" else hashlib.sha1
+        self.algo = (
+            hashlib.sha256 if _object_format(str(repo.git_dir)) == "sha256" else hashlib.sha1
+        )
 
     def commit(self, tree: str, parents: Sequence[str] = ()) -> str:
         who = b"harness <harness@invalid> 0 +0000"
@@ -206,7 +208,9 @@ def trial_picks(repo: GitRepo, trials: Sequence[TrialPick], workers: int = 0) ->
             proc.communicate(b"")
             return {0: True, 1: False}.get(proc.returncode)
 
-        n = workers or min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 2)
+        n = workers or min(
+            8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 2
+        )
         if n <= 1 or len(jobs) < 4:
             return [merge(j) for j in jobs]
         with ThreadPoolExecutor(max_workers=n, thread_name_prefix="harness-trial-pick") as pool:
