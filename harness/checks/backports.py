@@ -9,7 +9,9 @@ oldest release's fork point) and classifies each (source, release) cell:
 - ``picked``: a pick on the release has this commit as its source (or the merge whose PR holds it);
 - ``in-fork``: an ancestor of the release's fork point with the source;
 - ``reached``: on the release another way: merged into it, or a release commit with the same
-  ``git patch-id --stable``, or every added line (blank and punctuation-only lines aside) present at
+  ``git patch-id --stable``, or a release commit fidelity found no source for with the same subject
+  (PR numbers and a leading tag aside; no other source commit has it), or every added line (blank
+  and punctuation-only lines aside) present at
   the release tip at the same path while not all of them were at the fork point;
 - ``n/a``: every file the commit changes (that existed before it) is absent at the release tip;
 - ``missing``: the rest, with ``applies``: would a cherry-pick apply without a conflict (a trial
@@ -66,7 +68,9 @@ LEGEND = (
     "picked SHA (status): a pick on the release has this source (fidelity's source finding and "
     "status) · in-fork: an ancestor of the release's fork point · reached: on the release another "
     "way (merged: an ancestor of the release tip; patch-id SHA: a release commit with the same "
-    "git patch-id --stable; lines: every added line present at the release tip at the same path, "
+    "git patch-id --stable; subject SHA: a release commit fidelity found no source for, with this "
+    "commit's subject, PR numbers and a leading tag aside, which no other source commit has; "
+    "lines: every added line present at the release tip at the same path, "
     "not all of them at the fork point) · n/a: the files it changes do not exist on the release · "
     "missing · applies / conflicts: a trial cherry-pick onto the release tip. Rows: picked (the "
     "source of a pick on some release) · candidate (the candidates file) · rule (the candidate "
@@ -242,6 +246,7 @@ class _ReleasePicks:
     by_source: dict[str, _Picked] = field(default_factory=dict)  # source (or PR commit) → pick
     sources: list[str] = field(default_factory=list)  # the picks' sources, in range order
     count: int = 0
+    unsourced: dict[str, str] = field(default_factory=dict)  # subject key → pick with no source
 
 
 def picks_with_sources(repo: GitRepo, source: str, tip: str, fork: str) -> _ReleasePicks:
@@ -264,10 +269,17 @@ def picks_with_sources(repo: GitRepo, source: str, tip: str, fork: str) -> _Rele
     _merges, results, _store, _history, _paths = _compare(
         repo, source, tip, source, None, fork, _NoEndStates(repo, fork, tip)
     )
+    from harness.checks.fidelity_source import strip_numbers
+
     out = _ReleasePicks(count=len(results))
     for r in results:
-        if not r.resolution.sources or r.copy_of:
-            continue  # no source, or a later copy of the branch's own release commit
+        if not r.resolution.sources:
+            key = strip_numbers(r.commit.subject)
+            if key:
+                out.unsourced.setdefault(key, r.commit.sha)
+            continue
+        if r.copy_of:
+            continue  # a later copy of the branch's own release commit
         for s in r.resolution.sources:
             out.by_source.setdefault(s, _Picked(r.commit.sha, r.status))
             if s not in out.sources:
@@ -453,6 +465,11 @@ def backports_check(
     specs = list(dict.fromkeys(specs))
     blobs = dict(zip(specs, repo.read_blobs(specs, limit=repo.big_file), strict=True))
 
+    # A pick fidelity found no source for, whose subject (PR numbers and a leading tag aside) is
+    # the row's and no other source commit's since the oldest fork point: the same change, adapted.
+    from harness.checks.fidelity_source import strip_numbers
+
+    subject_count = Counter(strip_numbers(c.subject) for c in history)
     missing: list[tuple[str, str]] = []
     for s, n in undecided:
         pid = pids.get(s)
@@ -460,6 +477,11 @@ def backports_check(
         files = patches.get(s, [])
         if same is not None:
             cells[(s, n)] = MatrixCell(s, n, "reached", same, how="patch-id")
+            continue
+        key = strip_numbers(subject(s))
+        named = picked[n].unsourced.get(key) if subject_count[key] <= 1 else None
+        if named is not None:
+            cells[(s, n)] = MatrixCell(s, n, "reached", named, how="subject")
             continue
         existing = [f for f in files if f.status != "A" and f.old_path]
         if existing and all(blobs.get(f"{tips[n]}:{f.old_path}") is None for f in existing):
