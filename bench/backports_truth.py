@@ -126,6 +126,11 @@ def main() -> int:
                     present.add(full)
                     if full in inner:
                         present.add(inner[full])
+                    parents = git(r, "rev-parse", "-q", "--verify", f"{full}^2", check=False)
+                    if full and parents.strip():  # a merge picked with -m1: its PR's commits too
+                        present.update(
+                            git(r, "rev-list", f"{full}^2", f"^{full}^1").decode().split()
+                        )
                 for n in prs(subject):
                     for s in rows:
                         if n in prs(meta[s][1]):

@@ -479,9 +479,9 @@ def backports_check(
             cells[(s, n)] = MatrixCell(s, n, "reached", same, how="patch-id")
             continue
         key = strip_numbers(subject(s))
-        named = picked[n].unsourced.get(key) if subject_count[key] <= 1 else None
-        if named is not None:
-            cells[(s, n)] = MatrixCell(s, n, "reached", named, how="subject")
+        by_subject = picked[n].unsourced.get(key) if subject_count[key] <= 1 else None
+        if by_subject is not None:
+            cells[(s, n)] = MatrixCell(s, n, "reached", by_subject, how="subject")
             continue
         existing = [f for f in files if f.status != "A" and f.old_path]
         if existing and all(blobs.get(f"{tips[n]}:{f.old_path}") is None for f in existing):
@@ -493,18 +493,39 @@ def backports_check(
         missing.append((s, n))
 
     applies: list[bool | None] = [None] * len(missing)
-    if trial and missing:
-        applies = trial_picks(
-            repo,
-            [
-                TrialPick(s, parents(s)[0], tips[n]) if parents(s) else TrialPick(s, s, tips[n])
-                for s, n in missing
-            ],
+    trials = [
+        TrialPick(
+            s,
+            parents(s)[0],
+            tips[n],
+            tuple((f.status, f.old_path, f.new_path) for f in patches.get(s, [])) or None,
         )
+        for s, n in missing
+        if parents(s)
+    ]
+    answered: list[bool | None] = []
+    if trial and trials:
+        answered = trial_picks(repo, trials)
+        answers = iter(answered)
+        applies = [next(answers) if parents(s) else None for s, _ in missing]
     for (s, n), ok in zip(missing, applies, strict=True):
         cells[(s, n)] = MatrixCell(s, n, "missing", applies=ok if parents(s) else None)
 
     controls = _controls(repo, order, forks, tips, fork_sets, picked)
+    if trial and trials:
+        # The fast path (files the release left as they were at the commit's parent) must answer
+        # as git's merge does: a sample of its answers is merged for real.
+        clean = [t for t, ok in zip(trials, answered, strict=True) if ok]
+        sample = clean[:: max(1, len(clean) // 5)][:5]
+        merged = trial_picks(repo, sample, fast=False)
+        agree = sum(ok is True for ok in merged)
+        controls += (
+            (
+                "trial-pick fast path",
+                f"{agree} of {len(sample)} sampled clean trials are clean merged by merge-tree too",
+                agree == len(sample),
+            ),
+        )
     result = BackportsResult(
         source,
         tuple(

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from harness import workarea
 from harness.git.apply import _object_format
-from harness.git.picks import objects
+from harness.git.picks import object_ids, objects
 from harness.git.records import log_format, records
 from harness.git.repo import GitError, GitRepo
 
@@ -127,11 +127,48 @@ def patch_ids(repo: GitRepo, pairs: Sequence[tuple[str, str | None]]) -> dict[st
 # -- trial cherry-picks --------------------------------------------------------------
 @dataclass(frozen=True)
 class TrialPick:
-    """Would ``commit`` (diffed against ``parent``) apply cleanly on top of ``onto``?"""
+    """Would ``commit`` (diffed against ``parent``) apply cleanly on top of ``onto``? ``files``:
+    the commit's changes as ``(status, old path, new path)`` when known (enables the fast path)."""
 
     commit: str
     parent: str
     onto: str
+    files: tuple[tuple[str, str | None, str | None], ...] | None = None
+
+
+def _fast_specs(t: TrialPick) -> list[str] | None:
+    """The objects that decide a trial without a merge, or None when only a merge can tell (a
+    rename or copy, no file list)."""
+    if not t.files or any(st[:1] in ("R", "C") for st, _, _ in t.files):
+        return None
+    specs: list[str] = []
+    for st, old, new in t.files:
+        path = new if st == "A" else old
+        if not path:
+            return None
+        specs += [f"{t.onto}:{path}", f"{t.parent}:{path}"]
+        if st == "A" and "/" in path:
+            specs.append(f"{t.onto}:{path.rsplit('/', 1)[0]}")
+    return specs
+
+
+def _fast_answer(t: TrialPick, ids: dict[str, str | None]) -> bool | None:
+    """True when every file the commit changes is, at ``onto``, what it was at ``parent`` (and a
+    file it adds is absent there, in a folder that still exists): git's three-way merge then
+    takes the commit's side of each file, cleanly. None: a merge must tell."""
+    assert t.files is not None
+    for st, old, new in t.files:
+        path = new if st == "A" else old
+        at_onto, at_parent = ids.get(f"{t.onto}:{path}"), ids.get(f"{t.parent}:{path}")
+        if st == "A":
+            folder_ok = "/" not in (path or "") or ids.get(
+                f"{t.onto}:{(path or '').rsplit('/', 1)[0]}"
+            )
+            if at_onto is not None or at_parent is not None or not folder_ok:
+                return None
+        elif at_onto is None or at_onto != at_parent:
+            return None
+    return True
 
 
 def _objects_dir(repo: GitRepo) -> Path:
@@ -164,7 +201,9 @@ class _LooseWriter:
         return sha
 
 
-def trial_picks(repo: GitRepo, trials: Sequence[TrialPick], workers: int = 0) -> list[bool | None]:
+def trial_picks(
+    repo: GitRepo, trials: Sequence[TrialPick], workers: int = 0, *, fast: bool = True
+) -> list[bool | None]:
     """For each trial: True when a cherry-pick would apply without a conflict, False when it
     conflicts, None when git could not tell (a tree is missing, merge-tree failed).
 
@@ -172,6 +211,23 @@ def trial_picks(repo: GitRepo, trials: Sequence[TrialPick], workers: int = 0) ->
     (what ``git cherry-pick`` does), run as ``merge-tree --write-tree`` on synthetic commits: the
     parent's tree as a root commit, and the two trees as its children, so that their merge base is
     the parent whatever git version (``--merge-base`` needs git 2.40)."""
+    if not trials:
+        return []
+    # Fast path: files the release never changed since the commit's parent take the commit's side.
+    quick: dict[int, bool] = {}
+    asked = {i: (_fast_specs(t) if fast else None) for i, t in enumerate(trials)}
+    wanted = sorted({x for v in asked.values() if v for x in v})
+    if wanted:
+        ids = dict(zip(wanted, object_ids(repo, wanted), strict=True))
+        for i, v in asked.items():
+            if v is not None and _fast_answer(trials[i], ids):
+                quick[i] = True
+    slow = [t for i, t in enumerate(trials) if i not in quick]
+    merged = iter(_merge_trials(repo, slow, workers))
+    return [True if i in quick else next(merged) for i in range(len(trials))]
+
+
+def _merge_trials(repo: GitRepo, trials: Sequence[TrialPick], workers: int) -> list[bool | None]:
     if not trials:
         return []
     specs = sorted({x for t in trials for x in (t.commit, t.parent, t.onto)})
