@@ -32,6 +32,7 @@ EXTRA_KEYS = (
     "selection",
     "mutations",
     "sweep",
+    "backports",
     "engine",
     "source",
     "source_branch",

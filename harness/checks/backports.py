@@ -112,12 +112,17 @@ def read_candidates(path: str) -> list[CandidateSpec]:
         raise UsageError(f"--candidates {path}: not UTF-8 text") from None
     if text.lstrip().startswith(("[", "{")):
         return _json_candidates(path, text)
+    return parse_candidates([(f"{path}:{n}", line) for n, line in enumerate(text.splitlines(), 1)])
+
+
+def parse_candidates(items: Sequence[tuple[str, str]]) -> list[CandidateSpec]:
+    """``(where, text)`` entries (a file's lines, a scenario's list) as candidates: a sha or ref, or
+    a PR number (``123``, ``#123``, ``PR #123``); blank entries and ``# …`` comments skipped."""
     out: list[CandidateSpec] = []
-    for n, line in enumerate(text.splitlines(), 1):
+    for where, line in items:
         item = line.strip()
         if not item or item.startswith("# ") or item == "#":
             continue
-        where = f"{path}:{n}"
         m = _PR.match(item)
         if m and not (len(item) >= 7 and _HEXISH.match(item)):
             out.append(CandidateSpec(where, pr=int(m.group(1))))

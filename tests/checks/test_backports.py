@@ -301,3 +301,86 @@ def test_repository_unchanged(mx: Matrix, run_cli, tmp_path: Path) -> None:
     assert code == 1
     assert mx.b.snapshot() == before
     assert bare_snapshot(bare) == bare_before
+
+
+def test_trial_fast_path_agrees_with_merge_tree(mx: Matrix, checked) -> None:
+    from harness.git.backports import TrialPick, trial_picks
+    from harness.git.patch import diff_many
+
+    repo = GitRepo(mx.b.path)
+    cells = [c for c in checked.result.cells if c.state == "missing"]
+    patches = {p.commit: p.files for p in diff_many(repo, [(c.source, None) for c in cells])}
+    trials = [
+        TrialPick(
+            c.source,
+            repo.resolve(f"{c.source}^"),
+            repo.resolve(c.release),
+            tuple((f.status, f.old_path, f.new_path) for f in patches[c.source]),
+        )
+        for c in cells
+    ]
+    assert trial_picks(repo, trials) == trial_picks(repo, trials, fast=False)
+    assert [c.applies for c in cells] == trial_picks(repo, trials, fast=False)
+
+
+def test_no_trial_leaves_applies_null(mx: Matrix, run_cli) -> None:
+    code, out, _ = run_cli(*_cli(mx, "--no-trial", "--format", "json", "--fail-on", "never"))
+    cells = json.loads(out)["sections"][0]["data"]["cells"]
+    assert code == 0 and all(c["applies"] is None for c in cells)
+    assert any(c["state"] == "missing" for c in cells)
+
+
+def test_gh_json_candidates_by_cli(mx: Matrix, run_cli, tmp_path: Path) -> None:
+    cand = tmp_path / "prs.json"
+    cand.write_text(json.dumps([{"number": 12}, {"number": 999}]), encoding="utf-8")
+    code, out, _ = run_cli(*_cli(mx, "--candidates", str(cand), "--format", "json"))
+    section = json.loads(out)["sections"][0]
+    rows = {r["source"]: r for r in section["data"]["rows"]}
+    assert (
+        rows[mx.src["conflict"]]["prs"] == [12] and "candidate" in rows[mx.src["conflict"]]["from"]
+    )
+    kinds = {(f["kind"], f["severity"]) for f in section["findings"]}
+    assert ("backport-missing", "P2") in kinds and ("backport-candidate-unmatched", "info") in kinds
+
+
+def test_compare_section_from_the_scenario(mx: Matrix, run_cli, tmp_path: Path) -> None:
+    scenario = tmp_path / "bp.yaml"
+    scenario.write_text(
+        'backports:\n  releases: [rel1, rel2]\n  candidates: ["#12"]\n', encoding="utf-8"
+    )
+    fork = mx.b.rev("rel1~2")
+    out_dir = tmp_path / "out"
+    code, _, err = run_cli(
+        "compare",
+        f"{fork}..rel1",
+        "--source",
+        "main",
+        "--scenario",
+        str(scenario),
+        "--repo",
+        str(mx.b.path),
+        "--output-dir",
+        str(out_dir),
+        "--no-cache",
+    )
+    assert code in (0, 1), err
+    doc = json.loads((out_dir / "report.json").read_text(encoding="utf-8"))
+    (bp,) = [s for s in doc["sections"] if s["id"] == "backports"]
+    assert any(f["kind"] == "backport-regression" for f in bp["findings"])
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "backports:\n  releases: [rel1]\n  candidates: [deadbeefdead]\n", encoding="utf-8"
+    )
+    code, _, err = run_cli(
+        "compare",
+        f"{fork}..rel1",
+        "--source",
+        "main",
+        "--scenario",
+        str(bad),
+        "--repo",
+        str(mx.b.path),
+        "--output-dir",
+        str(tmp_path / "out2"),
+    )
+    assert code == 2 and "bad.yaml:3" in err and not (tmp_path / "out2").exists()
