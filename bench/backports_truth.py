@@ -136,6 +136,8 @@ def main() -> int:
                         if n in prs(meta[s][1]):
                             present.add(s)
             present |= {s for s in rows if row_pid.get(s) in by_pid}
+            # A merge found on the release brings its PR's commits (`rev-list M^2 ^M^1`) with it.
+            present |= {c for c, m in inner.items() if m in present}
         ancestors = (
             set(git(r, "rev-list", fork, f"^{fork}~400").decode().split())
             if ok(r, "rev-parse", "-q", "--verify", f"{fork}~400")
@@ -191,7 +193,8 @@ def main() -> int:
     step = max(1, len(missing) // max(1, a.trials))
     sample = missing[::step][: a.trials]
     tmp = tempfile.mkdtemp(prefix="backports-truth-")
-    applies_agree = Counter()
+    applies_agree: Counter[bool] = Counter()
+    applies_real: Counter[bool] = Counter()
     try:
         subprocess.run(
             ["git", "clone", "-q", "--shared", "--no-checkout", r, tmp + "/w"], check=True
@@ -211,6 +214,7 @@ def main() -> int:
             subprocess.run([*w, "cherry-pick", "--abort"], capture_output=True)
             subprocess.run([*w, "reset", "-q", "--hard"], capture_output=True)
             applies_agree[real == c["applies"]] += 1
+            applies_real[real] += 1
             if real != c["applies"]:
                 print(
                     f"APPLIES DISAGREE {c['source'][:12]} {c['release']}: harness {c['applies']} "
@@ -224,7 +228,9 @@ def main() -> int:
     print(f"cells agreeing with plain git: {agree[True]} / {len(cells)}")
     print("harness state × git truth:", dict(sorted(states.items())))
     print(
-        f"applies agreeing with a real cherry-pick: {applies_agree[True]} / {sum(applies_agree.values())}"
+        f"applies agreeing with a real cherry-pick: {applies_agree[True]} / "
+        f"{sum(applies_agree.values())} (git: {applies_real[True]} clean, "
+        f"{applies_real[False]} conflicting)"
     )
     return 0
 
