@@ -11,8 +11,9 @@ oldest release's fork point) and classifies each (source, release) cell:
 - ``reached``: on the release another way: merged into it, or a release commit with the same
   ``git patch-id --stable``, or a release commit fidelity found no source for with the same subject
   (PR numbers and a leading tag aside; no other source commit has it), or every added line (blank
-  and punctuation-only lines aside) present at
-  the release tip at the same path while not all of them were at the fork point;
+  and punctuation-only lines aside) present at the release tip at the same path while not all of
+  them were at the fork point (a file it only removes lines from: all of them were at the fork
+  point, none is at the tip);
 - ``n/a``: every file the commit changes (that existed before it) is absent at the release tip;
 - ``missing``: the rest, with ``applies``: would a cherry-pick apply without a conflict (a trial
   merge in a temporary object directory, never the user's repository).
@@ -71,7 +72,8 @@ LEGEND = (
     "git patch-id --stable; subject SHA: a release commit fidelity found no source for, with this "
     "commit's subject, PR numbers and a leading tag aside, which no other source commit has; "
     "lines: every added line present at the release tip at the same path, "
-    "not all of them at the fork point) · n/a: the files it changes do not exist on the release · "
+    "not all of them at the fork point; for a file it only removes lines from: those lines were "
+    "at the fork point and none is at the tip) · n/a: the files it changes do not exist on the release · "
     "missing · applies / conflicts: a trial cherry-pick onto the release tip. Rows: picked (the "
     "source of a pick on some release) · candidate (the candidates file) · rule (the candidate "
     "rule). Releases are ordered oldest first by their fork point's committer date, then by the "
@@ -553,12 +555,26 @@ def _lines_reached(
     limit: int,
 ) -> bool:
     """Every significant added line of the commit is a line of the release tip's file at the same
-    path, and not all of them were already lines of the fork point's file."""
+    path, and not all of them were already lines of the fork point's file. A file the commit only
+    removes lines from: they were all lines of the fork point's file and none is left at the tip."""
     seen_new = False
     any_line = False
     for f in files:
         wanted = {ln.strip() for ln in f.added if _significant(ln)}
         if not wanted:
+            gone = {ln.strip() for ln in f.removed if _significant(ln)}
+            if not gone:
+                continue
+            any_line = True
+            was = blobs.get(f"{fork}:{f.path}")
+            now = blobs.get(f"{tip}:{f.path}")
+            if was is None or len(was) > limit or (now is not None and len(now) > limit):
+                return False
+            if not gone <= {ln.strip() for ln in was.splitlines()}:
+                return False  # the lines were never on the release
+            if now is not None and gone & {ln.strip() for ln in now.splitlines()}:
+                return False
+            seen_new = True
             continue
         any_line = True
         at_tip = blobs.get(f"{tip}:{f.path}")

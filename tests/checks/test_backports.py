@@ -12,7 +12,8 @@ main carries the fixes; ``rel1`` forks first (older), ``rel2`` later (newer)::
 - m5: rel2 changed the same line of c.py: missing on rel2, a cherry-pick conflicts;
 - m6: rel2 merged the topic branch it was made on: reached (merged);
 - m7: rel2 got its lines inside an unrelated vendoring commit: reached (lines);
-- m8: not a fix: no row unless listed as a candidate.
+- m8: not a fix: no row unless listed as a candidate;
+- m9: only removes lines of b.py; rel2 removed them in an unrelated commit: reached (lines).
 """
 
 from __future__ import annotations
@@ -99,6 +100,15 @@ def build(b: RepoBuilder) -> Matrix:
             .replace("def a9", "def a_nine")
         },
     )
+    dead = body("b").replace("round(x * 7, 2)\n", "x * 7\n")  # b.py as rel2 has it: m4 is not there
+    mx.src["removed"] = b.commit(
+        "Fix: drop the dead b11 helper",
+        {
+            "b.py": body("b")
+            .replace("x * 7\n", "round(x * 7, 2)\n")
+            .replace("def b11(x):\n    return x * 11\n\n", "")
+        },
+    )
     # The releases.
     b.checkout("rel1")
     mx.pick["in_fork"] = b.cherry_pick(mx.src["in_fork"], "-x")
@@ -108,6 +118,11 @@ def build(b: RepoBuilder) -> Matrix:
     vendored = "".join(f"vendored_{i} = load('{i}')\n" for i in range(60))
     mx.pick["lines"] = b.commit(
         "Vendor the new toolkit", {"vendor/toolkit.py": vendored, "e.py": new_e}
+    )
+    more = "".join(f"extra_{i} = load('{i}')\n" for i in range(60))
+    b.commit(
+        "Vendor more of the toolkit",
+        {"vendor/more.py": more, "b.py": dead.replace("def b11(x):\n    return x * 11\n\n", "")},
     )
     b.checkout("main")
     return mx
@@ -158,6 +173,9 @@ def test_reached(mx: Matrix, checked) -> None:
     if lines.state == "reached":
         assert lines.how == "lines"
     assert checked.result.cell(mx.src["lines"], "rel1").state == "missing"
+    removed = checked.result.cell(mx.src["removed"], "rel2")
+    assert (removed.state, removed.how) == ("reached", "lines"), removed
+    assert checked.result.cell(mx.src["removed"], "rel1").state == "missing"
 
 
 def test_rows_come_from_picks_candidates_and_the_rule(mx: Matrix, checked) -> None:
