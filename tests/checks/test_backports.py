@@ -402,3 +402,34 @@ def test_compare_section_from_the_scenario(mx: Matrix, run_cli, tmp_path: Path) 
         str(tmp_path / "out2"),
     )
     assert code == 2 and "bad.yaml:3" in err and not (tmp_path / "out2").exists()
+
+
+def test_release_that_merged_main_back(tmp_path: Path) -> None:
+    """A release that merged main in: main's commits it merged are reached (merged), the fork
+    point stays where the release left main (fidelity's first-parent rule)."""
+    b = RepoBuilder(tmp_path / "repo")
+    b.commit("base", {"a.py": body("a"), "b.py": body("b")})
+    b.branch("rel")
+    first = b.commit("Fix a2", {"a.py": body("a").replace("x * 2\n", "x * 2 + 0\n")})
+    b.checkout("rel")
+    b.commit("Release notes", {"NOTES": "1.0\n"})
+    b.merge("main", "Merge branch 'main' into rel")
+    b.checkout("main")
+    later = b.commit("Fix b3", {"b.py": body("b").replace("x * 3\n", "x * 3 + 0\n")})
+    got = backports_check(GitRepo(b.path), "main", ["rel"])
+    (rel,) = got.result.releases
+    assert rel.fork == b.rev("main~2")
+    merged = got.result.cell(first, "rel")
+    assert (merged.state, merged.how) == ("reached", "merged")
+    assert got.result.cell(later, "rel").state == "missing"
+
+
+def test_bad_source_and_date_since(mx: Matrix, run_cli) -> None:
+    code, _, err = run_cli(
+        "backports", "--repo", str(mx.b.path), "--source", "nope", "--release", "rel1"
+    )
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    code, out, _ = run_cli(*_cli(mx, "--since", "2100-01-01", "--format", "json"))
+    rows = json.loads(out)["sections"][0]["data"]["rows"]
+    assert not any("rule" in r["from"] for r in rows)  # nothing committed after 2100
+    assert any("picked" in r["from"] for r in rows)
