@@ -33,6 +33,8 @@ class CompareInputs:
     jobs: int | None = None
     title: str = ""
     no_cache: bool = False  # measure every probe cell afresh, write nothing to the cache
+    release_paths: tuple[str, ...] = ()  # the policy's release-only path patterns (fidelity)
+    no_fidelity: bool = False  # run without a source branch: the picks are not judged (said so)
     executor: Any = (
         None  # harness.executors.Executor running probe columns and mutation rows (None: local)
     )
@@ -135,4 +137,6 @@ def build_report(
         generated=generated,
     )
     report.not_verified = [f"section not run: {s}" for s in skipped]
+    if inputs.no_fidelity and not inputs.source:
+        report.unjudged = "no pick of the range was judged (--no-fidelity)"
     return report

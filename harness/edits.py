@@ -18,6 +18,9 @@ from harness.errors import UsageError
 from harness.git.apply import apply_patch, blob_sha, commit_diff
 from harness.git.repo import GitRepo
 
+# How a control column whose edit cannot apply reports its cells (probe_table reads it back).
+CONTROL_BROKEN = "control does not apply"
+
 KINDS = ("replace", "move", "patch", "apply-commit")
 _PRIMARY = {"replace": "old", "move": "line", "patch": "diff", "apply-commit": "commit"}
 _FIELDS = {

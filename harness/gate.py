@@ -42,6 +42,10 @@ def verdict(report: Report, fail_on: str, crashed: bool = False) -> tuple[str, l
             f"BLOCKED: {len(blocked)} open finding(s) at or above {fail_on.upper()}{causes} ({kinds}).",
             blocked,
         )
+    unjudged = f" Not judged: {report.unjudged}." if report.unjudged else ""
     if fail_on == "never":
-        return "NOT GATED (--fail-on never): open findings are listed below.", blocked
-    return f"PASS at --fail-on {fail_on}: no open finding at or above the threshold.", blocked
+        return f"NOT GATED (--fail-on never): open findings are listed below.{unjudged}", blocked
+    return (
+        f"PASS at --fail-on {fail_on}: no open finding at or above the threshold.{unjudged}",
+        blocked,
+    )

@@ -95,14 +95,34 @@ class _Refs:
         return [self.alias[k] for k in ("base", "head", "source") if k in self.alias]
 
 
-def _retarget(scenario: Scenario, inputs: CompareInputs) -> None:
-    """Columns named base/head follow the command line, and so do controls built on them."""
+def _retarget(scenario: Scenario, inputs: CompareInputs) -> list[str]:
+    """Columns named base/head follow the command line, and so do controls built on them; returns
+    what was replaced ("base release/1.0 → main")."""
     old = {c.name: c.ref for c in scenario.columns if c.role == "ref"}
     new = {"base": inputs.base, "head": inputs.head}
     moved = {old[n]: new[n] for n in ("base", "head") if n in old and old[n] != new[n]}
     for c in scenario.columns:
         if c.ref in moved:
             c.ref = moved[c.ref]
+    return [f"{n} {old[n]} → {new[n]}" for n in ("base", "head") if n in old and old[n] != new[n]]
+
+
+def _overridden(scenarios: list[Scenario], inputs: CompareInputs) -> str:
+    """One line saying what the command line replaced in the scenarios (refs, and then the title,
+    which named the scenario's own range), or "" when nothing was."""
+    parts = []
+    for scenario in scenarios:
+        moved = _retarget(scenario, inputs)
+        if moved:
+            parts.append(f"{scenario.path.name}: {', '.join(moved)}")
+    if not parts:
+        return ""
+    titled = next((s for s in scenarios if "title" in s.extra), None)
+    line = "the command line replaced the scenario's refs (" + "; ".join(parts) + ")"
+    if titled is not None and inputs.title == titled.title:
+        inputs.title = ""  # the scenario's title names its own refs: the report's default instead
+        line += f" and its title {titled.title!r}"
+    return line
 
 
 def _first(scenarios: list[Scenario], key: str) -> Value | None:
@@ -127,8 +147,7 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
     titled = next((s for s in scenarios if "title" in s.extra), None)
     if not inputs.title and titled is not None:
         inputs.title = titled.title
-    for scenario in scenarios:
-        _retarget(scenario, inputs)
+    overridden = _overridden(scenarios, inputs)
     repo.preresolve(
         [inputs.base, inputs.head, inputs.source or "", inputs.source_branch or ""]
         + [c.ref for s in scenarios for c in s.columns]
@@ -151,6 +170,8 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
             refs.ref(c.ref, scenario.column_where.get(c.name))
 
     plan = Plan(header=facts.header())
+    if overridden:
+        plan.header["overridden"] = overridden
     handed = _Handed()
     cached = _GitCache(repo, inputs.no_cache)
     base, head = inputs.base, inputs.head
@@ -159,9 +180,10 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
         def _fidelity() -> Section:
             src, branch = str(inputs.source), inputs.source_branch
             refs = ("fidelity-result", base, head, src, branch)
+            rel = inputs.release_paths
 
             def build() -> Section:
-                checked = fidelity_check(repo, base, head, src, branch)
+                checked = fidelity_check(repo, base, head, src, branch, release_paths=rel)
                 handed.fidelity = checked.result
                 cached.value(refs, (), lambda: _result_json(checked.result))
                 return checked.section
@@ -177,16 +199,24 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
                 return FidelityResult(tuple(raw["picks"]), tuple(raw["missing_commits"]))
 
             handed.fidelity_later = later
-            return cached(("fidelity", base, head, src, branch), (), build)
+            return cached(("fidelity", base, head, src, branch), rel, build)
 
         plan.add("fidelity", "cherry-pick fidelity", _fidelity)
     else:
-        plan.skipped.append("fidelity (no --source)")
+        plan.skipped.append("fidelity (--no-fidelity: no pick of the range is judged)")
     for check in RANGE_CHECKS.values():
         plan.add(
             check.id,
             check.title,
-            functools.partial(_cached_section_of, cached, check, repo, base, head),
+            functools.partial(
+                _cached_section_of,
+                cached,
+                check,
+                repo,
+                base,
+                head,
+                inputs.source if check.takes_source else None,
+            ),
         )
 
     for v in [x for group in _all(scenarios, "traces") for x in group.list()]:
@@ -299,6 +329,13 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
             "mutmut sweep",
             _sweep_step(repo, base, head, sweep_v, inputs.python, inputs.executor),
         )
+    if not inputs.source and not inputs.no_fidelity:
+        # A compare that judges no pick must not pass as if it had: a usage gap, not a verdict
+        # (after every other input is checked, so the first error named is the user's own).
+        raise UsageError(
+            "compare: no --source (and no scenario sets one): the picks would not be judged; "
+            "name the branch they came from with --source REF, or pass --no-fidelity"
+        )
     return plan
 
 
@@ -308,8 +345,10 @@ def _cached_section_of(
     repo: GitRepo,
     base: str,
     head: str,
+    source: str | None = None,
 ) -> Section:
-    return cached((check.id, base, head), (), lambda: check.run(repo, base, head).section)
+    refs = (check.id, base, head) + ((source,) if source else ())
+    return cached(refs, (), lambda: check.run(repo, base, head, source).section)
 
 
 def _result_json(result: FidelityResult) -> dict[str, list[str]]:

@@ -47,6 +47,7 @@ def test_compare_takes_a_range_and_output_dir_with_the_old_spelling_noted(
 ) -> None:
     code, _, err = run_cli(
         "compare",
+        "--no-fidelity",
         "release..backport",
         "--repo",
         str(repo),
@@ -58,6 +59,7 @@ def test_compare_takes_a_range_and_output_dir_with_the_old_spelling_noted(
     assert code == 0 and (tmp_path / "a" / "comment.md").is_file() and "note:" not in err
     code, _, err = run_cli(
         "compare",
+        "--no-fidelity",
         "release",
         "backport",
         "--repo",

@@ -273,9 +273,8 @@ def picks_with_sources(repo: GitRepo, source: str, tip: str, fork: str) -> _Rele
         def finish(self, rows: Sequence[Row], patches: dict[str, list[FilePatch]]) -> None:
             return None
 
-    _merges, results, _store, _history, _paths = _compare(
-        repo, source, tip, source, None, fork, _NoEndStates(repo, fork, tip)
-    )
+    compared = _compare(repo, source, tip, source, None, fork, _NoEndStates(repo, fork, tip))
+    results = compared[1]  # (merges, picks, store, history, paths, …): the picks
     from harness.checks.fidelity_source import strip_numbers
 
     out = _ReleasePicks(count=len(results))

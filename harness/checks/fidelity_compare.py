@@ -24,7 +24,15 @@ _RELEASE_PATH = re.compile(
 )
 
 # Pick statuses, most reassuring first.
-PICK_STATUSES = ("identical", "whitespace-only", "superset", "subset", "adapted", "no-source")
+PICK_STATUSES = (
+    "identical",
+    "whitespace-only",
+    "superset",
+    "subset",
+    "adapted",
+    "no-source",
+    "forward-merged",
+)
 FILE_STATUSES = (
     "identical",
     "context-only",

@@ -18,6 +18,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from harness.checks.fidelity_compare import dice, norm, overlap, signed_keys
+from harness.checks.fidelity_lines import origins
 from harness.git import Commit, GitRepo
 from harness.git.patch import FilePatch, Patch, diff_many
 from harness.git.picks import LogEntry, object_ids, patch_paths, paths_per_commit
@@ -34,25 +35,47 @@ _DAY = 86400
 # note) up to 162 days after.
 WINDOW_BEFORE = WINDOW_AFTER = 365 * _DAY
 _COMMON_LINE = 500  # a line carried by more source commits than this is not evidence
-_TRAILER = re.compile(r"\(cherry picked from commit ([0-9a-fA-F]{7,64})\)")
 _PARENS = re.compile(r"\(([^()]*)\)")
 _NUMBER = re.compile(r"#(\d+)\b")
 # Bot and GitHub conventions outside parentheses: "Backport PR #N: …", "Merge pull request #N from …".
 _NAMED_PR = re.compile(r"\b(?:PR|pull request)\s*#(\d+)\b", re.IGNORECASE)
+# The PR a backport branch is named after: "Merge pull request #N from bot/auto-backport-of-pr-M-on-8.x".
+_BACKPORT_BRANCH = re.compile(
+    r"^Merge pull request #\d+ from \S*?backport[-_/]?(?:of[-_/]?)?(?:pr[-_/]?)?(\d+)",
+    re.IGNORECASE,
+)
+_BACKPORT = re.compile(r"\bbackport", re.IGNORECASE)
+# Leading tags: "[release/x] ", "[PR #1/abc backport][3.12] ", "[3.13 backport] ".
+_TAGS = re.compile(r"^\s*(?:\[[^\]]*\]\s*)+")
+# A message line naming the PR a backport carries: "Backport PR #13999 on branch 8.x (…)".
+_BACKPORT_LINE = re.compile(r"^\s*Backport(?: of)? PR #(\d+)\b", re.IGNORECASE | re.MULTILINE)
 
 
 @functools.lru_cache(maxsize=1 << 16)
 def pr_numbers(subject: str) -> tuple[int, ...]:
-    """Every ``#N`` inside parentheses ("Fix (#3002) (#3100)", "(#3002 and #3040)"), and the ones
-    named as a PR ("Backport PR #N: …", "Merge pull request #N from …")."""
+    """Every ``#N`` inside parentheses ("Fix (#3002) (#3100)", "(#3002 and #3040)"), the ones named
+    as a PR ("Backport PR #N: …", "Merge pull request #N from …"), the PR a backport branch is named
+    after (first), and every ``#N`` of a subject that says it is a backport ("Backport #1 and #2")."""
     nums: list[int] = []
     if "#" not in subject:
         return ()
-    found = [n for group in _PARENS.findall(subject) for n in _NUMBER.findall(group)]
-    for n in found + _NAMED_PR.findall(subject):
+    branch = _BACKPORT_BRANCH.match(subject)
+    found = [branch.group(1)] if branch else []
+    found += [n for group in _PARENS.findall(subject) for n in _NUMBER.findall(group)]
+    found += _NAMED_PR.findall(subject)
+    if _BACKPORT.search(subject):
+        found += _NUMBER.findall(subject)
+    for n in found:
         if int(n) not in nums:
             nums.append(int(n))
     return tuple(nums)
+
+
+def named_prs(commit: Commit) -> tuple[int, ...]:
+    """The PR numbers a pick names: its subject's, then "Backport PR #M" lines of its body."""
+    body = [int(n) for n in _BACKPORT_LINE.findall(commit.body)] if commit.body else []
+    subject = pr_numbers(commit.subject)
+    return subject + tuple(n for n in dict.fromkeys(body) if n not in subject)
 
 
 def numbered(history: Sequence[LogEntry], wanted: set[int]) -> dict[int, list[str]]:
@@ -72,19 +95,19 @@ def numbered(history: Sequence[LogEntry], wanted: set[int]) -> dict[int, list[st
 def strip_numbers(subject: str) -> str:
     """The subject without PR-number groups and a leading ``[release/x]`` tag."""
     s = _PARENS.sub(lambda m: "" if _NUMBER.search(m.group(1)) else m.group(0), subject)
-    s = re.sub(r"^\s*\[[^\]]*\]\s*", "", s)
+    s = _TAGS.sub("", s)
     return " ".join(s.split()).lower()
 
 
 def trailer_shas(message: str) -> list[str]:
-    return [m.lower() for m in _TRAILER.findall(message)]
+    """The origins a message names (``cherry picked from commit X``, ``[PR #N/X backport]``, …)."""
+    return origins(message)
 
 
 def needs_content_search(picks: Sequence[Commit], mapping: dict[str, list[str]]) -> bool:
     """Whether some pick names its source neither by --map, trailer nor PR number."""
     return any(
-        p.sha not in mapping and not trailer_shas(p.body) and not pr_numbers(p.subject)
-        for p in picks
+        p.sha not in mapping and not trailer_shas(p.message) and not named_prs(p) for p in picks
     )
 
 
@@ -228,7 +251,7 @@ class SourceFinder:
             if title and sha in self.merges:
                 self.by_title.setdefault(strip_numbers(title.splitlines()[0]), []).append(sha)
         self.order = {c.sha: i for i, c in enumerate(history)}
-        self.by_number = numbered(history, {n for p in picks for n in pr_numbers(p.subject)})
+        self.by_number = numbered(history, {n for p in picks for n in named_prs(p)})
         self.subjects = {c.sha: c.subject for c in history}
         self.committed = {c.sha: c.commit_time for c in history}
         self.pick_of = {p.sha: p for p in picks}
@@ -242,6 +265,7 @@ class SourceFinder:
             str, str
         ] = {}  # pick -> PR-number candidates its content did not confirm
         self.title_cands: dict[str, list[str]] = {}  # pick -> merges whose PR title is its subject
+        self.siblings: dict[str, list[str]] = {}  # pick -> other releases' backports of its PR
 
     def resolve(self) -> dict[str, Resolution]:
         res: dict[str, Resolution] = {}
@@ -254,8 +278,16 @@ class SourceFinder:
             elif trailers.get(pick.sha):
                 res[pick.sha] = Resolution(trailers[pick.sha], "trailer", 1.0)
             else:
-                cands = [s for n in pr_numbers(pick.subject) for s in self.by_number.get(n, [])]
-                pr_cands[pick.sha] = sorted(set(cands), key=lambda s: self.order[s])
+                cands = sorted(
+                    {s for n in named_prs(pick) for s in self.by_number.get(n, [])},
+                    key=lambda s: self.order[s],
+                )
+                # Another release's backport of the same PR (merged forward) is a copy: the PR's
+                # own commit is looked for first, by number and then by content.
+                siblings = [s for s in cands if _BACKPORT.search(self.subjects[s])]
+                pr_cands[pick.sha] = [s for s in cands if s not in siblings]
+                if siblings:
+                    self.siblings[pick.sha] = siblings
                 titled = self.by_title.get(strip_numbers(pick.subject), [])
                 # A title many merges share ("pre-commit autoupdate") names no PR in particular.
                 self.title_cands[pick.sha] = titled if len(titled) == 1 else []
@@ -265,6 +297,7 @@ class SourceFinder:
             + [s for r in res.values() for s in r.sources]
             + [s for c in pr_cands.values() for s in c]
             + [s for c in self.title_cands.values() for s in c]
+            + [s for c in self.siblings.values() for s in c]
         )
         for sha, cands in pr_cands.items():
             r = self._confirm(sha, cands)
@@ -273,6 +306,11 @@ class SourceFinder:
         self.found(dict(res))
         unresolved = [p.sha for p in self.picks if p.sha not in res]
         res.update(self._search(unresolved))
+        for sha, cands in self.siblings.items():
+            if not res.get(sha, Resolution()).sources:  # only a sibling carries it: name that
+                r = self._confirm(sha, cands)
+                if r is not None:
+                    res[sha] = r
         for picked, note in self.rejected.items():
             r = res.setdefault(picked, Resolution())
             r.note = "; ".join(x for x in (r.note, note) if x)
@@ -287,7 +325,7 @@ class SourceFinder:
 
     def _trailers(self) -> dict[str, list[str]]:
         """Trailer shas per pick, resolved in one batch; ones on the source history preferred."""
-        named = {p.sha: trailer_shas(p.body) for p in self.picks if p.sha not in self.mapping}
+        named = {p.sha: trailer_shas(p.message) for p in self.picks if p.sha not in self.mapping}
         specs = sorted({t for ts in named.values() for t in ts})
         ids = dict(
             zip(specs, object_ids(self.repo, [f"{t}^{{commit}}" for t in specs]), strict=False)
@@ -324,6 +362,18 @@ class SourceFinder:
             + ", ".join(f"{c[:12]} ({scores[c]:.2f})" for c in cands if c not in confirmed)
         )
         if not confirmed:
+            # The PR number and the subject agree: the PR's commit is the source, whatever the pick
+            # had to change (a regenerated lock file shares no line with the original).
+            subject = strip_numbers(self.pick_of[pick].subject)
+            same = [c for c in cands if strip_numbers(self.subjects[c]) == subject]
+            if subject and same:
+                union = keys_of(self.store.files(same))
+                return Resolution(
+                    same,
+                    "pr-number",
+                    round(overlap(pk, union), 3),
+                    "confirmed by PR number and subject; content differs",
+                )
             self.rejected[pick] = note
             return None
         union = keys_of(self.store.files(confirmed))

@@ -37,6 +37,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--source-branch", metavar="REF", help="the PR branch squash-merged as the source"
     )
     p.add_argument(
+        "--no-fidelity",
+        action="store_true",
+        help="run without --source: no pick is judged (the verdict says so)",
+    )
+    p.add_argument(
         "--scenario",
         metavar="FILE",
         action="append",
@@ -137,6 +142,7 @@ def run_compare(
     repo.resolve(inputs.head)
     pol = policy.load(policy_path) if policy_path else policy.Policy()
     prev = ledger.load_previous(previous) if previous else None
+    inputs.release_paths = tuple(pol.release_paths)
     if output.exists() and not output.is_dir():
         raise UsageError(f"--output {output}: exists and is not a directory")
     existing = next((p for p in [output, *output.parents] if p.exists()), None)
@@ -203,6 +209,7 @@ def run(args: argparse.Namespace) -> int:
         python=args.python,
         jobs=args.jobs,
         no_cache=args.no_cache,
+        no_fidelity=args.no_fidelity,
     )
     with executor_from_args(args) as inputs.executor:
         return run_compare(

@@ -64,6 +64,7 @@ def test_one_p1_per_pick_through_shape_and_compare(builder, run_cli, tmp_path):
     assert [c["ok"] for c in sec["controls"]] == [True]
     code, _, err = run_cli(
         "compare",
+        "--no-fidelity",
         "release",
         "backport",
         "--repo",

@@ -335,6 +335,7 @@ def test_policy_waivers_blocking_kinds_and_fail_on(
         main(
             [
                 "compare",
+                "--no-fidelity",
                 *REFS,
                 "--repo",
                 repo,
@@ -353,6 +354,7 @@ def test_policy_waivers_blocking_kinds_and_fail_on(
         main(
             [
                 "compare",
+                "--no-fidelity",
                 "release/1.0",
                 "backport/42~1",
                 "--repo",

@@ -34,6 +34,7 @@ def test_ctrl_c_early_is_one_line_and_exit_130(builder, tmp_path: Path, delay: f
             "-c",
             LAUNCH,
             "compare",
+            "--no-fidelity",
             "HEAD~1",
             "HEAD",
             "--repo",

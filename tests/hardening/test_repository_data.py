@@ -39,6 +39,7 @@ def test_an_invalid_marker_expression_in_a_workflow_is_a_finding_in_compare(
     out = tmp_path / "out"
     code, _, err = run_cli(
         "compare",
+        "--no-fidelity",
         "HEAD~1",
         "HEAD",
         "--scenario",

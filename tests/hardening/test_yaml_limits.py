@@ -114,6 +114,7 @@ def test_alias_bombs_in_the_reviewed_repository_are_findings_within_10s_and_500m
         "pin-merge": ["pin", "merge.yaml", "k11", "--refs", "HEAD", "--format", "json"],
         "compare": [
             "compare",
+            "--no-fidelity",
             "HEAD~1",
             "HEAD",
             "--format",

@@ -130,6 +130,7 @@ def test_no_cache_measures_every_cell_and_says_so(builder, tmp_path, run_cli):
     out_dir = tmp_path / "report"
     code, _, err = run_cli(
         "compare",
+        "--no-fidelity",
         "main",
         "pr",
         "--repo",
