@@ -29,9 +29,20 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse measures the verb list two columns short of where it prints it: a verb as long as
+    ``backports`` would wrap onto a line of its own."""
+
+    def add_argument(self, action: argparse.Action) -> None:
+        super().add_argument(action)
+        if isinstance(action, argparse._SubParsersAction):
+            self._action_max_length += 2
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = _Parser(
         prog="harness",
+        formatter_class=_Formatter,
         description="Differential regression and cherry-pick fidelity harness.",
         epilog=EXIT_CODES,
     )

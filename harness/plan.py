@@ -13,6 +13,8 @@ Scenario keys read here (besides the probe keys of harness/scenario.py)::
     mutations: {ref: head, tests: [tests], marker: EXPR, gaps: missing | [commit, ...], setup: [...],
                 edits: [{name: liveness, expect: killed, replace: OLD, new: NEW, path: f.py}, ...]}
     sweep:    {tests: [tests], marker: EXPR}
+    backports: {releases: [release/1.x, release/2.x], candidates: [SHA, "#123"], rule: REGEX,
+                since: REF | YYYY-MM-DD}   # the release matrix against --source (or source:)
 
 Ref names may be scenario column names or base/head/source/source_branch.
 """
@@ -50,6 +52,7 @@ _EXTRA_FIELDS = {
     "selection": ("refs", "files", "args", "setup"),
     "mutations": ("ref", "tests", "marker", "gaps", "edits", "setup"),
     "sweep": ("tests", "marker"),
+    "backports": ("releases", "candidates", "rule", "since"),
 }
 
 
@@ -309,6 +312,8 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
         )
     if not _all(scenarios, "selection"):
         plan.skipped.append("test counts per lane (no scenario with 'selection')")
+    for bp_v in _all(scenarios, "backports"):
+        plan.add("backports", "release matrix", _backports_step(repo, refs, bp_v, inputs, cached))
     for scenario in scenarios:
         if scenario.probes:
             plan.add(
@@ -471,6 +476,51 @@ def _selection_step(
         ]
         section.not_verified += [f"workflow not read: {u}" for u in unread]
         return section
+
+    return step
+
+
+def _backports_step(
+    repo: GitRepo, refs: _Refs, v: Value, inputs: CompareInputs, cached: _GitCache
+) -> Callable[[], Section]:
+    """The release matrix (harness/checks/backports.py), validated now, run as a section."""
+    from harness.checks.backports import compile_rule, parse_candidates, since_of
+
+    f = v.map(_EXTRA_FIELDS["backports"], required=("releases",))
+    if not inputs.source:
+        raise v.error("backports needs a source branch (--source or the scenario's source:)")
+    source = str(inputs.source)
+    releases = [refs.ref(x.str(), x) for x in f.req("releases").list()]
+    if not releases:
+        raise f.req("releases").error("list at least one release branch")
+    listed = (
+        [(f"{x.file}:{x.line}", x.str()) for x in f.req("candidates").list()]
+        if "candidates" in f
+        else []
+    )
+    candidates = parse_candidates(listed)  # its errors name the scenario's file and line
+    for c in candidates:
+        if c.ref is not None and (c.ref.startswith("-") or repo.try_resolve(c.ref) is None):
+            raise UsageError(f"{c.where}: unknown commit {c.ref!r}")
+    rule_text = f.req("rule").str() if "rule" in f else None
+    since_text = f.req("since").str() if "since" in f else None
+    try:
+        rule = compile_rule(rule_text, "rule")
+    except UsageError as exc:
+        raise f.req("rule").error(str(exc)) from None
+    try:
+        since = since_of(repo, since_text)
+    except UsageError as exc:
+        raise f.req("since").error(str(exc)) from None
+
+    def step() -> Section:
+        from harness.checks.backports import backports_check
+
+        def build() -> Section:
+            return backports_check(repo, source, releases, candidates, rule, since).section
+
+        options = (json.dumps([listed, rule_text, since_text], sort_keys=True),)
+        return cached(("backports", source, *releases), options, build)
 
     return step
 

@@ -33,6 +33,7 @@ EXTRA_KEYS = (
     "selection",
     "mutations",
     "sweep",
+    "backports",
     "engine",
     "source",
     "source_branch",

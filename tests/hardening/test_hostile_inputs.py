@@ -189,6 +189,7 @@ def build_world(root: Path) -> dict[str, Path]:
 
 # Verbs with their smallest valid arguments (a report verb each, plus the odd ones).
 VERBS: dict[str, list[str]] = {
+    "backports": ["backports", "--source", "main", "--release", "HEAD~1"],
     "compare": ["compare", "HEAD~1", "HEAD"],
     "drift": ["drift", "HEAD~1", "HEAD"],
     "fidelity": ["fidelity", "HEAD~1..HEAD", "--source", "main"],
@@ -562,6 +563,13 @@ case(
     ["engine", "add", "sglang==0.5.18", "--runtime", "tpu"],
     "invalid choice",
 )
+_BP = [*VERBS["backports"], "--repo", "{repo}"]
+case("backports-unknown-release", [*_BP, "--release", "nope"], "")
+case("backports-option-release", [*_BP, "--release", "--upload-pack=x"], "")
+case("backports-candidates-missing", [*_BP, "--candidates", "{in}/nope.txt"], "no such file")
+case("backports-candidates-a-dir", [*_BP, "--candidates", "{in}/adir"], "is a directory")
+case("backports-bad-since", [*_BP, "--since", "last tuesday"], "YYYY-MM-DD")
+case("backports-bad-rule", [*_BP, "--rule", "(x"], "regular expression")
 case("no-verb-unknown", ["frobnicate"], "invalid choice")
 
 # -- issue 27: the third round ---------------------------------------------------------------
