@@ -262,3 +262,22 @@ def test_an_old_release_joined_with_an_ours_merge_brings_no_picks(builder):
     assert list(picks) == [pick] and old_pick not in picks
     assert "1 commit(s) brought by a merge that changed nothing on this branch" in s.summary
     assert not _blocking(s)
+
+
+def test_the_subject_names_a_source_the_pick_squashed_with_another(builder):
+    builder.commit("base", {"a.py": A, "b.py": B, "docs.txt": "old git:// url\n"})
+    builder.branch("release")
+    builder.commit("GitHub no longer supports git://", {"docs.txt": "new https:// url\n"})
+    named = builder.commit(
+        "Fix git installation instructions (#2587)", {"a.py": A + "install = 'https'\n"}
+    )
+    builder.checkout("release")
+    base = builder.rev("HEAD")
+    # Both main commits in one release commit, with main's second subject and its own PR number.
+    pick = builder.commit(
+        "Fix git installation instructions (#2586)",
+        {"docs.txt": "new https:// url\n", "a.py": A + "install = 'https'\n"},
+    )
+    s, picks = _picks(builder, base)
+    p = picks[pick]
+    assert (p["sources"], p["source_via"], p["status"]) == ([named], "subject", "superset")
