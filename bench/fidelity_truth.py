@@ -15,7 +15,8 @@ Computed with git alone, independently of harness, for every history shape:
   message names; the candidate with the same `git patch-id --stable` (merges by their first-parent
   diff; ± lines only, whitespace ignored); the one candidate whose subject carries the pick's last
   PR number ("(#N)", "Merge pull request #N", a `backport-of-pr-N` branch, a "Backport PR #N"
-  line); the one candidate with the pick's author, author date and subject.
+  line); the one candidate with the pick's subject (leading `[tags]` and `(#N)` aside); the one
+  candidate with the pick's author, author date and subject.
 - truth status: "identical" when the patch ids agree, "differs" when they do not; without a
   source, "forward-merged" when the pick is an ancestor of SOURCE, else "none".
 
@@ -145,6 +146,15 @@ def main() -> int:
         c, key = line.split(" ", 1)
         if c in candidates:
             by_author.setdefault(key, []).append(c)
+
+    def bare(subject: str) -> str:
+        subject = re.sub(r"^\s*(\[[^\]]*\]\s*)+", "", subject)
+        return " ".join(re.sub(r"\(#\d+\)", "", subject).split()).lower()
+
+    by_subject: dict[str, list[str]] = {}
+    for c, subj in subjects.items():
+        if subj and not subjects[c].startswith("Merge "):
+            by_subject.setdefault(bare(subj), []).append(c)
     by_pr: dict[str, list[str]] = {}
     for c, s in subjects.items():
         for n in re.findall(r"\(#(\d+)\)\s*$|^Merge pull request #(\d+)", s):
@@ -205,6 +215,10 @@ def main() -> int:
                 if len(by_pr.get(n, [])) == 1:
                     truth, how = origin(by_pr[n][0]), "pr-number"
                     break
+        if truth is None:  # the one candidate with the same subject, [tags] and (#N) aside
+            same = by_subject.get(bare(subj), [])
+            if len(same) == 1:
+                truth, how = same[0], "subject"
         if truth is None:
             same = by_author.get(git(r, "log", "-1", "--format=%ae %at %s", p).decode().strip(), [])
             if len(same) == 1:

@@ -420,8 +420,8 @@ class SourceFinder:
         return min(c.author_time, c.committer_time) - WINDOW_BEFORE, c.committer_time + WINDOW_AFTER
 
     def _subject_named(self, picks: Sequence[str], history: Sequence[str]) -> dict[str, str]:
-        """Per pick: the one non-merge source commit with its subject (PR numbers and a leading tag
-        removed) committed within its window. A squashed backport of a PR merged as several commits
+        """Per pick: the one non-merge source commit with its subject (PR numbers and leading tags
+        removed), whenever it was committed. A squashed backport of a PR merged as several commits
         keeps the title: this names the source without the similarity search's candidate diffs."""
         keys = {p: strip_numbers(self.pick_of[p].subject) for p in picks}
         keys = {p: k for p, k in keys.items() if k}
@@ -442,8 +442,9 @@ class SourceFinder:
                 if strip_numbers(self.subjects[history[i]]) == key:
                     same.add(history[i])
                 at = text.find(word, starts[i + 1] if i + 1 < len(starts) else len(text))
-            lo, hi = self._window(p)
-            if len(same) == 1 and lo <= self.committed[next(iter(same))] <= hi:
+            # One commit in the whole history carries the subject: no time window (urllib3 backported
+            # "Switch to Brotli C bindings …" to 1.26.x fifteen months after main had it).
+            if len(same) == 1:
                 found[p] = same.pop()
         return found
 

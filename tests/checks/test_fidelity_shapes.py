@@ -281,3 +281,22 @@ def test_the_subject_names_a_source_the_pick_squashed_with_another(builder):
     s, picks = _picks(builder, base)
     p = picks[pick]
     assert (p["sources"], p["source_via"], p["status"]) == ([named], "subject", "superset")
+
+
+def test_a_unique_subject_names_a_source_backported_more_than_a_year_later(builder):
+    builder.commit("base", {"a.py": A, "b.py": B})
+    builder.branch("release")
+    source = builder.commit(
+        "Switch to the C bindings (#2099)", {"a.py": A.replace("a_9 = 9", "a_9 = 99")}
+    )
+    builder._tick += 500 * 86400  # fifteen months on
+    builder.commit("Later work on main (#2300)", {"b.py": B.replace("b_1 = 1", "b_1 = 11")})
+    builder.checkout("release")
+    base = builder.rev("HEAD")
+    pick = builder.commit(
+        "[1.26] Switch to the C bindings",
+        {"a.py": A.replace("a_9 = 9", "a_9 = 99").replace("a_10 = 10", "a_10 = 100")},
+    )
+    s, picks = _picks(builder, base)
+    p = picks[pick]
+    assert (p["sources"], p["source_via"], p["status"]) == ([source], "subject", "superset")
