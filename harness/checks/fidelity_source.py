@@ -552,6 +552,19 @@ class SourceFinder:
                 rest.append(p)
         self.found(dict(out))
         subject = self._by_subject({p: by_subject[p] for p in rest if p in by_subject})
+        for p in rest:
+            if p in by_subject and p not in subject:  # named, but sharing too few lines to take
+                c = by_subject[p]
+                share = overlap(self.store.keys(p), self.store.keys(c))
+                self.rejected[p] = "; ".join(
+                    x
+                    for x in (
+                        self.rejected.get(p, ""),
+                        f"{c[:12]} has the same subject but shares {share:.2f} of the lines: "
+                        "not taken as the source (re-implemented?)",
+                    )
+                    if x
+                )
         scored = self._similar([p for p in rest if p not in subject], history, touched, names)
         scored.update({p: [found] for p, found in subject.items()})
         # A PR merged with a merge commit is one change: the merge that brought a pick's best commit
