@@ -42,6 +42,7 @@ class State:
     head: str = ""
     head_sha: str = ""
     source: str = ""  # a branch of origin; compare reads origin/<source>
+    source_branch: str = ""  # the source PR's branch on origin (--source-branch), optional
     policy: str = ""
     scenarios: list[str] = field(default_factory=list)
     fail_on: str = ""
@@ -144,6 +145,7 @@ def prepare() -> int:
     st.base = _env("INPUT_BASE") or (f"origin/{base_ref}" if base_ref else "")
     st.head = _env("INPUT_HEAD") or st.head_sha or "HEAD"
     st.source = _env("INPUT_SOURCE").removeprefix("origin/") or default_branch(event, workspace)
+    st.source_branch = _env("INPUT_SOURCE_BRANCH").removeprefix("origin/")
     st.fail_on = _env("INPUT_FAIL_ON")
     st.scenarios = [s for s in re.split(r"[\n,]+", _env("INPUT_SCENARIOS")) if s.strip()]
     st.scenarios = [s.strip() for s in st.scenarios]
@@ -196,6 +198,7 @@ def prepare() -> int:
     st.save(out)
     _output(
         source=st.source,
+        source_branch=st.source_branch,
         base=st.base.removeprefix("origin/") if st.base.startswith("origin/") else "",
         artifact=st.artifact,
         output_dir=str(out),
@@ -268,6 +271,8 @@ def compare() -> int:
         "--format",
         "none",
     ]
+    if st.source_branch:
+        argv += ["--source-branch", f"origin/{st.source_branch}"]
     for s in st.scenarios:
         argv += ["--scenario", s]
     if st.policy:

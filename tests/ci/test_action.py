@@ -84,6 +84,13 @@ def project(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
     fix_b = b.commit(
         "Guard empty input (#11)", {"app/guard.py": GUARD, "app/util.py": "U = 1\nV = 2\n"}
     )
+    b.branch(
+        "pr/10", "HEAD~2"
+    )  # the source PR's branch: squash-merged as fix_a, then one more commit
+    b.checkout("pr/10")
+    b.commit("Fix off-by-one in count", {"app/core.py": CORE_FIXED})
+    b.commit("count: say why in a comment", {"app/core.py": "# counts items\n" + CORE_FIXED})
+    b.checkout(default)
     shas = {}
     for branch, picks in (("backport/good", [fix_a]), ("backport/fixed", [fix_b])):
         b.checkout("release/1.0")
@@ -304,6 +311,26 @@ def test_outside_a_pull_request_the_source_is_origin_head(project: Project, tmp_
         assert not gh.posted("POST") and "harness-report-origin-backport-good" in [
             a["name"] for a in gh.artifacts
         ]
+
+        # The source PR's branch, not in the clone: fetched, passed, and its later commit is missing.
+        git.Repo(ws).git.update_ref("-d", "refs/remotes/origin/pr/10")
+        more = run(
+            gh,
+            ws,
+            {
+                "base": "origin/release/1.0",
+                "head": "origin/backport/good",
+                "source-branch": "pr/10",
+            },
+            {},
+            run_id=402,
+            event_name="push",
+        )
+        assert more.step("gate").code == 1, more.step("compare").log
+        doc = json.loads((ws / "harness-report" / "report.json").read_text())
+        assert "--source-branch origin/pr/10" in doc["command"]
+        kinds = [f["kind"] for s in doc["sections"] for f in s["findings"]]
+        assert "missing-commit" in kinds and "count: say why" in more.summary
 
 
 def test_policy_snippet_is_a_valid_policy(tmp_path: Path) -> None:
