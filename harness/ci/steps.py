@@ -12,6 +12,7 @@ import json
 import os
 import re
 import sys
+import zipfile
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -226,7 +227,7 @@ def _previous(st: State, where: Path) -> str:
             return ""
         newest = max(found, key=lambda a: (a.created_at, a.id))
         doc = zip_members(api.artifact_zip(newest), ("report.json",)).get("report.json")
-    except (APIError, ValueError, OSError) as exc:
+    except (APIError, ValueError, OSError, zipfile.BadZipFile) as exc:
         st.notes.append(f"previous round: not fetched ({exc})")
         return ""
     if doc is None or not _is_report(doc):
@@ -382,6 +383,21 @@ def comment() -> int:
 
 
 # -- the workflow_run half ---------------------------------------------------------------------------
+def _handed(doc: Any) -> State:
+    """What the triggering run's ``harness-ci.json`` says, taken as untrusted data (a fork made it)."""
+    if not isinstance(doc, dict):
+        raise ValueError(f"{STATE} is not an object")
+    pr, code = doc.get("pr"), doc.get("code")
+    raw = doc.get("notes")
+    notes: list[Any] = raw if isinstance(raw, list) else []
+    return State(
+        pr=pr if isinstance(pr, int) and not isinstance(pr, bool) and pr > 0 else None,
+        code=code if code in MEANING and not isinstance(code, bool) else EXIT_USAGE,
+        reason=str(doc.get("reason") or "")[:1000],
+        notes=[str(n)[:500] for n in notes[:20]],
+    )
+
+
 def fetch_run() -> int:
     """In a ``workflow_run`` workflow: the triggering run's report artifact into the report folder,
     and its pull request, checked against the run's head commit (the artifact is the fork's)."""
@@ -401,17 +417,17 @@ def fetch_run() -> int:
         if not arts:
             raise APIError(f"run {run.get('id')} has no artifact named {prefix}*")
         files = zip_members(api.artifact_zip(arts[0]), _REPORT_FILES)
-        handed = json.loads(files.pop(STATE, b"{}"))
-        got = State(**{k: handed[k] for k in ("pr", "code", "reason", "notes") if k in handed})
-        pr_number = int(got.pr) if got.pr is not None else None
+        got = _handed(json.loads(files.pop(STATE, b"{}")))
+        pr_number = got.pr
         if pr_number is not None:
             pull = api.pull(repo, pr_number)
-            if str((pull.get("head") or {}).get("sha")) != str(run.get("head_sha")):
+            head = str(run.get("head_sha") or "")
+            if not head or str((pull.get("head") or {}).get("sha") or "") != head:
                 raise APIError(
                     f"the artifact names pull request #{pr_number}, whose head is not the run's "
                     f"head {run.get('head_sha')}: not commenting"
                 )
-    except (APIError, KeyError, ValueError, TypeError, OSError) as exc:
+    except (APIError, KeyError, ValueError, TypeError, OSError, zipfile.BadZipFile) as exc:
         st.code, st.reason = EXIT_USAGE, f"the triggering run's report could not be read: {exc}"
         st.pr = None  # nothing to comment on: the job summary and this step's failure say why
         st.save(out)
@@ -420,8 +436,7 @@ def fetch_run() -> int:
     out.mkdir(parents=True, exist_ok=True)
     for name, data in files.items():
         (out / name).write_bytes(data)
-    st.pr, st.code, st.reason = pr_number, got.code, str(got.reason or "")
-    st.notes = [str(n) for n in (got.notes or [])]
+    st.pr, st.code, st.reason, st.notes = pr_number, got.code, got.reason, got.notes
     st.save(out)
     return 0
 

@@ -363,3 +363,15 @@ def test_other_ci_snippet(project: Project, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "harness exit 1" in proc.stdout
     assert (tmp_path / "ws" / "harness-report" / "comment.md").read_text().startswith(MARKER)
+
+
+def test_the_forks_handed_state_is_data_not_trusted() -> None:
+    from harness.ci.steps import _handed
+
+    got = _handed({"pr": "9", "code": "0", "reason": "x" * 5000, "notes": ["n"] * 100})
+    assert got.pr is None and got.code == 2 and len(got.reason) == 1000 and len(got.notes) == 20
+    assert _handed({"pr": True, "code": True}).pr is None
+    ok = _handed({"pr": 9, "code": 1, "reason": "", "notes": []})
+    assert (ok.pr, ok.code) == (9, 1)
+    with pytest.raises(ValueError):
+        _handed([9])
