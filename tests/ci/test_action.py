@@ -375,3 +375,22 @@ def test_the_forks_handed_state_is_data_not_trusted() -> None:
     assert (ok.pr, ok.code) == (9, 1)
     with pytest.raises(ValueError):
         _handed([9])
+
+
+def test_action_references_only_what_it_declares() -> None:
+    doc = yaml.safe_load(ACTION.read_text(encoding="utf-8"))
+    text = ACTION.read_text(encoding="utf-8")
+    declared = set(doc["inputs"])
+    used = set(re.findall(r"inputs\.([A-Za-z0-9_-]+)", text))
+    assert used <= declared, used - declared
+    ids: list[str] = []
+    for step in doc["runs"]["steps"]:
+        blob = json.dumps(step)
+        for ref in re.findall(r"steps\.([A-Za-z0-9_-]+)\.outputs", blob):
+            assert ref in ids, f"step {step['id']} reads steps.{ref} before it runs"
+        assert ("run" in step) == ("shell" in step), step["id"]
+        ids.append(step["id"])
+    assert len(ids) == len(set(ids))
+    for out in doc["outputs"].values():
+        assert set(re.findall(r"steps\.([A-Za-z0-9_-]+)", out["value"])) <= set(ids)
+    assert len(doc["description"]) < 125  # the Marketplace refuses longer ones
