@@ -210,8 +210,9 @@ def prepare() -> int:
     return 0
 
 
-def _previous(st: State, where: Path) -> str:
-    """The newest earlier artifact of this pull request (or head): its report.json, or ""."""
+def _previous(st: State, where: Path, tries: int = 5) -> str:
+    """The report.json of the newest earlier artifact of this pull request (or head) that holds one
+    (a round that could not judge wrote none), or ""."""
     if not (st.repository and _env("GITHUB_TOKEN")):
         st.notes.append("previous round: no token or repository, --previous not passed")
         return ""
@@ -222,22 +223,23 @@ def _previous(st: State, where: Path) -> str:
             for a in api.artifacts(st.repository, name=st.artifact)
             if a.name == st.artifact and not a.expired and str(a.run_id) != this_run
         ]
-        if not found:
-            st.notes.append("previous round: none found, every finding is new")
-            return ""
-        newest = max(found, key=lambda a: (a.created_at, a.id))
-        doc = zip_members(api.artifact_zip(newest), ("report.json",)).get("report.json")
+        for art in sorted(found, key=lambda a: (a.created_at, a.id), reverse=True)[:tries]:
+            doc = zip_members(api.artifact_zip(art), ("report.json",)).get("report.json")
+            if doc is not None and _is_report(doc):
+                where.mkdir(parents=True, exist_ok=True)
+                path = where / "report.json"
+                path.write_bytes(doc)
+                st.notes.append(f"previous round: run {art.run_id} (artifact {art.id})")
+                return str(path)
     except (APIError, ValueError, OSError, zipfile.BadZipFile) as exc:
         st.notes.append(f"previous round: not fetched ({exc})")
         return ""
-    if doc is None or not _is_report(doc):
-        st.notes.append(f"previous round: artifact {newest.name} holds no readable report.json")
-        return ""
-    where.mkdir(parents=True, exist_ok=True)
-    path = where / "report.json"
-    path.write_bytes(doc)
-    st.notes.append(f"previous round: run {newest.run_id} (artifact {newest.id})")
-    return str(path)
+    st.notes.append(
+        "previous round: no earlier report of this pull request, every finding is new"
+        if found
+        else "previous round: none found, every finding is new"
+    )
+    return ""
 
 
 def _is_report(raw: bytes) -> bool:
@@ -323,8 +325,8 @@ def body(st: State, out: Path) -> str:
             "",
             f"**Reason:** {markdown.text(reason)}",
             "",
-            "Nothing was compared, so there is no verdict; the previous round's findings no longer"
-            " apply to this head. Fix the input and push again" + (f"{link}." if link else "."),
+            "Nothing was compared, so there is no verdict for this head (an earlier round's verdict"
+            " no longer stands). Fix the input and run again" + (f"{link}." if link else "."),
             "",
         ]
     )

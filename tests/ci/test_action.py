@@ -207,13 +207,24 @@ def test_blocked_then_fixed_round_with_one_sticky_comment(project: Project, tmp_
         assert {"report.json", "report.md", "report.html", "comment.md", STATE} <= set(files)
         assert json.loads(files[STATE])["code"] == 1
 
-        # The author redoes the pick: the next round reads the last artifact and edits the comment.
+        # A round that could not judge (a policy file named but missing) leaves no report behind.
+        ws_bad = checkout(project, tmp_path / "r15" / "ws", project.shas["backport/partial"])
+        bad = run(
+            gh,
+            ws_bad,
+            {**with_, "policy": "nope.yaml"},
+            pr_event(project, 7, "backport/partial"),
+            150,
+        )
+        assert bad.step("gate").code == 2 and "nope.yaml" in marker_comments(gh, 7)[0]["body"]
+
+        # The author redoes the pick: the next round reads the last report and edits the comment.
         ws2 = checkout(project, tmp_path / "r2" / "ws", project.shas["backport/fixed"])
         second = run(gh, ws2, with_, pr_event(project, 7, "backport/fixed"), run_id=102)
         assert second.step("gate").code == 0, second.step("compare").log
         (edited,) = marker_comments(gh, 7)
         assert edited["id"] == posted["id"] and "PASS" in edited["body"]
-        assert len(gh.comments[7]) == 4 and len(gh.posted("PATCH")) == 1
+        assert len(gh.comments[7]) == 4 and len(gh.posted("PATCH")) == 2
         storage = [r for r in gh.requests if r.path.startswith("/_storage/")]
         assert storage and not storage[0].authorized  # the token is not sent past the redirect
         doc2 = json.loads((ws2 / "harness-report" / "report.json").read_text())
