@@ -5,7 +5,8 @@
 Computed with git alone, independently of harness, for every history shape:
 
 - picks: `rev-list --no-merges HEAD ^BASE`, less what a merge on HEAD's first-parent line whose
-  second parent is on SOURCE's first-parent line brought in (`rev-list M^2 ^M^1`: main merged back);
+  second parent is on SOURCE's first-parent line brought in (`rev-list M^2 ^M^1`: main merged back),
+  or one that changed nothing (`git diff --quiet M^1 M`: an old branch joined with `-s ours`);
   a release merged forward into SOURCE keeps its picks;
 - candidate sources: `rev-list SOURCE ^fork`, less the picks and less what a merge of the release
   into SOURCE brought (a merge whose second parent `merge-base --is-ancestor` HEAD), and that merge;
@@ -94,8 +95,10 @@ def main() -> int:
         .splitlines()
     ):
         m, p1, *others = line.split()
+        # A merge that changed nothing (`git diff --quiet M^1 M`: "-s ours") brought history only.
+        ours = subprocess.run(["git", "--git-dir", r, "diff", "--quiet", p1, m]).returncode == 0
         for p2 in others:
-            if p2 in src_line:
+            if p2 in src_line or ours:
                 merged_back |= set(git(r, "rev-list", p2, f"^{p1}").decode().split())
     picks = [c for c in every if c not in merged_back]
     fork = git(r, "merge-base", a.source, head).decode().strip()
@@ -147,7 +150,7 @@ def main() -> int:
         for n in re.findall(r"\(#(\d+)\)\s*$|^Merge pull request #(\d+)", s):
             by_pr.setdefault(n[0] or n[1], []).append(c)
     origin_re = re.compile(
-        r"\(cherry picked from commit ([0-9a-f]{7,64})\)|\[PR #\d+/([0-9a-f]{7,64}) backport\]"
+        r"\(cherry picked from commit ([0-9a-f]{7,64})\)|\[?PR #\d+/([0-9a-f]{7,64}) backport\]"
         r"|Backport of ([0-9a-f]{7,64})"
     )
 

@@ -23,11 +23,16 @@ from harness.checks.fidelity_compare import (
     checksum,
     compare_files,
     is_release_path,
-    is_test_path,
     pick_status,
 )
 from harness.checks.fidelity_endstate import EndState, EndStateJobs, Row, end_states, file_paths
-from harness.checks.fidelity_followups import GREP, FollowUp, find_followups
+from harness.checks.fidelity_followups import (
+    GREP,
+    WORTH_A_LOOK,
+    FollowUp,
+    find_followups,
+    worth_a_look,
+)
 from harness.checks.fidelity_lines import (
     ORIGIN_GREP,
     copies,
@@ -38,6 +43,8 @@ from harness.checks.fidelity_lines import (
 )
 from harness.checks.fidelity_merges import brought_by, pr_commits
 from harness.checks.fidelity_missing import MissingResult, find_missing, iso
+from harness.checks.fidelity_release import compile_patterns, release_reason
+from harness.checks.fidelity_severity import at_parent, pick_severity
 from harness.checks.fidelity_source import (
     PatchStore,
     Resolution,
@@ -49,10 +56,11 @@ from harness.checks.result import Checked, FidelityResult
 from harness.errors import UsageError
 from harness.git import Commit, GitRepo
 from harness.git.history import count_commits, fork_point, range_parents
-from harness.git.picks import LogEntry
+from harness.git.picks import LogEntry, object_ids
 from harness.git.picks import bodies as read_bodies
 from harness.git.picks import history as read_history
 from harness.report.model import (
+    SEVERITY_RANK,
     Cell,
     Code,
     Control,
@@ -62,6 +70,7 @@ from harness.report.model import (
     Severity,
     Sha,
     Table,
+    bounded,
 )
 from harness.report.printable import printable
 from harness.report.safe import line_shown
@@ -73,12 +82,6 @@ _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="harness-fidelity")
 OFFLOAD_PICKS = 16  # end states cost ~10 ms a pick on a release range; a worker ~0.1 s to start
 SECTION_ID = "fidelity"
 _DETAIL_LINES = 20
-_SEVERITY: dict[str, Severity] = {
-    "adapted": "P2",
-    "superset": "P2",
-    "no-source": "P2",
-    "whitespace-only": "info",
-}
 PICK_LEGEND = (
     "status: identical (± lines equal per file; context may differ) · whitespace-only "
     "(equal once whitespace is removed) · superset (pick carries all of the source and more) · "
@@ -121,6 +124,10 @@ class PickResult:
     copy_of: str | None = (
         None  # the source is a later copy of this branch's own commit (this pick or one before)
     )
+    absent: set[str] = field(default_factory=set)  # files its source changed, absent at its parent
+    already: set[str] = field(
+        default_factory=set
+    )  # ... that its parent holds as the source left them
     merged_into: str | None = None  # the merge that brought this very commit into the source branch
 
 
@@ -167,14 +174,7 @@ def _signed(lines: Sequence[bytes]) -> str:
 
 
 def _pick_severity(r: PickResult) -> Severity | None:
-    if r.status == "subset":
-        # Source lines the pick lacks in non-test code: the partial pick that merges unnoticed.
-        return "P1" if any(f.only_source and not is_test_path(f.path) for f in r.files) else "P2"
-    if r.status in ("adapted", "superset") and any(
-        f.status == "missing-from-pick" and not is_test_path(f.path) for f in r.files
-    ):
-        return "P1"
-    return _SEVERITY.get(r.status)
+    return pick_severity(r.status, r.files, r.absent, r.already)[0]
 
 
 def _compare(
@@ -186,7 +186,12 @@ def _compare(
     fork: str,
     jobs: EndStateJobs,
 ) -> tuple[
-    list[Commit], list[PickResult], PatchStore, list[LogEntry], dict[str, Sequence[str]] | None
+    list[Commit],
+    list[PickResult],
+    PatchStore,
+    list[LogEntry],
+    dict[str, Sequence[str]] | None,
+    Counter[str],
 ]:
     # The source history since the fork point on HEAD's own line (``fork``): what SOURCE has beyond
     # it, even where HEAD later merged it back in (earlier picks' sources are then ancestors of HEAD).
@@ -194,10 +199,22 @@ def _compare(
     # Picks: the range's non-merge commits of HEAD's own line, whether or not the source branch
     # reaches them (a release merged forward into main); what a merge of main back into the release
     # brought is main's, not picks (fidelity_lines).
-    own = own_commits(
-        range_parents(repo, base, head), head, first_parent_line(full_history, source)
+    walk, line = range_parents(repo, base, head), first_parent_line(full_history, source)
+    every = repo.commits([head], [base])
+    # A merge whose tree is its first parent's ("-s ours", an old release branch joined in)
+    # carried nothing here: the commits it brought are history only.
+    joined = [c.sha for c in every if c.is_merge]
+    trees = object_ids(repo, [f"{m}^1^{{tree}}" for m in joined])
+    tree_of = {c.sha: c.tree for c in every}
+    empty = {m for m, t in zip(joined, trees, strict=True) if t == tree_of[m]}
+    own = own_commits(walk, head, line, empty)
+    by_line = own_commits(walk, head, line)  # without the empty merges
+    left = Counter(
+        "merged back" if c.sha not in by_line else "history only"
+        for c in every
+        if not c.is_merge and c.sha not in own
     )
-    in_range = [c for c in repo.commits([head], [base]) if c.sha in own]
+    in_range = [c for c in every if c.sha in own]
     picks = [c for c in in_range if not c.is_merge]
     merges = [c for c in in_range if c.is_merge]
     forced = _resolve_mapping(repo, mapping, picks)
@@ -294,7 +311,7 @@ def _compare(
     paths: dict[str, Sequence[str]] | None = (
         {c.sha: c.paths or () for c in touched.result()} if touched is not None else None
     )
-    return merges, results, store, history, paths
+    return merges, results, store, history, paths, left
 
 
 _BY_CONTENT = ("patch-id", "similarity", "title", "authored", "subject")
@@ -308,14 +325,21 @@ _RELEASE_SUBJECT = re.compile(
 )
 
 
-def _own_release(r: PickResult) -> bool:
-    """The branch's own release commit (version bump, "back to dev"): its subject says so and it
-    touches only docs, changelog, version and packaging files. No source is expected for it."""
-    return (
-        bool(_RELEASE_SUBJECT.search(r.commit.subject))
-        and bool(r.files)
-        and all(is_release_path(f.path) for f in r.files)
-    )
+def _mark_absent(repo: GitRepo, results: Sequence[PickResult]) -> None:
+    """The files a pick lacks that its parent does not have, or already holds as the source left
+    them (a submodule bump another pick brought): one ls-tree per such pick."""
+    wanted = [
+        (r.commit.sha, f.path, f.source.new_blob if f.source else None)
+        for r in results
+        for f in r.files
+        if f.only_source or f.status == "missing-from-pick"
+    ]
+    by_sha = {r.commit.sha: r for r in results}
+    absent, already = at_parent(repo, wanted)
+    for pick, path in absent:
+        by_sha[pick].absent.add(path)
+    for pick, path in already:
+        by_sha[pick].already.add(path)
 
 
 def _later_copies(
@@ -354,9 +378,12 @@ def fidelity_section(
     source: str,
     source_branch: str | None = None,
     mapping: Mapping[str, str | Sequence[str]] | None = None,
+    release_paths: Sequence[str] = (),
 ) -> Section:
     """The section of ``fidelity_check``."""
-    return fidelity_check(repo, base, head, source, source_branch, mapping).section
+    return fidelity_check(
+        repo, base, head, source, source_branch, mapping, release_paths=release_paths
+    ).section
 
 
 def fidelity_check(
@@ -366,8 +393,11 @@ def fidelity_check(
     source: str,
     source_branch: str | None = None,
     mapping: Mapping[str, str | Sequence[str]] | None = None,
+    *,
+    release_paths: Sequence[str] = (),
 ) -> Checked[FidelityResult]:
-    """Compare every non-merge commit of base..head with its source on ``source``."""
+    """Compare every non-merge commit of base..head with its source on ``source``;
+    ``release_paths``: the policy's extra release-only path patterns (fidelity_release.py)."""
     source_name = source
     base, head, source = repo.resolve(base), repo.resolve(head), repo.resolve(source)
     branch_tip = repo.resolve(source_branch) if source_branch else None
@@ -391,6 +421,7 @@ def fidelity_check(
             source_name,
             fork,
             worker,
+            compile_patterns(release_paths),
         )
     finally:
         if worker is not None:
@@ -414,6 +445,7 @@ def _check(
     source_name: str,
     fork: str,
     worker: Worker | None,
+    release_paths: Sequence[re.Pattern[str]] = (),
 ) -> Checked[FidelityResult]:
     source_branch, branch_tip = source_branch_at  # as the user named it, and resolved
     # The follow-up log does not depend on the picks: it runs in the pool while they are resolved.
@@ -422,7 +454,7 @@ def _check(
     # are known, while this thread waits on git for the other picks' sources, the PR branch, units
     # and follow-ups (none of which reads an end state).
     jobs = EndStateJobs(repo, fork, head, worker)
-    merges, results, store, history, touched = _compare(
+    merges, results, store, history, touched, left = _compare(
         repo, base, head, source, mapping, fork, jobs
     )
     missing = None
@@ -465,28 +497,44 @@ def _check(
     states = jobs.result()
     for r in results:
         r.end_state = states.get(r.commit.sha, [])
+    _mark_absent(repo, results)
     section = _section(
-        results, merges, missing, history, store, source_branch, followups, source_name
+        results,
+        merges,
+        missing,
+        history,
+        store,
+        source_branch,
+        followups,
+        source_name,
+        release_paths,
     )
-    _account(section, count_commits(repo, base, head)[1], len(results))
+    _account(section, left, len(results))
     gaps = tuple(c.sha for c in missing.missing) if missing is not None else ()
     return Checked(FidelityResult(tuple(r.commit.sha for r in results), gaps), section)
 
 
-def _account(section: Section, non_merges: int, picks: int) -> None:
-    """Every non-merge commit of the range is a pick or the source branch's own (merged back): say
-    how many were left out, and never let a range of commits with no pick judged pass."""
-    left = non_merges - picks
-    if left:
-        section.summary += f"; {left} commit(s) of the source branch merged back: not picks"
-    if left and not picks:
+def _account(section: Section, left: Counter[str], picks: int) -> None:
+    """Every non-merge commit of the range is a pick, the source branch's own (merged back), or
+    history only (brought by a merge that changed nothing here): say how many were left out, and
+    never let a range of commits with no pick judged pass."""
+    if left["merged back"]:
+        section.summary += (
+            f"; {left['merged back']} commit(s) of the source branch merged back: not picks"
+        )
+    if left["history only"]:
+        section.summary += (
+            f"; {left['history only']} commit(s) brought by a merge that changed nothing on this "
+            "branch (its tree is its first parent's): not picks"
+        )
+    if left.total() and not picks:
         section.findings.append(
             Finding(
                 "range-unjudged",
                 "P1",
-                f"none of the range's {non_merges} non-merge commit(s) was judged as a pick",
-                "every one was brought in by a merge of the source branch; check BASE, HEAD and "
-                "--source",
+                f"none of the range's {left.total()} non-merge commit(s) was judged as a pick",
+                "each was brought in by a merge of the source branch or by a merge that changed "
+                "nothing; check BASE, HEAD and --source",
                 key="range-unjudged",
             )
         )
@@ -519,6 +567,26 @@ def _pick_row(i: int, r: PickResult) -> list[Cell]:
     ]
 
 
+def _weigh(tables: list[Table], results: Sequence[PickResult], findings: list[Finding]) -> None:
+    """Each pick's table and the follow-up table weigh as much as the findings they back, so a
+    comment cut to fit keeps them before the tables of release commits and info-only picks."""
+    rank: dict[str, int] = {}
+    for f in findings:
+        anchor = "follow-ups" if f.kind == "follow-up-not-picked" else f.key.partition(":")[0]
+        rank[anchor] = max(rank.get(anchor, 0), SEVERITY_RANK[f.severity])
+    titles = {_pick_title(i, r): r.commit.sha for i, r in enumerate(results, 1)}
+    for t in tables:
+        if t.title in titles:
+            t.weight = rank.get(titles[t.title], 0)
+        elif t.title.startswith("Follow-ups on "):
+            t.weight = rank.get("follow-ups", 0)
+
+
+def _pick_title(i: int, r: PickResult) -> str:
+    src = ", ".join(s[:12] for s in r.resolution.sources) or "no source"
+    return f"{i}. {r.commit.sha[:12]} ← {src}: {r.commit.subject} ({r.status})"
+
+
 def _file_table(i: int, r: PickResult) -> Table:
     rows: list[list[Cell]] = []
     for f in r.files:
@@ -533,9 +601,8 @@ def _file_table(i: int, r: PickResult) -> Table:
             )
 
         rows.append([Code(f.path), f.status, *cells(p), *cells(s), f.note])
-    src = ", ".join(s[:12] for s in r.resolution.sources) or "no source"
     return Table(
-        f"{i}. {r.commit.sha[:12]} ← {src}: {r.commit.subject} ({r.status})",
+        _pick_title(i, r),
         [
             "file",
             "status",
@@ -605,18 +672,30 @@ def _findings(
     history_shas: set[str],
     missing: MissingResult | None,
     followups: Sequence[FollowUp] = (),
+    release_paths: Sequence[re.Pattern[str]] = (),
 ) -> list[Finding]:
     out = []
     for i, r in enumerate(results, 1):
         sha, subj = r.commit.sha, r.commit.subject
         sev = _pick_severity(r)
-        if sev and r.status == "no-source" and _own_release(r):
+        why_release = (
+            release_reason(
+                subj,
+                [f.path for f in r.files],
+                bool(_RELEASE_SUBJECT.search(subj)),
+                release_paths,
+            )
+            if sev and r.status != "identical"
+            else None
+        )
+        if why_release:
             out.append(
                 Finding(
                     "pick-release-commit",
                     "info",
-                    f"pick {i} {sha[:12]}: this branch's own release commit, no source expected: {subj}",
-                    "its subject names a release and it touches only version, changelog and docs files",
+                    f"pick {i} {sha[:12]}: release-only commit ({r.status}), no source "
+                    f"expected: {subj}",
+                    why_release,
                     key=f"{sha}:own-release",
                 )
             )
@@ -655,6 +734,9 @@ def _findings(
                 "adapted": f"files that differ: {', '.join(f.path for f in r.files if not f.same)}",
                 "whitespace-only": "re-indented relative to its source",
             }[r.status]
+            set_aside = pick_severity(r.status, r.files, r.absent, r.already)[1]
+            if set_aside:
+                detail += f" ({set_aside})"
             out.append(
                 Finding(
                     f"pick-{r.status}",
@@ -741,13 +823,36 @@ def _findings(
                 )
             )
     for fu in followups:
+        if fu.named:
+            out.append(
+                Finding(
+                    "follow-up-not-picked",
+                    fu.severity,
+                    f"follow-up {fu.sha[:12]} of source {fu.unit[0][:12]} is not picked: {fu.subject}",
+                    f"{fu.why}; {bounded(fu.paths)}",
+                    key=f"{fu.unit[0]}:{fu.sha}",
+                )
+            )
+    ranked = worth_a_look(followups)
+    if ranked:
+        # Named nothing: one info list, best first, capped (all of them in the follow-up table).
         out.append(
             Finding(
-                "follow-up-not-picked",
-                fu.severity,
-                f"follow-up {fu.sha[:12]} of source {fu.unit[0][:12]} is not picked: {fu.subject}",
-                f"{fu.why}; {', '.join(fu.paths)}",
-                key=f"{fu.unit[0]}:{fu.sha}",
+                "follow-up-worth-a-look",
+                "info",
+                f"{len(ranked)} later source commit(s) change lines a picked source added but name "
+                f"no source: worth a look, not gated",
+                "; ".join(
+                    f"{fu.sha[:12]} ({fu.why.partition(' (')[2].rstrip(')') or fu.why}) "
+                    f"after {fu.unit[0][:12]}: {fu.subject}"
+                    for fu in ranked[:WORTH_A_LOOK]
+                )
+                + (
+                    f"; … {len(ranked) - WORTH_A_LOOK} more in the table"
+                    if len(ranked) > WORTH_A_LOOK
+                    else ""
+                ),
+                key="worth-a-look:" + ",".join(sorted(f.sha for f in ranked)),
             )
         )
     return out
@@ -762,6 +867,7 @@ def _section(
     source_branch: str | None,
     followups: Sequence[FollowUp] = (),
     source_name: str = "the source branch",
+    release_paths: Sequence[re.Pattern[str]] = (),
 ) -> Section:
     counts = Counter(r.status for r in results)
     summary = f"{len(results)} pick(s): " + (
@@ -861,7 +967,7 @@ def _section(
         "were committed within a year of the pick",
         "end state: which commit introduced a line (lines are classed by content, in file order)",
         "follow-ups found only by content (a change to the source's lines within 30 days) are a "
-        "heuristic: a refactor that rewrites those lines is listed too",
+        "heuristic, listed as info (worth a look): a refactor that rewrites those lines is listed too",
     ]
     if merges:
         not_verified.append("merge commits inside the range (listed, not compared)")
@@ -900,13 +1006,21 @@ def _section(
             f"Follow-ups on {source_name} not picked",
             ["source", "follow-up", "subject", "why", "files", "severity"],
             [
-                [Sha(f.unit[0]), Sha(f.sha), f.subject, f.why, ", ".join(f.paths), f.severity]
-                for f in followups
+                [
+                    Sha(f.unit[0]),
+                    Sha(f.sha),
+                    f.subject,
+                    f.why,
+                    bounded(f.paths),
+                    f.severity if f.named else "info (worth a look)",
+                ]
+                for f in [*(f for f in followups if f.named), *worth_a_look(followups)]
             ],
-            legend="later commits on the source branch that fix a source: Fixes: trailer, revert, "
-            "follow-up to #N, the same PR number, or (within 30 days) a change to lines the "
-            "source added; ones a pick carries (≥ 0.80 of their lines) are left out. P1 when "
-            "they touch non-test files the pick carries",
+            legend="later commits on the source branch that name a source: Fixes: trailer, "
+            "revert, follow-up to #N, the same PR number or the same Fixes #N issue (P1 when "
+            "they touch non-test files the pick carries); then, ranked, candidates that only "
+            "change (within 30 days) lines the source added (info: worth a look); ones a pick "
+            "carries (≥ 0.80 of their lines) are left out",
             control=f"{len(history)} source commit(s) after the fork point searched; a pick's own "
             "source never lists itself",
         )
@@ -944,12 +1058,16 @@ def _section(
             None,
         )
     )
+    findings = _findings(
+        results, merges, {c.sha for c in history}, missing, followups, release_paths
+    )
+    _weigh(tables, results, findings)
     section = Section(
         SECTION_ID,
         "Cherry-pick fidelity",
         summary,
         tables,
-        _findings(results, merges, {c.sha for c in history}, missing, followups),
+        findings,
         controls,
         not_verified,
         details,

@@ -449,10 +449,17 @@ class SourceFinder:
 
     def _by_subject(self, found: dict[str, str]) -> dict[str, tuple[float, str]]:
         """The commits ``_subject_named`` found, with their similarity, where that is at least
-        SIMILARITY_MIN."""
+        SIMILARITY_MIN, or where they share at least CONFIRM_OVERLAP of the smaller side's lines
+        (the subject names it, as a PR number would: a pick that squashed it with another commit,
+        or carries part of it)."""
         self.store.ensure_lines(sorted(set(found.values())))
-        scored = {p: (dice(self.store.keys(p), self.store.keys(c)), c) for p, c in found.items()}
-        return {p: sc for p, sc in scored.items() if sc[0] >= SIMILARITY_MIN}
+        out: dict[str, tuple[float, str]] = {}
+        for p, c in found.items():
+            pk, ck = self.store.keys(p), self.store.keys(c)
+            sc = dice(pk, ck)
+            if sc >= SIMILARITY_MIN or overlap(pk, ck) >= CONFIRM_OVERLAP:
+                out[p] = (sc, c)
+        return out
 
     def _similar(
         self,
@@ -559,7 +566,8 @@ class SourceFinder:
                 d = dice(self.store.keys(p), self.store.keys(merges[p]))
                 if d > sc[0][0]:
                     sc.insert(0, (d, merges[p]))
-            if sc and sc[0][0] >= SIMILARITY_MIN:
+            named = p in subject and sc[0][1] == subject[p][1]  # the subject's commit, kept
+            if sc and (sc[0][0] >= SIMILARITY_MIN or named):
                 via = "subject" if p in subject else "similarity"
                 out[p] = Resolution([sc[0][1]], via, round(sc[0][0], 3))
             elif sc and sc[0][0] >= _MENTION:

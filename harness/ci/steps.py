@@ -12,6 +12,7 @@ import json
 import os
 import re
 import sys
+import tempfile
 import zipfile
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -98,7 +99,12 @@ def _notice(kind: str, text: str) -> None:
 
 
 def output_dir() -> Path:
-    return Path(_env("INPUT_OUTPUT_DIR") or "harness-report")
+    """The report folder: the input, else ``$RUNNER_TEMP/harness-report`` (outside the checkout:
+    harness never writes into the repository's work tree)."""
+    given = _env("INPUT_OUTPUT_DIR")
+    if given:
+        return Path(given)
+    return Path(_env("RUNNER_TEMP") or tempfile.gettempdir()) / "harness-report"
 
 
 def default_branch(event: dict[str, Any], workspace: Path) -> str:
@@ -195,7 +201,7 @@ def prepare() -> int:
     for name in _REPORT_FILES:  # a persistent workspace keeps no earlier round's report
         (out / name).unlink(missing_ok=True)
     if st.code is None and _env("INPUT_PREVIOUS", "auto") != "off":
-        st.previous = _previous(st, Path(_env("RUNNER_TEMP") or out.parent) / "harness-previous")
+        st.previous = _previous(st, out.parent / "harness-previous")
     st.save(out)
     _output(
         source=st.source,

@@ -164,6 +164,11 @@ def run(
     )
 
 
+def report_dir(got: ActionRun) -> Path:
+    """The report folder the action used (its prepare step says; outside the checkout)."""
+    return Path(got.step("prepare").outputs["output_dir"])
+
+
 def marker_comments(gh: StandInGitHub, pr: int) -> list[dict[str, Any]]:
     return [c for c in gh.comments.get(pr, []) if c["body"].startswith(MARKER)]
 
@@ -195,13 +200,13 @@ def test_blocked_then_fixed_round_with_one_sticky_comment(project: Project, tmp_
         ws = checkout(project, tmp_path / "r1" / "ws", project.shas["backport/partial"])
         first = run(gh, ws, with_, pr_event(project, 7, "backport/partial"), run_id=101)
         assert first.step("gate").code == 1, first.step("compare").log
-        doc = json.loads((ws / "harness-report" / "report.json").read_text())
+        doc = json.loads((report_dir(first) / "report.json").read_text())
         assert f"--source origin/{project.default}" in doc["command"]
         assert doc["verdict"].startswith("BLOCKED")
         assert "BLOCKED" in first.summary and "Guard empty input" in first.summary
         (posted,) = marker_comments(gh, 7)
         assert "BLOCKED" in posted["body"] and "harness exit 1 (blocked)" in posted["body"]
-        comment_md = (ws / "harness-report" / "comment.md").read_text()
+        comment_md = (report_dir(first) / "comment.md").read_text()
         assert comment_md.removeprefix(MARKER).strip() in posted["body"]
         files = artifact_files(gh, "harness-report-pr-7")
         assert {"report.json", "report.md", "report.html", "comment.md", STATE} <= set(files)
@@ -227,7 +232,7 @@ def test_blocked_then_fixed_round_with_one_sticky_comment(project: Project, tmp_
         assert len(gh.comments[7]) == 4 and len(gh.posted("PATCH")) == 2
         storage = [r for r in gh.requests if r.path.startswith("/_storage/")]
         assert storage and not storage[0].authorized  # the token is not sent past the redirect
-        doc2 = json.loads((ws2 / "harness-report" / "report.json").read_text())
+        doc2 = json.loads((report_dir(second) / "report.json").read_text())
         assert "--previous" in doc2["command"]
         ledger = json.dumps([s for s in doc2["sections"] if s["id"] == "ledger"])
         assert "resolved" in ledger
@@ -317,7 +322,7 @@ def test_outside_a_pull_request_the_source_is_origin_head(project: Project, tmp_
             event_name="push",
         )
         assert got.step("gate").code == 0, got.step("compare").log
-        doc = json.loads((ws / "harness-report" / "report.json").read_text())
+        doc = json.loads((report_dir(got) / "report.json").read_text())
         assert f"--source origin/{project.default}" in doc["command"]
         assert not gh.posted("POST") and "harness-report-origin-backport-good" in [
             a["name"] for a in gh.artifacts
@@ -338,7 +343,7 @@ def test_outside_a_pull_request_the_source_is_origin_head(project: Project, tmp_
             event_name="push",
         )
         assert more.step("gate").code == 1, more.step("compare").log
-        doc = json.loads((ws / "harness-report" / "report.json").read_text())
+        doc = json.loads((report_dir(more) / "report.json").read_text())
         assert "--source-branch origin/pr/10" in doc["command"]
         kinds = [f["kind"] for s in doc["sections"] for f in s["findings"]]
         assert "missing-commit" in kinds and "count: say why" in more.summary
@@ -362,6 +367,8 @@ def test_other_ci_snippet(project: Project, tmp_path: Path) -> None:
     ws = git.Repo.clone_from(str(project.origin), str(tmp_path / "ws"))
     ws.git.checkout("-q", "--detach", project.shas["backport/partial"])
     env = dict(os.environ, TARGET_BRANCH="release/1.0", DEFAULT_BRANCH=project.default)
+    env["TMPDIR"] = str(tmp_path / "tmp")
+    (tmp_path / "tmp").mkdir()
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
     proc = process.run(
         ["bash", "-eo", "pipefail", "-c", script],
@@ -373,7 +380,8 @@ def test_other_ci_snippet(project: Project, tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert "harness exit 1" in proc.stdout
-    assert (tmp_path / "ws" / "harness-report" / "comment.md").read_text().startswith(MARKER)
+    assert (tmp_path / "tmp" / "harness-report" / "comment.md").read_text().startswith(MARKER)
+    assert not (tmp_path / "ws" / "harness-report").exists()
 
 
 def test_the_forks_handed_state_is_data_not_trusted() -> None:

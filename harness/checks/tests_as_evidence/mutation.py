@@ -144,6 +144,18 @@ def mutation_from_mapping(item: Any, where: str = "") -> Mutation:
     return Mutation(name.strip(), edits, expect)
 
 
+def check_commits(repo: GitRepo, mutations: Sequence[Mutation]) -> None:
+    """Resolve every apply-commit edit's commit before any work (test collection runs repository
+    code): an unknown one fails at the line and key that named it."""
+    for m in mutations:
+        for e in m.edits:
+            if e.kind == "apply-commit":
+                try:
+                    repo.resolve(e.commit or "")
+                except UsageError as exc:
+                    raise UsageError(f"{e.where}apply-commit: {exc}") from None
+
+
 def gap_mutations(repo: GitRepo, commits: Sequence[str]) -> list[Mutation]:
     """One apply-commit mutation per gap commit (resolved, so a bad ref is a usage error up front)."""
     result = []
