@@ -258,23 +258,11 @@ class _ReleasePicks:
 
 def picks_with_sources(repo: GitRepo, source: str, tip: str, fork: str) -> _ReleasePicks:
     """Each pick of ``source..tip`` with its source commits and fidelity status, from fidelity's
-    own source finding (``fidelity._compare``) without end states (adapter: fidelity has no public
-    entry point that returns per-pick sources without computing the whole section)."""
-    from harness.checks.fidelity import _compare
-    from harness.checks.fidelity_endstate import EndStateJobs, Row
+    own source finding (``picks_and_sources``: no end states, units or follow-ups). ``fork`` is
+    the release's fork point (fidelity finds the same one)."""
+    from harness.checks.fidelity import picks_and_sources
 
-    class _NoEndStates(EndStateJobs):
-        def picks(self, patches: dict[str, list[FilePatch]]) -> None:
-            self.lines = {}
-
-        def add(self, rows: Sequence[Row]) -> None:
-            return None
-
-        def finish(self, rows: Sequence[Row], patches: dict[str, list[FilePatch]]) -> None:
-            return None
-
-    compared = _compare(repo, source, tip, source, None, fork, _NoEndStates(repo, fork, tip))
-    results = compared[1]  # (merges, picks, store, history, paths, …): the picks
+    results = picks_and_sources(repo, source, tip, source)
     from harness.checks.fidelity_source import strip_numbers
 
     out = _ReleasePicks(count=len(results))

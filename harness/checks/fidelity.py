@@ -25,7 +25,14 @@ from harness.checks.fidelity_compare import (
     is_release_path,
     pick_status,
 )
-from harness.checks.fidelity_endstate import EndState, EndStateJobs, Row, end_states, file_paths
+from harness.checks.fidelity_endstate import (
+    EndState,
+    EndStateJobs,
+    NoEndStates,
+    Row,
+    end_states,
+    file_paths,
+)
 from harness.checks.fidelity_followups import (
     GREP,
     WORTH_A_LOOK,
@@ -369,6 +376,14 @@ def _later_copies(
             r.copy_of = r.commit.sha
         elif srcs[0] in copies:
             r.copy_of = copies[srcs[0]]
+
+
+def picks_and_sources(repo: GitRepo, base: str, head: str, source: str) -> list[PickResult]:
+    """Each pick of base..head (resolved shas) with its sources and status: fidelity's own source
+    finding, without end states, units or follow-ups (the backports matrix joins these per
+    release)."""
+    fork = fork_point(repo, base, head)
+    return _compare(repo, base, head, source, None, fork, NoEndStates(repo, fork, head))[1]
 
 
 def fidelity_section(

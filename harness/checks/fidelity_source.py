@@ -566,8 +566,8 @@ class SourceFinder:
                 d = dice(self.store.keys(p), self.store.keys(merges[p]))
                 if d > sc[0][0]:
                     sc.insert(0, (d, merges[p]))
-            named = p in subject and sc[0][1] == subject[p][1]  # the subject's commit, kept
-            if sc and (sc[0][0] >= SIMILARITY_MIN or named):
+            by_name = bool(sc) and p in subject and sc[0][1] == subject[p][1]  # kept as named
+            if sc and (sc[0][0] >= SIMILARITY_MIN or by_name):
                 via = "subject" if p in subject else "similarity"
                 out[p] = Resolution([sc[0][1]], via, round(sc[0][0], 3))
             elif sc and sc[0][0] >= _MENTION:
