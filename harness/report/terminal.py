@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.markup import escape as _escape
 from rich.table import Table as RichTable
 
+from harness.report.fit import fit
 from harness.report.model import Cell, Code, Finding, Report, Section, Sha, Table, open_findings
 from harness.report.printable import printable
 from harness.report.safe import shown
@@ -31,21 +32,20 @@ def _cell(c: Cell) -> str:
     return escape(str(c))
 
 
-def _table(t: Table) -> RichTable:
+def _table(t: Table, width: int = 120) -> RichTable:
+    shown_cols = fit(t, width)  # the columns that fit without breaking words (report/fit.py)
+    legend = " · ".join(x for x in (t.legend, f"Control: {t.control}" if t.control else "") if x)
     rt = RichTable(
         title=escape(t.title) if t.title else None,
         title_justify="left",
         show_lines=False,
-        caption=escape(
-            " · ".join(x for x in (t.legend, f"Control: {t.control}" if t.control else "") if x)
-        )
-        or None,
+        caption=escape("\n".join(x for x in (legend, shown_cols.note) if x)) or None,
         caption_justify="left",
     )
-    for col in t.columns:
-        rt.add_column(escape(col), overflow="fold")
+    for i, w in zip(shown_cols.columns, shown_cols.widths, strict=True):
+        rt.add_column(escape(t.columns[i]), overflow="fold", width=w)
     for row in t.rows:
-        rt.add_row(*(_cell(c) for c in row))
+        rt.add_row(*(_cell(row[i]) if i < len(row) else "" for i in shown_cols.columns))
     return rt
 
 
@@ -118,7 +118,7 @@ def _full_section(console: Console, s: Section) -> None:
     if s.summary:
         console.print(escape(s.summary))
     for t in s.tables:
-        console.print(_table(t))
+        console.print(_table(t, console.width))
     for f in s.findings:
         _finding(console, f)
     for c in s.controls:
