@@ -183,11 +183,8 @@ _PLAIN_TAGS = frozenset(
 )
 
 
-def tag_problem(root: Node | None) -> tuple[str, int] | None:
-    """The first explicit tag that ``yaml.safe_load`` would not build as plain data
-    (``!!python/object/apply:os.system``, ``!custom``), with its 1-based line; else None. A file
-    the person running the harness wrote (scenario, policy, mutations) is refused for it: the
-    tag would otherwise be dropped silently and the text used as a string."""
+def _nodes(root: Node | None) -> Iterator[Node]:
+    """Every node under ``root`` once (an alias is one node met twice), in document order."""
     seen: set[int] = set()
     stack = [root] if root is not None else []
     while stack:
@@ -195,35 +192,35 @@ def tag_problem(root: Node | None) -> tuple[str, int] | None:
         if id(node) in seen:
             continue
         seen.add(id(node))
-        if node.tag not in _PLAIN_TAGS:
-            return f"tag {node.tag!r} is not allowed (plain YAML data only)", line_of(node)
+        yield node
         if isinstance(node, SequenceNode):
             stack.extend(reversed(node.value))
         elif isinstance(node, MappingNode):
             stack.extend(n for pair in reversed(node.value) for n in reversed(pair))
+
+
+def tag_problem(root: Node | None) -> tuple[str, int] | None:
+    """The first explicit tag that ``yaml.safe_load`` would not build as plain data
+    (``!!python/object/apply:os.system``, ``!custom``), with its 1-based line; else None. A file
+    the person running the harness wrote (scenario, policy, mutations) is refused for it: the
+    tag would otherwise be dropped silently and the text used as a string."""
+    for node in _nodes(root):
+        if node.tag not in _PLAIN_TAGS:
+            return f"tag {node.tag!r} is not allowed (plain YAML data only)", line_of(node)
     return None
 
 
 def duplicate_problem(root: Node | None) -> tuple[str, int] | None:
     """The first mapping key written twice in one mapping (``yaml.safe_load`` keeps the last one
     silently), with the line of its second use; else None."""
-    seen: set[int] = set()
-    stack = [root] if root is not None else []
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
+    for node in _nodes(root):
         if isinstance(node, MappingNode):
             keys: set[str] = set()
-            for knode, vnode in node.value:
+            for knode, _ in node.value:
                 if isinstance(knode, ScalarNode) and knode.tag != "tag:yaml.org,2002:merge":
                     if knode.value in keys:
                         return f"duplicate key {knode.value!r}", line_of(knode)
                     keys.add(knode.value)
-                stack.extend((knode, vnode))
-        elif isinstance(node, SequenceNode):
-            stack.extend(node.value)
     return None
 
 
