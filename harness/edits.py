@@ -210,6 +210,17 @@ def _blob(repo: GitRepo, p: Path) -> str | None:
     return blob_sha(repo, p.read_bytes()) if p.is_file() else None
 
 
+def resolve_commits(repo: GitRepo, edits: list[Edit]) -> None:
+    """Resolve every apply-commit edit's commit before any work (test collection runs repository
+    code): an unknown one fails at the line and key that named it."""
+    for e in edits:
+        if e.kind == "apply-commit":
+            try:
+                repo.resolve(e.commit or "")
+            except UsageError as exc:
+                raise UsageError(f"{e.where}apply-commit: {exc}") from None
+
+
 def apply_edits(repo: GitRepo, tree_dir: Path, edits: list[Edit]) -> list[EditProof]:
     """Apply ``edits`` in order inside ``tree_dir``; one proof per edited file per edit."""
     tree_dir = Path(tree_dir)

@@ -21,7 +21,7 @@ import yaml
 
 from harness import yamlpath
 from harness.columns import Column
-from harness.edits import Edit, edit_from_mapping
+from harness.edits import Edit, edit_from_mapping, resolve_commits
 from harness.errors import UsageError
 from harness.report.model import Severity
 
@@ -315,12 +315,7 @@ class Scenario:
                 repo.resolve(col.ref or "")
             except UsageError as exc:
                 raise where.error(str(exc)) if where else exc from None
-            for e in col.edits:
-                if e.kind == "apply-commit":
-                    try:
-                        repo.resolve(e.commit or "")
-                    except UsageError as exc:
-                        raise UsageError(f"{e.where}apply-commit: {exc}") from None
+            resolve_commits(repo, col.edits)
 
 
 def row_label(row: Row) -> str:
