@@ -5,7 +5,8 @@
 Computed with git alone, independently of harness, for every history shape:
 
 - picks: `rev-list --no-merges HEAD ^BASE`, less what a merge on HEAD's first-parent line whose
-  second parent is on SOURCE's first-parent line brought in (`rev-list M^2 ^M^1`: main merged back);
+  second parent is on SOURCE's first-parent line brought in (`rev-list M^2 ^M^1`: main merged back),
+  or one that changed nothing (`git diff --quiet M^1 M`: an old branch joined with `-s ours`);
   a release merged forward into SOURCE keeps its picks;
 - candidate sources: `rev-list SOURCE ^fork`, less the picks and less what a merge of the release
   into SOURCE brought (a merge whose second parent `merge-base --is-ancestor` HEAD), and that merge;
@@ -14,7 +15,8 @@ Computed with git alone, independently of harness, for every history shape:
   message names; the candidate with the same `git patch-id --stable` (merges by their first-parent
   diff; ± lines only, whitespace ignored); the one candidate whose subject carries the pick's last
   PR number ("(#N)", "Merge pull request #N", a `backport-of-pr-N` branch, a "Backport PR #N"
-  line); the one candidate with the pick's author, author date and subject.
+  line); the one candidate with the pick's subject (leading `[tags]` and `(#N)` aside); the one
+  candidate with the pick's author, author date and subject.
 - truth status: "identical" when the patch ids agree, "differs" when they do not; without a
   source, "forward-merged" when the pick is an ancestor of SOURCE, else "none".
 
@@ -94,8 +96,10 @@ def main() -> int:
         .splitlines()
     ):
         m, p1, *others = line.split()
+        # A merge that changed nothing (`git diff --quiet M^1 M`: "-s ours") brought history only.
+        ours = subprocess.run(["git", "--git-dir", r, "diff", "--quiet", p1, m]).returncode == 0
         for p2 in others:
-            if p2 in src_line:
+            if p2 in src_line or ours:
                 merged_back |= set(git(r, "rev-list", p2, f"^{p1}").decode().split())
     picks = [c for c in every if c not in merged_back]
     fork = git(r, "merge-base", a.source, head).decode().strip()
@@ -142,12 +146,21 @@ def main() -> int:
         c, key = line.split(" ", 1)
         if c in candidates:
             by_author.setdefault(key, []).append(c)
+
+    def bare(subject: str) -> str:
+        subject = re.sub(r"^\s*(\[[^\]]*\]\s*)+", "", subject)
+        return " ".join(re.sub(r"\(#\d+\)", "", subject).split()).lower()
+
+    by_subject: dict[str, list[str]] = {}
+    for c, subj in subjects.items():
+        if subj and not subjects[c].startswith("Merge "):
+            by_subject.setdefault(bare(subj), []).append(c)
     by_pr: dict[str, list[str]] = {}
     for c, s in subjects.items():
         for n in re.findall(r"\(#(\d+)\)\s*$|^Merge pull request #(\d+)", s):
             by_pr.setdefault(n[0] or n[1], []).append(c)
     origin_re = re.compile(
-        r"\(cherry picked from commit ([0-9a-f]{7,64})\)|\[PR #\d+/([0-9a-f]{7,64}) backport\]"
+        r"\(cherry picked from commit ([0-9a-f]{7,64})\)|\[?PR #\d+/([0-9a-f]{7,64}) backport\]"
         r"|Backport of ([0-9a-f]{7,64})"
     )
 
@@ -202,6 +215,10 @@ def main() -> int:
                 if len(by_pr.get(n, [])) == 1:
                     truth, how = origin(by_pr[n][0]), "pr-number"
                     break
+        if truth is None:  # the one candidate with the same subject, [tags] and (#N) aside
+            same = by_subject.get(bare(subj), [])
+            if len(same) == 1:
+                truth, how = same[0], "subject"
         if truth is None:
             same = by_author.get(git(r, "log", "-1", "--format=%ae %at %s", p).decode().strip(), [])
             if len(same) == 1:

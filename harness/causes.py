@@ -1,24 +1,44 @@
-"""Root causes: open findings that stem from the same missing commit, file or control, with one action each.
+"""Root causes: open findings that stem from one commit or are of one kind, with one action each.
 
-Computed once, before rendering (renderers only lay ``Report.causes`` out). Each open finding gets
-*anchors* read from its key and its section's data — ``commit:<sha>`` (a commit the pick lacks, a
-gap, a control's apply-commit), ``file:<path>`` (a file a pick got wrong, a missing commit touched,
-or a control edits), ``control:<probe>/<column>`` and ``edit:<what it does>`` — and findings
-sharing an anchor join one cause.
-Findings without anchors are grouped by kind. Finding ids are untouched: the ledger tracks each one.
+Computed once, before rendering (renderers only lay ``Report.causes`` out): the verdict layer's
+causes and actions are decided here, from each finding's kind and key and its section's data, never
+from rendered text. Each open finding gets *anchors*: ``commit:<sha>`` (a commit the pick lacks, a
+gap, a control's apply-commit), ``lacks:<pick>`` (the pick that lacks the PR-branch commits),
+``pick:<sha>`` (the pick a finding is about), ``control:<probe>/<column>`` and
+``missing-file:<path>`` (a file a missing commit changes, which a control edits: the control re-does
+that commit); findings sharing an anchor join one cause. A pick's files are no anchor: two picks (a
+superset and a subset) that touch one file are two stories. Findings without anchors are grouped by kind.
+
+A cause is titled by a finding of its own severity; its action names the commits (short SHAs) and
+is safe: no "re-pick it" for a pick without a source or an intended adaptation, never "make HEAD
+like a control" that the probe expected HEAD to differ from (that control puts the bug back).
+Titles and actions list at most ``model.BOUND`` items. Finding ids are untouched: the ledger tracks each.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from dataclasses import dataclass
 from typing import Any
 
-from harness.report.model import SEVERITY_RANK, Cause, Finding, Report, Section, open_findings
+from harness.report.model import (
+    SEVERITY_RANK,
+    Cause,
+    Finding,
+    Report,
+    Section,
+    bounded,
+    open_findings,
+)
 
-_EXPECT_KEY = re.compile(r"^(?P<probe>.+?):(?P<col>\S+) same as (?P<other>\S+)$")
+_EXPECT_KEY = re.compile(
+    r"^(?P<probe>.+?):(?P<col>\S+) (?P<rel>same as|differs from) (?P<other>\S+)$"
+)
+_SHA = re.compile(r"\b[0-9a-f]{10,40}\b")
+_TEXT = 200  # characters of a title or action before "…"
 
-# kind → (title, action) for findings without anchors; {shas} lists the short shas the findings name.
+# kind → (title, action) for findings grouped by kind; {shas} lists the commits they name.
 _BY_KIND: dict[str, tuple[str, str]] = {
     "shape-signoff": (
         "Signed-off-by does not match the author",
@@ -34,8 +54,8 @@ _BY_KIND: dict[str, tuple[str, str]] = {
     ),
     "gap-not-pinned": ("no test pins a gap", "add a test that fails without {shas}"),
     "follow-up-not-picked": (
-        "later fixes of a picked source were not picked",
-        "cherry-pick -x the follow-up commits listed, or say in the PR why this release does not need them",
+        "later fixes that name a picked source were not picked",
+        "cherry-pick -x {shas} onto {head}, or say in the PR why this release does not need {them}",
     ),
     "liveness-failed": (
         "the liveness control was not killed",
@@ -47,7 +67,11 @@ _BY_KIND: dict[str, tuple[str, str]] = {
     ),
     "drift-conflict": (
         "the trial merge conflicts",
-        "rebase HEAD onto BASE and resolve the conflicts",
+        "rebase {head} onto BASE and resolve the conflicts",
+    ),
+    "conflict-markers": (
+        "a pick commits conflict markers",
+        "remove the conflict markers that {shas} commit, then re-run",
     ),
     "harness-error": (
         "a section crashed inside the harness",
@@ -60,6 +84,11 @@ def _short(sha: str) -> str:
     return sha[:8]
 
 
+def _clip(text: str) -> str:
+    text = re.sub(r"\s+", " ", text).strip()
+    return text if len(text) <= _TEXT else text[: _TEXT - 1].rstrip() + "…"
+
+
 def _control_name(probe_col: str) -> str:
     probe, _, col = probe_col.rpartition("/")
     return f"{col} (probe {probe})" if probe else col
@@ -69,44 +98,53 @@ def _section_of(report: Report) -> dict[str, Section]:
     return {f.id: s for s in report.sections for f in s.findings}
 
 
+def _fidelity(report: Report) -> dict[str, Any]:
+    return next((s.data for s in report.sections if s.id == "fidelity"), {})
+
+
 def _missing(report: Report) -> list[dict[str, Any]]:
     """The fidelity section's commits missing from the pick, in history order."""
-    return [
-        c for s in report.sections if s.id == "fidelity" for c in s.data.get("missing_commits", [])
-    ]
+    return list(_fidelity(report).get("missing_commits", []))
+
+
+def _pick_of(f: Finding) -> str | None:
+    if f.kind.startswith("pick-") or f.kind == "end-state-introduced":
+        return f.key.partition(":")[0]
+    return None
 
 
 def anchors(f: Finding, section: Section | None, missing: dict[str, dict[str, Any]]) -> list[str]:
-    """What a finding is about: commits, files and controls (empty when it names none)."""
+    """What a finding is about: commits, the pick, controls (empty when it names none)."""
     data = section.data if section is not None else {}
     out: list[str] = []
+    pick = _pick_of(f)
+    missing_paths = {x["path"] for c in missing.values() for x in c.get("files", [])}
     if f.kind == "missing-commit":
-        sha = f.key.rpartition(":")[2]
+        lacking, _, sha = f.key.rpartition(":")
         out.append(f"commit:{sha}")
-        out += [f"file:{x['path']}" for x in missing.get(sha, {}).get("files", [])]
-    elif f.kind.startswith("pick-") or f.kind == "end-state-introduced":
-        pick = f.key.partition(":")[0]
-        for p in data.get("picks", []):
-            if p.get("pick") == pick:
-                if f.kind == "end-state-introduced":
-                    out += [
-                        f"file:{e['path']}"
-                        for e in p.get("end_state", [])
-                        if e.get("status") in ("introduced", "binary-differs")
-                    ]
-                else:
-                    out += [f"file:{x['path']}" for x in p.get("files", []) if not x.get("same")]
+        if lacking:
+            out.append(f"lacks:{lacking}")
+        out += [f"missing-file:{x['path']}" for x in missing.get(sha, {}).get("files", [])]
+    elif pick is not None:
+        out.append(f"pick:{pick}")
+        if missing and data.get("source_branch_pick") == pick:
+            out.append(f"lacks:{pick}")  # the PR-branch commits this pick lacks
     elif f.kind == "gap-not-pinned":
         out.append(f"commit:{f.key.partition(':')[0]}")
-    elif f.kind == "probe-expectation":
+    elif f.kind in ("probe-expectation", "probe-control-broken"):
         m = _EXPECT_KEY.match(f.key)
-        names = {m["col"], m["other"]} if m else set()
+        if f.kind == "probe-control-broken":
+            names = {f.key.split(":")[-2]}
+        else:
+            names = {m["col"], m["other"]} if m else set()
         for col in data.get("columns", []):
             if col.get("role") == "control" and (not names or col.get("name") in names):
                 out.append(f"control:{data.get('probe', '')}/{col['name']}")
-                out += [f"file:{p}" for p in col.get("edit_paths", [])]
                 out += [f"commit:{c}" for c in col.get("edit_commits", [])]
-                out += [f"edit:{e}" for e in col.get("edits", [])]
+                # A control that edits what a missing commit changes re-does that commit.
+                out += [
+                    f"missing-file:{p}" for p in col.get("edit_paths", []) if p in missing_paths
+                ]
     return out
 
 
@@ -148,74 +186,153 @@ def group(report: Report, head: str = "HEAD") -> list[Cause]:
     members: dict[str, list[Finding]] = {}
     for f in live:
         members.setdefault(groups.find(f.id), []).append(f)
-    causes = [
-        _cause(fs, [a for f in fs for a in found[f.id]], missing_list, head)
-        for fs in members.values()
-    ]
+    ctx = _Context(head, missing_list, _picks(report), sections)
+    causes = [_cause(fs, [a for f in fs for a in found[f.id]], ctx) for fs in members.values()]
     return sorted(
         causes, key=lambda c: -SEVERITY_RANK[c.severity]
     )  # stable: first appearance within a severity
 
 
-def _cause(
-    fs: list[Finding], anchor_list: list[str], missing: list[dict[str, Any]], head: str
-) -> Cause:
+def _picks(report: Report) -> dict[str, dict[str, Any]]:
+    return {p["pick"]: p for p in _fidelity(report).get("picks", []) if "pick" in p}
+
+
+@dataclass
+class _Context:
+    head: str
+    missing: list[dict[str, Any]]
+    picks: dict[str, dict[str, Any]]
+    sections: dict[str, Section]
+
+
+def _shas_of(fs: list[Finding]) -> str:
+    """The commits a kind-group's findings are about (a follow-up's own sha, not its source's)."""
+    shas: list[str] = []
+    for f in fs:
+        if f.kind == "follow-up-not-picked":
+            shas.append(f.key.rpartition(":")[2][:8])
+        elif f.kind == "conflict-markers":
+            shas += [m.group(0)[:8] for m in _SHA.finditer(f.key)][:1]
+        else:
+            shas += [m.group(0)[:8] for m in _SHA.finditer(f.key + " " + f.title)]
+    return bounded(list(dict.fromkeys(shas)), sep=" ")
+
+
+def _pick_action(lead: Finding, pick: str, ctx: _Context) -> str:
+    """What to do about one pick, by the kind of its most severe finding: never "re-pick" a pick
+    that has no source or whose difference may be an intended adaptation."""
+    p = ctx.picks.get(pick, {})
+    src = p.get("source") or ""
+    of = f" {_short(src)}" if src else ""
+    differ = [x["path"] for x in p.get("files", []) if not x.get("same")]
+    lacking = [x["path"] for x in p.get("files", []) if x.get("only_in_source")] or differ
+    files = f" ({bounded(differ)})" if differ else ""
+    if lead.kind == "pick-subset" and lead.severity == "P1":
+        return (
+            f"add to {_short(pick)} the lines of its source{of} it lacks ({bounded(lacking)}), "
+            f"or say in its commit message why {ctx.head} must not have them"
+        )
+    if lead.kind in ("pick-adapted", "pick-superset", "pick-subset"):
+        return (
+            f"review {_short(pick)} against its source{of}{files}; if the difference is an "
+            "intended adaptation, say so in its commit message (or waive the finding by id)"
+        )
+    if lead.kind == "pick-no-source":
+        return (
+            f"name the source of {_short(pick)} (cherry-pick -x), or say in its commit message "
+            f"that it is made for {ctx.head} only"
+        )
+    if lead.kind == "end-state-introduced":
+        return (
+            f"check the lines at {ctx.head} that neither {_short(pick)}'s source{of} nor another "
+            f"pick wrote{files}"
+        )
+    return f"review {_short(pick)}{files}"
+
+
+def _control_action(
+    fs: list[Finding], controls: list[str], commits: list[str], ctx: _Context
+) -> str:
+    """Never "make HEAD like the control" unless the probe expected HEAD to be the same as it."""
+    lead = fs[0]
+    if lead.kind == "probe-control-broken":
+        return (
+            f"fix the edit of control {', '.join(controls)} in the scenario (it does not apply "
+            "to its ref), then re-run: until then the probe table has no control"
+        )
+    m = _EXPECT_KEY.match(lead.key)
+    if m and m["rel"] == "same as" and commits:
+        return f"cherry-pick -x {bounded([_short(c) for c in commits], sep=' ')} onto {ctx.head}, then re-run"
+    if m and m["rel"] == "same as":
+        col = _column(ctx, lead, m["other"]) or {}
+        edits = bounded([re.sub(r"\s+", " ", e) for e in col.get("edits", [])], 3, "; ")
+        return (
+            f"make {ctx.head} behave like control {m['other']}"
+            + (f" (it {edits})" if edits else "")
+            + ", or correct the expectation; then re-run"
+        )
+    if m:  # "differs from": the control is the bug (put back); HEAD must not become it
+        return (
+            f"{m['col']} should differ from control {m['other']} (the code without the fix) and "
+            f"does not: check that {ctx.head} carries the fix and that the probe exercises it"
+        )
+    return "read the probe table against its control, fix the code or the expectation, then re-run"
+
+
+def _column(ctx: _Context, f: Finding, name: str) -> dict[str, Any] | None:
+    section = ctx.sections.get(f.id)
+    for col in section.data.get("columns", []) if section is not None else []:
+        if col.get("name") == name:
+            return dict(col)
+    return None
+
+
+def _cause(fs: list[Finding], anchor_list: list[str], ctx: _Context) -> Cause:
     severity = max((f.severity for f in fs), key=lambda s: SEVERITY_RANK[s])
+    lead = next(f for f in fs if f.severity == severity)  # titled by a finding of its severity
     ids = [f.id for f in fs]
     anchor_set = set(anchor_list)
-    commits = [c for c in missing if f"commit:{c['sha']}" in anchor_set]
+    commits = [c for c in ctx.missing if f"commit:{c['sha']}" in anchor_set]
     controls = sorted(
         {_control_name(a.partition(":")[2]) for a in anchor_set if a.startswith("control:")}
     )
-    files = sorted({a.partition(":")[2] for a in anchor_set if a.startswith("file:")})
+    picks = list(dict.fromkeys(a.partition(":")[2] for a in anchor_list if a.startswith("pick:")))
     if commits:
-        shas = " ".join(_short(c["sha"]) for c in commits)
-        listed = "; ".join(f"{_short(c['sha'])} {c['subject']}" for c in commits)
+        shas = [_short(c["sha"]) for c in commits]
+        listed = bounded([f"{_short(c['sha'])} {c['subject']}" for c in commits], sep="; ")
         title = f"the pick lacks {len(commits)} commit(s) of its source: {listed}"
-        action = f"cherry-pick -x {shas} onto {head}"
-        key = "commits:" + shas
+        action = f"cherry-pick -x {bounded(shas, sep=' ')} onto {ctx.head}"
+        key = "commits:" + " ".join(shas)
     elif controls:
         control_commits = sorted(
             {a.partition(":")[2] for a in anchor_set if a.startswith("commit:")}
         )
-        where = f" ({', '.join(files)})" if files else ""
-        title = f"{head} behaves unlike control {', '.join(controls)}{where}: {fs[0].title}"
-        if control_commits:
-            action = f"cherry-pick -x {' '.join(_short(c) for c in control_commits)} onto {head}"
-        else:
-            edits = "; ".join(
-                dict.fromkeys(
-                    re.sub(r"\s+", " ", a.partition(":")[2])
-                    for a in anchor_list
-                    if a.startswith("edit:")
-                )
-            )
-            action = (
-                f"change {', '.join(files) or 'the code'} on {head} as control "
-                f"{', '.join(controls)} does" + (f" ({edits})" if edits else "") + ", then re-run"
-            )
+        title = f"{lead.title} (control {', '.join(controls)})"
+        action = _control_action(
+            [lead, *(f for f in fs if f is not lead)], controls, control_commits, ctx
+        )
         key = "controls:" + ",".join(controls)
-    elif files:
-        title = f"{fs[0].title} ({', '.join(files)})"
-        action = f"compare {', '.join(files)} with the source and re-pick it, or explain the adaptation in the commit"
-        key = "files:" + ",".join(files)
+    elif picks:
+        title = lead.title + (f" (+{len(fs) - 1} more finding(s) of it)" if len(fs) > 1 else "")
+        action = _pick_action(lead, picks[0], ctx)
+        key = "pick:" + picks[0]
     else:
-        kind = fs[0].kind
-        shas = " ".join(
-            dict.fromkeys(
-                m.group(0)[:8]
-                for f in fs
-                for m in re.finditer(r"\b[0-9a-f]{10,40}\b", f.key + " " + f.title)
-            )
+        kind = lead.kind
+        generic, action = _BY_KIND.get(
+            kind, ("", "fix it, or waive it by id in the policy file (docs/ci.md)")
         )
-        title, action = _BY_KIND.get(
-            kind,
-            (
-                fs[0].title if len(fs) == 1 else f"{len(fs)} {kind} findings",
-                "fix it, or waive it by id in the policy file (docs/ci.md)",
-            ),
+        title = lead.title if len(fs) == 1 or not generic else f"{generic} ({len(fs)})"
+        action = action.format(
+            shas=_shas_of(fs) or "the commits listed",
+            head=ctx.head,
+            them="it" if len(fs) == 1 else "them",
         )
-        action = action.format(shas=shas or "the commits listed")
         key = "kind:" + kind
     digest = hashlib.sha1(key.encode()).hexdigest()[:10]
-    return Cause(id=f"cause-{digest}", severity=severity, title=title, action=action, findings=ids)
+    return Cause(
+        id=f"cause-{digest}",
+        severity=severity,
+        title=_clip(title),
+        action=_clip(action),
+        findings=ids,
+    )

@@ -10,7 +10,7 @@ import threading
 from collections.abc import Sequence
 from typing import NoReturn
 
-from harness import __version__, commands
+from harness import __version__, commands, interrupt
 from harness.errors import EXIT_INTERNAL, EXIT_USAGE, HarnessError, UsageError
 from harness.git import GitError
 
@@ -20,15 +20,29 @@ EXIT_CODES = (
 )
 
 
+WITHOUT_REPOSITORY = frozenset({"demo", "engine"})  # verbs that read no repository of the user's
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # one clear line, exit 2
         sys.stderr.write(f"{self.prog}: error: {message}\n")
         raise SystemExit(EXIT_USAGE)
 
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse measures the verb list two columns short of where it prints it: a verb as long as
+    ``backports`` would wrap onto a line of its own."""
+
+    def add_argument(self, action: argparse.Action) -> None:
+        super().add_argument(action)
+        if isinstance(action, argparse._SubParsersAction):
+            self._action_max_length += 2
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = _Parser(
         prog="harness",
+        formatter_class=_Formatter,
         description="Differential regression and cherry-pick fidelity harness.",
         epilog=EXIT_CODES,
     )
@@ -62,7 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             if threading.current_thread() is threading.main_thread():
                 signal.signal(signal.SIGTERM, _terminate)
-                signal.signal(signal.SIGINT, signal.default_int_handler)
+                interrupt.install()  # a Ctrl-C inside a finalizer is kept, not lost
             return _main(argv)
         finally:
             if as_cli:
@@ -88,6 +102,10 @@ def _main(argv: Sequence[str] | None) -> int:
 
     try:
         validate(args.verb, args)
+        if args.verb not in WITHOUT_REPOSITORY:
+            from harness.git import GitRepo
+
+            workarea.check_outside(GitRepo(args.repo).owns)
         workarea.check_areas()
         return int(args._run(args))
     except UsageError as exc:

@@ -33,6 +33,7 @@ class CompareInputs:
     jobs: int | None = None
     title: str = ""
     no_cache: bool = False  # measure every probe cell afresh, write nothing to the cache
+    release_paths: tuple[str, ...] = ()  # the policy's release-only path patterns (fidelity)
     no_fidelity: bool = False  # run without a source branch: the picks are not judged (said so)
     executor: Any = (
         None  # harness.executors.Executor running probe columns and mutation rows (None: local)

@@ -18,6 +18,9 @@ from harness.errors import UsageError
 from harness.git.apply import apply_patch, blob_sha, commit_diff
 from harness.git.repo import GitRepo
 
+# How a control column whose edit cannot apply reports its cells (probe_table reads it back).
+CONTROL_BROKEN = "control does not apply"
+
 KINDS = ("replace", "move", "patch", "apply-commit")
 _PRIMARY = {"replace": "old", "move": "line", "patch": "diff", "apply-commit": "commit"}
 _FIELDS = {
@@ -114,7 +117,21 @@ def edit_from_mapping(d: dict[str, Any], where: str = "") -> Edit:
         raise UsageError(f"{where}{kind} edit: 'path' (a file in the tree) is required")
     if "path" in d and not isinstance(d["path"], str):
         raise UsageError(f"{where}{kind} edit: 'path' must be a string")
+    if isinstance(d.get("path"), str):
+        _check_rel(d["path"], f"{where}{kind} edit: 'path'")
+    if kind == "patch":
+        for p in _diff_paths(d["diff"]):
+            _check_rel(p, f"{where}patch edit: the diff's path")
     return Edit(kind=kind, where=where, **{k: d.get(k) for k in ("path", *_FIELDS[kind])})
+
+
+def _check_rel(rel: str, what: str) -> None:
+    """A path inside a column's tree, as written in a scenario: relative, no ``..``, no NUL."""
+    parts = rel.replace("\\", "/").split("/")
+    if not rel.strip() or "\0" in rel:
+        raise UsageError(f"{what} {rel!r} is not a path in the tree")
+    if rel.startswith("/") or os.path.isabs(rel) or ".." in parts:
+        raise UsageError(f"{what} {rel!r} lies outside the tree (relative paths without '..' only)")
 
 
 def _safe_path(tree_dir: Path, rel: str, where: str) -> Path:
@@ -191,6 +208,17 @@ def _diff_paths(diff: str) -> list[str]:
 
 def _blob(repo: GitRepo, p: Path) -> str | None:
     return blob_sha(repo, p.read_bytes()) if p.is_file() else None
+
+
+def resolve_commits(repo: GitRepo, edits: list[Edit]) -> None:
+    """Resolve every apply-commit edit's commit before any work (test collection runs repository
+    code): an unknown one fails at the line and key that named it."""
+    for e in edits:
+        if e.kind == "apply-commit":
+            try:
+                repo.resolve(e.commit or "")
+            except UsageError as exc:
+                raise UsageError(f"{e.where}apply-commit: {exc}") from None
 
 
 def apply_edits(repo: GitRepo, tree_dir: Path, edits: list[Edit]) -> list[EditProof]:

@@ -606,10 +606,20 @@ def fidelity_parts(
     source_name: str,
     source_branch: str | None,
     branch_tip: str | None,
+    release_paths: Sequence[str] = (),
 ) -> tuple[Any, ...]:
-    """What a fidelity answer is a function of, besides the stamp: the resolved commits and the
-    names the section shows."""
-    return ("fidelity", base, head, source, source_name, source_branch, branch_tip)
+    """What a fidelity answer is a function of, besides the stamp: the resolved commits, the
+    names the section shows and the policy's release paths."""
+    return (
+        "fidelity",
+        base,
+        head,
+        source,
+        source_name,
+        source_branch,
+        branch_tip,
+        list(release_paths),
+    )
 
 
 def kept_fidelity(index: HistoryIndex, parts: Sequence[Any]) -> Checked[FidelityResult] | None:

@@ -13,6 +13,8 @@ Scenario keys read here (besides the probe keys of harness/scenario.py)::
     mutations: {ref: head, tests: [tests], marker: EXPR, gaps: missing | [commit, ...], setup: [...],
                 edits: [{name: liveness, expect: killed, replace: OLD, new: NEW, path: f.py}, ...]}
     sweep:    {tests: [tests], marker: EXPR}
+    backports: {releases: [release/1.x, release/2.x], candidates: [SHA, "#123"], rule: REGEX,
+                since: REF | YYYY-MM-DD}   # the release matrix against --source (or source:)
 
 Ref names may be scenario column names or base/head/source/source_branch.
 """
@@ -25,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from harness import yamlpath
 from harness.cache import Cache, cached_section, cached_value
 from harness.checks.judgeable import judge_range
 from harness.checks.registry import RANGE_CHECKS, Check, lazy
@@ -52,6 +55,7 @@ _EXTRA_FIELDS = {
     "selection": ("refs", "files", "args", "setup"),
     "mutations": ("ref", "tests", "marker", "gaps", "edits", "setup"),
     "sweep": ("tests", "marker"),
+    "backports": ("releases", "candidates", "rule", "since"),
 }
 
 
@@ -95,14 +99,34 @@ class _Refs:
         return [self.alias[k] for k in ("base", "head", "source") if k in self.alias]
 
 
-def _retarget(scenario: Scenario, inputs: CompareInputs) -> None:
-    """Columns named base/head follow the command line, and so do controls built on them."""
+def _retarget(scenario: Scenario, inputs: CompareInputs) -> list[str]:
+    """Columns named base/head follow the command line, and so do controls built on them; returns
+    what was replaced ("base release/1.0 → main")."""
     old = {c.name: c.ref for c in scenario.columns if c.role == "ref"}
     new = {"base": inputs.base, "head": inputs.head}
     moved = {old[n]: new[n] for n in ("base", "head") if n in old and old[n] != new[n]}
     for c in scenario.columns:
         if c.ref in moved:
             c.ref = moved[c.ref]
+    return [f"{n} {old[n]} → {new[n]}" for n in ("base", "head") if n in old and old[n] != new[n]]
+
+
+def _overridden(scenarios: list[Scenario], inputs: CompareInputs) -> str:
+    """One line saying what the command line replaced in the scenarios (refs, and then the title,
+    which named the scenario's own range), or "" when nothing was."""
+    parts = []
+    for scenario in scenarios:
+        moved = _retarget(scenario, inputs)
+        if moved:
+            parts.append(f"{scenario.path.name}: {', '.join(moved)}")
+    if not parts:
+        return ""
+    titled = next((s for s in scenarios if "title" in s.extra), None)
+    line = "the command line replaced the scenario's refs (" + "; ".join(parts) + ")"
+    if titled is not None and inputs.title == titled.title:
+        inputs.title = ""  # the scenario's title names its own refs: the report's default instead
+        line += f" and its title {titled.title!r}"
+    return line
 
 
 def _first(scenarios: list[Scenario], key: str) -> Value | None:
@@ -120,6 +144,9 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
     source, source_branch, title and lanes come from the first scenario that sets them.
     """
     scenarios = [load_scenario(p, require_probes=False) for p in inputs.scenario_paths]
+    for scenario in scenarios:  # every column's ref and apply-commit, at its line, before any work
+        if scenario.probes:
+            scenario.check_refs(repo)
     for key in ("source", "source_branch"):
         v = _first(scenarios, key)
         if v is not None and not getattr(inputs, key):
@@ -127,8 +154,7 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
     titled = next((s for s in scenarios if "title" in s.extra), None)
     if not inputs.title and titled is not None:
         inputs.title = titled.title
-    for scenario in scenarios:
-        _retarget(scenario, inputs)
+    overridden = _overridden(scenarios, inputs)
     repo.preresolve(
         [inputs.base, inputs.head, inputs.source or "", inputs.source_branch or ""]
         + [c.ref for s in scenarios for c in s.columns]
@@ -151,6 +177,8 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
             refs.ref(c.ref, scenario.column_where.get(c.name))
 
     plan = Plan(header=facts.header())
+    if overridden:
+        plan.header["overridden"] = overridden
     handed = _Handed()
     cached = _GitCache(repo, inputs.no_cache)
     base, head = inputs.base, inputs.head
@@ -159,9 +187,12 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
         def _fidelity() -> Section:
             src, branch = str(inputs.source), inputs.source_branch
             refs = ("fidelity-result", base, head, src, branch)
+            rel = inputs.release_paths
 
             def build() -> Section:
-                checked = fidelity_check(repo, base, head, src, branch, None, cached.index())
+                checked = fidelity_check(
+                    repo, base, head, src, branch, release_paths=rel, index=cached.index()
+                )
                 handed.fidelity = checked.result
                 cached.value(refs, (), lambda: _result_json(checked.result))
                 return checked.section
@@ -173,13 +204,15 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
                     refs,
                     (),
                     lambda: _result_json(
-                        fidelity_check(repo, base, head, src, branch, None, cached.index()).result
+                        fidelity_check(
+                            repo, base, head, src, branch, release_paths=rel, index=cached.index()
+                        ).result
                     ),
                 )
                 return FidelityResult(tuple(raw["picks"]), tuple(raw["missing_commits"]))
 
             handed.fidelity_later = later
-            return cached(("fidelity", base, head, src, branch), (), build)
+            return cached(("fidelity", base, head, src, branch), rel, build)
 
         plan.add("fidelity", "cherry-pick fidelity", _fidelity)
     else:
@@ -188,7 +221,15 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
         plan.add(
             check.id,
             check.title,
-            functools.partial(_cached_section_of, cached, check, repo, base, head),
+            functools.partial(
+                _cached_section_of,
+                cached,
+                check,
+                repo,
+                base,
+                head,
+                inputs.source if check.takes_source else None,
+            ),
         )
 
     for v in [x for group in _all(scenarios, "traces") for x in group.list()]:
@@ -220,6 +261,10 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
             [refs.ref(x.str(), x) for x in f.req("refs").list()] if "refs" in f else refs.defaults()
         )
         path, key = _repo_path(f.req("file")), f.req("key").str()
+        try:
+            yamlpath.parse_keypath(key)  # a bad key path is input: its file:line, before any work
+        except UsageError as exc:
+            raise f.req("key").error(str(exc)) from None
         plan.add(
             "pin",
             f"pin {key}",
@@ -276,6 +321,8 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
         )
     if not _all(scenarios, "selection"):
         plan.skipped.append("test counts per lane (no scenario with 'selection')")
+    for bp_v in _all(scenarios, "backports"):
+        plan.add("backports", "release matrix", _backports_step(repo, refs, bp_v, inputs, cached))
     for scenario in scenarios:
         if scenario.probes:
             plan.add(
@@ -315,8 +362,10 @@ def _cached_section_of(
     repo: GitRepo,
     base: str,
     head: str,
+    source: str | None = None,
 ) -> Section:
-    return cached((check.id, base, head), (), lambda: check.run(repo, base, head).section)
+    refs = (check.id, base, head) + ((source,) if source else ())
+    return cached(refs, (), lambda: check.run(repo, base, head, source).section)
 
 
 def _result_json(result: FidelityResult) -> dict[str, list[str]]:
@@ -446,6 +495,51 @@ def _selection_step(
     return step
 
 
+def _backports_step(
+    repo: GitRepo, refs: _Refs, v: Value, inputs: CompareInputs, cached: _GitCache
+) -> Callable[[], Section]:
+    """The release matrix (harness/checks/backports.py), validated now, run as a section."""
+    from harness.checks.backports import compile_rule, parse_candidates, since_of
+
+    f = v.map(_EXTRA_FIELDS["backports"], required=("releases",))
+    if not inputs.source:
+        raise v.error("backports needs a source branch (--source or the scenario's source:)")
+    source = str(inputs.source)
+    releases = [refs.ref(x.str(), x) for x in f.req("releases").list()]
+    if not releases:
+        raise f.req("releases").error("list at least one release branch")
+    listed = (
+        [(f"{x.file}:{x.line}", x.str()) for x in f.req("candidates").list()]
+        if "candidates" in f
+        else []
+    )
+    candidates = parse_candidates(listed)  # its errors name the scenario's file and line
+    for c in candidates:
+        if c.ref is not None and (c.ref.startswith("-") or repo.try_resolve(c.ref) is None):
+            raise UsageError(f"{c.where}: unknown commit {c.ref!r}")
+    rule_text = f.req("rule").str() if "rule" in f else None
+    since_text = f.req("since").str() if "since" in f else None
+    try:
+        rule = compile_rule(rule_text, "rule")
+    except UsageError as exc:
+        raise f.req("rule").error(str(exc)) from None
+    try:
+        since = since_of(repo, since_text)
+    except UsageError as exc:
+        raise f.req("since").error(str(exc)) from None
+
+    def step() -> Section:
+        from harness.checks.backports import backports_check
+
+        def build() -> Section:
+            return backports_check(repo, source, releases, candidates, rule, since).section
+
+        options = (json.dumps([listed, rule_text, since_text], sort_keys=True),)
+        return cached(("backports", source, *releases), options, build)
+
+    return step
+
+
 def _probe_step(
     repo: GitRepo, scenario: Scenario, inputs: CompareInputs
 ) -> Callable[[], list[Section]]:
@@ -475,6 +569,7 @@ def _mutation_step(
     executor: Any = None,
 ) -> Callable[[], Section]:
     from harness.checks.tests_as_evidence.mutation import (
+        check_commits,
         gap_mutations,
         mutation_from_mapping,
         mutation_section,
@@ -491,6 +586,7 @@ def _mutation_step(
         if "edits" in f
         else []
     )
+    check_commits(repo, mutations)
     gaps_missing = False
     gap_refs: list[str] = []
     if "gaps" in f:

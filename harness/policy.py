@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,6 +24,8 @@ class Policy:
     fail_on: str | None = None
     block_kinds: list[str] = field(default_factory=list)  # these block whatever their severity
     waivers: list[Waiver] = field(default_factory=list)
+    # regular expressions (searched in each path): a pick touching only such paths is release-only
+    release_paths: list[str] = field(default_factory=list)
 
 
 def load(path: str) -> Policy:
@@ -37,11 +40,22 @@ def load(path: str) -> Policy:
         raise UsageError(f"--policy {path}: cannot read it ({exc.__class__.__name__})") from None
     if not isinstance(doc, dict):
         raise UsageError(f"{path}: a policy must be a mapping")
-    unknown = set(doc) - {"fail_on", "block", "waivers"}
+    unknown = set(doc) - {"fail_on", "block", "waivers", "release_paths"}
     if unknown:
         raise UsageError(
-            f"{path}: unknown key {sorted(unknown)[0]!r} (expected fail_on, block, waivers)"
+            f"{path}: unknown key {sorted(unknown)[0]!r} "
+            "(expected fail_on, block, waivers, release_paths)"
         )
+    release_paths = doc.get("release_paths", []) or []
+    if not isinstance(release_paths, list) or not all(isinstance(r, str) for r in release_paths):
+        raise UsageError(f"{path}: release_paths must be a list of regular expressions")
+    for i, pattern in enumerate(release_paths):
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise UsageError(
+                f"{path}: release_paths[{i}] is not a regular expression ({exc})"
+            ) from None
     fail_on = doc.get("fail_on")
     if fail_on is not None and str(fail_on).lower() not in ("p1", "p2", "never"):
         raise UsageError(f"{path}: fail_on must be p1, p2 or never")
@@ -58,7 +72,17 @@ def load(path: str) -> Policy:
         match = w.get("id") or w.get("kind")
         if not match or not w.get("reason") or not w.get("expires"):
             raise UsageError(f"{path}: waivers[{i}] needs id (or kind), reason and expires")
+        for name in ("id", "kind", "reason"):
+            if name in w and not isinstance(w[name], str):
+                raise UsageError(f"{path}: waivers[{i}].{name} must be a string")
+        extra = sorted(set(w) - {"id", "kind", "reason", "expires"})
+        if extra:
+            raise UsageError(
+                f"{path}: waivers[{i}]: unknown key {extra[0]!r} (expected id, kind, reason, expires)"
+            )
         try:
+            if isinstance(w["expires"], dt.datetime):  # a time of day: a date is what expires
+                raise ValueError
             expires = (
                 w["expires"]
                 if isinstance(w["expires"], dt.date)
@@ -67,7 +91,7 @@ def load(path: str) -> Policy:
         except ValueError:
             raise UsageError(f"{path}: waivers[{i}].expires must be a date YYYY-MM-DD") from None
         waivers.append(Waiver(str(match), str(w["reason"]), expires))
-    return Policy(str(fail_on).lower() if fail_on else None, block, waivers)
+    return Policy(str(fail_on).lower() if fail_on else None, block, waivers, release_paths)
 
 
 def apply(policy: Policy, findings: list[Finding], today: dt.date) -> list[str]:

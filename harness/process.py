@@ -6,14 +6,21 @@ Child processes never outlive the harness. Every pytest, probe, mutmut or engine
 its own process group (``start_new_session``) and its group id is registered with one watchdog
 process per run. The watchdog reads its stdin, the write end of which only the harness holds: when
 the harness exits, however it exits (SIGKILL included), the pipe closes and the watchdog kills
-every group still registered, then exits. Groups are unregistered once their leader is reaped, so a
-reused id is never signalled.
+every group still registered (SIGTERM, then SIGKILL half a second later), then exits. Groups are
+unregistered once their leader is reaped, so a reused id is never signalled.
+
+A child started with ``popen(reap_tree=True)`` (probe processes) runs under a reaper, the child
+subreaper of its subtree: what it starts outside its group (``setsid``, a double fork) is killed
+with it when it ends, is timed out (``kill_group`` sends the reaper SIGTERM first) or the harness
+dies. Every child's environment leaves out ``GIT_LOCATING_ENV`` (``child_env``).
 """
 
 from __future__ import annotations
 
 import atexit
+import errno
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -47,9 +54,29 @@ class ProcessError(subprocess.CalledProcessError):
         return super().__str__() + (f"\n{said}" if said else "")
 
 
+# What an outer git (a hook, ``git rebase --exec``, a worktree's shell) leaves in the environment to
+# point git at a repository, an index or another object store, or to change a diff's shape: dropped
+# from every child (git, pytest, probes: a test that runs git must not reach the user's repository)
+# unless the call sets one itself, so ``--repo`` alone says which repository is read.
+GIT_LOCATING_ENV = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_COMMON_DIR",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_NAMESPACE",
+    "GIT_PREFIX",
+    "GIT_IMPLICIT_WORK_TREE",
+    "GIT_DIFF_OPTS",
+    "GIT_EXTERNAL_DIFF",
+)
+
+
 def child_env(extra: dict[str, str] | None = None, *, drop: Sequence[str] = ()) -> dict[str, str]:
-    """The harness's environment without ``drop`` and with ``extra``: what a child is given."""
-    env = {k: v for k, v in os.environ.items() if k not in drop}
+    """The harness's environment without ``drop`` (and ``GIT_LOCATING_ENV``) and with ``extra``:
+    what a child is given."""
+    env = {k: v for k, v in os.environ.items() if k not in drop and k not in GIT_LOCATING_ENV}
     env.update(extra or {})
     return env
 
@@ -63,12 +90,95 @@ for line in sys.stdin:
     except ValueError:
         continue
     (groups.add if line[0] == "+" else groups.discard)(pgid)
+for pgid in groups:  # a reaper (the group's leader) kills what left the group, then dies
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+    except OSError:
+        pass
+if groups:
+    import time
+    time.sleep(0.5)
 for pgid in groups:
     try:
         os.killpg(pgid, signal.SIGKILL)
     except OSError:
         pass
 """
+
+# Runs a child and, when it ends or the wrapper is told to stop (SIGTERM), kills every process the
+# child left: it is the child subreaper (prctl PR_SET_CHILD_SUBREAPER, Linux), so a grandchild whose
+# parent exits (``setsid sleep 300 &``, a daemon that forks twice) is reparented to it rather than
+# to init, and the whole subtree is found from /proc and SIGKILLed. It exits as the child did.
+_REAPER = r"""
+import ctypes, os, signal, sys, time
+def tree():
+    kids = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open("/proc/%s/stat" % name, "rb") as fh:
+                    data = fh.read()
+                kids.setdefault(int(data[data.rindex(b")") + 2:].split()[1]), []).append(int(name))
+            except (OSError, ValueError, IndexError):
+                pass
+    out, stack = [], [os.getpid()]
+    while stack:
+        for kid in kids.get(stack.pop(), ()):
+            out.append(kid)
+            stack.append(kid)
+    return out
+def reap():
+    while True:
+        try:
+            if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                return
+        except ChildProcessError:
+            return
+def clean():
+    for _ in range(200):
+        left = tree()
+        if not left:
+            break
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.005)
+        reap()
+    reap()
+def stop(signum, frame):
+    clean()
+    os._exit(128 + signum)
+ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+signal.signal(signal.SIGTERM, stop)
+argv = sys.argv[1:]
+try:
+    child = os.fork()
+except OSError:
+    os._exit(126)
+if child == 0:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        os.execvp(argv[0], argv)
+    except OSError as exc:
+        os.write(2, ("harness: cannot run %s: %s\n" % (argv[0], exc.strerror)).encode())
+    os._exit(127)
+while True:
+    pid, status = os.waitpid(-1, 0)
+    if pid == child:
+        break
+clean()
+if os.WIFSIGNALED(status):
+    sig = os.WTERMSIG(status)
+    signal.signal(sig, signal.SIG_DFL)
+    os.kill(os.getpid(), sig)
+    os._exit(128 + sig)
+os._exit(os.WEXITSTATUS(status))
+"""
+
+REAPS_TREE = sys.platform.startswith("linux")  # the wrapper needs prctl and /proc
+
 
 _lock = threading.Lock()
 _pipe: dict[int, IO[bytes]] = {}  # pid of the harness → the watchdog's stdin (a fork gets its own)
@@ -143,7 +253,14 @@ def unregister(pgid: int) -> None:
 
 
 def kill_group(proc: subprocess.Popen[Any]) -> None:
-    """SIGKILL the child's whole group and reap the child."""
+    """SIGKILL the child's whole group and reap the child (a child run under the reaper is first
+    told to kill what it started, inside or outside its group)."""
+    if getattr(proc, "harness_reaper", False) and proc.poll() is None:
+        try:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -151,10 +268,35 @@ def kill_group(proc: subprocess.Popen[Any]) -> None:
     proc.wait()
 
 
-def popen(argv: Sequence[str] | str, **kw: Any) -> subprocess.Popen[Any]:
-    """``subprocess.Popen`` in a new process group registered with the watchdog (``unregister`` after reaping)."""
+def _check_runnable(program: str, cwd: Any, env: dict[str, str] | None) -> None:
+    """Raise the ``OSError`` that ``Popen`` would for ``program`` (the reaper runs it in a fork,
+    where the error would only be an exit code)."""
+    if os.sep in program:
+        path = os.path.join(str(cwd), program) if cwd is not None else program
+        if not os.path.exists(path):
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
+        if os.path.isdir(path) or not os.access(path, os.X_OK):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), program)
+        return
+    search = (env if env is not None else os.environ).get("PATH", os.defpath)
+    if shutil.which(program, path=search) is None:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
+
+
+def popen(
+    argv: Sequence[str] | str, *, reap_tree: bool = False, **kw: Any
+) -> subprocess.Popen[Any]:
+    """``subprocess.Popen`` in a new process group registered with the watchdog (``unregister`` after reaping).
+
+    ``reap_tree`` (a list ``argv``, Linux): run it under the reaper, so whatever it starts —
+    in its group, in a session of its own, in the background — is killed when it ends."""
     kw["start_new_session"] = True
+    wrapped = reap_tree and REAPS_TREE and not isinstance(argv, str) and not kw.get("shell")
+    if wrapped:
+        _check_runnable(str(argv[0]), kw.get("cwd"), kw.get("env"))
+        argv = [sys.executable, "-I", "-S", "-c", _REAPER, *argv]
     proc = subprocess.Popen(argv, **kw)
+    proc.harness_reaper = wrapped  # type: ignore[attr-defined]
     register(proc.pid)
     return proc
 

@@ -53,10 +53,14 @@ def _start_live(stream: IO[str]) -> Any:
 def phase(label: str, stream: IO[str] | None = None) -> Iterator[None]:
     """Show ``label`` while the block runs, then how long it took."""
     global _live, _depth
+    from harness import interrupt
+
+    interrupt.check()  # a safe point: a Ctrl-C kept from inside a finalizer stops the run here
     stream = stream or sys.stderr
     mode = _mode(stream)
     if mode == "none":
         yield
+        interrupt.check()
         return
     start = time.monotonic()
     indent = "  " * _depth
@@ -72,6 +76,7 @@ def phase(label: str, stream: IO[str] | None = None) -> Iterator[None]:
     ok = False
     try:
         yield
+        interrupt.check()
         ok = True
     finally:
         _depth -= 1

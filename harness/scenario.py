@@ -10,6 +10,7 @@ from __future__ import annotations
 import builtins
 import itertools
 import json
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ import yaml
 
 from harness import yamlpath
 from harness.columns import Column
-from harness.edits import Edit, edit_from_mapping
+from harness.edits import Edit, edit_from_mapping, resolve_commits
 from harness.errors import UsageError
 from harness.report.model import Severity
 
@@ -32,6 +33,7 @@ EXTRA_KEYS = (
     "selection",
     "mutations",
     "sweep",
+    "backports",
     "engine",
     "source",
     "source_branch",
@@ -162,6 +164,8 @@ class Value:
         v = self.plain()
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise self.error(f"expected a number, got {self._kind(v)}")
+        if not math.isfinite(v):
+            raise self.error(f"expected a finite number, got {v}")
         if minimum is not None and v < minimum:
             raise self.error(f"must be >= {minimum}, got {v}")
         return float(v)
@@ -226,6 +230,9 @@ def load_value(path: str | Path) -> Value:
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{p}: cannot read scenario: {exc}") from None
     try:
+        bad = yamlpath.unreadable_character(text)
+        if bad is not None:
+            raise bad
         yamlpath.check_nesting(text)
         node = yaml.compose(text, Loader=yamlpath.LOADER)
     except yamlpath.YamlError as exc:
@@ -241,7 +248,7 @@ def load_value(path: str | Path) -> Value:
         ) from None
     if node is None:
         raise ScenarioError(f"{p}:1: empty scenario")
-    problem = yamlpath.limit_problem(node)
+    problem = yamlpath.limit_problem(node) or yamlpath.trusted_problem(node)
     if problem is not None:
         raise ScenarioError(f"{p}:{problem[1]}: {problem[0]}")
     root = Value(node, str(p))
@@ -304,11 +311,11 @@ class Scenario:
         """Resolve every column's ref and apply-commit, failing at the scenario line that named it."""
         for col in self.columns:
             where = self.column_where.get(col.name)
-            for ref in [col.ref, *(e.commit for e in col.edits if e.kind == "apply-commit")]:
-                try:
-                    repo.resolve(ref or "")
-                except UsageError as exc:
-                    raise where.error(str(exc)) if where else exc from None
+            try:
+                repo.resolve(col.ref or "")
+            except UsageError as exc:
+                raise where.error(str(exc)) if where else exc from None
+            resolve_commits(repo, col.edits)
 
 
 def row_label(row: Row) -> str:

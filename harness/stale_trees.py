@@ -48,13 +48,13 @@ def read_pid(lock: Path) -> int | None:
 def clean_stale(root: Path, *, now: float | None = None) -> list[str]:
     """Remove what killed runs left behind, and trees unused for STALE_SECONDS; returns removed names."""
     removed: list[str] = []
-    if not root.is_dir():
-        return removed
+    if not root.is_dir() or root.is_symlink():
+        return removed  # never delete through a link (check_areas refuses it before this)
     now = now if now is not None else time.time()
     for entry in sorted(root.iterdir()):
         name = entry.name
-        if not _OWNED.match(name):
-            continue  # never touch what the harness did not create
+        if not _OWNED.match(name) or entry.is_symlink():
+            continue  # never touch what the harness did not create, nor follow a link
         if name.endswith(".lock"):
             pid = read_pid(entry)
             if pid is None or not alive(pid):

@@ -21,7 +21,7 @@ import shutil
 import stat
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
@@ -81,19 +81,94 @@ def ensure_private(path: Path, what: str = "work area") -> Path:
     return path
 
 
-def check_areas() -> None:
-    """Refuse a planted or shared work area or cache before any work starts; remove what killed runs left."""
+def _refuse_inside(area: Path, entry: Path, st: os.stat_result, what: str) -> None:
+    """Refuse ``entry`` (inside ``area``) when it is a link or another user's. (A folder others could
+    write is harmless here: the area itself is 0700, so nobody else reaches it.)"""
+    where = f"{what} {area}: {entry}"
+    if stat.S_ISLNK(st.st_mode):
+        raise UsageError(
+            f"{where} is a symbolic link; refusing to use the {what} "
+            "(nothing inside it may be a link; remove it)"
+        )
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        raise UsageError(
+            f"{where} is owned by uid {st.st_uid}, not you; refusing to use the {what} (remove it)"
+        )
+
+
+def check_inside(area: Path, what: str, depth: int) -> None:
+    """Refuse a work area or cache whose folders (``depth`` levels down) include a symbolic link or
+    an entry another user owns: the harness deletes, reuses and executes what it finds there, and
+    must never do so through a link or in another user's folder."""
+    level = [area]
+    for _ in range(depth):
+        below: list[Path] = []
+        for folder in level:
+            try:
+                entries = list(os.scandir(folder))
+            except OSError:
+                continue
+            for entry in sorted(entries, key=lambda e: e.name):
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                _refuse_inside(area, Path(entry.path), st, what)
+                if stat.S_ISDIR(st.st_mode):
+                    below.append(Path(entry.path))
+        level = below
+
+
+def _inner(name: str) -> Path:
+    """``<work area>/<name>``, refused when it exists and is a link, another user's or not a folder."""
     area = ensure_private(work_area(), "work area")
-    clean_runs(area / "runs")
-    if (area / "trees").is_dir():
+    path = area / name
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return path
+    except OSError as exc:
+        raise UsageError(f"work area {area}: {path}: {exc.strerror}") from None
+    _refuse_inside(area, path, st, "work area")
+    if not stat.S_ISDIR(st.st_mode):
+        raise UsageError(
+            f"work area {area}: {path} is not a directory; refusing to use it (remove it)"
+        )
+    return path
+
+
+def check_outside(owns: Callable[[Path], bool]) -> None:
+    """Refuse a work area or cache inside the repository under review (``owns``: whether a path
+    lies in its work tree or git folders): trees, run folders and cache entries would be written
+    into the repository, and the repository's content could plant them."""
+    for what, env, path in (
+        ("work area", "HARNESS_WORK_DIR", work_area()),
+        ("cache directory", "HARNESS_CACHE_DIR", cache_area()),
+    ):
+        if owns(path):
+            raise UsageError(
+                f"{what} {path} lies inside the repository under review; refusing to use it "
+                f"(set {env} to a folder outside it)"
+            )
+
+
+def check_areas() -> None:
+    """Refuse a planted or shared work area or cache before any work starts (the areas themselves and
+    the folders in them); then remove what killed runs left."""
+    area = ensure_private(work_area(), "work area")
+    check_inside(area, "work area", 2)
+    cache = ensure_private(cache_area(), "cache directory")
+    check_inside(cache, "cache directory", 2)
+    clean_runs(_inner("runs"))
+    trees = _inner("trees")
+    if trees.is_dir():
         from harness.stale_trees import clean_stale
 
-        clean_stale(area / "trees")
-    ensure_private(cache_area(), "cache directory")
+        clean_stale(trees)
 
 
 def trees_root() -> Path:
-    return ensure_private(work_area(), "work area") / "trees"
+    return _inner("trees")
 
 
 def _free(lock: Path) -> bool:
@@ -117,8 +192,10 @@ def clean_runs(runs: Path) -> list[str]:
     if not runs.is_dir():
         return removed
     mine = _state.get("dir")
+    if runs.is_symlink():
+        return removed  # never delete through a link (check_areas refuses it before this)
     for entry in sorted(runs.iterdir()):
-        if entry.suffix == ".lock" or entry == mine:
+        if entry.suffix == ".lock" or entry == mine or entry.is_symlink():
             continue
         lock = runs / f"{entry.name}.lock"
         if _free(lock):
@@ -134,7 +211,7 @@ def clean_runs(runs: Path) -> list[str]:
 def run_dir() -> Path:
     """This process's run folder (created on first use, with what dead runs left removed first)."""
     with _lock:
-        runs = ensure_private(work_area(), "work area") / "runs"
+        runs = _inner("runs")
         existing = _state.get("dir")
         if isinstance(existing, Path) and existing.is_dir() and existing.parent == runs:
             return existing

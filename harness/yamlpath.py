@@ -139,10 +139,27 @@ def limit_problem(
     return None
 
 
+def unreadable_character(text: str) -> YamlError | None:
+    """A character YAML text cannot hold (NUL, most control characters), as an error naming its
+    1-based line; the reader's own message spans lines and counts from the wrong place."""
+    try:
+        yaml.reader.Reader(text)  # checks every character of a str
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, exc.position) + 1
+        code = (
+            exc.character if isinstance(exc.character, int) else ord(str(exc.character)[:1] or "?")
+        )
+        return YamlError(f"a character YAML text cannot hold: {code:#06x} (line {line})")
+    return None
+
+
 def compose(text: str) -> Node | None:
     """The first document's node tree (None for an empty document), within the size limits."""
     if len(text) > MAX_BYTES:
         raise YamlError(f"not read: over {MAX_BYTES} bytes")
+    bad = unreadable_character(text)
+    if bad is not None:
+        raise bad
     try:
         check_nesting(text)
         node = yaml.compose(text, Loader=LOADER)
@@ -158,6 +175,59 @@ def compose(text: str) -> Node | None:
     if problem is not None:
         raise YamlError(f"{problem[0]} (line {problem[1]})")
     return node
+
+
+_PLAIN_TAGS = frozenset(
+    f"tag:yaml.org,2002:{t}"
+    for t in ("str", "int", "float", "bool", "null", "map", "seq", "merge", "timestamp", "binary")
+)
+
+
+def _nodes(root: Node | None) -> Iterator[Node]:
+    """Every node under ``root`` once (an alias is one node met twice), in document order."""
+    seen: set[int] = set()
+    stack = [root] if root is not None else []
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        yield node
+        if isinstance(node, SequenceNode):
+            stack.extend(reversed(node.value))
+        elif isinstance(node, MappingNode):
+            stack.extend(n for pair in reversed(node.value) for n in reversed(pair))
+
+
+def tag_problem(root: Node | None) -> tuple[str, int] | None:
+    """The first explicit tag that ``yaml.safe_load`` would not build as plain data
+    (``!!python/object/apply:os.system``, ``!custom``), with its 1-based line; else None. A file
+    the person running the harness wrote (scenario, policy, mutations) is refused for it: the
+    tag would otherwise be dropped silently and the text used as a string."""
+    for node in _nodes(root):
+        if node.tag not in _PLAIN_TAGS:
+            return f"tag {node.tag!r} is not allowed (plain YAML data only)", line_of(node)
+    return None
+
+
+def duplicate_problem(root: Node | None) -> tuple[str, int] | None:
+    """The first mapping key written twice in one mapping (``yaml.safe_load`` keeps the last one
+    silently), with the line of its second use; else None."""
+    for node in _nodes(root):
+        if isinstance(node, MappingNode):
+            keys: set[str] = set()
+            for knode, _ in node.value:
+                if isinstance(knode, ScalarNode) and knode.tag != "tag:yaml.org,2002:merge":
+                    if knode.value in keys:
+                        return f"duplicate key {knode.value!r}", line_of(knode)
+                    keys.add(knode.value)
+    return None
+
+
+def trusted_problem(root: Node | None) -> tuple[str, int] | None:
+    """Why a file the person running the harness wrote (scenario, policy, mutations) is refused
+    beyond the size limits: a tag other than plain data, a key written twice; else None."""
+    return tag_problem(root) or duplicate_problem(root)
 
 
 def check_nesting(text: str) -> None:
@@ -196,6 +266,9 @@ def safe_load(text: str, name: str) -> object:
         node = compose(text)
     except YamlError as exc:
         raise UsageError(f"{name}: {exc}") from None
+    problem = trusted_problem(node)
+    if problem is not None:
+        raise UsageError(f"{name}:{problem[1]}: {problem[0]}")
     try:
         return None if node is None else to_python(node)
     except YamlError as exc:
@@ -343,6 +416,10 @@ __all__ = [
     "compose",
     "limit_problem",
     "safe_load",
+    "tag_problem",
+    "unreadable_character",
+    "duplicate_problem",
+    "trusted_problem",
     "decode",
     "format_keypath",
     "get",

@@ -12,7 +12,7 @@ from harness.errors import UsageError
 from harness.git.evidence import TrialMerge, trial_merge
 from harness.git.patch import FilePatch, diff_trees
 from harness.git.repo import Commit, GitRepo
-from harness.report.model import Code, Control, Finding, Section, Sha, Table
+from harness.report.model import Code, Control, Finding, Section, Sha, Table, bounded
 
 _ALNUM = re.compile(rb"[A-Za-z0-9]")
 _MAX_COMMIT_ROWS = 100  # keeps the section small enough for a pull-request comment
@@ -66,6 +66,8 @@ class Drift:
     control_merge: TrialMerge | None = None
     head_tree: str = ""
     head_files: list[str] = field(default_factory=list)
+    submodules: list[str] = field(default_factory=list)  # left out of the presence test
+    audit: str = ""  # why this is the audit form (BASE is the source branch), else ""
 
 
 def _lines(blob: bytes | None) -> set[bytes]:
@@ -83,8 +85,28 @@ def _presence(fp: FilePatch, blob: bytes | None, head_blob: bytes | None) -> Pre
     )
 
 
-def drift(repo: GitRepo, base: str, head: str) -> Drift:
-    """Gather the drift evidence (refs resolved here: unknown → UsageError)."""
+# A release or maintenance branch by its name: release/X, maintenance/2.3.x, 8.4.x, 1.x, stable.
+_RELEASE_BRANCH = re.compile(
+    r"^(?:(?:refs/)?(?:heads/|remotes/)?(?:origin/|upstream/)?)"
+    r"(?:(?:release|releases|maintenance|maint|stable|support)[/_-].+|v?\d+(?:\.\d+)*\.x)$",
+    re.IGNORECASE,
+)
+
+
+def audit_form(repo: GitRepo, base: str, head: str, b: str, h: str, source: str | None) -> str:
+    """Why ``base..head`` is the audit form (``main..release/X``: BASE is the source branch, which
+    is never merged into a release), or "" for the pull-request form (``release/X..backport``),
+    where the trial merge is the merge the PR will make."""
+    if source and repo.try_resolve(source) == b:
+        return f"{base} is the source branch (--source {source})"
+    if not repo.is_ancestor(b, h) and _RELEASE_BRANCH.search(head):
+        return f"{base} is not an ancestor of {head}, a release branch by its name"
+    return ""
+
+
+def drift(repo: GitRepo, base: str, head: str, source: str | None = None) -> Drift:
+    """Gather the drift evidence (refs resolved here: unknown → UsageError). ``source``: the
+    branch the picks come from; BASE being it makes this the audit form (``Drift.audit``)."""
     b, h = repo.resolve(base), repo.resolve(head)
     mb = repo.merge_base(h, b)
     if mb is None:
@@ -107,8 +129,14 @@ def drift(repo: GitRepo, base: str, head: str) -> Drift:
     presence, self_present, self_added = [], 0, 0
     kept = [fp for fp in head_files if fp.status != "D" and not fp.binary]
     blobs = repo.read_blobs([f"{rev}:{fp.path}" for fp in kept for rev in (h, b)])
+    submodules: list[str] = []
     for k, fp in enumerate(kept):
         head_blob, base_blob = blobs[2 * k], blobs[2 * k + 1]
+        if head_blob is None:
+            # Not a blob at HEAD: a submodule (its diff's one line, "Subproject commit <sha>",
+            # is in no file), so there is nothing to look for.
+            submodules.append(fp.path)
+            continue
         presence.append(_presence(fp, base_blob, head_blob))
         own = _presence(fp, head_blob, head_blob)
         self_present, self_added = self_present + own.present, self_added + own.added
@@ -125,6 +153,8 @@ def drift(repo: GitRepo, base: str, head: str) -> Drift:
         control_merge=trial_merge(repo, h, mb),
         head_tree=repo.resolve(h, "tree"),
         head_files=[fp.path for fp in head_files],
+        submodules=submodules,
+        audit=audit_form(repo, base, head, b, h, source),
     )
 
 
@@ -132,9 +162,9 @@ def _date(ts: int) -> str:
     return time.strftime("%Y-%m-%d", time.gmtime(ts))
 
 
-def drift_check(repo: GitRepo, base: str, head: str) -> Checked[Drift]:
+def drift_check(repo: GitRepo, base: str, head: str, source: str | None = None) -> Checked[Drift]:
     """The drift and its report section for ``harness drift BASE HEAD``."""
-    d = drift(repo, base, head)
+    d = drift(repo, base, head, source)
     conflicts = {c.path: c for c in d.merge.conflicts}
     tables = [
         Table(
@@ -212,67 +242,18 @@ def drift_check(repo: GitRepo, base: str, head: str) -> Checked[Drift]:
                 for p in d.presence
             ],
             legend="added lines compared with leading/trailing whitespace stripped; blank and punctuation-only lines "
-            "are ignored; presence anywhere in the file at BASE's tip counts",
+            "are ignored; presence anywhere in the file at BASE's tip counts"
+            + (
+                f"; submodules left out (no file to look in): {bounded(d.submodules)}"
+                if d.submodules
+                else ""
+            ),
             control=f"the same test on {head}'s own tip finds {d.self_presence[0]} of {d.self_presence[1]} lines",
         )
     )
-    findings: list[Finding] = []
-    if d.merge.error:
-        findings.append(
-            Finding(
-                "drift-merge-failed",
-                "P2",
-                f"trial merge of {base} into {head} was not possible",
-                d.merge.error,
-                key=f"{d.base}\0{d.head}\0merge",
-            )
-        )
-    elif not d.merge.clean:
-        paths = ", ".join(c.path for c in d.merge.conflicts)
-        findings.append(
-            Finding(
-                "drift-conflict",
-                "P1",
-                f"trial merge of {base} into {head} conflicts in {len(d.merge.conflicts)} file(s)",
-                paths,
-                key=f"{d.base}\0{d.head}\0conflict",
-            )
-        )
+    findings = _findings(d, base, head)
     total_added = sum(p.added for p in d.presence)
     total_present = sum(p.present for p in d.presence)
-    if total_added and total_present == total_added:
-        findings.append(
-            Finding(
-                "drift-redundant",
-                "P2",
-                f"{head}'s change is already on {base} by another route",
-                f"all {total_added} significant added line(s) exist at {base}'s tip",
-                key=f"{d.base}\0{d.head}\0redundant",
-            )
-        )
-    else:
-        for p in d.presence:
-            if p.added and p.present == p.added:
-                findings.append(
-                    Finding(
-                        "drift-file-present",
-                        "info",
-                        f"{p.path}: {head}'s added lines are all at {base} already",
-                        f"{p.added} line(s)",
-                        key=f"{p.path}\0present",
-                    )
-                )
-    if d.overlap and d.merge.clean:
-        findings.append(
-            Finding(
-                "drift-overlap",
-                "info",
-                f"{len(d.overlap)} file(s) changed on both sides merge "
-                "cleanly; review them for semantic drift",
-                ", ".join(o.path for o in d.overlap),
-                key=f"{d.base}\0{d.head}\0overlap",
-            )
-        )
     self_ok = d.self_presence[0] == d.self_presence[1]
     controls = [
         Control(
@@ -303,6 +284,7 @@ def drift_check(repo: GitRepo, base: str, head: str) -> Checked[Drift]:
             else f"conflicts in {len(d.merge.conflicts)} file(s)"
         )
         + f"; {total_present} of {total_added} added line(s) already at {base}"
+        + (f" (audit form: {d.audit})" if d.audit else "")
     )
     section = Section(
         id="drift",
@@ -320,6 +302,8 @@ def drift_check(repo: GitRepo, base: str, head: str) -> Checked[Drift]:
             "base": d.base,
             "head": d.head,
             "merge_base": d.merge_base,
+            "audit": d.audit,
+            "submodules": d.submodules,
             "base_commits": [c.sha for c in d.base_commits],
             "head_commits": d.head_commits,
             "overlap": [vars(o) for o in d.overlap],
@@ -344,6 +328,90 @@ def drift_check(repo: GitRepo, base: str, head: str) -> Checked[Drift]:
     return Checked(d, section)
 
 
-def drift_section(repo: GitRepo, base: str, head: str) -> Section:
+def _findings(d: Drift, base: str, head: str) -> list[Finding]:
+    """Severity by form: the pull-request form (``release/X..backport``) gates on the merge the PR
+    will make; the audit form (``main..release/X``) only says how far the release is behind, since
+    the source branch is never merged into a release and a release's changes are on it by design."""
+    findings: list[Finding] = []
+    total_added = sum(p.added for p in d.presence)
+    total_present = sum(p.present for p in d.presence)
+    if d.audit:
+        merge = (
+            "not attempted"
+            if d.merge.error
+            else "clean"
+            if d.merge.clean
+            else f"conflicts in {len(d.merge.conflicts)} file(s)"
+        )
+        findings.append(
+            Finding(
+                "drift-behind",
+                "info",
+                f"{head} is {len(d.base_commits)} commit(s) behind {base} "
+                f"({d.head_commits} of its own since the merge base {d.merge_base[:12]})",
+                f"audit form: {d.audit}; a trial merge of {base} into {head} ({merge}) and lines "
+                f"already on {base} ({total_present} of {total_added}) are shown, not gated",
+                key=f"{d.base}\0{d.head}\0behind",
+            )
+        )
+        return findings
+    if d.merge.error:
+        findings.append(
+            Finding(
+                "drift-merge-failed",
+                "P2",
+                f"trial merge of {base} into {head} was not possible",
+                d.merge.error,
+                key=f"{d.base}\0{d.head}\0merge",
+            )
+        )
+    elif not d.merge.clean:
+        paths = [c.path for c in d.merge.conflicts]
+        findings.append(
+            Finding(
+                "drift-conflict",
+                "P1",
+                f"trial merge of {base} into {head} conflicts in {len(paths)} file(s)",
+                bounded(paths),
+                key=f"{d.base}\0{d.head}\0conflict",
+            )
+        )
+    if total_added and total_present == total_added:
+        findings.append(
+            Finding(
+                "drift-redundant",
+                "P2",
+                f"{head}'s change is already on {base} by another route",
+                f"all {total_added} significant added line(s) exist at {base}'s tip",
+                key=f"{d.base}\0{d.head}\0redundant",
+            )
+        )
+    else:
+        for p in d.presence:
+            if p.added and p.present == p.added:
+                findings.append(
+                    Finding(
+                        "drift-file-present",
+                        "info",
+                        f"{p.path}: {head}'s added lines are all at {base} already",
+                        f"{p.added} line(s)",
+                        key=f"{p.path}\0present",
+                    )
+                )
+    if d.overlap and d.merge.clean:
+        findings.append(
+            Finding(
+                "drift-overlap",
+                "info",
+                f"{len(d.overlap)} file(s) changed on both sides merge "
+                "cleanly; review them for semantic drift",
+                bounded([o.path for o in d.overlap]),
+                key=f"{d.base}\0{d.head}\0overlap",
+            )
+        )
+    return findings
+
+
+def drift_section(repo: GitRepo, base: str, head: str, source: str | None = None) -> Section:
     """The section of ``drift_check``."""
-    return drift_check(repo, base, head).section
+    return drift_check(repo, base, head, source).section

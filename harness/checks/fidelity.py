@@ -23,11 +23,23 @@ from harness.checks.fidelity_compare import (
     checksum,
     compare_files,
     is_release_path,
-    is_test_path,
     pick_status,
 )
-from harness.checks.fidelity_endstate import EndState, EndStateJobs, Row, end_states, file_paths
-from harness.checks.fidelity_followups import GREP, FollowUp, find_followups
+from harness.checks.fidelity_endstate import (
+    EndState,
+    EndStateJobs,
+    NoEndStates,
+    Row,
+    end_states,
+    file_paths,
+)
+from harness.checks.fidelity_followups import (
+    GREP,
+    WORTH_A_LOOK,
+    FollowUp,
+    find_followups,
+    worth_a_look,
+)
 from harness.checks.fidelity_lines import (
     ORIGIN_GREP,
     copies,
@@ -38,6 +50,8 @@ from harness.checks.fidelity_lines import (
 )
 from harness.checks.fidelity_merges import brought_by, pr_commits
 from harness.checks.fidelity_missing import MissingResult, find_missing, iso
+from harness.checks.fidelity_release import compile_patterns, release_reason
+from harness.checks.fidelity_severity import at_parent, pick_severity
 from harness.checks.fidelity_source import (
     PatchStore,
     Resolution,
@@ -49,10 +63,11 @@ from harness.checks.result import Checked, FidelityResult
 from harness.errors import UsageError
 from harness.git import Commit, GitRepo
 from harness.git.history import count_commits, fork_point, range_parents
-from harness.git.picks import LogEntry
+from harness.git.picks import LogEntry, object_ids
 from harness.git.picks import bodies as read_bodies
 from harness.git.picks import history as read_history
 from harness.report.model import (
+    SEVERITY_RANK,
     Cell,
     Code,
     Control,
@@ -62,6 +77,7 @@ from harness.report.model import (
     Severity,
     Sha,
     Table,
+    bounded,
 )
 from harness.report.printable import printable
 from harness.report.safe import line_shown
@@ -74,12 +90,6 @@ _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="harness-fidelity")
 OFFLOAD_PICKS = 16  # end states cost ~10 ms a pick on a release range; a worker ~0.1 s to start
 SECTION_ID = "fidelity"
 _DETAIL_LINES = 20
-_SEVERITY: dict[str, Severity] = {
-    "adapted": "P2",
-    "superset": "P2",
-    "no-source": "P2",
-    "whitespace-only": "info",
-}
 PICK_LEGEND = (
     "status: identical (± lines equal per file; context may differ) · whitespace-only "
     "(equal once whitespace is removed) · superset (pick carries all of the source and more) · "
@@ -122,6 +132,10 @@ class PickResult:
     copy_of: str | None = (
         None  # the source is a later copy of this branch's own commit (this pick or one before)
     )
+    absent: set[str] = field(default_factory=set)  # files its source changed, absent at its parent
+    already: set[str] = field(
+        default_factory=set
+    )  # ... that its parent holds as the source left them
     merged_into: str | None = None  # the merge that brought this very commit into the source branch
 
 
@@ -168,14 +182,7 @@ def _signed(lines: Sequence[bytes]) -> str:
 
 
 def _pick_severity(r: PickResult) -> Severity | None:
-    if r.status == "subset":
-        # Source lines the pick lacks in non-test code: the partial pick that merges unnoticed.
-        return "P1" if any(f.only_source and not is_test_path(f.path) for f in r.files) else "P2"
-    if r.status in ("adapted", "superset") and any(
-        f.status == "missing-from-pick" and not is_test_path(f.path) for f in r.files
-    ):
-        return "P1"
-    return _SEVERITY.get(r.status)
+    return pick_severity(r.status, r.files, r.absent, r.already)[0]
 
 
 def _compare(
@@ -188,7 +195,12 @@ def _compare(
     jobs: EndStateJobs,
     index: HistoryIndex | None = None,
 ) -> tuple[
-    list[Commit], list[PickResult], PatchStore, list[LogEntry], dict[str, Sequence[str]] | None
+    list[Commit],
+    list[PickResult],
+    PatchStore,
+    list[LogEntry],
+    dict[str, Sequence[str]] | None,
+    Counter[str],
 ]:
     # The source history since the fork point on HEAD's own line (``fork``): what SOURCE has beyond
     # it, even where HEAD later merged it back in (earlier picks' sources are then ancestors of HEAD).
@@ -196,10 +208,22 @@ def _compare(
     # Picks: the range's non-merge commits of HEAD's own line, whether or not the source branch
     # reaches them (a release merged forward into main); what a merge of main back into the release
     # brought is main's, not picks (fidelity_lines).
-    own = own_commits(
-        range_parents(repo, base, head), head, first_parent_line(full_history, source)
+    walk, line = range_parents(repo, base, head), first_parent_line(full_history, source)
+    every = repo.commits([head], [base])
+    # A merge whose tree is its first parent's ("-s ours", an old release branch joined in)
+    # carried nothing here: the commits it brought are history only.
+    joined = [c.sha for c in every if c.is_merge]
+    trees = object_ids(repo, [f"{m}^1^{{tree}}" for m in joined])
+    tree_of = {c.sha: c.tree for c in every}
+    empty = {m for m, t in zip(joined, trees, strict=True) if t == tree_of[m]}
+    own = own_commits(walk, head, line, empty)
+    by_line = own_commits(walk, head, line)  # without the empty merges
+    left = Counter(
+        "merged back" if c.sha not in by_line else "history only"
+        for c in every
+        if not c.is_merge and c.sha not in own
     )
-    in_range = [c for c in repo.commits([head], [base]) if c.sha in own]
+    in_range = [c for c in every if c.sha in own]
     picks = [c for c in in_range if not c.is_merge]
     merges = [c for c in in_range if c.is_merge]
     forced = _resolve_mapping(repo, mapping, picks)
@@ -296,7 +320,7 @@ def _compare(
     paths: dict[str, Sequence[str]] | None = (
         {c.sha: c.paths or () for c in touched.result()} if touched is not None else None
     )
-    return merges, results, store, history, paths
+    return merges, results, store, history, paths, left
 
 
 def _history(
@@ -339,14 +363,21 @@ _RELEASE_SUBJECT = re.compile(
 )
 
 
-def _own_release(r: PickResult) -> bool:
-    """The branch's own release commit (version bump, "back to dev"): its subject says so and it
-    touches only docs, changelog, version and packaging files. No source is expected for it."""
-    return (
-        bool(_RELEASE_SUBJECT.search(r.commit.subject))
-        and bool(r.files)
-        and all(is_release_path(f.path) for f in r.files)
-    )
+def _mark_absent(repo: GitRepo, results: Sequence[PickResult]) -> None:
+    """The files a pick lacks that its parent does not have, or already holds as the source left
+    them (a submodule bump another pick brought): one ls-tree per such pick."""
+    wanted = [
+        (r.commit.sha, f.path, f.source.new_blob if f.source else None)
+        for r in results
+        for f in r.files
+        if f.only_source or f.status == "missing-from-pick"
+    ]
+    by_sha = {r.commit.sha: r for r in results}
+    absent, already = at_parent(repo, wanted)
+    for pick, path in absent:
+        by_sha[pick].absent.add(path)
+    for pick, path in already:
+        by_sha[pick].already.add(path)
 
 
 def _later_copies(
@@ -378,6 +409,14 @@ def _later_copies(
             r.copy_of = copies[srcs[0]]
 
 
+def picks_and_sources(repo: GitRepo, base: str, head: str, source: str) -> list[PickResult]:
+    """Each pick of base..head (resolved shas) with its sources and status: fidelity's own source
+    finding, without end states, units or follow-ups (the backports matrix joins these per
+    release)."""
+    fork = fork_point(repo, base, head)
+    return _compare(repo, base, head, source, None, fork, NoEndStates(repo, fork, head))[1]
+
+
 def fidelity_section(
     repo: GitRepo,
     base: str,
@@ -385,10 +424,13 @@ def fidelity_section(
     source: str,
     source_branch: str | None = None,
     mapping: Mapping[str, str | Sequence[str]] | None = None,
+    release_paths: Sequence[str] = (),
     index: HistoryIndex | None = None,
 ) -> Section:
     """The section of ``fidelity_check``."""
-    return fidelity_check(repo, base, head, source, source_branch, mapping, index).section
+    return fidelity_check(
+        repo, base, head, source, source_branch, mapping, release_paths=release_paths, index=index
+    ).section
 
 
 def fidelity_check(
@@ -398,9 +440,12 @@ def fidelity_check(
     source: str,
     source_branch: str | None = None,
     mapping: Mapping[str, str | Sequence[str]] | None = None,
+    *,
+    release_paths: Sequence[str] = (),
     index: HistoryIndex | None = None,
 ) -> Checked[FidelityResult]:
-    """Compare every non-merge commit of base..head with its source on ``source``.
+    """Compare every non-merge commit of base..head with its source on ``source``;
+    ``release_paths``: the policy's extra release-only path patterns (fidelity_release.py).
 
     With ``index`` (the history index of ``repo``), what the source history holds is read from it
     and what this run learned is kept in it; a whole answer is kept by the resolved commits it was
@@ -408,14 +453,14 @@ def fidelity_check(
     source_name = source
     base, head, source = repo.resolve(base), repo.resolve(head), repo.resolve(source)
     branch_tip = repo.resolve(source_branch) if source_branch else None
+    named = (source_name, source_branch, branch_tip)
+    release = tuple(release_paths)
     if index is None:
-        return _fidelity(repo, base, head, source, source_name, source_branch, branch_tip, mapping)
+        return _fidelity(repo, base, head, source, named, mapping, release)
     try:
         if mapping:  # --map names refs of its own: not kept whole
-            return _fidelity(
-                repo, base, head, source, source_name, source_branch, branch_tip, mapping, index
-            )
-        return _answer(index, repo, base, head, source, source_name, source_branch, branch_tip)
+            return _fidelity(repo, base, head, source, named, mapping, release, index)
+        return _answer(index, repo, base, head, source, named, release)
     finally:
         index.save()
 
@@ -426,21 +471,18 @@ def _answer(
     base: str,
     head: str,
     source: str,
-    source_name: str,
-    source_branch: str | None,
-    branch_tip: str | None,
+    named: tuple[str, str | None, str | None],
+    release_paths: tuple[str, ...],
 ) -> Checked[FidelityResult]:
     """The whole answer, from the index where it keeps one for these very commits."""
     from harness.history_index import fidelity_parts, keep_fidelity, kept_fidelity
 
-    parts = fidelity_parts(base, head, source, source_name, source_branch, branch_tip)
+    parts = fidelity_parts(base, head, source, *named, release_paths)
     kept = kept_fidelity(index, parts)
     if kept is not None:
         return kept
     index.served["built"] += 1
-    checked = _fidelity(
-        repo, base, head, source, source_name, source_branch, branch_tip, None, index
-    )
+    checked = _fidelity(repo, base, head, source, named, None, release_paths, index)
     keep_fidelity(index, parts, checked)
     return checked
 
@@ -450,12 +492,12 @@ def _fidelity(
     base: str,
     head: str,
     source: str,
-    source_name: str,
-    source_branch: str | None,
-    branch_tip: str | None,
+    named: tuple[str, str | None, str | None],  # the source as named, the source branch, its tip
     mapping: Mapping[str, str | Sequence[str]] | None,
+    release_paths: tuple[str, ...] = (),
     index: HistoryIndex | None = None,
 ) -> Checked[FidelityResult]:
+    source_name, source_branch, branch_tip = named
     # Where the range starts on HEAD's line: SOURCE ^fork is SOURCE ^merge-base(SOURCE, fork).
     fork = fork_point(repo, base, head)
     # From OFFLOAD_PICKS picks on, end states run in a second interpreter, started now so that its
@@ -476,6 +518,7 @@ def _fidelity(
             source_name,
             fork,
             worker,
+            compile_patterns(release_paths),
             index,
         )
     finally:
@@ -500,6 +543,7 @@ def _check(
     source_name: str,
     fork: str,
     worker: Worker | None,
+    release_paths: Sequence[re.Pattern[str]] = (),
     index: HistoryIndex | None = None,
 ) -> Checked[FidelityResult]:
     source_branch, branch_tip = source_branch_at  # as the user named it, and resolved
@@ -509,7 +553,7 @@ def _check(
     # are known, while this thread waits on git for the other picks' sources, the PR branch, units
     # and follow-ups (none of which reads an end state).
     jobs = EndStateJobs(repo, fork, head, worker)
-    merges, results, store, history, touched = _compare(
+    merges, results, store, history, touched, left = _compare(
         repo, base, head, source, mapping, fork, jobs, index
     )
     missing = None
@@ -554,28 +598,44 @@ def _check(
     states = jobs.result()
     for r in results:
         r.end_state = states.get(r.commit.sha, [])
+    _mark_absent(repo, results)
     section = _section(
-        results, merges, missing, history, store, source_branch, followups, source_name
+        results,
+        merges,
+        missing,
+        history,
+        store,
+        source_branch,
+        followups,
+        source_name,
+        release_paths,
     )
-    _account(section, count_commits(repo, base, head)[1], len(results))
+    _account(section, left, len(results))
     gaps = tuple(c.sha for c in missing.missing) if missing is not None else ()
     return Checked(FidelityResult(tuple(r.commit.sha for r in results), gaps), section)
 
 
-def _account(section: Section, non_merges: int, picks: int) -> None:
-    """Every non-merge commit of the range is a pick or the source branch's own (merged back): say
-    how many were left out, and never let a range of commits with no pick judged pass."""
-    left = non_merges - picks
-    if left:
-        section.summary += f"; {left} commit(s) of the source branch merged back: not picks"
-    if left and not picks:
+def _account(section: Section, left: Counter[str], picks: int) -> None:
+    """Every non-merge commit of the range is a pick, the source branch's own (merged back), or
+    history only (brought by a merge that changed nothing here): say how many were left out, and
+    never let a range of commits with no pick judged pass."""
+    if left["merged back"]:
+        section.summary += (
+            f"; {left['merged back']} commit(s) of the source branch merged back: not picks"
+        )
+    if left["history only"]:
+        section.summary += (
+            f"; {left['history only']} commit(s) brought by a merge that changed nothing on this "
+            "branch (its tree is its first parent's): not picks"
+        )
+    if left.total() and not picks:
         section.findings.append(
             Finding(
                 "range-unjudged",
                 "P1",
-                f"none of the range's {non_merges} non-merge commit(s) was judged as a pick",
-                "every one was brought in by a merge of the source branch; check BASE, HEAD and "
-                "--source",
+                f"none of the range's {left.total()} non-merge commit(s) was judged as a pick",
+                "each was brought in by a merge of the source branch or by a merge that changed "
+                "nothing; check BASE, HEAD and --source",
                 key="range-unjudged",
             )
         )
@@ -608,6 +668,26 @@ def _pick_row(i: int, r: PickResult) -> list[Cell]:
     ]
 
 
+def _weigh(tables: list[Table], results: Sequence[PickResult], findings: list[Finding]) -> None:
+    """Each pick's table and the follow-up table weigh as much as the findings they back, so a
+    comment cut to fit keeps them before the tables of release commits and info-only picks."""
+    rank: dict[str, int] = {}
+    for f in findings:
+        anchor = "follow-ups" if f.kind == "follow-up-not-picked" else f.key.partition(":")[0]
+        rank[anchor] = max(rank.get(anchor, 0), SEVERITY_RANK[f.severity])
+    titles = {_pick_title(i, r): r.commit.sha for i, r in enumerate(results, 1)}
+    for t in tables:
+        if t.title in titles:
+            t.weight = rank.get(titles[t.title], 0)
+        elif t.title.startswith("Follow-ups on "):
+            t.weight = rank.get("follow-ups", 0)
+
+
+def _pick_title(i: int, r: PickResult) -> str:
+    src = ", ".join(s[:12] for s in r.resolution.sources) or "no source"
+    return f"{i}. {r.commit.sha[:12]} ← {src}: {r.commit.subject} ({r.status})"
+
+
 def _file_table(i: int, r: PickResult) -> Table:
     rows: list[list[Cell]] = []
     for f in r.files:
@@ -622,9 +702,8 @@ def _file_table(i: int, r: PickResult) -> Table:
             )
 
         rows.append([Code(f.path), f.status, *cells(p), *cells(s), f.note])
-    src = ", ".join(s[:12] for s in r.resolution.sources) or "no source"
     return Table(
-        f"{i}. {r.commit.sha[:12]} ← {src}: {r.commit.subject} ({r.status})",
+        _pick_title(i, r),
         [
             "file",
             "status",
@@ -694,18 +773,30 @@ def _findings(
     history_shas: set[str],
     missing: MissingResult | None,
     followups: Sequence[FollowUp] = (),
+    release_paths: Sequence[re.Pattern[str]] = (),
 ) -> list[Finding]:
     out = []
     for i, r in enumerate(results, 1):
         sha, subj = r.commit.sha, r.commit.subject
         sev = _pick_severity(r)
-        if sev and r.status == "no-source" and _own_release(r):
+        why_release = (
+            release_reason(
+                subj,
+                [f.path for f in r.files],
+                bool(_RELEASE_SUBJECT.search(subj)),
+                release_paths,
+            )
+            if sev and r.status != "identical"
+            else None
+        )
+        if why_release:
             out.append(
                 Finding(
                     "pick-release-commit",
                     "info",
-                    f"pick {i} {sha[:12]}: this branch's own release commit, no source expected: {subj}",
-                    "its subject names a release and it touches only version, changelog and docs files",
+                    f"pick {i} {sha[:12]}: release-only commit ({r.status}), no source "
+                    f"expected: {subj}",
+                    why_release,
                     key=f"{sha}:own-release",
                 )
             )
@@ -744,6 +835,9 @@ def _findings(
                 "adapted": f"files that differ: {', '.join(f.path for f in r.files if not f.same)}",
                 "whitespace-only": "re-indented relative to its source",
             }[r.status]
+            set_aside = pick_severity(r.status, r.files, r.absent, r.already)[1]
+            if set_aside:
+                detail += f" ({set_aside})"
             out.append(
                 Finding(
                     f"pick-{r.status}",
@@ -830,13 +924,36 @@ def _findings(
                 )
             )
     for fu in followups:
+        if fu.named:
+            out.append(
+                Finding(
+                    "follow-up-not-picked",
+                    fu.severity,
+                    f"follow-up {fu.sha[:12]} of source {fu.unit[0][:12]} is not picked: {fu.subject}",
+                    f"{fu.why}; {bounded(fu.paths)}",
+                    key=f"{fu.unit[0]}:{fu.sha}",
+                )
+            )
+    ranked = worth_a_look(followups)
+    if ranked:
+        # Named nothing: one info list, best first, capped (all of them in the follow-up table).
         out.append(
             Finding(
-                "follow-up-not-picked",
-                fu.severity,
-                f"follow-up {fu.sha[:12]} of source {fu.unit[0][:12]} is not picked: {fu.subject}",
-                f"{fu.why}; {', '.join(fu.paths)}",
-                key=f"{fu.unit[0]}:{fu.sha}",
+                "follow-up-worth-a-look",
+                "info",
+                f"{len(ranked)} later source commit(s) change lines a picked source added but name "
+                f"no source: worth a look, not gated",
+                "; ".join(
+                    f"{fu.sha[:12]} ({fu.why.partition(' (')[2].rstrip(')') or fu.why}) "
+                    f"after {fu.unit[0][:12]}: {fu.subject}"
+                    for fu in ranked[:WORTH_A_LOOK]
+                )
+                + (
+                    f"; … {len(ranked) - WORTH_A_LOOK} more in the table"
+                    if len(ranked) > WORTH_A_LOOK
+                    else ""
+                ),
+                key="worth-a-look:" + ",".join(sorted(f.sha for f in ranked)),
             )
         )
     return out
@@ -851,6 +968,7 @@ def _section(
     source_branch: str | None,
     followups: Sequence[FollowUp] = (),
     source_name: str = "the source branch",
+    release_paths: Sequence[re.Pattern[str]] = (),
 ) -> Section:
     counts = Counter(r.status for r in results)
     summary = f"{len(results)} pick(s): " + (
@@ -950,7 +1068,7 @@ def _section(
         "were committed within a year of the pick",
         "end state: which commit introduced a line (lines are classed by content, in file order)",
         "follow-ups found only by content (a change to the source's lines within 30 days) are a "
-        "heuristic: a refactor that rewrites those lines is listed too",
+        "heuristic, listed as info (worth a look): a refactor that rewrites those lines is listed too",
     ]
     if merges:
         not_verified.append("merge commits inside the range (listed, not compared)")
@@ -989,13 +1107,21 @@ def _section(
             f"Follow-ups on {source_name} not picked",
             ["source", "follow-up", "subject", "why", "files", "severity"],
             [
-                [Sha(f.unit[0]), Sha(f.sha), f.subject, f.why, ", ".join(f.paths), f.severity]
-                for f in followups
+                [
+                    Sha(f.unit[0]),
+                    Sha(f.sha),
+                    f.subject,
+                    f.why,
+                    bounded(f.paths),
+                    f.severity if f.named else "info (worth a look)",
+                ]
+                for f in [*(f for f in followups if f.named), *worth_a_look(followups)]
             ],
-            legend="later commits on the source branch that fix a source: Fixes: trailer, revert, "
-            "follow-up to #N, the same PR number, or (within 30 days) a change to lines the "
-            "source added; ones a pick carries (≥ 0.80 of their lines) are left out. P1 when "
-            "they touch non-test files the pick carries",
+            legend="later commits on the source branch that name a source: Fixes: trailer, "
+            "revert, follow-up to #N, the same PR number or the same Fixes #N issue (P1 when "
+            "they touch non-test files the pick carries); then, ranked, candidates that only "
+            "change (within 30 days) lines the source added (info: worth a look); ones a pick "
+            "carries (≥ 0.80 of their lines) are left out",
             control=f"{len(history)} source commit(s) after the fork point searched; a pick's own "
             "source never lists itself",
         )
@@ -1033,12 +1159,16 @@ def _section(
             None,
         )
     )
+    findings = _findings(
+        results, merges, {c.sha for c in history}, missing, followups, release_paths
+    )
+    _weigh(tables, results, findings)
     section = Section(
         SECTION_ID,
         "Cherry-pick fidelity",
         summary,
         tables,
-        _findings(results, merges, {c.sha for c in history}, missing, followups),
+        findings,
         controls,
         not_verified,
         details,

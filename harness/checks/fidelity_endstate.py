@@ -492,3 +492,17 @@ class EndStateJobs:
         for job in self.jobs:  # in start order: a pick started again is answered by its last job
             out.update(job.result())
         return {k: v for k, v in out.items() if k in self.sent}
+
+
+class NoEndStates(EndStateJobs):
+    """End states switched off: for callers that need each pick's sources and status alone (the
+    backports matrix), so the source finding reads no blob and starts no job."""
+
+    def picks(self, patches: dict[str, list[FilePatch]]) -> None:
+        self.lines = {}
+
+    def add(self, rows: Sequence[Row]) -> None:
+        return None
+
+    def finish(self, rows: Sequence[Row], patches: dict[str, list[FilePatch]]) -> None:
+        return None

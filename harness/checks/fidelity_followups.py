@@ -1,11 +1,15 @@
 """Follow-ups not picked: later commits on the source branch that fix a pick's source.
 
 A commit after the source is a follow-up when it names the source (a ``Fixes: <sha>`` trailer, a
-revert of it, "follow-up to #N" or the same PR number) or, within ``WINDOW`` of the source, spends
-at least half of the lines it removes from the source's files on lines the source added. One that
-no pick of the range carries is listed: P1 when it touches code the pick carries (not tests, not
-documentation), else P2. Removed lines that are version pins and files a commit deletes (released
-changelog fragments) are no evidence.
+revert of it, "follow-up to #N", the same PR number or the same ``Fixes #N`` issue). One that no
+pick of the range carries is listed: P1 when it touches code the pick carries (not tests, not
+documentation), else P2. A commit that only, within ``WINDOW`` of the source, spends at least half
+of the lines it removes from the source's files on lines the source added is a *candidate*: named
+nothing, it is as often a license-header sweep or a re-format as a fix, so candidates are info,
+ranked (code the pick carries first, then the share and number of the source's lines they change)
+and the first ``WORTH_A_LOOK`` listed. Removed lines that are version pins and files a commit
+deletes (released changelog fragments) are no evidence, and neither are the lines a ``Merge branch
+'main' into feature`` inside the source PR brought in (main's lines, not the PR's).
 """
 
 from __future__ import annotations
@@ -25,7 +29,15 @@ from harness.report.model import Severity
 WINDOW = 30 * 86_400  # content-only follow-ups: changes to the source's lines within 30 days
 FOCUS = 0.5  # share of a content follow-up's removed lines (in the source's files) the source added
 CARRIED = 0.8  # share of a commit's signed lines the picks carry for it to count as picked
-GREP = (r"fixes:", r"reverts commit", r"follow.?up")  # what `git log --grep` pre-selects bodies by
+WORTH_A_LOOK = 5  # content-only candidates named in the "worth a look" finding (all in the table)
+# What `git log --grep` pre-selects bodies by (the last: "Fixes #N", "closes #N", …, the issue a
+# source and its follow-up both fix).
+GREP = (
+    r"fixes:",
+    r"reverts commit",
+    r"follow.?up",
+    r"(fix(es|ed)?|close[sd]?|resolve[sd]?):? +(gh-|#)[0-9]+",
+)
 # Leading whitespace up to the line's end only: ``^\s*`` also ran over newlines, and a body of blank
 # lines (the reviewed repository's text) cost time quadratic in its length. Same matches.
 _FIXES = re.compile(r"^[^\S\n]*fixes:\s*([0-9a-f]{7,64})\b", re.IGNORECASE | re.MULTILINE)
@@ -33,6 +45,20 @@ _REVERTS = re.compile(r"reverts commit ([0-9a-f]{7,64})", re.IGNORECASE)
 # A removed line that is a version pin or a pinned sha changes with every bump: no evidence of a fix.
 _VERSIONISH = re.compile(rb"\bv?\d+\.\d+(?:\.\d+)?\b|\b[0-9a-f]{40,64}\b")
 _FOLLOW = re.compile(r"follow.?up(?: (?:to|of|for|on))?:?\s*(?:PR\s*)?#(\d+)", re.IGNORECASE)
+_ISSUE = re.compile(
+    r"\b(?:fix(?:es|ed)?|close[sd]?|resolve[sd]?):?\s+(?:gh-|#)(\d+)\b", re.IGNORECASE
+)
+# A subject that says it fixes something: ranks a content-only candidate higher.
+_FIXLIKE = re.compile(
+    r"\b(fix(es|ed)?|bug|regression|crash|revert(s|ed)?|BUG|REV)\b", re.IGNORECASE
+)
+# A merge of the mainline into a PR's branch: its first-parent diff is the mainline's lines.
+_MERGE_IN = re.compile(r"^Merge (?:remote-tracking )?branch '[^']*' into ", re.IGNORECASE)
+
+
+def issues_fixed(text: str) -> set[int]:
+    """The issue numbers a message says it fixes ("Fixes #12", "closes gh-7")."""
+    return {int(n) for n in _ISSUE.findall(text)}
 
 
 @dataclass
@@ -43,6 +69,9 @@ class FollowUp:
     why: str
     paths: list[str]
     severity: Severity
+    named: bool = True  # it names the source; False: a content-only candidate ("worth a look")
+    # candidates: (code the pick carries, subject says fix, share of removed lines, hits)
+    rank: tuple[int, int, float, int] = (0, 0, 0.0, 0)
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -52,11 +81,17 @@ class FollowUp:
             "why": self.why,
             "paths": self.paths,
             "severity": self.severity,
+            "names_source": self.named,
         }
 
 
 def _refers(
-    c: LogEntry, body: str, shas: Sequence[str], numbers: set[int], subjects: set[str]
+    c: LogEntry,
+    body: str,
+    shas: Sequence[str],
+    numbers: set[int],
+    subjects: set[str],
+    issues: frozenset[int] | set[int] = frozenset(),
 ) -> str | None:
     text = c.subject + "\n" + body
     for m in _FIXES.findall(text):
@@ -73,6 +108,9 @@ def _refers(
     same = numbers & set(pr_numbers(c.subject))
     if same:
         return f"same PR number #{min(same)}"
+    fixed = issues & issues_fixed(text) - numbers
+    if fixed:
+        return f"fixes the same issue #{min(fixed)}"
     return None
 
 
@@ -133,6 +171,12 @@ def find_followups(
         own = set(shas)
         numbers = {n for s in on for n in pr_numbers(entry[s].subject)}
         subjects = {entry[s].subject for s in on}
+        issues = {
+            n
+            for s in [*unit, *shas]
+            if not _merged_in(s, unit, entry)
+            for n in issues_fixed(bodies.get(s, ""))
+        }
         # The later commits that name something (or carry one of its PR numbers) are read; the
         # ones that only change one of its paths (non-merges, by construction) need the window.
         asks = set(naming_at[bisect.bisect_right(naming_at, start) :])
@@ -146,7 +190,7 @@ def find_followups(
             c = history[i]
             if c.sha in own or c.sha in picked:
                 continue
-            why = _refers(c, bodies.get(c.sha, ""), [*unit, *shas], numbers, subjects)
+            why = _refers(c, bodies.get(c.sha, ""), [*unit, *shas], numbers, subjects, issues)
             if why:
                 named.setdefault(unit, []).append((c.sha, why))
             elif (
@@ -189,13 +233,22 @@ def find_followups(
     paths_of: dict[tuple[str, ...], set[str]] = {}
     for unit, shas in units.items():
         added = {
-            norm(ln) for s in shas for f in store.changed(s) for ln in f.added if len(norm(ln)) >= 8
+            norm(ln)
+            for s in shas
+            if not _merged_in(s, unit, entry)
+            for f in store.changed(s)
+            for ln in f.added
+            if len(norm(ln)) >= 8
         }
         pick_paths = {
             f.path for p in unit_picks.get(unit, []) for f in store.changed(p) if is_code(f.path)
         }
-        found = list(named.get(unit, []))
-        paths_of[unit] = {f.path for s in shas for f in store.changed(s)}
+        found: list[tuple[str, str, tuple[int, int, float, int] | None]] = [
+            (sha, why, None) for sha, why in named.get(unit, [])
+        ]
+        paths_of[unit] = {
+            f.path for s in shas if not _merged_in(s, unit, entry) for f in store.changed(s)
+        }
         for sha in near.get(unit, []):
             readded, gone = _lines_of(sha)
             removed = []  # a removed line the same commit adds back (a re-sort, a move) is no change
@@ -210,17 +263,47 @@ def find_followups(
             hit = sum(1 for ln in removed if ln in added)
             # A fix of the source rewrites mostly its lines; a refactor that passes through them does not.
             if hit and hit >= FOCUS * len(removed):
+                code = int(bool(pick_paths & {f.path for f in store.changed(sha)}))
+                fix = int(bool(_FIXLIKE.search(entry[sha].subject)))
                 found.append(
-                    (sha, f"changes lines the source added ({hit} of {len(removed)} removed)")
+                    (
+                        sha,
+                        f"changes lines the source added ({hit} of {len(removed)} removed)",
+                        (code, fix, round(hit / len(removed), 4), hit),
+                    )
                 )
-        for sha, why in sorted(found, key=lambda t: order[t[0]]):
+        for sha, why, rank in sorted(found, key=lambda t: order[t[0]]):
             keys = _keys(store, [sha])
             if keys and sum((keys & carried).values()) >= CARRIED * sum(keys.values()):
                 continue  # a pick carries it (e.g. a release-branch merge back into main)
+            plus = Counter({k: n for k, n in keys.items() if k[0] == "+"})
+            if plus and sum((plus & carried).values()) == sum(plus.values()):
+                continue  # an adapted pick already wrote every line it adds (numpy 2.3.x)
             paths = sorted({f.path for f in store.changed(sha)})
+            if rank is not None:  # names nothing: a candidate, info
+                out.append(FollowUp(unit, sha, entry[sha].subject, why, paths, "info", False, rank))
+                continue
             sev: Severity = "P1" if pick_paths & set(paths) else "P2"
             out.append(FollowUp(unit, sha, entry[sha].subject, why, paths, sev))
     return out
+
+
+def worth_a_look(followups: Sequence[FollowUp]) -> list[FollowUp]:
+    """The content-only candidates, best first: code the pick carries, a subject that says it
+    fixes something, then the share of the source's lines among what they remove, then how many;
+    history order breaks ties."""
+    cands = [f for f in followups if not f.named]
+    return sorted(cands, key=lambda f: tuple(-x for x in f.rank))
+
+
+def _merged_in(sha: str, unit: tuple[str, ...], entry: dict[str, LogEntry]) -> bool:
+    """A merge inside a source PR that brought another branch in (``Merge branch 'main' into
+    feature``): its diff is that branch's lines, not the PR's. The unit's own merge (the PR's
+    merge into the source branch) is the PR's change and is kept."""
+    if sha in unit or sha not in entry:
+        return False
+    c = entry[sha]
+    return c.is_merge or bool(_MERGE_IN.match(c.subject))
 
 
 def is_code(path: str) -> bool:

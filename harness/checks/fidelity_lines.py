@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 
 from harness.git import GitRepo
 from harness.git.picks import LogEntry, object_ids
@@ -66,7 +67,7 @@ def _reach(
     parents: Mapping[str, Sequence[str]], tip: str, follow: Iterable[str] | None = None
 ) -> set[str]:
     """Commits of ``parents`` reached from ``tip``; a merge's other parents only when ``follow``
-    (a predicate set of merges whose second side is taken) holds the merge."""
+    (the merges whose other side is taken; None: every merge) holds the merge."""
     taken = set(follow) if follow is not None else None
     seen: set[str] = set()
     stack = [tip]
@@ -83,12 +84,20 @@ def _reach(
     return seen
 
 
-def own_commits(walk: Sequence[Sequence[str]], head: str, source_line: set[str]) -> set[str]:
+def own_commits(
+    walk: Sequence[Sequence[str]],
+    head: str,
+    source_line: set[str],
+    empty: AbstractSet[str] = frozenset(),
+) -> set[str]:
     """HEAD's own commits of the range (``walk``: ``[sha, *parents]`` of base..head): what a merge
-    whose other parent is on the source's first-parent line brought in is left out."""
+    whose other parent is on the source's first-parent line brought in is left out, and so is what
+    a merge of ``empty`` brought (its tree is its first parent's: history joined, nothing carried)."""
     parents = {c[0]: list(c[1:]) for c in walk}
     keep = {
-        sha for sha, ps in parents.items() if len(ps) > 1 and not source_line.intersection(ps[1:])
+        sha
+        for sha, ps in parents.items()
+        if len(ps) > 1 and sha not in empty and not source_line.intersection(ps[1:])
     }
     return _reach(parents, head, keep)
 
@@ -127,7 +136,7 @@ def copies(repo: GitRepo, history: Sequence[LogEntry], bodies: Mapping[str, str]
     shas = {c.sha for c in history}
     out: dict[str, str] = {}
     for sha, ns in named.items():
-        found = [ids[n] for n in ns if ids.get(n) in shas and ids[n] != sha]
+        found = [o for o in (ids[n] for n in ns) if o is not None and o in shas and o != sha]
         if found:
-            out[sha] = found[0]  # type: ignore[assignment]  # filtered: in shas, so a str
+            out[sha] = found[0]
     return out

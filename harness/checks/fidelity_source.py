@@ -435,8 +435,8 @@ class SourceFinder:
         return min(c.author_time, c.committer_time) - WINDOW_BEFORE, c.committer_time + WINDOW_AFTER
 
     def _subject_named(self, picks: Sequence[str], history: Sequence[str]) -> dict[str, str]:
-        """Per pick: the one non-merge source commit with its subject (PR numbers and a leading tag
-        removed) committed within its window. A squashed backport of a PR merged as several commits
+        """Per pick: the one non-merge source commit with its subject (PR numbers and leading tags
+        removed), whenever it was committed. A squashed backport of a PR merged as several commits
         keeps the title: this names the source without the similarity search's candidate diffs."""
         keys = {p: strip_numbers(self.pick_of[p].subject) for p in picks}
         keys = {p: k for p, k in keys.items() if k}
@@ -457,17 +457,25 @@ class SourceFinder:
                 if strip_numbers(self.subjects[history[i]]) == key:
                     same.add(history[i])
                 at = text.find(word, starts[i + 1] if i + 1 < len(starts) else len(text))
-            lo, hi = self._window(p)
-            if len(same) == 1 and lo <= self.committed[next(iter(same))] <= hi:
+            # One commit in the whole history carries the subject: no time window (urllib3 backported
+            # "Switch to Brotli C bindings …" to 1.26.x fifteen months after main had it).
+            if len(same) == 1:
                 found[p] = same.pop()
         return found
 
     def _by_subject(self, found: dict[str, str]) -> dict[str, tuple[float, str]]:
         """The commits ``_subject_named`` found, with their similarity, where that is at least
-        SIMILARITY_MIN."""
+        SIMILARITY_MIN, or where they share at least CONFIRM_OVERLAP of the smaller side's lines
+        (the subject names it, as a PR number would: a pick that squashed it with another commit,
+        or carries part of it)."""
         self.store.ensure_lines(sorted(set(found.values())))
-        scored = {p: (dice(self.store.keys(p), self.store.keys(c)), c) for p, c in found.items()}
-        return {p: sc for p, sc in scored.items() if sc[0] >= SIMILARITY_MIN}
+        out: dict[str, tuple[float, str]] = {}
+        for p, c in found.items():
+            pk, ck = self.store.keys(p), self.store.keys(c)
+            sc = dice(pk, ck)
+            if sc >= SIMILARITY_MIN or overlap(pk, ck) >= CONFIRM_OVERLAP:
+                out[p] = (sc, c)
+        return out
 
     def _similar(
         self,
@@ -559,6 +567,19 @@ class SourceFinder:
                 rest.append(p)
         self.found(dict(out))
         subject = self._by_subject({p: by_subject[p] for p in rest if p in by_subject})
+        for p in rest:
+            if p in by_subject and p not in subject:  # named, but sharing too few lines to take
+                c = by_subject[p]
+                share = overlap(self.store.keys(p), self.store.keys(c))
+                self.rejected[p] = "; ".join(
+                    x
+                    for x in (
+                        self.rejected.get(p, ""),
+                        f"{c[:12]} has the same subject but shares {share:.2f} of the lines: "
+                        "not taken as the source (re-implemented?)",
+                    )
+                    if x
+                )
         scored = self._similar([p for p in rest if p not in subject], history, touched, names)
         scored.update({p: [found] for p, found in subject.items()})
         # A PR merged with a merge commit is one change: the merge that brought a pick's best commit
@@ -574,7 +595,8 @@ class SourceFinder:
                 d = dice(self.store.keys(p), self.store.keys(merges[p]))
                 if d > sc[0][0]:
                     sc.insert(0, (d, merges[p]))
-            if sc and sc[0][0] >= SIMILARITY_MIN:
+            by_name = bool(sc) and p in subject and sc[0][1] == subject[p][1]  # kept as named
+            if sc and (sc[0][0] >= SIMILARITY_MIN or by_name):
                 via = "subject" if p in subject else "similarity"
                 out[p] = Resolution([sc[0][1]], via, round(sc[0][0], 3))
             elif sc and sc[0][0] >= _MENTION:

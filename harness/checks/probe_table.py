@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from harness.cache import Cache, provenance_text
+from harness.edits import CONTROL_BROKEN
 from harness.errors import UsageError
 from harness.git.repo import GitRepo
 from harness.probes.engine import ColumnRun, ProbeRun, run_probes
@@ -170,7 +171,32 @@ def probe_section(scenario: Scenario, probe: Any, run: ProbeRun) -> Section:
 
     findings: list[Finding] = []
     controls: list[Control] = []
+    # A control whose edit cannot apply measured nothing: the table has no control, so it is not
+    # evidence (P1, naming the edit), not a cell that "did not complete" under a passing gate.
+    broken = {
+        c.column.name: next(
+            (x.detail for x in grid[c.column.name] if x.detail.startswith(CONTROL_BROKEN)), ""
+        )
+        for c in controls_cols
+    }
+    broken = {name: why for name, why in broken.items() if why}
     for c in controls_cols:
+        if c.column.name in broken:
+            edits = "; ".join(e.describe() for e in c.column.edits) or "its edits"
+            findings.append(
+                Finding(
+                    "probe-control-broken",
+                    "P1",
+                    f"{probe.id}: control {c.column.name} cannot apply its edit ({edits}): "
+                    "the table is not evidence",
+                    broken[c.column.name],
+                    key=f"{probe.id}:{c.column.name}:broken",
+                )
+            )
+            controls.append(
+                Control(f"control {c.column.name} applies", broken[c.column.name], False)
+            )
+            continue
         base = _base_of(c, cols)
         if base is None:
             controls.append(
@@ -215,7 +241,13 @@ def probe_section(scenario: Scenario, probe: Any, run: ProbeRun) -> Section:
                 not outside,
             )
         )
-    failed = [(n, i) for n in names for i, cell in enumerate(grid[n]) if cell.status != "ok"]
+    failed = [
+        (n, i)
+        for n in names
+        if n not in broken
+        for i, cell in enumerate(grid[n])
+        if cell.status != "ok"
+    ]
     if failed:
         where = ", ".join(f"{n}×{row_label(probe.rows[i])}" for n, i in failed[:6])
         findings.append(

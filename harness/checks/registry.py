@@ -18,8 +18,8 @@ def lazy(module: str, name: str) -> Callable[..., Any]:
     """``module.name``, imported when first called: a warm ``compare`` serves every section from
     the cache and never imports the checks (~35 ms of its start)."""
 
-    def call(*args: Any) -> Any:
-        return getattr(importlib.import_module(module), name)(*args)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return getattr(importlib.import_module(module), name)(*args, **kwargs)
 
     return call
 
@@ -33,25 +33,34 @@ class Check(Protocol):
     @property
     def title(self) -> str: ...
 
-    def run(self, repo: GitRepo, base: str, head: str) -> Checked[Any]: ...
+    @property
+    def takes_source(self) -> bool: ...
+
+    def run(
+        self, repo: GitRepo, base: str, head: str, source: str | None = None
+    ) -> Checked[Any]: ...
 
 
 @dataclass(frozen=True)
 class RangeCheck:
-    """A check function of (repo, base, head) under its id and title."""
+    """A check function of (repo, base, head) under its id and title; with ``takes_source``, of
+    (repo, base, head, source) too (drift: BASE being the source branch is the audit form)."""
 
     id: str
     title: str
-    fn: Callable[[GitRepo, str, str], Checked[Any]]
+    fn: Callable[..., Checked[Any]]
+    takes_source: bool = False
 
-    def run(self, repo: GitRepo, base: str, head: str) -> Checked[Any]:
+    def run(self, repo: GitRepo, base: str, head: str, source: str | None = None) -> Checked[Any]:
+        if self.takes_source:
+            return self.fn(repo, base, head, source)
         return self.fn(repo, base, head)
 
 
 RANGE_CHECKS: dict[str, Check] = {
     c.id: c
     for c in (
-        RangeCheck("drift", "release drift", lazy("harness.checks.drift", "drift_check")),
+        RangeCheck("drift", "release drift", lazy("harness.checks.drift", "drift_check"), True),
         RangeCheck("shape", "push shape", lazy("harness.checks.shape", "shape_check")),
         RangeCheck(
             "conflicts", "conflict markers", lazy("harness.checks.conflicts", "conflicts_check")

@@ -343,7 +343,19 @@ def shape_check(
                 key="signoff-name\0" + "\0".join(r.commit.sha for r in renamed),
             )
         )
-    odd = [r for r in rows if r.commit.author_time > r.commit.committer_time]
+    for r in rows:
+        if not r.commit.dated:
+            findings.append(
+                Finding(
+                    "shape-undated",
+                    "P2",
+                    f"{r.commit.sha[:12]}: git cannot date this commit",
+                    "its author or committer line has no date, no email, or a timestamp out of range "
+                    "(git fsck reports it); its dates read as 1970-01-01 in this report",
+                    key=f"{r.commit.sha}\0undated",
+                )
+            )
+    odd = [r for r in rows if r.commit.dated and r.commit.author_time > r.commit.committer_time]
     for r in odd:
         findings.append(
             Finding(

@@ -42,10 +42,42 @@ def _writable_dir(path: Path, what: str) -> None:
     os.unlink(probe)
 
 
-def _nearest_existing(path: Path) -> Path:
-    while not path.exists() and path != path.parent:
+def _lexists(path: Path, what: str) -> bool:
+    """Whether ``path`` exists (a link counts); a name too long, a loop or no permission on the way
+    is a usage error (``Path.exists`` raises for those)."""
+    try:
+        os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError as exc:
+        raise UsageError(f"{what}: {exc.strerror}") from None
+    return True
+
+
+NAME_MAX, PATH_MAX = 255, 4096  # Linux's limits on one name and a whole path, in bytes
+
+
+def _check_lengths(path: Path, what: str) -> None:
+    """Refuse a path the system cannot create: a name over NAME_MAX bytes or a path over PATH_MAX
+    (found up front: a missing parent would hide it from ``lstat`` until the report is written)."""
+    whole = os.fsencode(os.path.abspath(path))
+    if len(whole) >= PATH_MAX:
+        raise UsageError(f"{what}: the path is over {PATH_MAX - 1} bytes")
+    if any(len(part) > NAME_MAX for part in whole.split(b"/")):
+        raise UsageError(f"{what}: a name in the path is over {NAME_MAX} bytes")
+
+
+def _nearest_existing(path: Path, what: str) -> Path:
+    while not _lexists(path, what) and path != path.parent:
         path = path.parent
     return path
+
+
+def _short(value: str, n: int = 120) -> str:
+    """A path as an error line shows it: at most ``n`` characters (a 5000-character one is cut)."""
+    return (
+        value if len(value) <= n else f"{value[: n // 2]}…{value[-n // 2 :]} ({len(value)} chars)"
+    )
 
 
 def check_output_file(value: str, what: str = "--output") -> None:
@@ -53,6 +85,7 @@ def check_output_file(value: str, what: str = "--output") -> None:
     path = Path(value)
     if value.endswith(("/", os.sep)):
         raise UsageError(f"{what} {value}: names a folder (a report file is expected)")
+    _check_lengths(path, f"{what} {_short(value)}")
     try:
         st = os.lstat(path)
     except FileNotFoundError:
@@ -73,7 +106,8 @@ def check_output_dir(value: str, what: str = "--output", files: tuple[str, ...] 
     """A report folder: an existing folder we can write in (where each of ``files`` that exists is a
     regular file, not a folder or a link), or one we can create."""
     path = Path(value)
-    if path.exists():
+    _check_lengths(path, f"{what} {_short(value)}")
+    if _lexists(path, f"{what} {_short(value)}"):
         if not path.is_dir():
             raise UsageError(f"{what} {value}: exists and is not a directory")
         _writable_dir(path, f"{what} {value}")
@@ -82,7 +116,7 @@ def check_output_dir(value: str, what: str = "--output", files: tuple[str, ...] 
             if os.path.lexists(f) and (f.is_symlink() or not f.is_file()):
                 raise UsageError(f"{what} {value}: {name} there is not a regular file")
         return
-    base = _nearest_existing(path.absolute().parent)
+    base = _nearest_existing(path.absolute().parent, f"{what} {_short(value)}")
     _writable_dir(base, f"{what} {value}")
 
 

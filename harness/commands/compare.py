@@ -114,8 +114,7 @@ def default_output(repo: GitRepo, base: str, head: str) -> Path:
     dir, never written to): then the user cache (``$XDG_CACHE_HOME/harness/reports/<repo>/…``)."""
     out = Path("reports") / f"{_slug(base)}..{_slug(head)}"
     owned = [p.resolve() for p in (repo.work_tree, repo.git_dir) if p is not None]
-    where = out.resolve()
-    if any(where == p or p in where.parents for p in owned):
+    if repo.owns(out):
         cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
         name = owned[0].name if owned[0].name != ".git" else owned[0].parent.name
         out = cache / "harness" / "reports" / _slug(name) / out.name
@@ -142,6 +141,9 @@ def run_compare(
     repo.resolve(inputs.head)
     pol = policy.load(policy_path) if policy_path else policy.Policy()
     prev = ledger.load_previous(previous) if previous else None
+    inputs.release_paths = tuple(pol.release_paths)
+    if prev is not None:
+        ledger.check_same_repository(prev, repo)
     if output.exists() and not output.is_dir():
         raise UsageError(f"--output {output}: exists and is not a directory")
     existing = next((p for p in [output, *output.parents] if p.exists()), None)
@@ -196,6 +198,12 @@ def run(args: argparse.Namespace) -> int:
     repo = GitRepo(args.repo)
     base, head = range_of(args)
     out_dir = args.output_dir or args.output_old
+    if out_dir and repo.owns(out_dir):
+        flag = "--output-dir" if args.output_dir else "--output"
+        raise UsageError(
+            f"{flag} {out_dir}: inside the repository (its work tree or .git), which the harness "
+            "never writes to; choose a folder outside it"
+        )
     output = Path(out_dir) if out_dir else default_output(repo, base, head)
     if not out_dir:  # the default folder must be writable too, before any work
         check_output_dir(str(output), "report folder")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -71,8 +72,29 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_executor_arguments(p)
 
 
+def check_root(root: Path, flag: str) -> None:
+    """Refuse, before the first line is printed, a folder the demo would write into although it
+    belongs to something else: a git repository, or a ``repo`` entry the demo did not create."""
+    from harness.git.writer import MARKER
+
+    if (root / ".git").exists() or ((root / "HEAD").is_file() and (root / "objects").is_dir()):
+        raise UsageError(
+            f"{flag} {root}: is a git repository; the demo writes its own repository and "
+            "reports there, choose another folder"
+        )
+    repo_dir = root / "repo"
+    if os.path.lexists(repo_dir) and not (
+        repo_dir.is_dir() and not repo_dir.is_symlink() and (repo_dir / MARKER).is_file()
+    ):
+        raise UsageError(
+            f"{flag} {root}: {repo_dir} exists and was not created by harness demo; "
+            "choose another folder"
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     root = Path(args.output_dir or args.dir_old or "reports/demo")
+    check_root(root, "--output-dir" if args.output_dir or not args.dir_old else "--dir")
     scenarios = [str(scenario_path())] + (
         [str(scenario_path("demo-engine.yaml"))] if args.engine else []
     )

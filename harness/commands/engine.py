@@ -207,6 +207,8 @@ def _parse_params(text: str) -> dict[str, Any]:
         params = json.loads(text)
     except ValueError as exc:
         raise UsageError(f"--params is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise UsageError("--params is not valid JSON: nested too deep") from None
     if not isinstance(params, dict):
         raise UsageError("--params must be a JSON object of SamplingParams arguments")
     return params

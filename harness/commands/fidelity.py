@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
         from harness.checks.fidelity import fidelity_section
 
         section = fidelity_section(
-            repo, base, head, args.source, args.source_branch, mapping, index
+            repo, base, head, args.source, args.source_branch, mapping, index=index
         )
     inputs = {
         "range": f"{base_name}..{head_name}",

@@ -8,6 +8,7 @@ import sys
 from harness.cache import Cache
 from harness.checks.tests_as_evidence.mutation import (
     Mutation,
+    check_commits,
     gap_mutations,
     load_mutations,
     mutation_section,
@@ -115,6 +116,7 @@ def run(args: argparse.Namespace) -> int:
         mutations += load_mutations(path)
     mutations += _cli_mutations(args)
     mutations += gap_mutations(repo, args.gap)
+    check_commits(repo, mutations)
     if not mutations:
         raise UsageError(
             "no mutations: pass --mutation FILE.yaml, --liveness/--replace PATH OLD NEW or --gap COMMIT"

@@ -49,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--jobs must be >= 1")
     repo = GitRepo(args.repo)
     scenario = load_scenario(args.scenario)
+    scenario.check_refs(repo)  # before the progress line: a bad ref is one line
     with nullcontext() if args.quiet else phase(f"probes of {Path(args.scenario).name}"):
         with executor_from_args(args) as executor:
             sections = probe_sections(

@@ -36,10 +36,17 @@ def available() -> bool:
 
 
 def _execute(fn: Any, meta: PackedTree | None, data: bytes | None, *args: Any) -> Any:
-    """The remote function: the packed tree's bytes arrive resolved from the object store."""
-    if meta is not None:
-        meta.data = data or b""
-    return fn(meta, *args)
+    """The remote function: the packed tree's bytes arrive resolved from the object store. The
+    worker's run folder and its lock go with the task: Ray ends idle workers without running their
+    exit handlers, which left the folders to the next run."""
+    from harness import workarea
+
+    try:
+        if meta is not None:
+            meta.data = data or b""
+        return fn(meta, *args)
+    finally:
+        workarea.end_run()
 
 
 def _check_reachable(address: str) -> None:
@@ -57,6 +64,11 @@ def _check_reachable(address: str) -> None:
         ) from None
 
 
+class _NotTokenNotice(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Token authentication is enabled")
+
+
 def start_local(num_cpus: int, object_store_mb: int, attempts: int = 3) -> Any:
     """A local Ray for this process (no dashboard, loopback only: 127.0.0.1). Ray gives its raylet
     30 s to register; on a loaded machine that can pass, so the start is tried ``attempts`` times."""
@@ -67,6 +79,11 @@ def start_local(num_cpus: int, object_store_mb: int, attempts: int = 3) -> Any:
     from ray._private import ray_constants
 
     ray_constants.ENABLE_RAY_CLUSTER = False  # ray may have been imported before this call
+    # Ray turns token authentication on for a new local cluster and says so in a WARNING line on
+    # stderr; the protection stays, the line (not the harness's to print) goes.
+    logging.getLogger("ray._private.authentication.authentication_token_setup").addFilter(
+        _NotTokenNotice()
+    )
 
     for attempt in range(1, attempts + 1):
         try:

@@ -258,6 +258,23 @@ def ls_tree(
     return entries
 
 
+def entries_at(repo: GitRepo, wanted: Sequence[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """The object id at ``rev:path`` for many (rev, path) pairs (a blob, or a submodule's commit,
+    which need not be in the repository), one ``ls-tree`` per rev; absent pairs are left out."""
+    by_rev: dict[str, list[str]] = {}
+    for rev, path in wanted:
+        by_rev.setdefault(rev, []).append(path)
+    out: dict[tuple[str, str], str] = {}
+    for rev, paths in by_rev.items():
+        args = ["ls-tree", "-z", "--full-tree", rev, "--"]
+        args += [f":(literal){p}" for p in dict.fromkeys(paths)]
+        for rec in repo.run(args).split(b"\0"):
+            if rec:
+                meta, _, p = rec.partition(b"\t")
+                out[(rev, p.decode("utf-8", "surrogateescape"))] = meta.decode().split()[2]
+    return out
+
+
 def name_revs(repo: GitRepo, shas: Sequence[str]) -> dict[str, str | None]:
     """Symbolic names (``main~2``) for many commits in one ``git name-rev`` process."""
     uniq = list(dict.fromkeys(shas))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from harness.git.records import log_format, records
+from harness.git.records import git_time, log_format, records
 from harness.git.repo import GitError, GitRepo
 
 
@@ -141,7 +141,12 @@ def _history_args(paths: bool) -> list[str]:
 def _entries(out: bytes, paths: bool) -> list[LogEntry]:
     return [
         LogEntry(
-            sha, tuple(parents.split()), int(at), subject, tuple(names) if paths else None, int(ct)
+            sha,
+            tuple(parents.split()),
+            git_time(at) or 0,
+            subject,
+            tuple(names) if paths else None,
+            git_time(ct) or 0,
         )
         for (sha, parents, at, ct, subject), names in records(
             out.decode("utf-8", "surrogateescape"), 5

@@ -11,6 +11,20 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+# 9999-12-31T23:59:59Z, the last second ``time.gmtime`` shows everywhere
+LAST_TIME = 253_402_300_799
+
+
+def git_time(text: str) -> int | None:
+    """Seconds since the epoch of a ``%at``/``%ct`` field, or None when git could not date the
+    commit: an ident without email or date, a negative or out-of-range timestamp (git prints
+    nothing, or a 20-digit number that no date function takes)."""
+    text = text.strip()
+    if not text.isdigit() or len(text) > 12:
+        return None
+    value = int(text)
+    return value if value <= LAST_TIME else None
+
 
 def log_format(*fields: str) -> str:
     """``--format=`` for ``fields`` (placeholders such as ``%H``), each introduced by a NUL."""

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import UsageError
-from harness.git.records import log_format, records
+from harness.git.records import git_time, log_format, records
+from harness.process import GIT_LOCATING_ENV
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
@@ -38,6 +39,7 @@ class Commit:
     committer_tz: str
     subject: str
     body: str
+    dated: bool = True  # False: git could not date it (its times then read 0, 1970-01-01)
 
     @property
     def is_merge(self) -> bool:
@@ -51,7 +53,17 @@ class Commit:
 _LOG_FIELDS = ("%H", "%P", "%T", "%an", "%ae", "%at", "%ad", "%cn", "%ce", "%ct", "%cd", "%s", "%b")
 
 
-_DISCOVERY_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE")
+LOCATING_ENV = GIT_LOCATING_ENV
+_DISCOVERY_ENV = LOCATING_ENV
+
+
+def git_env(
+    extra: dict[str, str] | None = None, base: dict[str, str] | None = None
+) -> dict[str, str]:
+    """``base`` (default: this process's environment) without ``LOCATING_ENV``, with ``extra``."""
+    env = {k: v for k, v in (os.environ if base is None else base).items() if k not in LOCATING_ENV}
+    env.update(extra or {})
+    return env
 
 
 def _discover(where: Path, search_up: bool) -> tuple[Path, Path, bool, Path | None] | str:
@@ -124,6 +136,13 @@ class GitRepo:
         self.big_file = BIG_FILE
         self.walks: dict[tuple[str, str], list[list[str]]] = {}  # git/history.py range_parents
 
+    def owns(self, path: str | os.PathLike[str]) -> bool:
+        """Whether ``path`` (existing or not; links resolved) lies inside this repository's work
+        tree or git folders, where the harness never writes."""
+        where = Path(path).resolve()
+        owned = [p.resolve() for p in (self.work_tree, self.git_dir, self._common_dir) if p]
+        return any(where == p or p in where.parents for p in owned)
+
     def __getstate__(self) -> dict[str, object]:
         """The repository as another interpreter opens it (``harness/offload.py``): its paths and
         limits; no running process, no memo."""
@@ -133,10 +152,11 @@ class GitRepo:
 
     # -- running git ---------------------------------------------------------------
     def _env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
-        env = dict(os.environ)
-        # Output must not depend on the user's terminal, pager or locale.
-        env.update({"GIT_PAGER": "cat", "PAGER": "cat", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"})
-        env.pop("GIT_INDEX_FILE", None)
+        # Output must not depend on the user's terminal, pager or locale, nor on an outer git's
+        # repository, index or object store.
+        env = git_env(
+            {"GIT_PAGER": "cat", "PAGER": "cat", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"}
+        )
         if extra:
             env.update(extra)
         return env
@@ -334,6 +354,7 @@ class GitRepo:
             out = self.run_text(args)
         result = []
         for f, _ in records(out, len(_LOG_FIELDS)):
+            at, ct = git_time(f[5]), git_time(f[9])
             result.append(
                 Commit(
                     sha=f[0],
@@ -341,14 +362,15 @@ class GitRepo:
                     tree=f[2],
                     author_name=f[3],
                     author_email=f[4],
-                    author_time=int(f[5]),
-                    author_tz=f[6].split()[-1],
+                    author_time=at or 0,
+                    author_tz=(f[6].split() or ["+0000"])[-1],
                     committer_name=f[7],
                     committer_email=f[8],
-                    committer_time=int(f[9]),
-                    committer_tz=f[10].split()[-1],
+                    committer_time=ct or 0,
+                    committer_tz=(f[10].split() or ["+0000"])[-1],
                     subject=f[11],
                     body=f[12].rstrip("\n"),
+                    dated=at is not None and ct is not None,
                 )
             )
         return result
@@ -525,7 +547,7 @@ def run_git(
         ["git", *args],
         input=input,
         capture_output=True,
-        env=env,
+        env=git_env(base=env),
         cwd=None if cwd is None else str(cwd),
     )
     if check and proc.returncode != 0:

@@ -17,7 +17,7 @@ from typing import Any
 
 from harness import process, workarea
 from harness.cache import _DESCRIBE, content_key
-from harness.edits import EditProof
+from harness.edits import CONTROL_BROKEN, EditProof
 from harness.errors import UsageError
 from harness.executors.trees import InputFiles, worker_dir
 from harness.probes.kinds import CellResult, KindContext, get_kind
@@ -90,7 +90,7 @@ def run_column(
                     raise
                 # A control whose edit no longer applies (e.g. the head already carries the fix) is
                 # the outcome of its cells, not a failed run.
-                out.control_error = f"control does not apply: {exc}"
+                out.control_error = f"{CONTROL_BROKEN}: {exc}"
                 return out
             out.proofs = mat.proofs
     finally:

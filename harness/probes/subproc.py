@@ -91,6 +91,7 @@ def run_once(
     with open(out, "wb") as fh:
         proc = process.popen(
             argv,
+            reap_tree=True,  # what the probe starts (setsid, in the background) ends with it
             cwd=str(cwd),
             stdout=fh,
             stderr=process.STDOUT,
@@ -143,6 +144,7 @@ def run_rows(
         with open(out_path, "wb") as out:
             proc = process.popen(
                 [python, str(RUNNER), str(spec_path), str(res_path)],
+                reap_tree=True,  # what the probe starts (setsid, in the background) ends with it
                 cwd=str(tree),
                 stdout=out,
                 stderr=process.STDOUT,

@@ -13,7 +13,7 @@ import re
 from dataclasses import replace
 
 from harness.report import markdown
-from harness.report.model import Report, Section, open_findings
+from harness.report.model import SEVERITY_RANK, Report, Section, open_findings
 from harness.report.printable import printable
 
 MARKER = "<!-- harness-report -->"
@@ -27,7 +27,13 @@ _MAX_NOT_VERIFIED = 25
 def _trimmed(s: Section, rows: int) -> tuple[Section, int, int]:
     """The section with its folded tables, long evidence and tables after the first few dropped, and
     every other table cut to its first ``rows`` rows; returns it with the number of rows and tables cut."""
-    kept = [t for t in s.tables if not t.collapsed][:_TABLES_TRIMMED]
+    # The first table (the overview), then the tables backing the most severe findings (a check
+    # weighs them), then the others in report order: noise tables go first when space runs out.
+    shown = [t for t in s.tables if not t.collapsed or t.weight]
+    chosen = {
+        id(t) for t in (shown[:1] + sorted(shown[1:], key=lambda t: -t.weight))[:_TABLES_TRIMMED]
+    }
+    kept = [t for t in shown if id(t) in chosen]  # in report order
     cut = sum(max(0, len(t.rows) - rows) for t in kept)
     tables = [
         t
@@ -47,7 +53,9 @@ def _summary_only(s: Section) -> Section:
 def _block(s: Section, is_open: bool, findings: int | None = None) -> str:
     """The section as Markdown (folded unless it has open findings), listing at most ``findings``."""
     more = 0 if findings is None else max(0, len(s.findings) - findings)
-    body = "\n".join(markdown.section(replace(s, findings=s.findings[:findings]) if more else s))
+    # Trimmed, a section lists its most severe findings first (P1 before P2 before info).
+    by_severity = sorted(s.findings, key=lambda f: -SEVERITY_RANK[f.severity])
+    body = "\n".join(markdown.section(replace(s, findings=by_severity[:findings]) if more else s))
     if more:
         body += f"\n… {more} more finding(s) of this section in the full report\n"
     if is_open:

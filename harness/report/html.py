@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from html import escape as _escape
 
 from harness.report.model import Cell, Code, Finding, Report, Sha, Table, open_findings
@@ -13,22 +14,62 @@ def escape(text: str) -> str:
     return _escape(shown(text))
 
 
+# Status words a cell may hold, and the tone its colour takes (layout: the check decided the word).
+STATUS_TONE: dict[str, str] = {
+    **dict.fromkeys(
+        ("identical", "same", "killed", "pinned", "ok", "pass", "carried", "clean", "unchanged"),
+        "good",
+    ),
+    **dict.fromkeys(
+        ("adapted", "superset", "renamed", "forward-merged", "differs", "changed", "p2"), "warn"
+    ),
+    **dict.fromkeys(
+        ("subset", "no-source", "missing", "missing-from-pick", "not-pinned", "survived", "fail")
+        + ("failed", "conflict", "p1", "error", "crashed", "timeout"),
+        "bad",
+    ),
+    **dict.fromkeys(("info", "baseline", "later-copy", "merged-back", "contained"), "info"),
+}
+_TONES = {
+    "good": "background:#dafbe1;color:#116329",
+    "warn": "background:#fff8c5;color:#7d4e00",
+    "bad": "background:#ffebe9;color:#a40e26",
+    "info": "background:#ddf4ff;color:#0550ae",
+}
+LONG_WORD = 30  # a cell with an unbroken run longer than this may break anywhere (paths, commands)
+_VERDICT = re.compile(r"^(PASS|BLOCKED|HARNESS ERROR|NOT GATED)\b")
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+_STATUS_SLUGS = frozenset(_slug(w) for w in STATUS_TONE)
 _CSS = """
 *{box-sizing:border-box}
 body{font:14px/1.45 -apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em auto;padding:0 1em;max-width:1200px;
-color:#1f2328;overflow-wrap:anywhere}
+color:#1f2328;overflow-wrap:break-word}
 .tw{overflow-x:auto;max-width:100%}
 table{border-collapse:collapse;margin:.5em 0}
-td,th{border:1px solid #d0d7de;padding:3px 8px;text-align:left;vertical-align:top}
-th{background:#f6f8fa}code{background:#f6f8fa;padding:0 3px;border-radius:3px;font-size:90%}
-td code{white-space:pre-wrap;word-break:break-all}
+td,th{border:1px solid #d0d7de;padding:3px 8px;text-align:left;vertical-align:top;
+word-break:normal;overflow-wrap:normal}
+th{background:#f6f8fa;white-space:nowrap}code{background:#f6f8fa;padding:0 3px;border-radius:3px;font-size:90%}
+td code{white-space:pre-wrap}
+td.long{overflow-wrap:anywhere;min-width:16em}td.sha,td.st,td.num,td.word,td.sha code,td.word code{white-space:nowrap}
+td.st{font-weight:600;font-size:90%}
 .P1{color:#b00;font-weight:bold}.P2{color:#9a6700;font-weight:bold}.info{color:#0969da}
 .mark{display:inline-block;min-width:3.2em;padding:0 4px;border-radius:3px;font-weight:bold;font-size:85%;
 text-align:center}
 .PASS{background:#dafbe1;color:#116329}.FAIL{background:#ffebe9;color:#a40e26}.INFO{background:#ddf4ff;color:#0550ae}
+.badge{display:inline-block;padding:1px 10px;border-radius:1em;font-weight:bold;white-space:nowrap}
+.verdict-pass{background:#1a7f37;color:#fff}.verdict-blocked{background:#cf222e;color:#fff}
+.verdict-harness-error{background:#8250df;color:#fff}.verdict-not-gated{background:#6e7781;color:#fff}
 .action{font-family:monospace;background:#fff8c5;padding:1px 4px;border-radius:3px}
 .legend{color:#57606a;font-size:90%}pre{background:#f6f8fa;padding:8px;overflow:auto;white-space:pre-wrap}
-"""
+""" + "".join(
+    ",".join(f"td.st-{_slug(w)}" for w, t in STATUS_TONE.items() if t == tone) + "{" + css + "}\n"
+    for tone, css in _TONES.items()
+)
 _MARK = {True: "PASS", False: "FAIL", None: "INFO"}
 
 
@@ -47,9 +88,28 @@ def _cell(c: Cell) -> str:
     return escape(str(c))
 
 
+def _td(c: Cell) -> str:
+    """A cell with the classes its layout needs: a SHA, a number, a status word (coloured by its
+    tone) or any one word on one line, a long run of text free to break anywhere, the rest by words."""
+    text = c.text if isinstance(c, Code) else "" if c is None else str(c)
+    classes = []
+    if isinstance(c, Sha):
+        classes.append("sha")
+    elif isinstance(c, (int, float)):
+        classes.append("num")
+    elif not isinstance(c, Code) and _slug(text) in _STATUS_SLUGS:
+        classes += ["st", f"st-{_slug(text)}"]
+    elif any(len(w) > LONG_WORD for w in text.split()):
+        classes.append("long")
+    elif text and len(text.split()) == 1:
+        classes.append("word")  # one word (e.g. pr-number): never broken at its hyphen
+    attr = f' class="{" ".join(classes)}"' if classes else ""
+    return f"<td{attr}>{_cell(c)}</td>"
+
+
 def _table(t: Table) -> str:
     head = "".join(f"<th>{escape(c)}</th>" for c in t.columns)
-    rows = "".join("<tr>" + "".join(f"<td>{_cell(c)}</td>" for c in r) + "</tr>" for r in t.rows)
+    rows = "".join("<tr>" + "".join(_td(c) for c in r) + "</tr>" for r in t.rows)
     body = (
         f'<div class="tw"><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div>'
     )
@@ -62,6 +122,15 @@ def _table(t: Table) -> str:
         if x
     )
     return title + body + notes
+
+
+def _verdict(verdict: str) -> str:
+    """The verdict as a badge (its opening word: PASS, BLOCKED, …) and the rest of its line."""
+    m = _VERDICT.match(verdict)
+    word = m.group(1) if m else "NOT GATED"
+    rest = verdict[m.end() :].lstrip(":").strip() if m else verdict
+    badge = f'<span class="badge verdict-{_slug(word)}">{escape(word)}</span>'
+    return f'<p class="verdict"><b>Verdict:</b> {badge} {escape(rest)}</p>'
 
 
 def _finding_item(f: Finding) -> str:
@@ -99,8 +168,7 @@ def render(report: Report) -> str:
         parts.append(
             f'<p class="legend">{escape(report.generated)} <code>{escape(report.command)}</code></p>'
         )
-    verdict = report.verdict or "not gated"
-    parts.append(f"<p><b>Verdict:</b> {escape(verdict)}</p>")
+    parts.append(_verdict(report.verdict or "not gated"))
     parts += _causes(report)
     for s in report.sections:
         parts.append(f"<section><h2>{escape(s.title)}</h2>")

@@ -46,6 +46,9 @@ class Table:
     legend: str = ""
     control: str = ""
     collapsed: bool = False  # long evidence: renderers fold it (<details> in Markdown)
+    # What it backs: the severity rank (SEVERITY_RANK) of the most severe finding it is the
+    # evidence for; a renderer that must drop tables keeps these first (comment.py).
+    weight: int = 0
 
 
 @dataclass
@@ -141,6 +144,18 @@ class Report:
             if item not in seen:
                 seen.append(item)
         return seen
+
+
+BOUND = 5  # items a title, detail or action lists before "… N more"
+
+
+def bounded(items: Sequence[str], limit: int = BOUND, sep: str = ", ") -> str:
+    """At most ``limit`` items, then how many more: titles and actions stay one line whatever the
+    range (a cause once listed 57 paths, twice)."""
+    shown = list(dict.fromkeys(items))
+    if len(shown) <= limit:
+        return sep.join(shown)
+    return sep.join(shown[:limit]) + f"{sep}… {len(shown) - limit} more"
 
 
 def open_findings(report: Report) -> list[Finding]:

@@ -13,10 +13,10 @@ from harness.git.repo import GitRepo
 class RepoBuilder:
     """A throwaway repository with helpers to write files, commit and branch."""
 
-    def __init__(self, path: Path, bare_clone: bool = False) -> None:
+    def __init__(self, path: Path, bare_clone: bool = False, initial_branch: str = "main") -> None:
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)
-        self.repo = git.Repo.init(self.path, initial_branch="main")
+        self.repo = git.Repo.init(self.path, initial_branch=initial_branch)
         with self.repo.config_writer() as cw:
             cw.set_value("user", "name", "Test Author")
             cw.set_value("user", "email", "author@example.com")

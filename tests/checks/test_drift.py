@@ -130,3 +130,57 @@ def test_bare_repository(builder, tmp_path):
     d = drift(GitRepo(bare), "release", "main")
     assert d.merge.clean and len(d.base_commits) == 0 and d.head_commits == 1
     assert _objects(bare) == objs
+
+
+def _diverged(builder, release: str):
+    """main and ``release`` both change engine.py after the fork: the trial merge conflicts."""
+    _fork(builder)
+    builder.repo.git.branch("-m", "release", release)
+    builder.commit("main moves", {"engine.py": "def run():\n    return 2\n"})
+    builder.checkout(release)
+    builder.commit("release fix", {"engine.py": "def run():\n    return 3\n"})
+    builder.checkout("main")
+
+
+def test_audit_form_reports_how_far_behind_as_info(builder):
+    """``main..release/1.x --source main``: main is never merged into a release, so its conflicting
+    trial merge is no P1; the section says how far the release is behind."""
+    _diverged(builder, "release/1.x")
+    repo = GitRepo(builder.path)
+    pr_form = drift_section(repo, "main", "release/1.x")  # release by name: audit form too
+    audit = drift_section(repo, "main", "release/1.x", source="main")
+    for section in (audit, pr_form):
+        kinds = [(f.kind, f.severity) for f in section.findings]
+        assert kinds == [("drift-behind", "info")], kinds
+        assert "1 commit(s) behind main" in section.findings[0].title
+        assert "conflicts in 1 file(s)" in section.findings[0].detail
+    assert "--source main" in audit.findings[0].detail
+    assert section.data["merge"]["clean"] is False  # the evidence is still there
+
+
+def test_pull_request_form_keeps_the_conflict_p1(builder):
+    """``release..backport``: the trial merge is the merge the PR makes; a conflict stays P1, even
+    with --source given (BASE is not the source), and for a HEAD not named like a release."""
+    _diverged(builder, "feature-x")
+    section = drift_section(GitRepo(builder.path), "main", "feature-x", source="dev")
+    assert [(f.kind, f.severity) for f in section.findings] == [("drift-conflict", "P1")]
+    assert section.data["audit"] == ""
+
+
+def test_presence_control_leaves_submodules_out(builder):
+    """A submodule bump's diff line ("Subproject commit …") is in no file: the self-presence
+    control used to miss it (numpy: 3092 of 3096 on a correct tree)."""
+    _fork(builder)
+    builder.checkout("release")
+    builder.write("engine.py", "def run():\n    return 5\n")
+    git = builder.repo.git
+    git.add("engine.py")
+    git.update_index("--add", "--cacheinfo", f"160000,{'2' * 40},vendored/lib")
+    git.commit("-q", "-m", "bump the submodule and fix")  # `add -A` would drop the gitlink
+    builder.checkout("main")
+    d = drift(GitRepo(builder.path), "main", "release")
+    assert d.submodules == ["vendored/lib"]
+    assert d.self_presence[0] == d.self_presence[1] == 1
+    section = drift_section(GitRepo(builder.path), "main", "release")
+    assert section.controls[2].ok is True
+    assert "vendored/lib" in section.tables[3].legend

@@ -150,22 +150,114 @@ def test_follow_ups_on_the_source_branch_not_picked(builder):
     builder.commit("Lower-case note", {"other.py": "o = 1  # release\n"})
     s = fidelity_section(GitRepo(builder.path), base, "release", "main")
     got = [(f["sha"], f["severity"], f["why"].split(" ")[0]) for f in s.data["follow_ups"]]
+    # #26: a commit that names no source (f3 only changes lines the source added) is a candidate,
+    # info in a "worth a look" list, no longer a P2 follow-up.
     assert got == [
         (f1, "P1", "Fixes:"),
         (f2, "P2", "follow-up"),
-        (f3, "P2", "changes"),
+        (f3, "info", "changes"),
         (f5, "P1", "Fixes:"),
     ]
     assert [f.severity for f in s.findings if f.kind == "follow-up-not-picked"] == [
         "P1",
         "P2",
-        "P2",
         "P1",
     ]
+    (look,) = [f for f in s.findings if f.kind == "follow-up-worth-a-look"]
+    assert look.severity == "info" and f3[:12] in look.detail and f1[:12] not in look.detail
     # Picking a follow-up takes it off the list.
     builder.cherry_pick(f1, "-x")
     s = fidelity_section(GitRepo(builder.path), base, "release", "main")
     assert f1 not in [f["sha"] for f in s.data["follow_ups"]]
+
+
+def test_content_only_follow_ups_are_a_ranked_info_list(builder):
+    """#26: a later commit that rewrites a source's code lines but names nothing (a license-header
+    sweep, a re-format) is info, never P1; one with the source's ``Fixes #N`` is a P1 follow-up;
+    candidates are ranked (code the pick carries first) and capped in the finding."""
+    code = "".join(f"def step_{i}(x):\n    return x + {i}  # step number {i}\n" for i in range(8))
+    builder.commit("base", {"core.py": "# core\n", "docs/a.md": "a\n"})
+    builder.branch("release")
+    src = builder.commit("Add the steps (#40)\n\nFixes #7", {"core.py": code})
+    sweep = builder.commit(
+        "Update license headers", {"core.py": code.replace("# step number", "# SPDX step")}
+    )
+    same_issue = builder.commit(
+        "Guard step 0\n\nThis fixes #7 for None.",
+        {"core.py": code.replace("return x + 0", "return (x or 0) + 0")},
+    )
+    now = code.replace("return x + 0", "return (x or 0) + 0")
+    tweaks = []
+    for k in (2, 3, 4, 6, 7):
+        now = now.replace(f"return x + {k}  #", f"return x + {k}  # tweaked")
+        tweaks.append(builder.commit(f"Tweak step {k}", {"core.py": now}))
+    fix = builder.commit(
+        "Fix the bound of step 5", {"core.py": now.replace("return x + 5", "return x + 5 + 0")}
+    )
+    builder.checkout("release")
+    base = builder.rev("HEAD")
+    builder.cherry_pick(src, "-x")
+    s = fidelity_section(GitRepo(builder.path), base, "release", "main")
+    named = [
+        (f.severity, f.key.rpartition(":")[2])
+        for f in s.findings
+        if f.kind == "follow-up-not-picked"
+    ]
+    assert named == [("P1", same_issue)]
+    (look,) = [f for f in s.findings if f.kind == "follow-up-worth-a-look"]
+    assert look.severity == "info" and look.title.startswith("7 later source commit(s)")
+    assert look.detail.startswith(fix[:12])  # a subject that says "fix" ranks first
+    assert look.detail.index(sweep[:12]) < look.detail.index(tweaks[0][:12])  # then the share/hits
+    assert look.detail.endswith("… 2 more in the table")
+    rows = {f["sha"]: f for f in s.data["follow_ups"]}
+    assert rows[same_issue]["why"] == "fixes the same issue #7"
+    assert rows[sweep]["severity"] == "info" and rows[sweep]["names_source"] is False
+    assert not [f for f in s.findings if f.severity == "P1" and sweep[:12] in f.title]
+
+
+def test_a_follow_up_an_adapted_pick_already_carries_is_not_listed(builder):
+    """numpy 2.3.x: the pick of "Address SME and FPSR" was adapted with the later "Fix version
+    check" already in it; that follow-up (every line it adds is in the pick) is not listed."""
+    body = "".join(f"def g_{i}(v):\n    return v * {i}  # scale {i}\n" for i in range(5))
+    builder.commit("base", {"blas.c": "/* blas */\n"})
+    builder.branch("release")
+    check = "    if(major >= 15 && minor >= 4){\n"
+    fixed = "    if (major > 15 || (major == 15 && minor >= 4)) {\n"
+    src = builder.commit("Address SME (#60)", {"blas.c": body + check})
+    later = builder.commit("BUG: Fix version check", {"blas.c": body + fixed})
+    builder.checkout("release")
+    base = builder.rev("HEAD")
+    builder.branch("plain")
+    builder.commit(f"Address SME\n\n(cherry picked from commit {src})", {"blas.c": body + fixed})
+    s = fidelity_section(GitRepo(builder.path), base, "release", "main")
+    assert later not in [f["sha"] for f in s.data["follow_ups"]]
+    # The control: a pick without the fix lists it.
+    builder.checkout("plain")
+    builder.cherry_pick(src, "-x")
+    s = fidelity_section(GitRepo(builder.path), base, "plain", "main")
+    assert later in [f["sha"] for f in s.data["follow_ups"]]
+
+
+def test_a_merge_of_main_inside_the_source_pr_is_not_the_prs_lines(builder):
+    """#26: ``Merge branch 'main' into feature`` inside a source PR brings main's lines; a later
+    commit changing those lines is no follow-up of the PR."""
+    other = "".join(f"value_{i} = compute({i})  # other line {i}\n" for i in range(6))
+    builder.commit("base", {"feat.py": "f = 0\n", "other.py": "o = 0\n"})
+    builder.branch("release")
+    builder.branch("feature")
+    builder.commit("Other work (#30)", {"other.py": other})
+    builder.checkout("feature")
+    builder.commit("Start the feature", {"feat.py": "f = 1  # the feature itself\n"})
+    builder.merge("main", "Merge branch 'main' into feature")
+    builder.commit("Finish the feature", {"feat.py": "f = 2  # the feature itself, done\n"})
+    builder.checkout("main")
+    pr = builder.merge("feature", "Merge pull request #31 from me/feature\n\nThe feature")
+    later = builder.commit("Rework other", {"other.py": other.replace("compute(", "compute_fast(")})
+    builder.checkout("release")
+    base = builder.rev("HEAD")
+    builder.cherry_pick(pr, "-m1", "-x")
+    s = fidelity_section(GitRepo(builder.path), base, "release", "main")
+    assert later not in [f["sha"] for f in s.data["follow_ups"]]
 
 
 def test_a_later_copy_of_the_branchs_own_release_commit_is_info(builder):

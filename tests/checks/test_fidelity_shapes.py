@@ -218,3 +218,85 @@ def test_a_twin_made_seconds_after_the_pick_is_its_source_not_a_later_copy(build
     p = picks[pick]
     assert (p["sources"], p["status"], p["copy_of"]) == ([twin], "identical", None)
     assert not _blocking(s)
+
+
+def test_a_release_merged_both_ways_judges_only_its_own_line(builder):
+    builder.commit("base", {"a.py": A, "b.py": B})
+    builder.branch("release")
+    fix = builder.commit("Fix a_4 (#100)", {"a.py": A.replace("a_4 = 4", "a_4 = 44")})
+    builder.checkout("release")
+    base = builder.rev("HEAD")
+    pick = builder.cherry_pick(fix, "-x")
+    builder.checkout("main")
+    mains = builder.commit("Main only (#101)", {"b.py": B.replace("b_7 = 7", "b_7 = 77")})
+    builder.checkout("release")
+    builder.merge("main", "Merge branch 'main' into release")  # main's commit: not a pick
+    own = builder.commit("Release-only tweak (#102)", {"b.py": B.replace("b_7 = 7", "b_7 = 70")})
+    builder.checkout("main")
+    builder.merge("release", "Merge branch 'release'")  # and the release merged forward
+    s, picks = _picks(builder, base)
+    assert mains not in picks
+    assert [(p, picks[p]["sources"], picks[p]["status"]) for p in picks] == [
+        (pick, [fix], "identical"),
+        (own, [], "forward-merged"),
+    ]
+    # main's two commits came in with the merge-back: the fix and the main-only one
+    assert "2 commit(s) of the source branch merged back: not picks" in s.summary
+    assert not _blocking(s)
+
+
+def test_an_old_release_joined_with_an_ours_merge_brings_no_picks(builder):
+    builder.commit("base", {"a.py": A, "b.py": B})
+    builder.branch("old")
+    builder.branch("release")
+    fix = builder.commit("Fix a_6 (#110)", {"a.py": A.replace("a_6 = 6", "a_6 = 66")})
+    builder.checkout("old")
+    old_pick = builder.commit("Old fix of b_8 (#111)", {"b.py": B.replace("b_8 = 8", "b_8 = 88")})
+    builder.checkout("release")
+    base = builder.rev("HEAD")
+    pick = builder.cherry_pick(fix, "-x")
+    builder.repo.git.merge(
+        "-s", "ours", "--no-ff", "-q", "-m", "Merge branch 'old' into release", "old"
+    )
+    s, picks = _picks(builder, base)
+    assert list(picks) == [pick] and old_pick not in picks
+    assert "1 commit(s) brought by a merge that changed nothing on this branch" in s.summary
+    assert not _blocking(s)
+
+
+def test_the_subject_names_a_source_the_pick_squashed_with_another(builder):
+    builder.commit("base", {"a.py": A, "b.py": B, "docs.txt": "old git:// url\n"})
+    builder.branch("release")
+    builder.commit("GitHub no longer supports git://", {"docs.txt": "new https:// url\n"})
+    named = builder.commit(
+        "Fix git installation instructions (#2587)", {"a.py": A + "install = 'https'\n"}
+    )
+    builder.checkout("release")
+    base = builder.rev("HEAD")
+    # Both main commits in one release commit, with main's second subject and its own PR number.
+    pick = builder.commit(
+        "Fix git installation instructions (#2586)",
+        {"docs.txt": "new https:// url\n", "a.py": A + "install = 'https'\n"},
+    )
+    s, picks = _picks(builder, base)
+    p = picks[pick]
+    assert (p["sources"], p["source_via"], p["status"]) == ([named], "subject", "superset")
+
+
+def test_a_unique_subject_names_a_source_backported_more_than_a_year_later(builder):
+    builder.commit("base", {"a.py": A, "b.py": B})
+    builder.branch("release")
+    source = builder.commit(
+        "Switch to the C bindings (#2099)", {"a.py": A.replace("a_9 = 9", "a_9 = 99")}
+    )
+    builder._tick += 500 * 86400  # fifteen months on
+    builder.commit("Later work on main (#2300)", {"b.py": B.replace("b_1 = 1", "b_1 = 11")})
+    builder.checkout("release")
+    base = builder.rev("HEAD")
+    pick = builder.commit(
+        "[1.26] Switch to the C bindings",
+        {"a.py": A.replace("a_9 = 9", "a_9 = 99").replace("a_10 = 10", "a_10 = 100")},
+    )
+    s, picks = _picks(builder, base)
+    p = picks[pick]
+    assert (p["sources"], p["source_via"], p["status"]) == ([source], "subject", "superset")

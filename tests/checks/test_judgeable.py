@@ -219,6 +219,7 @@ def test_empty_compare_and_merge_only_picks(builder, run_cli, tmp_path):
     _history(builder)
     code, _, err = run_cli(
         "compare",
+        "--no-fidelity",
         "main",
         "release",
         "--repo",

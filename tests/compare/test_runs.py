@@ -207,9 +207,15 @@ probes:
         and "found 0" in c["detail"]
         for c in cells["ctl"]
     ), cells["ctl"]
-    assert code == 1 and any(
-        f["kind"] == "probe-cell-failed" for f in doc["sections"][0]["findings"]
-    )
+    # #26: the control measured nothing, so the table is not evidence: a P1 naming the edit (it
+    # was a P2 "cell(s) did not complete" before), and its cells are not counted again.
+    findings = doc["sections"][0]["findings"]
+    (broken,) = [f for f in findings if f["kind"] == "probe-control-broken"]
+    assert broken["severity"] == "P1" and "x = 1" in broken["title"]
+    assert not [f for f in findings if f["kind"] == "probe-cell-failed"]
+    assert code == 1
+    code, _, _ = run_cli("probe", str(scen), "--repo", str(builder.path), "--format", "json")
+    assert code == 1  # blocks at the default p1 too
 
 
 def test_compare_on_a_bare_repository_changes_nothing(builder, run_cli, tmp_path: Path) -> None:
@@ -241,3 +247,40 @@ def test_compare_on_a_bare_repository_changes_nothing(builder, run_cli, tmp_path
     )  # an identical pick found by PR number; the trial merge ran in a temp object dir
     assert doc["sections"][0]["data"]["picks"][0]["status"] == "identical"
     assert bare_snapshot(bare) == before
+
+
+def test_compare_says_in_one_line_what_it_overrode_in_the_scenario(
+    builder, run_cli, tmp_path: Path
+) -> None:
+    """#26: the command line's range replaces the scenario's refs (and then its title, which named
+    them): the report says so in one line instead of silently."""
+    builder.commit("one", {"m.py": "x = 1\n"})
+    builder.branch("old-release")
+    builder.commit("two", {"m.py": "x = 2\n"})
+    (tmp_path / "p.py").write_text(
+        "UNDER_TEST = ['m']\ndef run(n):\n    import m\n    return m.x * n\n"
+    )
+
+    def scenario(head: str) -> Path:
+        scen = tmp_path / f"s-{head}.yaml"
+        scen.write_text(f"""title: Review of {head}
+refs: {{base: main~1, head: {head}}}
+probes:
+  - {{id: p, kind: python, file: {tmp_path / "p.py"}, function: run, rows: {{n: [1]}}}}
+""")
+        return scen
+
+    def report(scen: Path, out: Path) -> dict:
+        args = ["--repo", str(builder.path), "--scenario", str(scen), "--format", "none"]
+        run_cli("compare", "main~1", "main", *args, "--no-fidelity", "--output-dir", str(out))
+        return json.loads((out / "report.json").read_text())
+
+    doc = report(scenario("old-release"), tmp_path / "out")
+    assert doc["inputs"]["overridden"] == (
+        "the command line replaced the scenario's refs (s-old-release.yaml: head old-release → "
+        "main) and its title 'Review of old-release'"
+    )
+    assert doc["title"] == "Backport review: main~1 → main"
+    # The scenario's own refs: nothing overridden, its title stands.
+    same = report(scenario("main"), tmp_path / "out2")
+    assert "overridden" not in same["inputs"] and same["title"] == "Review of main"

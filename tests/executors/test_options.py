@@ -43,6 +43,7 @@ def test_executor_ray_without_ray_installed_is_one_line_exit_2(
     monkeypatch.setitem(sys.modules, "ray", None)  # as if not installed: find_spec gives up
     code, _, err = run_cli(
         "compare",
+        "--no-fidelity",
         "HEAD",
         "HEAD",
         "--repo",
@@ -64,6 +65,7 @@ def test_an_address_nobody_answers_on_is_one_line_exit_2(builder, run_cli, tmp_p
     builder.commit("one", {"a": "1\n"})
     code, _, err = run_cli(
         "compare",
+        "--no-fidelity",
         "HEAD",
         "HEAD",
         "--repo",

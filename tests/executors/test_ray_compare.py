@@ -34,15 +34,27 @@ KILLER = '''import os, signal
 MARK = {mark!r}
 
 
+def _ray_worker():
+    """The Ray worker above this probe process (its parent is the harness's reaper), or None."""
+    pid = os.getppid()
+    for _ in range(4):
+        with open(f"/proc/{{pid}}/cmdline", "rb") as fh:
+            if fh.read().startswith(b"ray::"):
+                return pid
+        with open(f"/proc/{{pid}}/stat", "rb") as fh:
+            data = fh.read()
+        pid = int(data[data.rindex(b")") + 2 :].split()[1])
+    return None
+
+
 def run(n):
     """Row n=2 kills the Ray worker running its column, once; everywhere else a plain value."""
     if n == 2 and not os.path.exists(MARK):
-        with open(f"/proc/{{os.getppid()}}/cmdline", "rb") as fh:
-            title = fh.read()
-        if title.startswith(b"ray::"):
+        worker = _ray_worker()
+        if worker is not None:
             with open(MARK, "w") as fh:
-                fh.write(str(os.getppid()))
-            os.kill(os.getppid(), signal.SIGKILL)
+                fh.write(str(worker))
+            os.kill(worker, signal.SIGKILL)
     return n * 10
 '''
 

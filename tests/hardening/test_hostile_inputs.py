@@ -54,6 +54,97 @@ FILES = {
     "m-bomb.yaml": BOMB,
     "m-syntax.yaml": "- {name: x\n",
 }
+REPORT = '{"schema": "harness.report/1", %s}'
+PROBE_LINE = "probes:\n  - {id: p, kind: python, file: PROBE, function: run, rows: {n: [1]}}\n"
+ROUND3 = {  # issue 27: the third round of hostile inputs
+    "prev-no-id.json": REPORT % '"sections": [{"id": "s", "findings": [{"kind": "k"}]}]',
+    "prev-sections-int.json": REPORT % '"sections": 5',
+    "prev-sections-strs.json": REPORT % '"sections": ["x"]',
+    "prev-inputs-list.json": REPORT % '"inputs": [1, 2]',
+    "prev-inputs-int.json": REPORT % '"inputs": {"base": 5}',
+    "prev-id-list.json": REPORT % '"sections": [{"findings": [{"id": ["a"], "kind": "k"}]}]',
+    "prev-id-empty.json": REPORT % '"sections": [{"findings": [{"id": "", "kind": "k"}]}]',
+    "prev-deep.json": REPORT % ('"sections": ' + "[" * 100000 + "]" * 100000),
+    "prev-deep-object.json": REPORT % ('"inputs": ' + '{"a": ' * 100000 + "1" + "}" * 100000),
+    "prev-severity.json": REPORT
+    % '"sections": [{"findings": [{"id": "a", "kind": "k", "severity": "P9"}]}]',
+    "prev-findings-map.json": REPORT % '"sections": [{"findings": {}}]',
+    "prev-finding-str.json": REPORT % '"sections": [{"findings": ["x"]}]',
+    "prev-title-int.json": REPORT % '"sections": [{"findings": [{"id": "a", "title": 5}]}]',
+    "prev-section-id-int.json": REPORT % '"sections": [{"id": 5, "findings": []}]',
+    "prev-status-list.json": REPORT % '"sections": [{"findings": [{"id": "a", "status": []}]}]',
+    "prev-other-repo.json": REPORT
+    % (
+        '"inputs": {"base": "main @ 0123456789ab", "head": "topic @ fedcba987654"}, '
+        '"sections": [{"id": "s", "findings": [{"id": "f-1", "kind": "k", "severity": "P1"}]}]'
+    ),
+    "prev-truncated.json": '{"schema": "harness.report/1", "sections": [',
+    "prev-bom.json": "\ufeff" + REPORT % '"sections": []',
+    "prev-control-char.json": '{"schema": "harness.report/1", "title": "a\x01b"}',
+    "prev-number.json": "5",
+    "prev-null.json": "null",
+    "p-expires-datetime.yaml": "waivers:\n  - {id: x, reason: r, expires: 2027-01-01T10:00:00}\n",
+    "p-id-list.yaml": "waivers:\n  - {id: [a, b], reason: r, expires: 2027-01-01}\n",
+    "p-kind-int.yaml": "waivers:\n  - {kind: 5, reason: r, expires: 2027-01-01}\n",
+    "p-reason-map.yaml": "waivers:\n  - {id: x, reason: {a: 1}, expires: 2027-01-01}\n",
+    "p-waiver-extra.yaml": "waivers:\n  - {id: x, reason: r, expires: 2027-01-01, until: 2028-01-01}\n",
+    "p-python-tag.yaml": "fail_on: !!python/object/apply:os.system [p1]\n",
+    "p-python-name.yaml": "block: [!!python/name:os.system '']\n",
+    "p-custom-tag.yaml": "fail_on: !mine p1\n",
+    "p-dup-key.yaml": "fail_on: p1\nfail_on: never\n",
+    "p-dup-waiver-key.yaml": "waivers:\n  - {id: x, id: y, reason: r, expires: 2027-01-01}\n",
+    "s-python-tag-tests.yaml": "mutations:\n  tests: [!!python/object/apply:os.system [echo hi]]\n",
+    "s-python-tag-ref.yaml": "refs: {head: !!python/object/apply:os.system [main]}\n" + PROBE_LINE,
+    "s-custom-tag.yaml": "title: !foo bar\nrefs: {head: main}\n" + PROBE_LINE,
+    "s-python-tag-deep.yaml": "refs: {head: main}\n"
+    + PROBE_LINE.replace("[1]", "[!!python/object/new:os.system [x]]"),
+    "s-dup-name.yaml": (
+        "mutations:\n  tests: [tests]\n  edits:\n"
+        "    - {name: a, name: b, replace: x = 2, new: x = 3, path: a.py}\n"
+    ),
+    "s-dup-probe-key.yaml": "refs: {head: main}\n" + PROBE_LINE.replace("id: p,", "id: p, id: q,"),
+    "s-timeout-nan.yaml": "refs: {head: main}\n"
+    + PROBE_LINE.replace("rows:", "timeout: .nan, rows:"),
+    "s-timeout-inf.yaml": "refs: {head: main}\n"
+    + PROBE_LINE.replace("rows:", "timeout: .inf, rows:"),
+    "s-timeout-neg-inf.yaml": "refs: {head: main}\n"
+    + PROBE_LINE.replace("rows:", "timeout: -.inf, rows:"),
+    "s-edit-parent.yaml": "refs: {head: main}\ncontrols:\n  c: {ref: head, edits: "
+    "[{replace: x, new: y, path: ../a.py}]}\n" + PROBE_LINE,
+    "s-edit-absolute.yaml": "refs: {head: main}\ncontrols:\n  c: {ref: head, edits: "
+    "[{replace: x, new: y, path: /etc/passwd}]}\n" + PROBE_LINE,
+    "s-edit-nul.yaml": "refs: {head: main}\ncontrols:\n  c: {ref: head, edits: "
+    '[{replace: x, new: y, path: "a\\0b"}]}\n' + PROBE_LINE,
+    "s-patch-parent.yaml": "refs: {head: main}\ncontrols:\n  c: {ref: head, edits: "
+    '[{patch: "--- a/../x.py\\n+++ b/../x.py\\n@@ -1 +1 @@\\n-a\\n+b\\n"}]}\n' + PROBE_LINE,
+    "s-patch-absolute.yaml": "refs: {head: main}\ncontrols:\n  c: {ref: head, edits: "
+    '[{patch: "--- /etc/passwd\\n+++ /etc/passwd\\n@@ -1 +1 @@\\n-a\\n+b\\n"}]}\n' + PROBE_LINE,
+    "s-mutation-parent.yaml": (
+        "mutations:\n  tests: [tests]\n  edits:\n"
+        "    - {name: a, replace: x = 2, new: x = 3, path: ../../a.py}\n"
+    ),
+    "s-pin-key-bracket.yaml": "pins:\n  - {file: c.yaml, key: 'a[\"'}\n",
+    "s-pin-key-open.yaml": "pins:\n  - {file: c.yaml, key: '[0'}\n",
+    "s-pin-key-empty-seg.yaml": "pins:\n  - {file: c.yaml, key: 'a..b'}\n",
+    "s-pin-key-close.yaml": "pins:\n  - {file: c.yaml, key: 'a]'}\n",
+    "s-apply-commit-path.yaml": "refs: {head: main}\ncontrols:\n  c: {ref: head, edits: "
+    '[{apply-commit: "HEAD:a.py"}]}\n' + PROBE_LINE,
+    "s-apply-commit-unknown.yaml": "refs: {head: main}\ncontrols:\n  c: {ref: head, edits: "
+    "[{apply-commit: no-such-commit}]}\n" + PROBE_LINE,
+    "s-mutation-apply-commit.yaml": (
+        "mutations:\n  tests: [tests]\n  edits:\n    - {name: a, apply-commit: 'HEAD:a.py'}\n"
+    ),
+    "s-unicode-ref.yaml": "refs: {head: ma\u00efn}\n" + PROBE_LINE,
+    "s-rtl-ref.yaml": 'refs: {head: "main\u202e"}\n' + PROBE_LINE,
+    "s-nul.yaml": "refs: {head: main}\n" + PROBE_LINE + "# a\x00b\n",
+    "s-bell.yaml": "refs: {head: main}\n# \x07\n" + PROBE_LINE,
+    "m-python-tag.yaml": "- {name: !!python/object/apply:os.system [x], replace: a, new: b, path: a.py}\n",
+    "m-dup-name.yaml": "- {name: a, name: b, replace: x = 2, new: x = 3, path: a.py}\n",
+    "m-parent-path.yaml": "- {name: a, replace: x = 2, new: x = 3, path: ../a.py}\n",
+    "m-absolute-patch.yaml": '- {name: a, patch: "--- a//etc/x\\n+++ b//etc/x\\n"}\n',
+    "m-apply-commit-path.yaml": "- {name: a, apply-commit: 'HEAD:a.py'}\n",
+    "m-nul.yaml": "- {name: a, replace: x = 2, new: x = 3, path: a.py}\n#\x00\n",
+}
 BINARY = {
     "s-latin1.yaml": b"title: caf\xe9\n",
     "p-latin1.yaml": b"fail_on: p\xe91\n",
@@ -63,7 +154,11 @@ BINARY = {
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    root = tmp_path_factory.mktemp("hostile")
+    return build_world(tmp_path_factory.mktemp("hostile"))
+
+
+def build_world(root: Path) -> dict[str, Path]:
+    """The repository and the folder of hostile input files the cases name (also bench/hostile.py)."""
     b = RepoBuilder(root / "repo")
     b.commit(
         "one",
@@ -74,6 +169,11 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     inputs.mkdir()
     for name, text in FILES.items():
         (inputs / name).write_text(text)
+    for name, text in ROUND3.items():
+        (inputs / name).write_text(text.replace("PROBE", str(inputs / "probe.py")), "utf-8")
+    (inputs / "demo-foreign" / "repo").mkdir(parents=True)
+    (inputs / "demo-file").mkdir()
+    (inputs / "demo-file" / "repo").write_text("not the demo's\n")
     for name, data in BINARY.items():
         (inputs / name).write_bytes(data)
     (inputs / "adir").mkdir()
@@ -89,6 +189,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 # Verbs with their smallest valid arguments (a report verb each, plus the odd ones).
 VERBS: dict[str, list[str]] = {
+    "backports": ["backports", "--source", "main", "--release", "HEAD~1"],
     "compare": ["compare", "HEAD~1", "HEAD"],
     "drift": ["drift", "HEAD~1", "HEAD"],
     "fidelity": ["fidelity", "HEAD~1..HEAD", "--source", "main"],
@@ -103,11 +204,11 @@ VERBS: dict[str, list[str]] = {
 }
 FILE_OUTPUT = [v for v in VERBS if v != "compare"]
 
-CASES: list[tuple[str, list[str], str]] = []
+CASES: list[tuple[str, list[str], str, dict[str, str]]] = []
 
 
-def case(name: str, argv: list[str], says: str) -> None:
-    CASES.append((name, argv, says))
+def case(name: str, argv: list[str], says: str, env: dict[str, str] | None = None) -> None:
+    CASES.append((name, argv, says, env or {}))
 
 
 for verb, argv in VERBS.items():
@@ -462,7 +563,204 @@ case(
     ["engine", "add", "sglang==0.5.18", "--runtime", "tpu"],
     "invalid choice",
 )
+_BP = [*VERBS["backports"], "--repo", "{repo}"]
+case("backports-unknown-release", [*_BP, "--release", "nope"], "")
+case("backports-option-release", [*_BP, "--release", "--upload-pack=x"], "")
+case("backports-candidates-missing", [*_BP, "--candidates", "{in}/nope.txt"], "no such file")
+case("backports-candidates-a-dir", [*_BP, "--candidates", "{in}/adir"], "is a directory")
+case("backports-bad-since", [*_BP, "--since", "last tuesday"], "YYYY-MM-DD")
+case("backports-bad-rule", [*_BP, "--rule", "(x"], "regular expression")
 case("no-verb-unknown", ["frobnicate"], "invalid choice")
+
+# -- issue 27: the third round ---------------------------------------------------------------
+COMPARE = [*VERBS["compare"], "--repo", "{repo}"]
+for name, says in (
+    ("prev-no-id", "findings[0].id must be a non-empty string"),
+    ("prev-sections-int", "'sections' must be a list"),
+    ("prev-sections-strs", "sections[0] must be a mapping"),
+    ("prev-inputs-list", "'inputs' must be a mapping of strings"),
+    ("prev-inputs-int", "'inputs' must be a mapping of strings"),
+    ("prev-id-list", "findings[0].id must be a non-empty string"),
+    ("prev-id-empty", "findings[0].id must be a non-empty string"),
+    ("prev-deep", "not a JSON report (RecursionError)"),
+    ("prev-deep-object", "not a JSON report (RecursionError)"),
+    ("prev-severity", "severity must be one of P1, P2, info"),
+    ("prev-findings-map", "findings must be a list"),
+    ("prev-finding-str", "findings[0] must be a mapping"),
+    ("prev-title-int", "findings[0].title must be a string"),
+    ("prev-section-id-int", "sections[0].id must be a string"),
+    ("prev-status-list", "findings[0].status must be a string"),
+    ("prev-other-repo", "a report of another repository?"),
+    ("prev-truncated", "not a JSON report"),
+    ("prev-bom", "not a JSON report"),
+    ("prev-control-char", "not a JSON report"),
+    ("prev-number", "not a harness.report/1 report"),
+    ("prev-null", "not a harness.report/1 report"),
+):
+    case(f"compare-previous-{name}", [*COMPARE, "--previous", f"{{in}}/{name}.json"], says)
+for name, says in (
+    ("p-expires-datetime", "expires must be a date YYYY-MM-DD"),
+    ("p-id-list", "waivers[0].id must be a string"),
+    ("p-kind-int", "waivers[0].kind must be a string"),
+    ("p-reason-map", "waivers[0].reason must be a string"),
+    ("p-waiver-extra", "unknown key 'until'"),
+    ("p-python-tag", "p-python-tag.yaml:1: tag 'tag:yaml.org,2002:python/object/apply:os.system'"),
+    ("p-python-name", "p-python-name.yaml:1: tag"),
+    ("p-custom-tag", "p-custom-tag.yaml:1: tag '!mine'"),
+    ("p-dup-key", "p-dup-key.yaml:2: duplicate key 'fail_on'"),
+    ("p-dup-waiver-key", "p-dup-waiver-key.yaml:2: duplicate key 'id'"),
+):
+    case(f"compare-policy-{name}", [*COMPARE, "--policy", f"{{in}}/{name}.yaml"], says)
+for name, says in (
+    ("s-python-tag-tests", "s-python-tag-tests.yaml:2: tag"),
+    ("s-python-tag-ref", "s-python-tag-ref.yaml:1: tag"),
+    ("s-custom-tag", "s-custom-tag.yaml:1: tag '!foo'"),
+    ("s-python-tag-deep", "s-python-tag-deep.yaml:3: tag"),
+    ("s-dup-name", "s-dup-name.yaml:4: duplicate key 'name'"),
+    ("s-dup-probe-key", "s-dup-probe-key.yaml:3: duplicate key 'id'"),
+    ("s-timeout-nan", "expected a finite number"),
+    ("s-timeout-inf", "expected a finite number"),
+    ("s-timeout-neg-inf", "expected a finite number"),
+    ("s-edit-parent", "lies outside the tree"),
+    ("s-edit-absolute", "lies outside the tree"),
+    ("s-edit-nul", "is not a path in the tree"),
+    ("s-patch-parent", "lies outside the tree"),
+    ("s-patch-absolute", "lies outside the tree"),
+    ("s-mutation-parent", "s-mutation-parent.yaml:4: mutations.edits[0]: replace edit: 'path'"),
+    ("s-pin-key-bracket", "s-pin-key-bracket.yaml:2: pins[0].key: invalid key path"),
+    ("s-pin-key-open", "s-pin-key-open.yaml:2: pins[0].key: invalid key path"),
+    ("s-pin-key-empty-seg", "s-pin-key-empty-seg.yaml:2: pins[0].key: invalid key path"),
+    ("s-pin-key-close", "s-pin-key-close.yaml:2: pins[0].key: invalid key path"),
+    ("s-apply-commit-path", "controls.c.edits[0]: apply-commit: unknown ref 'HEAD:a.py'"),
+    ("s-apply-commit-unknown", "controls.c.edits[0]: apply-commit: unknown ref 'no-such-commit'"),
+    ("s-mutation-apply-commit", "s-mutation-apply-commit.yaml:4: mutations.edits[0]: apply-commit"),
+    ("s-unicode-ref", "s-unicode-ref.yaml:1: refs.head: unknown ref"),
+    ("s-rtl-ref", "s-rtl-ref.yaml:1: refs.head: unknown ref"),
+    ("s-nul", "s-nul.yaml:4: a character YAML text cannot hold: 0x0000"),
+    ("s-bell", "s-bell.yaml:2: a character YAML text cannot hold: 0x0007"),
+):
+    case(f"compare-scenario-{name}", [*COMPARE, "--scenario", f"{{in}}/{name}.yaml"], says)
+for name in (
+    "s-python-tag-ref",
+    "s-custom-tag",
+    "s-python-tag-deep",
+    "s-dup-probe-key",
+    "s-timeout-nan",
+    "s-timeout-inf",
+    "s-edit-parent",
+    "s-edit-absolute",
+    "s-patch-parent",
+    "s-patch-absolute",
+    "s-apply-commit-path",
+    "s-apply-commit-unknown",
+    "s-unicode-ref",
+    "s-rtl-ref",
+    "s-nul",
+    "s-bell",
+):
+    case(
+        f"probe-scenario-{name}",
+        ["probe", f"{{in}}/{name}.yaml", "--repo", "{repo}"],
+        f"{name}.yaml",
+    )
+for name, says in (
+    ("m-python-tag", "m-python-tag.yaml:1: tag"),
+    ("m-dup-name", "m-dup-name.yaml:1: duplicate key 'name'"),
+    ("m-parent-path", "lies outside the tree"),
+    ("m-absolute-patch", "lies outside the tree"),
+    ("m-apply-commit-path", "mutations[0]: apply-commit: unknown ref 'HEAD:a.py'"),
+    ("m-nul", "m-nul.yaml: a character YAML text cannot hold: 0x0000 (line 2)"),
+):
+    case(
+        f"mutate-mutation-{name}",
+        ["mutate", "--mutation", f"{{in}}/{name}.yaml", "--repo", "{repo}"],
+        says,
+    )
+LONG_NAME, LONG_PATH = "x" * 300, "ab/" * 1400
+case(
+    "compare-output-dir-long-name",
+    [*COMPARE, "--output-dir", "{in}/" + LONG_NAME],
+    "over 255 bytes",
+)
+case(
+    "compare-output-dir-long-path",
+    [*COMPARE, "--output-dir", "{in}/" + LONG_PATH],
+    "over 4095 bytes",
+)
+case(
+    "compare-output-dir-long-name-deep",
+    [*COMPARE, "--output-dir", "{in}/no/such/" + LONG_NAME + "/x"],
+    "over 255 bytes",
+)
+case("compare-output-old-long-name", [*COMPARE, "--output", "{in}/" + LONG_NAME], "over 255 bytes")
+for verb in ("fidelity", "shape", "drift", "trace"):
+    case(
+        f"{verb}-output-long-name",
+        [*VERBS[verb], "--repo", "{repo}", "--output", "{in}/" + LONG_NAME],
+        "over 255 bytes",
+    )
+    case(
+        f"{verb}-output-long-path",
+        [*VERBS[verb], "--repo", "{repo}", "--output", "{in}/" + LONG_PATH + "r.json"],
+        "over 4095 bytes",
+    )
+case("demo-output-dir-long-name", ["demo", "--output-dir", "{in}/" + LONG_NAME], "over 255 bytes")
+case(
+    "compare-output-dir-in-git",
+    [*COMPARE, "--output-dir", "{repo}/.git/reports"],
+    "inside the repository",
+)
+case(
+    "compare-output-dir-is-git", [*COMPARE, "--output-dir", "{repo}/.git"], "inside the repository"
+)
+case(
+    "compare-output-dir-in-tree",
+    [*COMPARE, "--output-dir", "{repo}/reports"],
+    "inside the repository",
+)
+case("compare-output-dir-is-tree", [*COMPARE, "--output-dir", "{repo}"], "inside the repository")
+case("compare-output-old-in-tree", [*COMPARE, "--output", "{repo}/out"], "inside the repository")
+case(
+    "compare-output-dir-in-tree-dotdot",
+    [*COMPARE, "--output-dir", "{in}/../repo/tests/out"],
+    "inside the repository",
+)
+case("demo-output-dir-a-repository", ["demo", "--output-dir", "{repo}"], "is a git repository")
+case("demo-output-dir-a-git-dir", ["demo", "--output-dir", "{repo}/.git"], "is a git repository")
+case(
+    "demo-output-dir-foreign-repo", ["demo", "--output-dir", "{in}/demo-foreign"], "not created by"
+)
+case("demo-output-dir-repo-a-file", ["demo", "--output-dir", "{in}/demo-file"], "not created by")
+DEEP = 60000
+case(
+    "engine-check-deep-array",
+    ["engine", "check", "sglang==0.5.18", "--params", "[" * DEEP + "]" * DEEP],
+    "nested too deep",
+)
+case(
+    "engine-check-deep-object",
+    ["engine", "check", "sglang==0.5.18", "--params", '{"a":' * DEEP + "1" + "}" * DEEP],
+    "nested too deep",
+)
+for verb, argv in VERBS.items():  # a work area or cache inside the repository under review
+    case(
+        f"{verb}-work-area-in-repository",
+        [*argv, "--repo", "{repo}"],
+        "lies inside the repository",
+        {"HARNESS_WORK_DIR": "{repo}/.harness-work"},
+    )
+    case(
+        f"{verb}-cache-in-git-dir",
+        [*argv, "--repo", "{repo}"],
+        "lies inside the repository",
+        {"HARNESS_CACHE_DIR": "{repo}/.git/harness-cache"},
+    )
+case(
+    "lanes-work-area-is-repository",
+    ["lanes", "--repo", "{repo}"],
+    "lies inside the repository",
+    {"HARNESS_WORK_DIR": "{repo}"},
+)
 
 
 def test_compare_default_report_folder_in_a_read_only_place_is_refused_before_work(
@@ -476,8 +774,8 @@ def test_compare_default_report_folder_in_a_read_only_place_is_refused_before_wo
 def test_the_corpus_is_large_and_covers_every_verb() -> None:
     from harness import commands
 
-    assert len(CASES) >= 100
-    covered = {argv[0] for _, argv, _ in CASES}
+    assert len(CASES) >= 300
+    covered = {argv[0] for _, argv, _, _ in CASES}
     assert set(commands.names()) <= covered, set(commands.names()) - covered
 
 
@@ -492,9 +790,16 @@ def _listing(root: Path) -> list[tuple[str, int]]:
     )
 
 
-@pytest.mark.parametrize("name,argv,says", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("name,argv,says,env", CASES, ids=[c[0] for c in CASES])
 def test_hostile_input_is_one_line_exit_2_and_writes_nothing(
-    world, run_cli, tmp_path: Path, monkeypatch, name: str, argv: list[str], says: str
+    world,
+    run_cli,
+    tmp_path: Path,
+    monkeypatch,
+    name: str,
+    argv: list[str],
+    says: str,
+    env: dict[str, str],
 ) -> None:
     cwd = tmp_path / "cwd"
     cwd.mkdir()
@@ -504,7 +809,10 @@ def test_hostile_input_is_one_line_exit_2_and_writes_nothing(
     )  # default report folders would land here
     work = Path(os.environ["HARNESS_WORK_DIR"])
     args = [a.replace("{repo}", str(world["repo"])).replace("{in}", str(world["in"])) for a in argv]
+    for key, value in env.items():
+        monkeypatch.setenv(key, value.replace("{repo}", str(world["repo"])))
     before = (world["builder"].snapshot(), _listing(world["in"]), _listing(work / "runs"))
+    repo_files = _listing(world["repo"])
     code, out, err = run_cli(*args)
     assert code == 2, (code, err)
     assert err.count("\n") == 1 and err.endswith("\n"), err
@@ -513,3 +821,4 @@ def test_hostile_input_is_one_line_exit_2_and_writes_nothing(
     assert out == ""
     assert list(cwd.iterdir()) == [] and not (tmp_path / "xdg").exists()
     assert (world["builder"].snapshot(), _listing(world["in"]), _listing(work / "runs")) == before
+    assert _listing(world["repo"]) == repo_files, "nothing written into the repository's folders"

@@ -61,3 +61,47 @@ def test_ctrl_c_early_is_one_line_and_exit_130(builder, tmp_path: Path, delay: f
     assert not [ln for ln in err.splitlines() if not ln.startswith("harness: ")], err
     runs = tmp_path / "w" / "runs"
     assert not runs.exists() or list(runs.iterdir()) == []
+
+
+IN_FINALIZER = """
+import os, signal, sys, time
+sys.argv[0] = "harness"
+from harness import interrupt
+interrupt.install()
+
+class Child:  # like subprocess.Popen, whose __del__ runs when a finished child is collected
+    def __del__(self):
+        os.kill(os.getpid(), signal.SIGINT)
+        deadline = time.monotonic() + 0.2
+        while time.monotonic() < deadline:  # the handler runs here, inside the finalizer
+            pass
+
+try:
+    Child()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        time.sleep(0.01)
+    print("lost")
+except KeyboardInterrupt:
+    print("interrupted")
+"""
+
+
+def test_a_ctrl_c_inside_a_finalizer_is_kept_and_honoured() -> None:
+    """Before, a Ctrl-C landing in ``Popen.__del__`` was printed as "Exception ignored" and lost."""
+    proc = subprocess.run(
+        [sys.executable, "-c", IN_FINALIZER], capture_output=True, text=True, timeout=60
+    )
+    assert proc.stdout.strip() == "interrupted", (proc.stdout, proc.stderr)
+    assert "Exception ignored" not in proc.stderr and "KeyboardInterrupt" not in proc.stderr
+
+
+def test_a_kept_ctrl_c_stops_the_run_at_the_next_phase(capsys) -> None:
+    from harness import interrupt
+    from harness.progress import phase
+
+    interrupt._pending.set()  # as the handler leaves it after a Ctrl-C inside a finalizer
+    with pytest.raises(KeyboardInterrupt):
+        with phase("a section"):
+            pass
+    assert not interrupt.pending()

@@ -155,3 +155,87 @@ def test_a_private_engine_store_is_listed(tmp_path, monkeypatch, run_cli) -> Non
     monkeypatch.setenv("HARNESS_ENGINE_DIR", str(store))
     code, _, err = run_cli("engine", "list")
     assert code == 0, err
+
+
+def _victim(tmp_path: Path) -> tuple[Path, list[str]]:
+    """A folder of someone's data, with sub-folders a run-folder cleaner would take for dead runs."""
+    victim = tmp_path / "victim"
+    for name in ("123-0", "photos", "999999-1"):
+        (victim / name).mkdir(parents=True)
+        (victim / name / "keep.txt").write_text("precious\n")
+    (victim / "999999-1.lock").write_text("999999")
+    return victim, sorted(str(p) for p in victim.rglob("*"))
+
+
+@pytest.mark.parametrize("inner", ["runs", "trees", "pycache"])
+def test_a_link_inside_the_work_area_is_refused_and_nothing_is_deleted_through_it(
+    builder, run_cli, tmp_path, monkeypatch, inner: str
+) -> None:
+    """Before, ``W/runs -> victim`` made the run delete every sub-folder of the victim (exit 0)."""
+    scen = _repo_and_scenario(builder, tmp_path)
+    victim, before = _victim(tmp_path)
+    work = tmp_path / "w"
+    work.mkdir(mode=0o700)
+    (work / inner).symlink_to(victim, target_is_directory=True)
+    monkeypatch.setenv("HARNESS_WORK_DIR", str(work))
+    code, out, err = run_cli("probe", str(scen), "--repo", str(builder.path), "--format", "json")
+    assert code == 2 and out == "" and err.count("\n") == 1 and "Traceback" not in err, err
+    assert "symbolic link" in err and str(work / inner) in err
+    assert sorted(str(p) for p in victim.rglob("*")) == before, "nothing deleted or written there"
+    assert sorted(p.name for p in work.iterdir()) == [inner]
+
+
+def test_a_link_deeper_in_the_cache_is_refused(builder, run_cli, tmp_path, monkeypatch) -> None:
+    scen = _repo_and_scenario(builder, tmp_path)
+    victim, before = _victim(tmp_path)
+    cache = tmp_path / "c"
+    (cache / "probes").mkdir(parents=True, mode=0o700)
+    cache.chmod(0o700)
+    (cache / "probes" / "ab").symlink_to(victim, target_is_directory=True)
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(cache))
+    code, out, err = run_cli("probe", str(scen), "--repo", str(builder.path), "--format", "json")
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert "symbolic link" in err and "cache directory" in err
+    assert sorted(str(p) for p in victim.rglob("*")) == before
+
+
+@pytest.mark.parametrize("inner", ["runs", "trees"])
+def test_a_foreign_owned_folder_inside_the_work_area_is_one_line(
+    builder, run_cli, tmp_path, monkeypatch, inner: str
+) -> None:
+    """A ``runs/`` or ``trees/`` another user (root, for a normal user) owns: exit 2, not a
+    PermissionError (exit 3). Run as a normal user when the tests run as root."""
+    scen = _repo_and_scenario(builder, tmp_path)
+    work = tmp_path / "w"
+    work.mkdir(mode=0o700)
+    (work / inner).mkdir(mode=0o700)
+    if os.getuid() == 0:
+        os.chown(work / inner, 65534, 65534)  # foreign to root, as root's is to a user
+    else:
+        pytest.skip("needs root to give the folder to another user")
+    monkeypatch.setenv("HARNESS_WORK_DIR", str(work))
+    code, out, err = run_cli("probe", str(scen), "--repo", str(builder.path), "--format", "json")
+    assert code == 2 and out == "" and err.count("\n") == 1 and "Traceback" not in err, err
+    assert "owned by uid 65534" in err and str(work / inner) in err
+    assert list((work / inner).iterdir()) == []
+
+
+def test_the_cleaners_never_delete_through_a_link(tmp_path) -> None:
+    """Called directly (as library code may), the run and tree cleaners skip links themselves."""
+    from harness.stale_trees import clean_stale
+
+    victim, before = _victim(tmp_path)
+    (victim / ("0" * 24)).mkdir()
+    (victim / ("0" * 24) / "keep.txt").write_text("precious\n")
+    before = sorted(str(p) for p in victim.rglob("*"))
+    assert workarea.clean_runs(tmp_path / "victim-link") == []
+    (tmp_path / "victim-link").symlink_to(victim, target_is_directory=True)
+    assert workarea.clean_runs(tmp_path / "victim-link") == []
+    assert clean_stale(tmp_path / "victim-link") == []
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "555555-0").symlink_to(victim / "123-0", target_is_directory=True)
+    (real / ("1" * 24)).symlink_to(victim / ("0" * 24), target_is_directory=True)
+    workarea.clean_runs(real)
+    clean_stale(real)
+    assert sorted(str(p) for p in victim.rglob("*")) == before

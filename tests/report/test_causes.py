@@ -91,9 +91,45 @@ def test_verdict_counts_root_causes(demo_dir: Path) -> None:
     )
 
 
-def test_a_file_joins_a_pick_and_a_probe_control_and_apply_commit_controls_say_cherry_pick() -> (
-    None
-):
+def _probe(probe: str, key: str, columns: list[dict], sev: str = "P1") -> Section:
+    return Section(
+        f"probe-{probe}",
+        probe,
+        findings=[Finding("probe-expectation", sev, f"{probe} expectation fails", key=key)],  # type: ignore[arg-type]
+        data={"probe": probe, "columns": columns},
+    )
+
+
+COLUMNS = [
+    {"name": "head", "role": "ref"},
+    {
+        "name": "fixed",
+        "role": "control",
+        "edits": ["replace in srv/x.py: a → b"],
+        "edit_paths": ["srv/x.py"],
+        "edit_commits": [],
+    },
+    {
+        "name": "with-fix",
+        "role": "control",
+        "edits": ["apply-commit " + "c" * 40],
+        "edit_paths": [],
+        "edit_commits": ["c" * 40],
+    },
+    {
+        "name": "bug-back",
+        "role": "control",
+        "edits": ["replace in srv/x.py: b → a"],
+        "edit_paths": ["srv/x.py"],
+        "edit_commits": [],
+    },
+]
+
+
+def test_a_pick_and_a_control_on_one_file_are_two_causes_and_actions_are_safe() -> None:
+    """#26: a file no longer joins a pick and a probe control (it did before); an apply-commit
+    control says cherry-pick; a control the probe expects HEAD to differ from (the bug put back)
+    is never offered as the change to make."""
     pick = "a" * 40
     fidelity = Section(
         "fidelity",
@@ -101,51 +137,66 @@ def test_a_file_joins_a_pick_and_a_probe_control_and_apply_commit_controls_say_c
         findings=[Finding("pick-adapted", "P2", "pick 1 is adapted", key=f"{pick}:adapted")],
         data={
             "picks": [
-                {
-                    "pick": pick,
-                    "files": [
-                        {"path": "srv/x.py", "same": False},
-                        {"path": "README.md", "same": True},
-                    ],
-                }
+                {"pick": pick, "source": "d" * 40, "files": [{"path": "srv/x.py", "same": False}]}
             ]
         },
     )
-    columns = [
-        {"name": "head", "role": "ref"},
+    report = Report(
+        "t",
+        "",
+        [
+            fidelity,
+            _probe("a", "a:head same as fixed", COLUMNS),
+            _probe("b", "b:head same as with-fix", COLUMNS),
+            _probe("c", "c:head differs from bug-back", COLUMNS),
+        ],
+    )
+    causes = group(report, head="backport")
+    assert [len(c.findings) for c in causes] == [1, 1, 1, 1]
+    by_title = {c.title.split(" ")[0]: c for c in causes}
+    assert "fixed" in by_title["a"].action and "replace in srv/x.py: a → b" in by_title["a"].action
+    assert by_title["b"].action == "cherry-pick -x cccccccc onto backport, then re-run"
+    bug = by_title["c"].action
+    assert "bug-back" in bug and "behave like" not in bug and "b → a" not in bug
+    adapted = by_title["pick"]
+    assert "aaaaaaaa" in adapted.action and "dddddddd" in adapted.action
+    assert "re-pick" not in adapted.action and "intended adaptation" in adapted.action
+
+
+def test_superset_and_subset_picks_on_one_file_stay_apart_and_titles_match_severity() -> None:
+    """#26: one cause per pick, titled by a finding of the cause's own severity, its action naming
+    the pick; long path lists are bounded."""
+    sup, sub = "1" * 40, "2" * 40
+    paths = [f"pkg/m{i}.py" for i in range(57)]
+    picks = [
+        {"pick": sup, "source": "3" * 40, "files": [{"path": "core.py", "same": False}]},
         {
-            "name": "fixed",
-            "role": "control",
-            "edits": ["replace in srv/x.py: a → b"],
-            "edit_paths": ["srv/x.py"],
-            "edit_commits": [],
-        },
-        {
-            "name": "with-fix",
-            "role": "control",
-            "edits": ["apply-commit " + "c" * 40],
-            "edit_paths": [],
-            "edit_commits": ["c" * 40],
+            "pick": sub,
+            "source": "4" * 40,
+            "files": [
+                {"path": p, "same": False, "only_in_source": ["x"]} for p in ["core.py", *paths]
+            ],
         },
     ]
-    probe_a = Section(
-        "probe-a",
-        "A",
-        findings=[Finding("probe-expectation", "P1", "a differs", key="a:head same as fixed")],
-        data={"probe": "a", "columns": columns},
+    fidelity = Section(
+        "fidelity",
+        "Fidelity",
+        findings=[
+            Finding("pick-superset", "P2", "pick 1 is superset", key=f"{sup}:superset"),
+            Finding("pick-subset", "P1", "pick 2 is subset", key=f"{sub}:subset"),
+            Finding("pick-no-source", "P2", "pick 3 is no-source", key=f"{'5' * 40}:no-source"),
+        ],
+        data={"picks": picks},
     )
-    probe_b = Section(
-        "probe-b",
-        "B",
-        findings=[Finding("probe-expectation", "P1", "b differs", key="b:head same as with-fix")],
-        data={"probe": "b", "columns": columns},
-    )
-    causes = group(Report("t", "", [fidelity, probe_a, probe_b]), head="backport")
-    assert [len(c.findings) for c in causes] == [2, 1]
-    joined, picked = causes
-    assert (
-        "srv/x.py" in joined.title
-        and "fixed" in joined.action
-        and "replace in srv/x.py" in joined.action
-    )
-    assert picked.action == "cherry-pick -x cccccccc onto backport"
+    causes = group(Report("t", "", [fidelity]), head="rel")
+    assert [(c.severity, c.title) for c in causes] == [
+        ("P1", "pick 2 is subset"),
+        ("P2", "pick 1 is superset"),
+        ("P2", "pick 3 is no-source"),
+    ]
+    subset, superset, nosource = causes
+    assert "22222222" in subset.action and "44444444" in subset.action
+    assert "11111111" in superset.action and "22222222" not in superset.action
+    assert "re-pick" not in nosource.action and "55555555" in nosource.action
+    assert subset.action.count("pkg/m") <= 5 and "more" in subset.action
+    assert all(len(c.title) <= 200 and len(c.action) <= 200 for c in causes)

@@ -161,3 +161,29 @@ def test_report_url_is_a_working_link(demo_dir: Path, tmp_path: Path) -> None:
         == 1
     )
     assert f"Full report: <{url}>." in (tmp_path / "o" / "comment.md").read_text(encoding="utf-8")
+
+
+def test_a_trimmed_comment_keeps_the_evidence_of_the_findings_that_matter() -> None:
+    """#26: cut to fit, a section keeps the tables its checks weigh (the follow-up table backing a
+    P1) before noise tables, and lists its P1 findings before P2s and info."""
+    from harness.report.comment import render
+    from harness.report.model import Finding, Report, Section, Table
+
+    noise = [
+        Table(f"{i}. release commit {i}", ["file", "note"], [[f"doc/r{i}.rst", "x" * 200]] * 30)
+        for i in range(8)
+    ]
+    follow = Table("Follow-ups on main not picked", ["follow-up"], [["abc fix it"]], weight=2)
+    findings = [Finding("pick-adapted", "P2", f"p2 number {i}", key=str(i)) for i in range(14)]
+    findings += [Finding("follow-up-not-picked", "P1", "THE P1 FOLLOW-UP", key="p1")]
+    section = Section(
+        "fidelity",
+        "Cherry-pick fidelity",
+        tables=[Table("Picks", ["pick"], [["a"]]), *noise, follow],
+        findings=findings,
+    )
+    out = render(Report("t", "", [section]), limit=12_000)
+    assert len(out) <= 12_000
+    assert "Cut to fit" in out
+    assert "Follow-ups on main not picked" in out and "THE P1 FOLLOW-UP" in out
+    assert "7. release commit 7" not in out

@@ -94,3 +94,32 @@ def test_progress_off_a_terminal_is_plain_lines(monkeypatch: pytest.MonkeyPatch)
         r"harness: mutmut over 2 changed function\(s\): stopped in \d+\.\ds", lines[1]
     )
     assert "\x1b" not in buf.getvalue()
+
+
+def test_the_default_view_stays_one_screen_on_a_large_report() -> None:
+    """#26: 30 causes and 15 sections (real ranges gave 55–82 lines): at most 40 lines, P1 causes
+    first, each one line of title and one of action, and the rest counted."""
+    from harness.report.model import Cause, Finding, Report, Section
+    from harness.report.terminal import render
+
+    sections = []
+    causes = []
+    for i in range(15):
+        sev = "P1" if i < 3 else "P2"
+        fs = [Finding(f"k{i}", sev, f"finding {i} " + "x" * 300, key=str(i))]  # type: ignore[arg-type]
+        sections.append(Section(f"s{i}", f"section {i}", findings=fs if i < 10 else []))
+        if i < 10:
+            causes.append(
+                Cause(f"c{i}", sev, f"cause {i} " + "y" * 300, "do it " + "z" * 300, [fs[0].id])
+            )  # type: ignore[arg-type]
+    causes += [Cause(f"d{i}", "P2", f"more {i}", "act", []) for i in range(20)]
+    report = Report("t", "harness compare " + "a" * 300, sections, verdict="BLOCKED", causes=causes)
+    out = render(report)
+    lines = out.splitlines()
+    assert len(lines) <= 40, out
+    assert all(f"cause {i}" in out for i in range(3))  # the P1 causes
+    assert re.search(r"… \d+ more cause\(s\) \(\d+ P2\)", out)
+    assert "more section(s) without open findings" in out
+    assert "section 0" in out and "section 9" in out  # sections with open findings are shown
+    full = render(report, full=True)
+    assert "more 19" in full

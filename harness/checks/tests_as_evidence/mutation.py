@@ -34,7 +34,7 @@ from harness.checks.tests_as_evidence.pytest_run import (
     tree_paths,
 )
 from harness.columns import Column, identify, materialize, user_blob
-from harness.edits import Edit, EditProof, edit_from_mapping
+from harness.edits import Edit, EditProof, edit_from_mapping, resolve_commits
 from harness.errors import UsageError
 from harness.executors import Executor, Task, TreeSpec
 from harness.executors.local import LocalExecutor
@@ -142,6 +142,13 @@ def mutation_from_mapping(item: Any, where: str = "") -> Mutation:
     else:
         edits = [edit_from_mapping(item, where)]
     return Mutation(name.strip(), edits, expect)
+
+
+def check_commits(repo: GitRepo, mutations: Sequence[Mutation]) -> None:
+    """Resolve every apply-commit edit's commit before any work (test collection runs repository
+    code): an unknown one fails at the line and key that named it."""
+    for m in mutations:
+        resolve_commits(repo, m.edits)
 
 
 def gap_mutations(repo: GitRepo, commits: Sequence[str]) -> list[Mutation]:

@@ -102,6 +102,7 @@ def run_in_tree(
     ``process.TimeoutExpired`` once the child's group is dead."""
     return process.run(
         argv,
+        reap_tree=True,  # what the repository's tests start (a server, setsid) ends with them
         shell=shell,
         cwd=str(tree_dir),
         env=env,

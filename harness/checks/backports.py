@@ -1,0 +1,797 @@
+"""The release matrix (``harness backports``): source-branch fixes × release branches.
+
+``fidelity`` turned sideways: each release's picks and their sources come from fidelity's own
+source finding (``picks_with_sources``, an adapter over ``fidelity._compare`` that skips end
+states, units and follow-ups); this module only joins them on the source commit, adds the
+candidates (a file of shas / PR numbers, and the candidate rule over the source history since the
+oldest release's fork point) and classifies each (source, release) cell:
+
+- ``picked``: a pick on the release has this commit as its source (or the merge whose PR holds it);
+- ``in-fork``: an ancestor of the release's fork point with the source;
+- ``reached``: on the release another way: merged into it, or a release commit with the same
+  ``git patch-id --stable``, or a release commit fidelity found no source for with the same subject
+  (PR numbers and a leading tag aside; no other source commit has it), or every added line (blank
+  and punctuation-only lines aside) present at the release tip at the same path while not all of
+  them were at the fork point (a file it only removes lines from: all of them were at the fork
+  point, none is at the tip);
+- ``n/a``: every file the commit changes (that existed before it) is absent at the release tip;
+- ``missing``: the rest, with ``applies``: would a cherry-pick apply without a conflict (a trial
+  merge in a temporary object directory, never the user's repository).
+
+Releases are ordered by the committer date of their fork point (older fork = older release), then
+by the version numbers in their names. A commit fixed (picked, reached or in-fork) on a release and
+missing on a newer one is P1; a configured candidate (candidates file or policy list) missing on a
+release is P2; the rest is info.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.checks.result import Checked
+from harness.errors import UsageError
+from harness.git import GitRepo
+from harness.git.backports import (
+    SourceCommit,
+    TrialPick,
+    commit_times,
+    merge_base_all,
+    non_merges,
+    patch_ids,
+    reachable,
+    source_log,
+    trial_picks,
+)
+from harness.git.history import fork_point
+from harness.git.patch import FilePatch, diff_many
+from harness.report.model import Cell as TableCell
+from harness.report.model import Code, Control, Finding, Section, Sha, Table
+from harness.report.printable import printable
+
+SECTION_ID = "backports"
+STATES = ("picked", "in-fork", "reached", "missing", "n/a")
+# The default candidate rule: a fix by its subject ("fix …", "Fix …", "fix(scope): …", "BUG: …",
+# after an optional "[tag] "), or a "Fixes #N" line in the message. Linear-time patterns.
+DEFAULT_SUBJECT_RULE = (
+    r"^(?:\[[^\]\n]{0,80}\]\s{0,8})?(?:[Ff]ix(?:es|ed)?\b|BUG:|fix\([^)\n]{0,80}\)!?:)"
+)
+_FIXES_LINE = re.compile(r"^[ \t]{0,8}[Ff]ixes:?[ \t]{1,8}#\d+", re.MULTILINE)
+_HEXISH = re.compile(r"^[0-9a-fA-F]{7,64}$")
+_PR = re.compile(r"^(?:#|PR ?#?|pr ?#?)?(\d{1,6})$")
+_VERSION_PARTS = re.compile(r"\d+")
+_SIGNIFICANT = re.compile(rb"[A-Za-z0-9]")
+LEGEND = (
+    "picked SHA (status): a pick on the release has this source (fidelity's source finding and "
+    "status) · in-fork: an ancestor of the release's fork point · reached: on the release another "
+    "way (merged: an ancestor of the release tip; patch-id SHA: a release commit with the same "
+    "git patch-id --stable; subject SHA: a release commit fidelity found no source for, with this "
+    "commit's subject, PR numbers and a leading tag aside, which no other source commit has; "
+    "lines: every added line present at the release tip at the same path, "
+    "not all of them at the fork point; for a file it only removes lines from: those lines were "
+    "at the fork point and none is at the tip) · n/a: the files it changes do not exist on the release · "
+    "missing · applies / conflicts: a trial cherry-pick onto the release tip. Rows: picked (the "
+    "source of a pick on some release) · candidate (the candidates file) · rule (the candidate "
+    "rule). Releases are ordered oldest first by their fork point's committer date, then by the "
+    "version numbers in their names."
+)
+
+
+# -- inputs --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CandidateSpec:
+    """One entry of a candidates file: a commit (sha or ref) or a PR number, with its line."""
+
+    where: str  # "FILE:LINE" or "FILE[i]", for messages
+    ref: str | None = None
+    pr: int | None = None
+
+
+def read_candidates(path: str) -> list[CandidateSpec]:
+    """Entries of a candidates file: one sha, ref or PR number (``123``, ``#123``) a line (blank
+    lines and ``# …`` comments skipped), or the JSON of ``gh pr list --json number[,mergeCommit]``
+    (a list of ``{"number": N}``, a merge commit's ``oid`` used when given). An unreadable file or
+    a line that is neither is a usage error."""
+    try:
+        raw = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise UsageError(f"--candidates {path}: no such file") from None
+    except IsADirectoryError:
+        raise UsageError(f"--candidates {path}: is a directory") from None
+    except OSError as exc:
+        raise UsageError(
+            f"--candidates {path}: cannot read it ({exc.__class__.__name__})"
+        ) from None
+    if len(raw) > 4 << 20:
+        raise UsageError(f"--candidates {path}: over 4 MiB")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(f"--candidates {path}: not UTF-8 text") from None
+    if text.lstrip().startswith(("[", "{")):
+        return _json_candidates(path, text)
+    return parse_candidates([(f"{path}:{n}", line) for n, line in enumerate(text.splitlines(), 1)])
+
+
+def parse_candidates(items: Sequence[tuple[str, str]]) -> list[CandidateSpec]:
+    """``(where, text)`` entries (a file's lines, a scenario's list) as candidates: a sha or ref, or
+    a PR number (``123``, ``#123``, ``PR #123``); blank entries and ``# …`` comments skipped."""
+    out: list[CandidateSpec] = []
+    for where, line in items:
+        item = line.strip()
+        if not item or item.startswith("# ") or item == "#":
+            continue
+        m = _PR.match(item)
+        if m and not (len(item) >= 7 and _HEXISH.match(item)):
+            out.append(CandidateSpec(where, pr=int(m.group(1))))
+        elif " " in item or "\t" in item or item.startswith("-") or len(item) > 200:
+            raise UsageError(f"{where}: expected a commit or a PR number, got {item[:60]!r}")
+        else:
+            out.append(CandidateSpec(where, ref=item))
+    return out
+
+
+def _json_candidates(path: str, text: str) -> list[CandidateSpec]:
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(
+            f"--candidates {path}: not valid JSON ({exc.msg}, line {exc.lineno})"
+        ) from None
+    if isinstance(doc, dict):
+        doc = [doc]
+    if not isinstance(doc, list):
+        raise UsageError(f'--candidates {path}: expected a JSON list of {{"number": N}}')
+    out: list[CandidateSpec] = []
+    for i, item in enumerate(doc):
+        where = f"{path}[{i}]"
+        if isinstance(item, int) and not isinstance(item, bool) and item > 0:
+            out.append(CandidateSpec(where, pr=item))
+            continue
+        if not isinstance(item, dict):
+            raise UsageError(f'{where}: expected {{"number": N}} or a number')
+        number = item.get("number")
+        merge = item.get("mergeCommit")
+        oid = merge.get("oid") if isinstance(merge, dict) else None
+        if isinstance(oid, str) and _HEXISH.match(oid):
+            out.append(
+                CandidateSpec(where, ref=oid, pr=number if isinstance(number, int) else None)
+            )
+        elif isinstance(number, int) and not isinstance(number, bool) and number > 0:
+            out.append(CandidateSpec(where, pr=number))
+        else:
+            raise UsageError(f'{where}: expected a positive "number"')
+    return out
+
+
+def compile_rule(pattern: str | None, where: str = "--rule") -> re.Pattern[str]:
+    """The candidate rule's subject pattern (default: a fix by its subject)."""
+    try:
+        return re.compile(pattern if pattern is not None else DEFAULT_SUBJECT_RULE)
+    except re.error as exc:
+        raise UsageError(f"{where}: not a regular expression ({exc})") from None
+
+
+def since_of(repo: GitRepo, value: str | None) -> tuple[str, str] | None:
+    """``--since``: ("ref", sha) when it names a commit, ("date", text) for YYYY-MM-DD[ HH:MM[:SS]]."""
+    if value is None:
+        return None
+    sha = repo.try_resolve(value) if not value.startswith("-") else None
+    if sha:
+        return ("ref", sha)
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?", value):
+        return ("date", value)
+    raise UsageError(f"--since {value}: not a commit or a YYYY-MM-DD date")
+
+
+# -- results -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class MatrixCell:
+    source: str
+    release: str  # the REF as given
+    state: str  # one of STATES
+    pick: str | None = None  # the pick (picked) or the release commit / merge that reached it
+    status: str | None = None  # fidelity's status of the pick (picked only)
+    applies: bool | None = None  # missing only: True / False; None when not tried or unknown
+    how: str | None = None  # reached: merged / patch-id / lines
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "source": self.source,
+            "release": self.release,
+            "state": self.state,
+            "pick": self.pick,
+            "status": self.status,
+            "applies": self.applies,
+            "how": self.how,
+        }
+
+
+@dataclass(frozen=True)
+class MatrixRow:
+    sha: str
+    subject: str
+    reasons: tuple[str, ...]  # picked / candidate / rule
+    prs: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class ReleaseInfo:
+    name: str  # as given
+    tip: str
+    fork: str
+    fork_time: int
+    picks: int
+
+
+@dataclass(frozen=True)
+class BackportsResult:
+    source: str
+    releases: tuple[ReleaseInfo, ...]  # oldest first
+    rows: tuple[MatrixRow, ...]
+    cells: tuple[MatrixCell, ...]  # row-major, releases oldest first
+    unmatched: tuple[str, ...] = ()  # candidate entries that named no commit (PR numbers)
+    controls: tuple[tuple[str, str, bool | None], ...] = ()
+
+    def cell(self, source: str, release: str) -> MatrixCell:
+        return next(c for c in self.cells if c.source == source and c.release == release)
+
+
+# -- fidelity's source finding, per release ------------------------------------------
+@dataclass
+class _Picked:
+    pick: str
+    status: str
+
+
+@dataclass
+class _ReleasePicks:
+    by_source: dict[str, _Picked] = field(default_factory=dict)  # source (or PR commit) → pick
+    sources: list[str] = field(default_factory=list)  # the picks' sources, in range order
+    count: int = 0
+    unsourced: dict[str, str] = field(default_factory=dict)  # subject key → pick with no source
+
+
+def picks_with_sources(repo: GitRepo, source: str, tip: str, fork: str) -> _ReleasePicks:
+    """Each pick of ``source..tip`` with its source commits and fidelity status, from fidelity's
+    own source finding (``picks_and_sources``: no end states, units or follow-ups). ``fork`` is
+    the release's fork point (fidelity finds the same one)."""
+    from harness.checks.fidelity import picks_and_sources
+
+    results = picks_and_sources(repo, source, tip, source)
+    from harness.checks.fidelity_source import strip_numbers
+
+    out = _ReleasePicks(count=len(results))
+    for r in results:
+        if not r.resolution.sources:
+            key = strip_numbers(r.commit.subject)
+            if key:
+                out.unsourced.setdefault(key, r.commit.sha)
+            continue
+        if r.copy_of:
+            continue  # a later copy of the branch's own release commit
+        for s in r.resolution.sources:
+            out.by_source.setdefault(s, _Picked(r.commit.sha, r.status))
+            if s not in out.sources:
+                out.sources.append(s)
+        for inner, _subject in r.pr_commits:
+            out.by_source.setdefault(inner, _Picked(r.commit.sha, r.status))
+    return out
+
+
+# -- the check -----------------------------------------------------------------------
+def _version_key(name: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in _VERSION_PARTS.findall(name)[:6])
+
+
+def _significant(line: bytes) -> bool:
+    s = line.strip()
+    return len(s) >= 3 and bool(_SIGNIFICANT.search(s))
+
+
+def backports_check(
+    repo: GitRepo,
+    source: str,
+    releases: Sequence[str],
+    candidates: Sequence[CandidateSpec] = (),
+    rule: re.Pattern[str] | None = None,
+    since: tuple[str, str] | None = None,
+    *,
+    trial: bool = True,
+) -> Checked[BackportsResult]:
+    """The matrix of ``source``'s fixes × ``releases`` (refs as given; resolved here, so an unknown
+    one is a usage error before any work)."""
+    src = repo.resolve(source)
+    names = list(dict.fromkeys(releases))
+    if not names:
+        raise UsageError("give at least one --release REF")
+    tips = {n: repo.resolve(n) for n in names}
+    explicit: list[tuple[CandidateSpec, str]] = []
+    for spec in candidates:
+        if spec.ref is not None:
+            sha = repo.try_resolve(spec.ref) if not spec.ref.startswith("-") else None
+            if sha is None:
+                raise UsageError(f"{spec.where}: unknown commit {spec.ref!r}")
+            explicit.append((spec, sha))
+    pattern = rule if rule is not None else compile_rule(None)
+
+    # Fork points (HEAD's first-parent line, as fidelity finds it) and their order.
+    forks: dict[str, str] = {}
+    for n in names:
+        forks[n] = fork_point(repo, src, tips[n]) if not repo.is_ancestor(tips[n], src) else tips[n]
+    times = commit_times(repo, list(forks.values()))
+    order = sorted(names, key=lambda n: (times.get(forks[n], 0), _version_key(n), names.index(n)))
+    oldest = merge_base_all(repo, [forks[n] for n in names]) or forks[order[0]]
+
+    picked: dict[str, _ReleasePicks] = {}
+    for n in order:
+        picked[n] = (
+            picks_with_sources(repo, src, tips[n], forks[n])
+            if tips[n] != forks[n]
+            else _ReleasePicks()
+        )
+
+    # One pass over the source history since the oldest fork point.
+    history = source_log(repo, [src], [oldest])
+    by_sha: dict[str, SourceCommit] = {c.sha: c for c in history}
+    in_scope: set[str] | None = None
+    if since is not None:
+        kind, value = since
+        if kind == "ref":
+            in_scope = reachable(repo, src, [value, oldest])
+        else:
+            in_scope = {c.sha for c in source_log(repo, [src], [oldest], since=value)}
+    reasons: dict[str, list[str]] = {}
+    prs: dict[str, list[int]] = {}
+
+    def add(sha: str, why: str) -> None:
+        got = reasons.setdefault(sha, [])
+        if why not in got:
+            got.append(why)
+
+    for n in order:
+        for s in picked[n].sources:
+            add(s, "picked")
+    unmatched: list[str] = []
+    wanted_prs = {spec.pr for spec in candidates if spec.pr is not None and spec.ref is None}
+    named: dict[int, list[str]] = {}
+    if wanted_prs:
+        from harness.checks.fidelity_source import pr_numbers
+
+        for c in history:
+            for num in pr_numbers(c.subject):
+                if num in wanted_prs:
+                    named.setdefault(num, []).append(c.sha)
+    for spec in candidates:
+        if spec.ref is not None:
+            continue
+        assert spec.pr is not None
+        shas = named.get(spec.pr, [])
+        # A PR merged as a merge commit: the merge is the unit (its first-parent diff).
+        merges = [s for s in shas if by_sha[s].is_merge]
+        chosen = merges[:1] or shas
+        if not chosen:
+            unmatched.append(f"#{spec.pr} ({spec.where})")
+        for s in chosen:
+            add(s, "candidate")
+            prs.setdefault(s, []).append(spec.pr)
+    for spec, sha in explicit:
+        add(sha, "candidate")
+        if spec.pr is not None:
+            prs.setdefault(sha, []).append(spec.pr)
+    for c in history:
+        if c.is_merge or (in_scope is not None and c.sha not in in_scope):
+            continue
+        if pattern.search(c.subject) or _FIXES_LINE.search(c.body):
+            add(c.sha, "rule")
+
+    # Rows: source history order (newest first), then rows outside it (off-branch sources, older
+    # candidates) by commit time, newest first.
+    position = {c.sha: i for i, c in enumerate(history)}
+    outside = [s for s in reasons if s not in position]
+    extra = {c.sha: c for c in (repo.commits(outside, no_walk=True) if outside else [])}
+    outside.sort(key=lambda s: (-(extra[s].committer_time if s in extra else 0), s))
+    row_shas = sorted((s for s in reasons if s in position), key=position.__getitem__) + outside
+
+    def subject(s: str) -> str:
+        return by_sha[s].subject if s in by_sha else (extra[s].subject if s in extra else "")
+
+    def parents(s: str) -> tuple[str, ...]:
+        return by_sha[s].parents if s in by_sha else (extra[s].parents if s in extra else ())
+
+    rows = [
+        MatrixRow(s, subject(s), tuple(reasons[s]), tuple(dict.fromkeys(prs.get(s, []))))
+        for s in row_shas
+    ]
+
+    # Ancestry: one rev-list per release for rows in the history; is-ancestor for the rest.
+    fork_sets = {n: reachable(repo, forks[n], [oldest]) for n in order}
+    tip_sets = {n: reachable(repo, tips[n], [oldest]) for n in order}
+    cells: dict[tuple[str, str], MatrixCell] = {}
+    undecided: list[tuple[str, str]] = []
+    for s in row_shas:
+        for n in order:
+            if s in position:
+                in_fork, on_tip = s in fork_sets[n], s in tip_sets[n]
+            else:
+                in_fork = repo.is_ancestor(s, forks[n])
+                on_tip = in_fork or repo.is_ancestor(s, tips[n])
+            p = picked[n].by_source.get(s)
+            if in_fork:
+                cells[(s, n)] = MatrixCell(s, n, "in-fork")
+            elif p is not None:
+                cells[(s, n)] = MatrixCell(s, n, "picked", p.pick, p.status)
+            elif on_tip:
+                cells[(s, n)] = MatrixCell(s, n, "reached", how="merged")
+            else:
+                undecided.append((s, n))
+
+    # Patch ids of the undecided rows and of every release's own commits, in one pass.
+    rows_left = list(dict.fromkeys(s for s, _ in undecided))
+    against = {s: (parents(s)[0] if len(parents(s)) > 1 else None) for s in rows_left}
+    release_commits = {n: non_merges(repo, tips[n], [forks[n]]) for n in order}
+    pids = patch_ids(
+        repo,
+        [(s, against[s]) for s in rows_left]
+        + [(c, None) for n in order for c in release_commits[n] if c not in against],
+    )
+    pid_on: dict[str, dict[str, str]] = {}
+    for n in order:
+        for rc in reversed(release_commits[n]):  # the oldest release commit with that patch id
+            if rc in pids:
+                pid_on.setdefault(n, {}).setdefault(pids[rc], rc)
+
+    # The undecided rows' changes (-U0) and the files they touch at each release tip and fork.
+    patches = {
+        p.commit: p.files
+        for p in diff_many(repo, [(s, against[s]) for s in rows_left], context=False)
+    }
+    specs: list[str] = []
+    for s, n in undecided:
+        for f in patches.get(s, []):
+            for rev in (tips[n], forks[n]):
+                for path in {f.old_path, f.new_path} - {None}:
+                    specs.append(f"{rev}:{path}")
+    specs = list(dict.fromkeys(specs))
+    blobs = dict(zip(specs, repo.read_blobs(specs, limit=repo.big_file), strict=True))
+
+    # A pick fidelity found no source for, whose subject (PR numbers and a leading tag aside) is
+    # the row's and no other source commit's since the oldest fork point: the same change, adapted.
+    from harness.checks.fidelity_source import strip_numbers
+
+    subject_count = Counter(strip_numbers(c.subject) for c in history)
+    missing: list[tuple[str, str]] = []
+    for s, n in undecided:
+        pid = pids.get(s)
+        same = pid_on.get(n, {}).get(pid) if pid else None
+        files = patches.get(s, [])
+        if same is not None:
+            cells[(s, n)] = MatrixCell(s, n, "reached", same, how="patch-id")
+            continue
+        key = strip_numbers(subject(s))
+        by_subject = picked[n].unsourced.get(key) if subject_count[key] <= 1 else None
+        if by_subject is not None:
+            cells[(s, n)] = MatrixCell(s, n, "reached", by_subject, how="subject")
+            continue
+        existing = [f for f in files if f.status != "A" and f.old_path]
+        if existing and all(blobs.get(f"{tips[n]}:{f.old_path}") is None for f in existing):
+            cells[(s, n)] = MatrixCell(s, n, "n/a")
+            continue
+        if _lines_reached(files, blobs, tips[n], forks[n], repo.big_file):
+            cells[(s, n)] = MatrixCell(s, n, "reached", how="lines")
+            continue
+        missing.append((s, n))
+
+    applies: list[bool | None] = [None] * len(missing)
+    trials = [
+        TrialPick(
+            s,
+            parents(s)[0],
+            tips[n],
+            tuple((f.status, f.old_path, f.new_path) for f in patches.get(s, [])) or None,
+        )
+        for s, n in missing
+        if parents(s)
+    ]
+    answered: list[bool | None] = []
+    if trial and trials:
+        answered = trial_picks(repo, trials)
+        answers = iter(answered)
+        applies = [next(answers) if parents(s) else None for s, _ in missing]
+    for (s, n), ok in zip(missing, applies, strict=True):
+        cells[(s, n)] = MatrixCell(s, n, "missing", applies=ok if parents(s) else None)
+
+    controls = _controls(repo, order, forks, tips, fork_sets, picked)
+    if trial and trials:
+        # The fast path (files the release left as they were at the commit's parent) must answer
+        # as git's merge does: a sample of its answers is merged for real.
+        clean = [t for t, ok in zip(trials, answered, strict=True) if ok]
+        sample = clean[:: max(1, len(clean) // 5)][:5]
+        merged = trial_picks(repo, sample, fast=False)
+        agree = sum(ok is True for ok in merged)
+        controls += (
+            (
+                "trial-pick fast path",
+                f"{agree} of {len(sample)} sampled clean trials are clean merged by merge-tree too",
+                agree == len(sample),
+            ),
+        )
+    result = BackportsResult(
+        source,
+        tuple(
+            ReleaseInfo(n, tips[n], forks[n], times.get(forks[n], 0), picked[n].count)
+            for n in order
+        ),
+        tuple(rows),
+        tuple(cells[(r.sha, n)] for r in rows for n in order),
+        tuple(unmatched),
+        controls,
+    )
+    return Checked(result, backports_section(result))
+
+
+def _lines_reached(
+    files: Sequence[FilePatch],
+    blobs: dict[str, bytes | None],
+    tip: str,
+    fork: str,
+    limit: int,
+) -> bool:
+    """Every significant added line of the commit is a line of the release tip's file at the same
+    path, and not all of them were already lines of the fork point's file. A file the commit only
+    removes lines from: they were all lines of the fork point's file and none is left at the tip."""
+    seen_new = False
+    any_line = False
+    for f in files:
+        wanted = {ln.strip() for ln in f.added if _significant(ln)}
+        if not wanted:
+            gone = {ln.strip() for ln in f.removed if _significant(ln)}
+            if not gone:
+                continue
+            any_line = True
+            was = blobs.get(f"{fork}:{f.path}")
+            now = blobs.get(f"{tip}:{f.path}")
+            if was is None or len(was) > limit or (now is not None and len(now) > limit):
+                return False
+            if not gone <= {ln.strip() for ln in was.splitlines()}:
+                return False  # the lines were never on the release
+            if now is not None and gone & {ln.strip() for ln in now.splitlines()}:
+                return False
+            seen_new = True
+            continue
+        any_line = True
+        at_tip = blobs.get(f"{tip}:{f.path}")
+        if at_tip is None or len(at_tip) > limit:
+            return False
+        tip_lines = {ln.strip() for ln in at_tip.splitlines()}
+        if not wanted <= tip_lines:
+            return False
+        at_fork = blobs.get(f"{fork}:{f.path}")
+        fork_lines = {ln.strip() for ln in at_fork.splitlines()} if at_fork is not None else set()
+        if not wanted <= fork_lines:
+            seen_new = True
+    return any_line and seen_new
+
+
+def _controls(
+    repo: GitRepo,
+    order: Sequence[str],
+    forks: dict[str, str],
+    tips: dict[str, str],
+    fork_sets: dict[str, set[str]],
+    picked: dict[str, _ReleasePicks],
+) -> tuple[tuple[str, str, bool | None], ...]:
+    out: list[tuple[str, str, bool | None]] = []
+    # A row known in-fork: each release's fork point's first parent is an ancestor of its fork.
+    known = []
+    for n in order:
+        parent = repo.try_resolve(f"{forks[n]}^")
+        if parent:
+            known.append((n, parent, parent in fork_sets[n] or repo.is_ancestor(parent, forks[n])))
+    if known:
+        out.append(
+            (
+                "in-fork control",
+                ", ".join(
+                    f"{n}: {p[:12]} (fork point's parent) → {'in-fork' if ok else 'NOT in-fork'}"
+                    for n, p, ok in known
+                ),
+                all(ok for _, _, ok in known),
+            )
+        )
+    # The trial pick answers yes when it must: a picked source re-applied onto its own parent.
+    sample = next(
+        ((n, s) for n in order for s in picked[n].sources if repo.try_resolve(f"{s}^")), None
+    )
+    if sample is not None:
+        s = sample[1]
+        parent = repo.resolve(f"{s}^")
+        ok = trial_picks(repo, [TrialPick(s, parent, parent)])[0]
+        out.append(
+            (
+                "trial-pick control",
+                f"source {s[:12]} onto its own parent → "
+                f"{'applies' if ok else 'conflicts' if ok is False else 'unknown'}",
+                ok is True,
+            )
+        )
+    return tuple(out)
+
+
+# -- the section ---------------------------------------------------------------------
+def _shown(c: MatrixCell) -> str:
+    if c.state == "picked":
+        return f"picked {(c.pick or '')[:12]} ({c.status})"
+    if c.state == "reached":
+        return f"reached ({c.how} {c.pick[:12]})" if c.pick else f"reached ({c.how})"
+    if c.state == "missing":
+        return "missing · " + {True: "applies", False: "conflicts", None: "not tried"}[c.applies]
+    return c.state
+
+
+def _findings(result: BackportsResult) -> list[Finding]:
+    out: list[Finding] = []
+    configured = {r.sha for r in result.rows if "candidate" in r.reasons}
+    names = [r.name for r in result.releases]
+    by = {(c.source, c.release): c for c in result.cells}
+    info: Counter[str] = Counter()
+    info_apply: Counter[str] = Counter()
+    for row in result.rows:
+        fixed_in: str | None = None
+        for n in names:
+            c = by[(row.sha, n)]
+            if c.state in ("picked", "reached", "in-fork"):
+                fixed_in = fixed_in or n
+                continue
+            if c.state != "missing":
+                continue
+            applies = {
+                True: "a cherry-pick applies cleanly",
+                False: "a cherry-pick conflicts",
+                None: "not tried",
+            }[c.applies]
+            if fixed_in is not None:
+                out.append(
+                    Finding(
+                        "backport-regression",
+                        "P1",
+                        f"{row.sha[:12]} is fixed in {fixed_in} but missing in newer {n}: "
+                        f"{row.subject}",
+                        f"{fixed_in}: {_shown(by[(row.sha, fixed_in)])}; {n}: {applies}",
+                        key=f"{row.sha}:{n}:regression",
+                    )
+                )
+            elif row.sha in configured:
+                out.append(
+                    Finding(
+                        "backport-missing",
+                        "P2",
+                        f"candidate {row.sha[:12]} is missing on {n}: {row.subject}",
+                        applies,
+                        key=f"{row.sha}:{n}:candidate",
+                    )
+                )
+            else:
+                info[n] += 1
+                info_apply[n] += c.applies is True
+    for n in names:
+        if info[n]:
+            out.append(
+                Finding(
+                    "backport-not-picked",
+                    "info",
+                    f"{info[n]} row(s) missing on {n} ({info_apply[n]} would apply cleanly)",
+                    "rows found by the candidate rule or picked to another release only",
+                    key=f"{n}:not-picked",
+                )
+            )
+    for u in result.unmatched:
+        out.append(
+            Finding(
+                "backport-candidate-unmatched",
+                "info",
+                f"candidate PR {u}: no commit on the source since the oldest fork point names it",
+                key=f"unmatched:{u}",
+            )
+        )
+    return out
+
+
+def backports_section(result: BackportsResult) -> Section:
+    """The matrix as a report section (tables, findings, controls, not-verified notes, JSON data)."""
+    names = [r.name for r in result.releases]
+    by = {(c.source, c.release): c for c in result.cells}
+    counts = {n: Counter(by[(r.sha, n)].state for r in result.rows) for n in names}
+    table_rows: list[list[TableCell]] = [
+        [i, Sha(r.sha), r.subject, ", ".join(r.reasons), *(_shown(by[(r.sha, n)]) for n in names)]
+        for i, r in enumerate(result.rows, 1)
+    ]
+    control_text = "; ".join(f"{name}: {text}" for name, text, _ in result.controls) or "none"
+    tables = [
+        Table(
+            f"Release matrix: {result.source} × {', '.join(names)}",
+            ["#", "source", "subject", "row from", *names],
+            table_rows,
+            legend=LEGEND,
+            control=control_text,
+            collapsed=len(table_rows) > 40,
+        ),
+        Table(
+            "Releases (oldest first)",
+            ["release", "tip", "fork point", "picks", *STATES, "missing that apply"],
+            [
+                [
+                    Code(r.name),
+                    Sha(r.tip),
+                    Sha(r.fork),
+                    r.picks,
+                    *(counts[r.name][s] for s in STATES),
+                    sum(
+                        1
+                        for row in result.rows
+                        if by[(row.sha, r.name)].state == "missing"
+                        and by[(row.sha, r.name)].applies is True
+                    ),
+                ]
+                for r in result.releases
+            ],
+            legend="fork point: where the release leaves the source (the first parent of its oldest "
+            "first-parent commit not on the source); picks: the release's non-merge commits "
+            "fidelity judged; state counts are over the rows of the matrix",
+            control="every row gets exactly one state per release: the counts of a release sum to "
+            f"{len(result.rows)}",
+        ),
+    ]
+    findings = _findings(result)
+    total = Counter(c.state for c in result.cells)
+    summary = f"{len(result.rows)} source commit(s) × {len(names)} release(s): " + (
+        ", ".join(f"{total[s]} {s}" for s in STATES if total[s]) or "no rows"
+    )
+    controls = [Control(name, text, ok) for name, text, ok in result.controls]
+    controls.append(
+        Control(
+            "one state per cell",
+            f"{len(result.cells)} cells = {len(result.rows)} rows × {len(names)} releases",
+            len(result.cells) == len(result.rows) * len(names),
+        )
+    )
+    not_verified = [
+        "whether a pick that applies cleanly builds or passes tests (a trial merge of content only)",
+        "reached by lines: the added lines are present at the same path, not that they do the same "
+        "thing there (blank and punctuation-only lines are not compared)",
+        "commits on a release that came from somewhere other than the source branch",
+        "the candidate rule is a subject/trailer heuristic: fixes without 'fix' in their subject "
+        "are rows only when picked somewhere or listed in --candidates",
+        "n/a: a file that moved on the release counts as absent (its path is compared, not its "
+        "content)",
+    ]
+    data: dict[str, object] = {
+        "source": result.source,
+        "releases": [
+            {"release": r.name, "tip": r.tip, "fork_point": r.fork, "picks": r.picks}
+            for r in result.releases
+        ],
+        "rows": [
+            {"source": r.sha, "subject": r.subject, "from": list(r.reasons), "prs": list(r.prs)}
+            for r in result.rows
+        ],
+        "cells": [c.as_dict() for c in result.cells],
+        "release_order": "fork point committer date, then version numbers in the name",
+    }
+    return printable(
+        Section(
+            SECTION_ID,
+            "Backports: source fixes × release branches",
+            summary,
+            tables,
+            findings,
+            controls,
+            not_verified,
+            [],
+            data,
+        )
+    )
