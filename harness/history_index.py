@@ -11,7 +11,7 @@ Layout, under ``<cache>/history/<repo key>/`` (the cache folder is private: 0700
 
 - ``index.json``: commit rows and grep answers; ``diffs.json``: raw ``diff-tree`` chunks
   (base64); ``results/<key>.json``: whole answers. Each file names the format, the harness code
-  digest, the git version and the repository it describes (``_stamp``); a file that does not
+  digest, the git version and the repository it describes (``stamp``); a file that does not
   parse, whose stamp differs, or whose records have the wrong shape is ignored whole and
   rebuilt, never partly trusted. JSON only (no pickle: a planted file must not run code).
 - Writes are atomic (``harness/atomic.py``: a killed run leaves the previous file or none) and

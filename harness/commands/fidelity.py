@@ -7,16 +7,15 @@ import importlib
 import threading
 from typing import TYPE_CHECKING
 
-from harness.checks.judgeable import judge_range
 from harness.commands._common import add_report_options, check_output_path, command_line, emit
 from harness.commands._grammar import add_range, range_of
 from harness.errors import UsageError
 from harness.git import GitRepo
-from harness.history_index import HistoryIndex, fidelity_parts, kept_fidelity, open_index
 from harness.report.model import Report
 
 if TYPE_CHECKING:
     from harness.checks.result import Checked, FidelityResult
+    from harness.history_index import HistoryIndex
 
 NAME = "fidelity"
 HELP = "compare each commit of a backport range with its source commit(s), file by file"
@@ -64,7 +63,10 @@ def parse_map(items: list[str]) -> dict[str, list[str]]:
 def run(args: argparse.Namespace) -> int:
     check_output_path(args)
     mapping = parse_map(args.map)
-    repo = GitRepo(args.repo)
+    repo = GitRepo(args.repo)  # the first git call: what follows is imported while nothing waits
+    from harness.checks.judgeable import judge_range
+    from harness.history_index import open_index
+
     base_name, head_name = range_of(args)
     base, head = repo.resolve(base_name), repo.resolve(head_name)
     index = open_index(repo, enabled=not args.no_cache)
@@ -110,6 +112,8 @@ def _kept(
 ) -> Checked[FidelityResult] | None:
     """The answer the index keeps for this range, where every ref resolves (else judge_range
     says why not)."""
+    from harness.history_index import fidelity_parts, kept_fidelity
+
     source = repo.try_resolve(args.source)
     tip = repo.try_resolve(args.source_branch) if args.source_branch else None
     if source is None or (args.source_branch and tip is None):
