@@ -318,3 +318,24 @@ def test_a_run_served_whole_imports_no_check(builder, tmp_path):
         for _ in range(2)
     ]
     assert [r.stdout.split()[-1] for r in runs] == ["True", "False"], [r.stderr for r in runs]
+
+
+def test_compare_uses_the_index_unless_no_cache(builder, tmp_path, monkeypatch, run_cli):
+    base, _ = _history(builder)
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(cache))
+    argv = ["compare", base, "release", "--source", "main", "--repo", str(builder.path)]
+    argv += ["--format", "none", "--fail-on", "never"]
+    code, _, err = run_cli(*argv, "--no-cache", "--output", str(tmp_path / "a"))
+    assert code == 0, err
+    assert not (cache / "history").exists()
+    code, _, err = run_cli(*argv, "--output", str(tmp_path / "b"))
+    assert code == 0, err
+    assert list((cache / "history").glob("*/results/*.json"))
+
+    def fidelity(folder: str) -> object:
+        doc = json.loads((tmp_path / folder / "report.json").read_text())
+        section = next(s for s in doc["sections"] if s["id"] == "fidelity")
+        return section["data"]
+
+    assert fidelity("a") == fidelity("b")
