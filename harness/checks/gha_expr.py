@@ -88,6 +88,11 @@ def _segments(text: str) -> list[_Segment]:
     return out
 
 
+def segments(text: str) -> list[_Segment]:
+    """Each ``${{ … }}`` in ``text`` (start, end, inner text), at most ``MAX_EXPRS`` + 1."""
+    return _segments(text)
+
+
 _TOKEN = re.compile(
     r"""\s*(?:(?P<str>'(?:[^']|'')*')|(?P<num>\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|0x[0-9a-fA-F]+)
                      |(?P<op>==|!=|<=|>=|&&|\|\||[!<>().\[\],*])|(?P<id>[A-Za-z_][A-Za-z0-9_-]*))""",

@@ -19,7 +19,6 @@ import functools
 import importlib.util
 import posixpath
 import re
-import shlex
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,6 +30,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from harness import yamlpath
 from harness.checks.gha_expr import UNKNOWN, LStr, Scope, has_expression, render
 from harness.checks.gha_matrix import MAX_COMBOS, Matrix, expand_matrix
+from harness.checks.gha_shell import SHELL_PARAM, pytest_calls
 from harness.checks.result import Checked
 from harness.errors import UsageError
 from harness.git.evidence import ls_tree
@@ -43,6 +43,7 @@ _MATRIX_REF = re.compile(r"^\$\{\{\s*matrix\.([A-Za-z0-9_-]+)\s*\}\}$")
 _SHELL_VAR = re.compile(r"^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$")
 MAX_ACTION_DEPTH = 3  # local composite actions calling local composite actions
 _MISSING = "local action not in the tree: "  # notes of this kind are listed together
+_UNREAD = "run: script not read: "  # a pytest call the shell reading could not follow
 # A line naming a marker key ("markers:", "- pytest_mark: …"), read in three steps that cannot
 # backtrack: one pattern for the whole line took quadratic time over a long run of spaces or of
 # "marker" in the reviewed repository's workflow.
@@ -75,6 +76,7 @@ class Lane:
     template: str | None = (
         None  # the text as written, when ${{ }} / $VAR was expanded into ``expression``
     )
+    via: tuple[str, ...] = ()  # wrappers a run: lane's pytest call was read through
 
     @property
     def name(self) -> str:
@@ -90,6 +92,7 @@ class Lane:
             "source": self.source,
             "uses": self.uses,
             "template": self.template,
+            "via": list(self.via),
         }
 
 
@@ -126,6 +129,35 @@ class _Tmpl:
     key_line: int | None
     source: str
     scope: Callable[[Any, list[str]], Scope]  # (matrix combination, matrix keys read) → Scope
+    shell: bool = False  # read from a run: script: $NAME is the step's environment variable
+    via: tuple[str, ...] = ()  # wrappers the pytest call was read through (docker run, bash -c …)
+
+
+def _shell_env(v: LStr, scope: Scope) -> Any:
+    """``$NAME``/``${NAME}``/``${NAME:-default}`` in a run: script's expression, from the step's
+    environment (workflow, job and step ``env:``, rendered); UNKNOWN when a name is not there."""
+    out, pos = [], 0
+    matches = list(SHELL_PARAM.finditer(v))
+    if not matches:
+        return v
+    values: list[Any] = []
+    for m in matches:
+        name, op, default = m.group(1) or m.group(4), m.group(2), m.group(3)
+        src = scope.env.get(name)
+        val: Any = render(src, scope) if src is not None else None
+        if val is UNKNOWN:
+            return UNKNOWN
+        if val is None or (op == ":-" and not str(val)):
+            if op not in (":-", "-"):
+                return UNKNOWN  # set where this scan cannot see (an earlier step, the runner)
+            val = LStr(default or "", v.path, v.line, derived=True)
+        values.append(val)
+        out += [v[pos : m.start()], str(val)]
+        pos = m.end()
+    out.append(v[pos:])
+    if len(matches) == 1 and matches[0].group(0) == str(v).strip() and isinstance(values[0], LStr):
+        return values[0]
+    return LStr("".join(out), v.path, v.line, derived=True)
 
 
 def _env_map(node: Node | None, path: str) -> dict[str, LStr]:
@@ -157,15 +189,21 @@ def _expand(t: _Tmpl, mx: Matrix, job_id: str, uses: str | None, used: set[str])
     """One lane per distinct expression the template takes over the job's matrix combinations."""
     text = t.text
     var = _SHELL_VAR.match(text)
-    plain = Lane(job_id, t.input, str(text), text.path, text.line, t.source, uses, t.key_line)
-    if not has_expression(text) and not var:
+    plain = Lane(
+        job_id, t.input, str(text), text.path, text.line, t.source, uses, t.key_line, via=t.via
+    )
+    shell = t.shell and SHELL_PARAM.search(text) is not None
+    if not has_expression(text) and not var and not shell:
         return [plain]
     out: dict[tuple[str, str], Lane] = {}
     unresolved = not mx.combos
     for combo in mx.combos:
         read: list[str] = []
         scope = t.scope(combo, read)
-        if var:  # a shell variable: the step's environment holds the workflow's env: values
+        if t.shell:  # ${{ }} first (GitHub renders the script), then the shell's $NAME
+            v = render(text, scope)
+            v = UNKNOWN if v is UNKNOWN else _shell_env(v, scope)
+        elif var:  # a shell variable: the step's environment holds the workflow's env: values
             src = scope.env.get(var.group(1))
             if src is None:
                 return [plain]
@@ -195,6 +233,7 @@ def _expand(t: _Tmpl, mx: Matrix, job_id: str, uses: str | None, used: set[str])
                 uses,
                 t.key_line,
                 template=str(text),
+                via=t.via,
             ),
         )
     if unresolved:
@@ -203,46 +242,69 @@ def _expand(t: _Tmpl, mx: Matrix, job_id: str, uses: str | None, used: set[str])
 
 
 def _run_tmpls(
-    path: str, step: Node, label: str, source: str, scope: Callable[[Any, list[str]], Scope]
+    path: str,
+    step: Node,
+    label: str,
+    source: str,
+    scope: Callable[[Any, list[str]], Scope],
+    file_lines: Sequence[str],
+    unread: list[str] | None = None,
 ) -> list[_Tmpl]:
-    """``pytest -m EXPR`` commands in a step's ``run:`` script (continuation lines joined)."""
+    """``pytest -m EXPR`` calls in a step's ``run:`` script, read with a shell parser through its
+    wrappers (``gha_shell``); each placed on the source line its expression is written on."""
     run = yamlpath.get(step, "run")
-    script = _scalar(run)
-    if not script or "pytest" not in script:
+    if not isinstance(run, ScalarNode) or "-m" not in str(run.value):
         return []
+    script = str(run.value)
+    read = pytest_calls(script)
+    src, first = _source_lines(run, file_lines)
     out: list[_Tmpl] = []
-    first = yamlpath.line_of(run) + (1 if getattr(run, "style", None) in ("|", ">") else 0)  # type: ignore[arg-type]
-    folded = getattr(run, "style", None) == ">"
-    raw = str(run.value).split("\n")  # type: ignore[union-attr]
-    j = 0
-    while j < len(raw):
-        start, command = j, raw[j]
-        while command.rstrip().endswith("\\") and j + 1 < len(raw):
-            j += 1
-            command = command.rstrip()[:-1] + " " + raw[j]
-        expr = _pytest_marker(command)
-        if expr is not None:
-            if (
-                folded
-            ):  # the value joined source lines with spaces: find the expression's own source line
-                lines = _block_lines(run) if run is not None else []
-                at = next((k for k, ln in enumerate(lines) if expr in ln), 0)
-            else:
-                at = next(
-                    (k for k in range(start, j + 1) if expr in raw[k]), start
-                )  # the expression's own line
-            out.append(_Tmpl(f"run: {label}", LStr(expr, path, first + at), None, source, scope))
-        j += 1
+    for call in read.calls:
+        line = _locate(src, first, script, call.pos, call.expression)
+        out.append(
+            _Tmpl(
+                f"run: {label}",
+                LStr(call.expression, path, line),
+                None,
+                source,
+                scope,
+                shell=True,
+                via=call.via,
+            )
+        )
+    for pos, why in read.unread:
+        if unread is not None:
+            at = _locate(src, first, script, pos, "")
+            unread.append(f"{_UNREAD}{path}:{at} ({label}): {why}")
     return out
 
 
-def _block_lines(run: Node) -> list[str]:
-    """The source lines of a folded block (its value joins them with spaces)."""
-    mark = run.start_mark
-    buf = getattr(mark, "buffer", None)
-    if not buf:
-        return [str(getattr(run, "value", ""))]
-    return buf[mark.index : run.end_mark.index].split("\n")[1:]
+def _source_lines(node: ScalarNode, file_lines: Sequence[str]) -> tuple[list[str], int]:
+    """The source lines a scalar is written on (a block's header line left out) and the first one's
+    number: a folded block's or a quoted scalar's value joins its lines, so lines are found there."""
+    block = node.style in ("|", ">")
+    first = node.start_mark.line + 1 + (1 if block else 0)
+    last = node.end_mark.line + 1  # a block ends at the start of the line after it
+    lines = list(file_lines[first - 1 : max(last, first)])
+    return (lines or str(node.value).split("\n")), first
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.replace('\\"', '"').replace("\\'", "'").split())
+
+
+def _locate(src: list[str], first: int, value: str, pos: int, expr: str) -> int:
+    """The source line of the text at ``pos`` in a scalar's value: the line of ``src`` from which the
+    expression reads on (blocks folded with ``>`` and quoted scalars join lines, so the value's own
+    line count is only where the search starts)."""
+    approx = min(value[:pos].count("\n"), max(len(src) - 1, 0))
+    want = _flat(expr)
+    head = want.split(" ", 1)[0] if want else ""
+    if want:
+        for k in [*range(approx, len(src)), *range(0, approx)]:
+            if head in src[k] and want in _flat(" ".join(src[k : k + 8])):
+                return first + k
+    return first + approx
 
 
 def _with_tmpls(
@@ -315,7 +377,7 @@ def _action_tmpls(
             return Scope(combo, {**outer.env, **step_env}, ins, read_keys, outer.steps_left)
 
         label = f"{rel}: " + (_scalar(yamlpath.get(astep, "name")) or f"step {i + 1}")
-        out += _run_tmpls(apath, astep, label, "action", scope)
+        out += _run_tmpls(apath, astep, label, "action", scope, text.splitlines(), notes)
         inner = _scalar(yamlpath.get(astep, "uses")) or ""
         if inner.startswith("./"):
             out += _action_tmpls(inner, astep, apath, scope, read, notes, depth + 1)
@@ -333,6 +395,7 @@ def _job_lanes(
     root_env: dict[str, LStr],
     read: Reader | None,
     notes: list[str],
+    file_lines: Sequence[str] = (),
 ) -> list[Lane]:
     uses = _scalar(yamlpath.get(job, "uses")) or None
     strategy = yamlpath.get(job, "strategy")
@@ -352,7 +415,13 @@ def _job_lanes(
     for i, step in enumerate(steps.value if isinstance(steps, SequenceNode) else []):
         step_scope = _fixed_scope({**job_env, **_env_map(step, path)})
         tmpls += _run_tmpls(
-            path, step, _scalar(yamlpath.get(step, "name")) or f"step {i + 1}", "run", step_scope
+            path,
+            step,
+            _scalar(yamlpath.get(step, "name")) or f"step {i + 1}",
+            "run",
+            step_scope,
+            file_lines,
+            notes,
         )
         step_uses = _scalar(yamlpath.get(step, "uses")) or ""
         if step_uses.startswith("./"):
@@ -375,39 +444,6 @@ def _job_lanes(
                         Lane(f"{job_id}[{key}={v}]", key, str(v), v.path, v.line, "matrix", uses)
                     )
     return lanes
-
-
-def _pytest_marker(command: str) -> str | None:
-    """The ``-m`` expression of a pytest command line (``pytest``, ``python -m pytest``), if any."""
-    try:
-        words = shlex.split(command, comments=True)
-    except ValueError:  # unbalanced quotes (e.g. a ${{ }} expression split oddly): not parsed
-        return None
-    at = next(
-        (
-            i
-            for i, w in enumerate(words)
-            if w == "pytest"
-            or w.endswith("/pytest")
-            or (w == "-m" and i + 1 < len(words) and words[i + 1] == "pytest")
-        ),
-        None,
-    )
-    if at is None:
-        return None
-    rest = words[at + (2 if words[at] == "-m" else 1) :]
-    found = None  # pytest stores -m: the last one given is the one it uses
-    for i, w in enumerate(rest):
-        if w == "-m" and i + 1 < len(rest):
-            found = rest[i + 1]
-        elif (
-            w.startswith("-m")
-            and len(w) > 2
-            and not w.startswith("--")
-            and rest[i - 1 : i] != ["-m"]
-        ):
-            found = w[2:].lstrip("=")
-    return found
 
 
 def _input_defaults(path: str, root: Node) -> list[Lane]:
@@ -465,8 +501,9 @@ def _lanes_in_text(
     if jobs is not None and not isinstance(jobs, MappingNode):
         return lanes, f"jobs is {yamlpath.kind(jobs)}, not a mapping"
     root_env = _env_map(root, path)
+    file_lines = text.splitlines()
     for job_id, _kn, job in yamlpath.items(jobs) if jobs is not None else []:
-        lanes += _job_lanes(path, job_id, job, root_env, read, notes)
+        lanes += _job_lanes(path, job_id, job, root_env, read, notes, file_lines)
     return lanes, None
 
 
@@ -571,7 +608,7 @@ def find_lanes(
 
 def filled_in_by_ci(expr: str) -> bool:
     """The expression is known only when CI runs (``${{ … }}`` left unexpanded, or a shell ``$VAR``)."""
-    return "${{" in expr or bool(_SHELL_VAR.match(expr))
+    return "${{" in expr or bool(SHELL_PARAM.search(expr))
 
 
 @functools.cache
@@ -649,7 +686,9 @@ def lanes_check(
                 Code(lane.input),
                 expr_cell,
                 Code(where),
-                lane.source + (f" → {lane.uses}" if lane.uses else ""),
+                lane.source
+                + (f" via {' → '.join(lane.via)}" if lane.via else "")
+                + (f" → {lane.uses}" if lane.uses else ""),
             ]
         )
         err = expression_error(lane.expression)
@@ -682,7 +721,18 @@ def lanes_check(
     checked = [(ln, None if ok is False and ln.template is not None else ok) for ln, ok in checked]
     expanded = [ln for ln in scan.lanes if ln.template is not None]
     missing = [n[len(_MISSING) :] for n in scan.notes if n.startswith(_MISSING)]
-    bounded = [n for n in scan.notes if not n.startswith(_MISSING)]
+    unread = [n[len(_UNREAD) :] for n in scan.notes if n.startswith(_UNREAD)]
+    bounded = [n for n in scan.notes if not n.startswith((_MISSING, _UNREAD))]
+    for note in unread:
+        findings.append(
+            Finding(
+                "lane-unread-shell",
+                "info",
+                f"a pytest -m call not read as a lane: {note}",
+                "the lane this command runs is missing from the table",
+                key=f"unread-shell\0{note}",
+            )
+        )
     for note in bounded:
         findings.append(
             Finding(
@@ -774,7 +824,8 @@ def lanes_check(
             [f"local actions not in the tree at {ref}: {len(missing)} (listed in the findings)"]
             if missing
             else []
-        ),
+        )
+        + [f"run: script: {n}" for n in unread],
         data={
             "ref": ref,
             "sha": scan.sha,

@@ -1,0 +1,606 @@
+"""``pytest -m EXPR`` calls in a workflow step's ``run:`` script, read with a real shell parser.
+
+The script is parsed with ``bashlex`` (a pure-Python bash parser; nothing is executed). A command
+is followed through the wrappers CI puts around pytest: assignments before it, ``env``, ``sudo``,
+``time``, ``nice``, ``timeout``, ``uv run``/``poetry run``/``pipenv run``/``hatch run``/``pdm run``/
+``conda run``, ``coverage run -m pytest``, ``python -m pytest``, ``docker run``/``docker exec``/
+``docker compose run|exec`` (their ``-e NAME=VALUE`` kept for the command inside), ``bash -c``/
+``sh -c`` strings (parsed again, nested quotes and escapes included) and ``tox … -- ARGS`` (the
+arguments tox hands to pytest as ``{posargs}``). Shell variables assigned in the script are
+followed (an assignment inside ``if``/``case``/a loop is one possible value among others); what is
+left (``$NAME`` from the step's ``env:``) the caller expands. ``${{ … }}`` is kept as written.
+
+Every bound is explicit (script size, nesting of ``bash -c``, values per variable); what cannot be
+read (a line the parser refuses, pytest after a command it does not know, a value from a command
+substitution) comes back with the reason.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import bashlex
+
+from harness.checks.gha_expr import segments
+
+MAX_SCRIPT = 65_536  # characters of one run: script that the parser reads
+MAX_NESTING = 3  # bash -c inside docker run inside bash -c …
+MAX_VALUES = 8  # alternative values of one variable (assignments in branches)
+MAX_NODES = 20_000  # syntax nodes walked in one script
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+SHELL_PARAM = re.compile(r"\$\{(" + _NAME + r")(?:(:?[-=])([^}]*))?\}|\$(" + _NAME + ")")
+_PYTHON = re.compile(r"^(python|pypy)[0-9.]*$|^py$")
+_SHELLS = {"bash", "sh", "dash", "zsh"}
+_PASS = {"time", "nohup", "exec", "command", "xvfb-run", "stdbuf", "sudo", "nice", "timeout"}
+_VALUE_OPTS = {  # options that take the next word as their value, per wrapper
+    "sudo": {"-u", "-g", "-C", "-D", "-h", "-p", "-U"},
+    "nice": {"-n", "--adjustment"},
+    "timeout": {"-s", "--signal", "-k", "--kill-after"},
+    "env": {"-u", "--unset", "-C", "--chdir", "-S", "--split-string"},
+    "stdbuf": {"-i", "-o", "-e"},
+    "xvfb-run": {"-n", "--server-num", "-s", "--server-args", "-e", "--error-file", "-f"},
+    "run": {  # uv run, poetry run, hatch run, pdm run, pipenv run, conda run, pixi run
+        "--with",
+        "--with-editable",
+        "--with-requirements",
+        "--python",
+        "-p",
+        "--group",
+        "--extra",
+        "--directory",
+        "--project",
+        "--package",
+        "--env-file",
+        "--index",
+        "--index-url",
+        "-n",
+        "--name",
+        "--prefix",
+        "--cwd",
+        "-e",
+        "--environment",
+        "--manifest-path",
+    },
+    "coverage": {
+        "--rcfile",
+        "--source",
+        "--data-file",
+        "--concurrency",
+        "--omit",
+        "--include",
+        "--context",
+    },
+    "docker": {
+        "-e",
+        "--env",
+        "--env-file",
+        "-v",
+        "--volume",
+        "-w",
+        "--workdir",
+        "--name",
+        "--network",
+        "--net",
+        "--entrypoint",
+        "-u",
+        "--user",
+        "--gpus",
+        "--shm-size",
+        "--ipc",
+        "-p",
+        "--publish",
+        "--platform",
+        "--mount",
+        "-l",
+        "--label",
+        "--cpus",
+        "-m",
+        "--memory",
+        "--device",
+        "--ulimit",
+        "--cap-add",
+        "--security-opt",
+        "--runtime",
+        "--hostname",
+        "-h",
+        "--add-host",
+        "--pull",
+        "--tmpfs",
+        "-f",
+        "--file",
+        "--project-name",
+        "--profile",
+        "--pid",
+        "--init-path",
+        "--log-driver",
+        "--restart",
+        "--stop-signal",
+        "--cidfile",
+        "--group-add",
+        "--dns",
+    },
+    "python": {"-X", "-W", "-Q"},
+    "tox": {"-e", "--env", "-c", "--conf", "--root", "--workdir", "-r", "--recreate-pkg"},
+}
+_SILENT = {"echo", "printf", "pip", "pip3", "cat", "grep", "sed", "awk", "tee", "git", "gh", ":"}
+_RUNNERS = {"uv", "poetry", "pipenv", "hatch", "pdm", "rye", "pixi", "conda", "mamba", "micromamba"}
+
+
+@dataclass(frozen=True)
+class Word:
+    """One shell word after quote removal: its text, the variables it expands, where it is written."""
+
+    text: str
+    params: frozenset[str] = frozenset()
+    unknown: str | None = None  # why its value is not known (a command substitution)
+    pos: int = 0  # offset in the outermost script
+
+
+@dataclass(frozen=True)
+class PytestCall:
+    """One ``-m`` expression a pytest command in the script runs with (``$NAME`` left for the step env)."""
+
+    expression: str
+    pos: int  # offset of the text the expression is written in (the -m word, or an assignment's value)
+    via: tuple[str, ...] = ()  # wrappers passed on the way: ("docker run", "bash -c")
+    verbatim: bool = (
+        True  # the expression is written as is at ``pos`` (not composed from variables)
+    )
+
+
+@dataclass
+class ShellRead:
+    """The pytest calls with ``-m`` in a script, and the pytest mentions that could not be read."""
+
+    calls: list[PytestCall] = field(default_factory=list)
+    unread: list[tuple[int, str]] = field(default_factory=list)  # (offset, why)
+
+
+Vars = dict[str, list[Word] | None]  # name → possible values (None: not knowable here)
+
+
+def _placeholders(script: str) -> tuple[str, dict[str, str]]:
+    """``script`` with each ``${{ … }}`` replaced by a same-length shell word, and the way back."""
+    prefix = next(p for p in ("HGX", "HGY", "HGZ", "HGQ") if p not in script)
+    out, back, pos = [], {}, 0
+    for i, seg in enumerate(segments(script)):
+        text = script[seg.start : seg.end]
+        token = f"{prefix}{i}"
+        token = (token + "_" * max(0, len(text) - len(token) - 1) + "X")[: max(len(text), 6)]
+        if len(token) != len(text):  # a six-character ${{}}: too short for a token; keep it
+            continue
+        back[token] = text
+        out += [script[pos : seg.start], token]
+        pos = seg.end
+    out.append(script[pos:])
+    return "".join(out), back
+
+
+def _restore(text: str, back: dict[str, str]) -> str:
+    for token, original in back.items():
+        if token in text:
+            text = text.replace(token, original)
+    return text
+
+
+def _square(script: str) -> str:
+    """``[[ … ]]`` as ``[ … ]`` (same length): the parser knows only the single-bracket test."""
+    return re.sub(
+        r"(?<![^\s;&|(])\[\[(?=\s)", "[ ", re.sub(r"(?<=\s)\]\](?=[\s;&|)]|$)", " ]", script)
+    )
+
+
+class _Reader:
+    def __init__(self, back: dict[str, str]) -> None:
+        self.back = back
+        self.out = ShellRead()
+        self.nodes = 0
+
+    # -- words ---------------------------------------------------------------------------------
+    def word(self, node: Any, outer: int | None, shift: int) -> Word:
+        params: set[str] = set()
+        unknown = None
+        for part in getattr(node, "parts", []) or []:
+            kind = getattr(part, "kind", "")
+            if kind == "parameter":
+                params.add(str(part.value))
+            elif kind in ("commandsubstitution", "processsubstitution"):
+                unknown = "set by a command substitution"
+        text = _restore(str(node.word), self.back)
+        return Word(
+            text, frozenset(params), unknown, shift + node.pos[0] if outer is None else outer
+        )
+
+    def expand(self, w: Word, env: Vars) -> list[Word]:
+        """``w`` with the script's variables substituted (one result per combination of values)."""
+        if w.unknown:
+            return [w]
+        names = {m.group(1) or m.group(4) for m in SHELL_PARAM.finditer(w.text)}
+        names = {
+            n
+            for n in names
+            if any(p == n or p.startswith(n + ":") or p.startswith(n + "-") for p in w.params)
+        }
+        results = [w]
+        for name in sorted(names):
+            if name not in env:
+                continue  # the step's env: (or unknown): the caller expands it
+            values = env[name]
+            if values is None:
+                return [Word(w.text, w.params, f"${name} is set by a command substitution", w.pos)]
+            nxt: list[Word] = []
+            for r in results:
+                for v in values or [Word("")]:
+                    text = SHELL_PARAM.sub(_substitute(name, v.text), r.text)
+                    whole = SHELL_PARAM.fullmatch(r.text.strip()) is not None
+                    nxt.append(
+                        Word(
+                            text,
+                            (
+                                r.params
+                                - {p for p in r.params if p.split(":")[0].split("-")[0] == name}
+                            )
+                            | v.params,
+                            v.unknown,
+                            v.pos if whole else r.pos,
+                        )
+                    )
+            results = nxt[:MAX_VALUES]
+        return results
+
+    # -- the syntax tree -----------------------------------------------------------------------
+    def script(
+        self, text: str, env: Vars, outer: int | None, via: tuple[str, ...], depth: int
+    ) -> None:
+        if depth > MAX_NESTING:
+            self.out.unread.append(
+                (outer or 0, f"{' → '.join(via)}: nested deeper than {MAX_NESTING}")
+            )
+            return
+        if len(text) > MAX_SCRIPT:
+            self.out.unread.append(
+                (outer or 0, f"not read: the script is over {MAX_SCRIPT} characters")
+            )
+            return
+        text = _square(text)
+        try:
+            trees = bashlex.parse(text)
+        except Exception:  # noqa: BLE001 - the reviewed script is hostile input; read it line by line
+            self.lines(text, env, outer, via, depth)
+            return
+        for tree in trees:
+            self.node(tree, env, outer, via, depth, conditional=False)
+
+    def lines(
+        self, text: str, env: Vars, outer: int | None, via: tuple[str, ...], depth: int
+    ) -> None:
+        """The fallback when the whole script does not parse: one logical line at a time, with the
+        nesting of ``if``/``case``/loops tracked from their keywords."""
+        nest, pos, pending, start = 0, 0, "", 0
+        for line in text.split("\n"):
+            here = pos
+            pos += len(line) + 1
+            if not pending:
+                start = here
+            pending += line + "\n"
+            if line.rstrip().endswith("\\"):
+                continue
+            chunk, pending = pending, ""
+            stripped = chunk.strip()
+            first = stripped.split(None, 1)[0] if stripped else ""
+            if not stripped or first.startswith("#"):
+                continue
+            try:
+                trees = bashlex.parse(chunk)
+            except Exception as exc:  # noqa: BLE001
+                if first in ("if", "case", "for", "while", "until", "select"):
+                    nest += 1
+                elif first in ("fi", "esac", "done"):
+                    nest = max(0, nest - 1)
+                if "pytest" in chunk and "-m" in chunk:
+                    why = str(exc).splitlines()[0][:80] if str(exc) else type(exc).__name__
+                    self.out.unread.append(
+                        (
+                            start if outer is None else outer,
+                            f"the shell parser refused this line: {why}",
+                        )
+                    )
+                continue
+            for tree in trees:
+                self.node(tree, env, outer, via, depth, nest > 0, start)
+
+    def node(
+        self,
+        node: Any,
+        env: Vars,
+        outer: int | None,
+        via: tuple[str, ...],
+        depth: int,
+        conditional: bool,
+        shift: int = 0,
+    ) -> None:
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            return
+        kind = getattr(node, "kind", "")
+        if kind == "command":
+            self.command(node, env, outer, via, depth, conditional, shift)
+            return
+        branch = conditional or kind in ("if", "for", "while", "until", "function", "case")
+        if kind == "list":  # a && b || c: what follows an operator may not run
+            after_op = False
+            for part in node.parts:
+                if getattr(part, "kind", "") == "operator" and part.op in ("&&", "||"):
+                    after_op = True
+                self.node(part, env, outer, via, depth, conditional or after_op, shift)
+            return
+        for child in _children(node):
+            self.node(child, env, outer, via, depth, branch, shift)
+
+    def command(
+        self,
+        node: Any,
+        env: Vars,
+        outer: int | None,
+        via: tuple[str, ...],
+        depth: int,
+        conditional: bool,
+        shift: int,
+    ) -> None:
+        words: list[Word] = []
+        local = dict(env)
+        assigns: list[tuple[str, Word]] = []
+        for part in node.parts:
+            kind = getattr(part, "kind", "")
+            w = self.word(part, outer, shift) if kind in ("word", "assignment") else None
+            if kind == "assignment" and not words and w is not None:
+                name, _, value = w.text.partition("=")
+                vw = Word(value, w.params, w.unknown, w.pos + len(name) + 1)
+                assigns.append((name, vw))
+            elif kind == "word" and w is not None:
+                words.append(w)
+        for name, vw in assigns:
+            values = None if vw.unknown else self.expand(vw, local)
+            if words:  # NAME=VALUE cmd: for that command only
+                local[name] = values
+            elif values is None:
+                env[name] = None
+            elif conditional and (before := env.get(name)):
+                env[name] = (before + [v for v in values if v not in before])[:MAX_VALUES]
+            else:
+                env[name] = values
+        if words:
+            self.words(words, local, via, depth)
+
+    # -- wrappers ------------------------------------------------------------------------------
+    def words(self, words: Sequence[Word], env: Vars, via: tuple[str, ...], depth: int) -> None:
+        i = 0
+        while i < len(words):
+            head = words[i].text
+            base = posixpath.basename(head)
+            if base == "env":
+                i = _skip_opts(words, i + 1, "env")
+                while i < len(words) and re.match(_NAME + "=", words[i].text):
+                    name, _, value = words[i].text.partition("=")
+                    env = {
+                        **env,
+                        name: self.expand(
+                            Word(value, words[i].params, words[i].unknown, words[i].pos), env
+                        ),
+                    }
+                    i += 1
+                continue
+            if base in _PASS:
+                i = _skip_opts(words, i + 1, base)
+                if base == "timeout" and i < len(words):
+                    i += 1  # the duration
+                continue
+            if base in _RUNNERS or base == "uvx":
+                if base == "uvx":
+                    i = _skip_opts(words, i + 1, "run")
+                    via = (*via, "uvx")
+                    continue
+                if i + 1 < len(words) and words[i + 1].text == "run":
+                    i = _skip_opts(words, i + 2, "run")
+                    via = (*via, f"{base} run")
+                    continue
+                if (
+                    base == "uv"
+                    and words[i + 1 : i + 3]
+                    and [w.text for w in words[i + 1 : i + 3]] == ["tool", "run"]
+                ):
+                    i = _skip_opts(words, i + 3, "run")
+                    continue
+                return
+            if base == "coverage" and i + 1 < len(words) and words[i + 1].text == "run":
+                i = _skip_opts(words, i + 2, "coverage")
+                via = (*via, "coverage run")
+                if i < len(words) and words[i].text == "-m":
+                    i += 1
+                continue
+            if base in ("docker", "podman"):
+                self.docker(words, i, env, via, depth)
+                return
+            if base in _SHELLS:
+                self.shell(words, i, env, via, depth)
+                return
+            if base == "tox":
+                self.tox(words, i, env, via)
+                return
+            if _PYTHON.match(base) or (head.startswith("$") and base.lower().find("python") >= 0):
+                j = _skip_opts(words, i + 1, "python", stop="-m")
+                if j + 1 < len(words) and words[j].text == "-m" and words[j + 1].text == "pytest":
+                    self.pytest(words[j + 2 :], env, (*via, "python -m pytest"))
+                return
+            if (
+                base in ("pytest", "py.test")
+                or head == "-m"
+                and i + 1 < len(words)
+                and words[i + 1].text == "pytest"
+            ):
+                self.pytest(words[i + (2 if head == "-m" else 1) :], env, via)
+                return
+            break
+        rest = words[i:]
+        if (
+            rest
+            and posixpath.basename(rest[0].text) not in _SILENT
+            and any(_is_pytest(w.text) for w in rest[1:])
+            and any(w.text.startswith("-m") for w in rest)
+        ):
+            self.out.unread.append(
+                (rest[0].pos, f"pytest after `{rest[0].text[:40]}`, a command not read")
+            )
+
+    def docker(
+        self, words: Sequence[Word], i: int, env: Vars, via: tuple[str, ...], depth: int
+    ) -> None:
+        j = i + 1
+        label = posixpath.basename(words[i].text)
+        if j < len(words) and words[j].text == "compose":
+            j += 1
+            label += " compose"
+            j = _skip_opts(words, j, "docker")
+        if j >= len(words) or words[j].text not in ("run", "exec"):
+            return
+        label += " " + words[j].text
+        j += 1
+        inner = dict(env)
+        while j < len(words) and words[j].text.startswith("-") and words[j].text != "--":
+            opt = words[j].text
+            name, eq, value = opt.partition("=")
+            if name in ("-e", "--env"):
+                given = value if eq else (words[j + 1].text if j + 1 < len(words) else "")
+                src = words[j] if eq else (words[j + 1] if j + 1 < len(words) else words[j])
+                var, has, val = given.partition("=")
+                if has and re.fullmatch(_NAME, var):
+                    off = src.pos + (len(opt) - len(value) if eq else 0) + len(var) + 1
+                    inner[var] = self.expand(Word(val, src.params, src.unknown, off), env)
+            if name in _VALUE_OPTS["docker"] and not eq:
+                j += 1
+            j += 1
+        if j < len(words) and words[j].text == "--":
+            j += 1
+        self.words(
+            words[j + 1 :], inner, (*via, label), depth
+        )  # after the image / container / service
+
+    def shell(
+        self, words: Sequence[Word], i: int, env: Vars, via: tuple[str, ...], depth: int
+    ) -> None:
+        j = i + 1
+        while j < len(words) and words[j].text.startswith("-"):
+            opt = words[j].text
+            if opt in ("-o", "+o", "-O", "+O"):
+                j += 2
+                continue
+            if not opt.startswith("--") and "c" in opt[1:]:
+                if j + 1 < len(words):
+                    body = words[j + 1]
+                    if body.unknown:
+                        self.out.unread.append(
+                            (body.pos, f"{words[i].text} -c: the script is {body.unknown}")
+                        )
+                        return
+                    self.script(
+                        body.text,
+                        dict(env),
+                        body.pos,
+                        (*via, f"{posixpath.basename(words[i].text)} -c"),
+                        depth + 1,
+                    )
+                return
+            j += 1
+        # bash script.sh: a file in the repository; not read
+
+    def tox(self, words: Sequence[Word], i: int, env: Vars, via: tuple[str, ...]) -> None:
+        texts = [w.text for w in words]
+        if "--" not in texts[i:]:
+            return
+        k = texts.index("--", i)
+        self.pytest(words[k + 1 :], env, (*via, "tox -- posargs"))
+
+    def pytest(self, args: Sequence[Word], env: Vars, via: tuple[str, ...]) -> None:
+        found: Word | None = None  # pytest stores -m: the last one given is the one it uses
+        k = 0
+        while k < len(args):
+            t = args[k].text
+            if t == "--":
+                break
+            if t == "-m" and k + 1 < len(args):
+                found = args[k + 1]
+                k += 2
+                continue
+            if t.startswith("-m") and not t.startswith("--") and len(t) > 2:
+                raw = t[2:]
+                strip = len(raw) - len(raw.lstrip("="))
+                w = args[k]
+                found = Word(raw[strip:], w.params, w.unknown, w.pos + 2 + strip)
+            k += 1
+        if found is None:
+            return
+        for value in self.expand(found, env):
+            if value.unknown:
+                self.out.unread.append((value.pos, f"pytest -m {found.text[:60]}: {value.unknown}"))
+                continue
+            self.out.calls.append(
+                PytestCall(
+                    value.text, value.pos, via, value.text == found.text and value.pos == found.pos
+                )
+            )
+
+
+def _substitute(name: str, value: str) -> Callable[[re.Match[str]], str]:
+    def sub(m: re.Match[str]) -> str:
+        if (m.group(1) or m.group(4)) != name:
+            return m.group(0)
+        if not value and m.group(2) == ":-":
+            return m.group(3) or ""
+        return value
+
+    return sub
+
+
+def _is_pytest(text: str) -> bool:
+    return posixpath.basename(text) in ("pytest", "py.test")
+
+
+def _skip_opts(words: Sequence[Word], i: int, kind: str, stop: str | None = None) -> int:
+    takes = _VALUE_OPTS.get(kind, set())
+    while i < len(words):
+        t = words[i].text
+        if t == stop or not t.startswith("-") or t == "-":
+            return i
+        if t == "--":
+            return i + 1
+        if t in takes:
+            i += 1
+        i += 1
+    return i
+
+
+def _children(node: Any) -> Iterator[Any]:
+    for attr in ("parts", "list"):
+        for child in getattr(node, attr, None) or []:
+            if hasattr(child, "kind"):
+                yield child
+    command = getattr(node, "command", None)
+    if hasattr(command, "kind"):
+        yield command
+
+
+def pytest_calls(script: str) -> ShellRead:
+    """The ``pytest -m`` calls of a ``run:`` script, through wrappers and ``bash -c`` strings."""
+    text, back = _placeholders(script)
+    reader = _Reader(back)
+    if "-m" not in script:  # no lane without a -m
+        return reader.out
+    reader.script(text, {}, None, (), 0)
+    seen: set[PytestCall] = set()
+    reader.out.calls = [c for c in reader.out.calls if not (c in seen or seen.add(c))]  # type: ignore[func-returns-value]
+    reader.out.unread = list(dict.fromkeys(reader.out.unread))
+    return reader.out
