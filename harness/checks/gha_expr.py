@@ -60,6 +60,7 @@ class Scope:
     inputs: Mapping[str, tuple[LStr, Scope | None]] | None = None
     read: list[str] = field(default_factory=list)
     steps_left: list[int] = field(default_factory=lambda: [MAX_STEPS])  # shared by nested scopes
+    touched: list[LStr] = field(default_factory=list)  # env: values read on the way (shared)
 
 
 @dataclass(frozen=True)
@@ -176,7 +177,10 @@ class _View:
             src = _lookup(
                 s.env, key, default=UNKNOWN
             )  # set by an earlier step through $GITHUB_ENV?
-            return UNKNOWN if src is UNKNOWN else render(src, s, self.depth + 1)
+            if src is UNKNOWN:
+                return UNKNOWN
+            s.touched.append(src)
+            return render(src, s, self.depth + 1)
         if s.inputs is None:
             return UNKNOWN
         entry = _lookup(s.inputs, key, default=UNKNOWN)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import shlex
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -199,6 +200,7 @@ class _Reader:
         self.back = back
         self.out = ShellRead()
         self.nodes = 0
+        self.text = ""  # the text the tree being walked was parsed from
 
     # -- words ---------------------------------------------------------------------------------
     def word(self, node: Any, outer: int | None, shift: int) -> Word:
@@ -210,7 +212,7 @@ class _Reader:
                 params.add(str(part.value))
             elif kind in ("commandsubstitution", "processsubstitution"):
                 unknown = "set by a command substitution"
-        text = _restore(str(node.word), self.back)
+        text = _restore(_unquote(self.text[node.pos[0] : node.pos[1]], str(node.word)), self.back)
         return Word(
             text, frozenset(params), unknown, shift + node.pos[0] if outer is None else outer
         )
@@ -272,8 +274,10 @@ class _Reader:
         except Exception:  # noqa: BLE001 - the reviewed script is hostile input; read it line by line
             self.lines(text, env, outer, via, depth)
             return
+        saved, self.text = self.text, text
         for tree in trees:
             self.node(tree, env, outer, via, depth, conditional=False)
+        self.text = saved
 
     def lines(
         self, text: str, env: Vars, outer: int | None, via: tuple[str, ...], depth: int
@@ -310,8 +314,10 @@ class _Reader:
                         )
                     )
                 continue
+            saved, self.text = self.text, chunk
             for tree in trees:
                 self.node(tree, env, outer, via, depth, nest > 0, start)
+            self.text = saved
 
     def node(
         self,
@@ -563,6 +569,21 @@ def _substitute(name: str, value: str) -> Callable[[re.Match[str]], str]:
         return value
 
     return sub
+
+
+def _unquote(source: str, parsed: str) -> str:
+    """A word's text after quote removal, from its source (``'a'"b"\\c`` → ``abc``): the parser's
+    own text keeps the quotes of a word that mixes quoting styles. Its text where that fails."""
+    if not any(q in source for q in "'\"\\"):
+        return parsed
+    try:
+        lexer = shlex.shlex(source, posix=True, punctuation_chars=False)
+        lexer.whitespace_split = True
+        lexer.commenters = ""
+        words = list(lexer)
+    except ValueError:
+        return parsed
+    return words[0] if len(words) == 1 else parsed
 
 
 def _is_pytest(text: str) -> bool:

@@ -77,6 +77,7 @@ class Lane:
         None  # the text as written, when ${{ }} / $VAR was expanded into ``expression``
     )
     via: tuple[str, ...] = ()  # wrappers a run: lane's pytest call was read through
+    read_at: tuple[tuple[str, int], ...] = ()  # env: lines its expression was read through
 
     @property
     def name(self) -> str:
@@ -144,6 +145,8 @@ def _shell_env(v: LStr, scope: Scope) -> Any:
     for m in matches:
         name, op, default = m.group(1) or m.group(4), m.group(2), m.group(3)
         src = scope.env.get(name)
+        if src is not None:
+            scope.touched.append(src)
         val: Any = render(src, scope) if src is not None else None
         if val is UNKNOWN:
             return UNKNOWN
@@ -234,6 +237,9 @@ def _expand(t: _Tmpl, mx: Matrix, job_id: str, uses: str | None, used: set[str])
                 t.key_line,
                 template=str(text),
                 via=t.via,
+                read_at=tuple(
+                    dict.fromkeys((x.path, x.line) for x in scope.touched if x.path and x.line)
+                ),
             ),
         )
     if unresolved:
@@ -374,7 +380,9 @@ def _action_tmpls(
             outer = caller(combo, read_keys)
             ins: dict[str, tuple[LStr, Scope | None]] = {k: (v, None) for k, v in defaults.items()}
             ins.update({k: (v, outer) for k, v in given.items()})
-            return Scope(combo, {**outer.env, **step_env}, ins, read_keys, outer.steps_left)
+            return Scope(
+                combo, {**outer.env, **step_env}, ins, read_keys, outer.steps_left, outer.touched
+            )
 
         label = f"{rel}: " + (_scalar(yamlpath.get(astep, "name")) or f"step {i + 1}")
         out += _run_tmpls(apath, astep, label, "action", scope, text.splitlines(), notes)
@@ -577,6 +585,7 @@ def scan_lanes(
         scan.lanes += lanes
         lines = text.splitlines()
         known = {n for ln in lanes if ln.path == path for n in (ln.key_line, ln.line)}
+        known |= {n for ln in lanes for p, n in ln.read_at if p == path}
         for no, line in enumerate(lines, 1):
             key = marker_key(line)
             if key is not None:
@@ -590,7 +599,10 @@ def scan_lanes(
     for lane in scan.lanes:
         lines = all_lines.get(lane.path or "", [])
         if lane.line and lane.line <= len(lines):
-            scan.raw_lines[(lane.path or "", lane.line)] = lines[lane.line - 1]
+            # the line and the few after it: a folded block or a continued command goes on there
+            scan.raw_lines[(lane.path or "", lane.line)] = "\n".join(
+                lines[lane.line - 1 : lane.line + 7]
+            )
     scan.notes = list(dict.fromkeys(scan.notes))
     scan.lanes += _extra(extra_lanes)
     return scan
@@ -651,15 +663,23 @@ def expression_error(expr: str) -> str | None:
 
 
 def _expr_in_raw(lane: Lane, raw: str | None) -> bool | None:
-    """Whether the raw line shows the expression (None where YAML puts the text on later lines)."""
+    """Whether the raw text at the lane's line shows the expression (None where YAML puts the text on
+    later lines). ``raw`` is that line and the few after it: an expression that a folded block
+    (``run: >-``) or a quoted scalar carries on to the next source line is read back across them,
+    starting on the lane's own line."""
     if raw is None or not lane.expression:
         return None
+    line, _, after = raw.partition("\n")
     first = lane.expression.splitlines()[0].strip()
-    if first in raw:
+    if first in line:
         return True
-    if re.search(r"[|>][+-]?[0-9]?\s*(#.*)?$", raw):
+    if re.search(r"[|>][+-]?[0-9]?\s*(#.*)?$", line):
         return None  # block scalar: the text starts on the next line
-    shown = re.sub(r"^\s*-?\s*([^:]*:\s*)?", "", raw).strip().strip("\"'")
+    want = _flat(lane.expression)
+    head = want.split(" ", 1)[0]
+    if head and head in line and want in _flat(line + " " + after):
+        return True  # folded over the next source lines
+    shown = re.sub(r"^\s*-?\s*([^:]*:\s*)?", "", line).strip().strip("\"'")
     return bool(shown) and first.startswith(shown)  # a plain scalar folded over several lines
 
 

@@ -1,0 +1,159 @@
+"""Lanes hidden in shell wrappers: run: scripts read with a shell parser (harness/checks/gha_shell.py)."""
+
+from __future__ import annotations
+
+import shlex
+
+from harness.checks.gha_shell import MAX_NESTING, MAX_SCRIPT, pytest_calls
+from harness.checks.lanes import find_lanes, lanes_check
+from harness.git.repo import GitRepo
+
+# The shape of the issue's workflow: marks from matrix.include entries, handed to the job's env,
+# used inside a docker run … bash -c string, once through ${{ env }} and once as the shell's $VAR.
+DOCKER = """\
+name: gpu
+on: [push]
+env:
+  IMAGE: ci:latest
+jobs:
+  tests:
+    runs-on: ubuntu-latest
+    strategy:
+      matrix:
+        include:
+          - name: unit
+            pytest_marks: "pre_merge and not gpu"
+          - name: gpu
+            pytest_marks: "gpu and not slow"
+          - name: e2e
+            pytest_marks: e2e
+    env:
+      PYTEST_MARKS: ${{ matrix.pytest_marks }}
+    steps:
+      - name: in docker, through env
+        run: |
+          docker run --rm --gpus all -v "$PWD":/w -w /w "$IMAGE" \\
+            bash -c "cd /w && pytest -x --durations=5 -m \\"${{ env.PYTEST_MARKS }}\\" tests/"
+      - name: in docker, the shell's variable
+        run: >-
+          docker run --rm -e PYTEST_MARKS="$PYTEST_MARKS" ${IMAGE}
+          bash -c "pytest -m \\"$PYTEST_MARKS\\" tests/"
+"""
+
+
+def _lanes(builder, files):
+    builder.commit("wf", files)
+    repo = GitRepo(builder.path)
+    return find_lanes(repo, "HEAD"), lanes_check(repo, "HEAD")
+
+
+def test_docker_bash_c_lanes_from_matrix_include_through_env(builder):
+    lanes, checked = _lanes(builder, {".github/workflows/gpu.yml": DOCKER})
+    rows = sorted((ln.job, ln.input, ln.expression, ln.line) for ln in lanes)
+    # every include entry is a lane of both steps, placed on the entry's own line
+    assert rows == sorted(
+        [
+            (f"tests[pytest_marks={m}]", f"run: {step}", m, line)
+            for m, line in (("pre_merge and not gpu", 12), ("gpu and not slow", 14), ("e2e", 16))
+            for step in ("in docker, through env", "in docker, the shell's variable")
+        ]
+    )
+    assert {ln.via for ln in lanes} == {("docker run", "bash -c")}
+    kinds = {f.kind for f in checked.section.findings}
+    assert "lane-unread" not in kinds and "lane-unread-shell" not in kinds
+    text_scan = next(c for c in checked.section.controls if c.name.startswith("text scan"))
+    assert text_scan.ok is True  # every pytest_marks: line became a lane
+
+
+FOLDED = """\
+on: [push]
+jobs:
+  fast:
+    runs-on: ubuntu-latest
+    steps:
+      - name: fast tests
+        run: >-
+          uv run --group dev coverage run -m pytest
+          --durations=5 --exitfirst
+          -m "not slow and not requires_creds and
+          not flaky"
+      - name: literal
+        run: |
+          set -euo pipefail
+          python3 -m pytest \\
+            -v \\
+            -m 'smoke' tests/
+          echo pytest -m not-a-lane
+"""
+
+
+def test_folded_block_lane_is_placed_and_read_back(builder):
+    lanes, checked = _lanes(builder, {".github/workflows/t.yml": FOLDED})
+    assert [(ln.expression, ln.line, ln.via) for ln in lanes] == [
+        ("not slow and not requires_creds and not flaky", 10, ("uv run", "coverage run")),
+        ("smoke", 17, ("python -m pytest",)),
+    ]
+    readback = next(c for c in checked.section.controls if c.name.startswith("expression read"))
+    assert readback.ok is True and readback.result.startswith("2 of 2")
+
+
+SCRIPTED = """\
+on: [push]
+jobs:
+  t:
+    runs-on: ubuntu-latest
+    env:
+      BASE: not gpu
+    steps:
+      - name: branches
+        run: |
+          if [[ "${{ github.event_name }}" == "schedule" ]]; then
+            FINAL="${BASE}"
+          else
+            FINAL="${BASE} and not scheduled_only"
+          fi
+          $PYTHON_EXE -m pytest -v -m "${FINAL}" &
+          wait $!
+      - name: computed
+        run: |
+          MARKS=$(cat marks.txt)
+          pytest -m "$MARKS"
+      - name: tox
+        run: tox -e py311 -- -m "not network"
+      - name: sh in docker exec
+        run: docker exec -t box sh -lc 'cd /src && python -m pytest -m "db and not slow"'
+"""
+
+
+def test_shell_assignments_branches_and_what_is_not_read(builder):
+    lanes, checked = _lanes(builder, {".github/workflows/s.yml": SCRIPTED})
+    assert sorted((ln.input, ln.expression, ln.line) for ln in lanes) == [
+        ("run: branches", "not gpu", 6),  # ${BASE} alone: the env: value's own line
+        ("run: branches", "not gpu and not scheduled_only", 13),
+        ("run: sh in docker exec", "db and not slow", 24),
+        ("run: tox", "not network", 22),
+    ]
+    unread = [f for f in checked.section.findings if f.kind == "lane-unread-shell"]
+    assert len(unread) == 1
+    assert "s.yml:20" in unread[0].title and "command substitution" in unread[0].title
+
+
+def test_pytest_calls_bounds_and_wrappers():
+    # nested bash -c past the bound is listed, not followed
+    inner = 'pytest -m "deep"'
+    for _ in range(MAX_NESTING + 1):
+        inner = "bash -c " + shlex.quote(inner)
+    read = pytest_calls(inner)
+    assert not read.calls and read.unread and "nested deeper" in read.unread[0][1]
+    huge = "pytest -m x\n" + "#" * MAX_SCRIPT
+    assert "over" in pytest_calls(huge).unread[0][1]
+    # wrappers that are not pytest runners: no lane; a command the reading does not know: listed
+    assert pytest_calls("echo pytest -m x; pip install pytest").calls == []
+    read = pytest_calls("make test -- pytest -m slow")
+    assert not read.calls and "a command not read" in read.unread[0][1]
+    # the last -m wins, -mEXPR and env/sudo/timeout prefixes
+    calls = pytest_calls("sudo -E env A=1 timeout 30m pytest -m a -m'b or c'").calls
+    assert [c.expression for c in calls] == ["b or c"]
+    # a variable for one command only, and a ${{ }} kept as written
+    calls = pytest_calls('M="${{ matrix.m }} and x" pytest -m "$M"').calls
+    assert [c.expression for c in calls] == ["${{ matrix.m }} and x"]
