@@ -34,6 +34,7 @@ MAX_VALUES = 8  # alternative values of one variable (assignments in branches)
 MAX_NODES = 20_000  # syntax nodes walked in one script
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 SHELL_PARAM = re.compile(r"\$\{(" + _NAME + r")(?:(:?[-=])([^}]*))?\}|\$(" + _NAME + ")")
+_WHOLE_EXPR = re.compile(r"\$\{\{.*\}\}", re.S)
 _PYTHON = re.compile(r"^(python|pypy)[0-9.]*$|^py$")
 _SHELLS = {"bash", "sh", "dash", "zsh"}
 _PASS = {"time", "nohup", "exec", "command", "xvfb-run", "stdbuf", "sudo", "nice", "timeout"}
@@ -196,8 +197,10 @@ def _square(script: str) -> str:
 
 
 class _Reader:
-    def __init__(self, back: dict[str, str]) -> None:
+    def __init__(self, back: dict[str, str], read: Callable[[str], str | None] | None) -> None:
         self.back = back
+        self.read = read
+        self._tasks: dict[str, str | None] | None = None
         self.out = ShellRead()
         self.nodes = 0
         self.text = ""  # the text the tree being walked was parsed from
@@ -388,6 +391,9 @@ class _Reader:
         while i < len(words):
             head = words[i].text
             base = posixpath.basename(head)
+            if _WHOLE_EXPR.fullmatch(head) and i + 1 < len(words):
+                i += 1  # a ${{ }} in command position: assignments (or nothing) once rendered
+                continue
             if base == "env":
                 i = _skip_opts(words, i + 1, "env")
                 while i < len(words) and re.match(_NAME + "=", words[i].text):
@@ -410,6 +416,9 @@ class _Reader:
                     i = _skip_opts(words, i + 1, "run")
                     via = (*via, "uvx")
                     continue
+                if base == "pixi" and i + 1 < len(words) and words[i + 1].text == "run":
+                    self.pixi(words, _skip_opts(words, i + 2, "run"), env, via, depth)
+                    return
                 if i + 1 < len(words) and words[i + 1].text == "run":
                     i = _skip_opts(words, i + 2, "run")
                     via = (*via, f"{base} run")
@@ -523,6 +532,50 @@ class _Reader:
             j += 1
         # bash script.sh: a file in the repository; not read
 
+    def pixi_tasks(self) -> dict[str, str | None]:
+        """The pixi tasks at the same ref (``pixi.toml``, or ``[tool.pixi]`` in pyproject.toml):
+        name → the command it runs (None: a task whose command is not one string)."""
+        if self._tasks is None:
+            self._tasks = {}
+            for path, prefix in (("pixi.toml", ()), ("pyproject.toml", ("tool", "pixi"))):
+                text = self.read(path) if self.read else None
+                if text is not None:
+                    self._tasks = _pixi_tasks(text, prefix)
+                    if self._tasks:
+                        break
+        return self._tasks
+
+    def pixi(
+        self, words: Sequence[Word], j: int, env: Vars, via: tuple[str, ...], depth: int
+    ) -> None:
+        """``pixi run TASK ARGS``: the task's command from the project's pixi tasks, ARGS appended
+        (a command that is no task runs as itself)."""
+        if j >= len(words):
+            return
+        name, args, tasks = words[j].text, list(words[j + 1 :]), self.pixi_tasks()
+        if name not in tasks and not _WHOLE_EXPR.fullmatch(name):
+            self.words(words[j:], env, (*via, "pixi run"), depth)
+            return
+        if _WHOLE_EXPR.fullmatch(name):  # the task CI picks: any task that runs pytest
+            commands = sorted({c for c in tasks.values() if c and "pytest" in c})
+            if not commands and any(_is_pytest(w.text) or w.text.startswith("-m") for w in args):
+                self.out.unread.append((words[j].pos, f"pixi run {name}: no pixi task runs pytest"))
+        else:
+            cmd = tasks[name]
+            commands = [cmd] if cmd else []
+            if cmd is None:
+                self.out.unread.append((words[j].pos, f"pixi task {name}: its command is not read"))
+        for cmd in commands:
+            try:
+                tokens = shlex.split(cmd, comments=True)
+            except ValueError:
+                continue
+            cut = max(
+                (k + 1 for k, t in enumerate(tokens) if t in ("&&", "||", ";", "|")), default=0
+            )
+            task_words = [Word(t, frozenset(), None, words[j].pos) for t in tokens[cut:]]
+            self.words(task_words + args, env, (*via, f"pixi run {name}"), depth)
+
     def tox(self, words: Sequence[Word], i: int, env: Vars, via: tuple[str, ...]) -> None:
         texts = [w.text for w in words]
         if "--" not in texts[i:]:
@@ -558,6 +611,36 @@ class _Reader:
                     value.text, value.pos, via, value.text == found.text and value.pos == found.pos
                 )
             )
+
+
+def _pixi_tasks(text: str, prefix: tuple[str, ...]) -> dict[str, str | None]:
+    """Task name → command from a pixi manifest's ``tasks``, ``feature.*.tasks`` and
+    ``target.*.tasks`` tables (under ``prefix`` in pyproject.toml)."""
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10: the manifest is not read
+        return {}
+    try:
+        data: Any = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, RecursionError):
+        return {}
+    for key in prefix:
+        data = data.get(key) if isinstance(data, dict) else None
+    if not isinstance(data, dict):
+        return {}
+    tables = [data.get("tasks")]
+    for group in ("feature", "target"):
+        for sub in (data.get(group) or {}).values() if isinstance(data.get(group), dict) else []:
+            if isinstance(sub, dict):
+                tables.append(sub.get("tasks"))
+    out: dict[str, str | None] = {}
+    for table in tables:
+        for name, spec in table.items() if isinstance(table, dict) else []:
+            cmd = spec.get("cmd") if isinstance(spec, dict) else spec
+            if isinstance(cmd, list) and all(isinstance(c, str) for c in cmd):
+                cmd = shlex.join(cmd)
+            out.setdefault(str(name), cmd if isinstance(cmd, str) else None)
+    return out
 
 
 def _substitute(name: str, value: str) -> Callable[[re.Match[str]], str]:
@@ -614,14 +697,17 @@ def _children(node: Any) -> Iterator[Any]:
         yield command
 
 
-def pytest_calls(script: str) -> ShellRead:
-    """The ``pytest -m`` calls of a ``run:`` script, through wrappers and ``bash -c`` strings."""
+def pytest_calls(script: str, read: Callable[[str], str | None] | None = None) -> ShellRead:
+    """The ``pytest -m`` calls of a ``run:`` script, through wrappers and ``bash -c`` strings
+    (``read``: files at the same ref, for the tasks ``pixi run`` names)."""
     text, back = _placeholders(script)
-    reader = _Reader(back)
-    if "-m" not in script:  # no lane without a -m
+    reader = _Reader(back, read)
+    if "-m" not in script and "pixi" not in script:  # no lane without a -m (or a task's)
         return reader.out
     reader.script(text, {}, None, (), 0)
-    seen: set[PytestCall] = set()
-    reader.out.calls = [c for c in reader.out.calls if not (c in seen or seen.add(c))]  # type: ignore[func-returns-value]
+    first: dict[tuple[str, int], PytestCall] = {}  # one call per expression written in one place
+    for call in reader.out.calls:
+        first.setdefault((call.expression, call.pos), call)
+    reader.out.calls = list(first.values())
     reader.out.unread = list(dict.fromkeys(reader.out.unread))
     return reader.out

@@ -255,14 +255,17 @@ def _run_tmpls(
     scope: Callable[[Any, list[str]], Scope],
     file_lines: Sequence[str],
     unread: list[str] | None = None,
+    read_file: Reader | None = None,
 ) -> list[_Tmpl]:
     """``pytest -m EXPR`` calls in a step's ``run:`` script, read with a shell parser through its
     wrappers (``gha_shell``); each placed on the source line its expression is written on."""
     run = yamlpath.get(step, "run")
-    if not isinstance(run, ScalarNode) or "-m" not in str(run.value):
+    if not isinstance(run, ScalarNode) or (
+        "-m" not in str(run.value) and "pixi" not in str(run.value)
+    ):
         return []
     script = str(run.value)
-    read = pytest_calls(script)
+    read = pytest_calls(script, read_file)
     src, first = _source_lines(run, file_lines)
     out: list[_Tmpl] = []
     for call in read.calls:
@@ -385,7 +388,7 @@ def _action_tmpls(
             )
 
         label = f"{rel}: " + (_scalar(yamlpath.get(astep, "name")) or f"step {i + 1}")
-        out += _run_tmpls(apath, astep, label, "action", scope, text.splitlines(), notes)
+        out += _run_tmpls(apath, astep, label, "action", scope, text.splitlines(), notes, read)
         inner = _scalar(yamlpath.get(astep, "uses")) or ""
         if inner.startswith("./"):
             out += _action_tmpls(inner, astep, apath, scope, read, notes, depth + 1)
@@ -430,6 +433,7 @@ def _job_lanes(
             step_scope,
             file_lines,
             notes,
+            read,
         )
         step_uses = _scalar(yamlpath.get(step, "uses")) or ""
         if step_uses.startswith("./"):

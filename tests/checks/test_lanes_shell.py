@@ -157,3 +157,52 @@ def test_pytest_calls_bounds_and_wrappers():
     # a variable for one command only, and a ${{ }} kept as written
     calls = pytest_calls('M="${{ matrix.m }} and x" pytest -m "$M"').calls
     assert [c.expression for c in calls] == ["${{ matrix.m }} and x"]
+
+
+PIXI_WF = """\
+on: [push]
+jobs:
+  test:
+    strategy:
+      matrix:
+        task: [test-ci, test-noqueue]
+        partition: [ci1, not ci1]
+    steps:
+      - name: Test
+        shell: bash -l {0}
+        run: |
+          set -o pipefail
+          pixi run -e py312 ${{ matrix.task }} \\
+            -m "${{ matrix.partition }}" \\
+          | tee pytest-stdout.log
+      - name: named task
+        run: pixi run smoke
+      - name: a command, not a task
+        run: pixi run python -m pytest -m "not slow"
+"""
+PIXI_TOML = """\
+[tasks]
+smoke = "pytest -m smoke -x"
+lint = "ruff check ."
+
+[feature.test.tasks]
+test-ci = "coverage run -m pytest --runslow"
+
+[feature.test.tasks.test-noqueue]
+cmd = "coverage run -m pytest --runslow"
+"""
+
+
+def test_pixi_tasks_are_read_from_the_manifest_at_the_ref(builder):
+    lanes, checked = _lanes(builder, {".github/workflows/t.yml": PIXI_WF, "pixi.toml": PIXI_TOML})
+    assert sorted((ln.job, ln.expression, ln.line, ln.via) for ln in lanes) == [
+        ("test", "not slow", 19, ("pixi run", "python -m pytest")),
+        ("test", "smoke", 17, ("pixi run smoke",)),  # in pixi.toml; the step's line
+        ("test[partition=ci1]", "ci1", 7, ("pixi run ${{ matrix.task }}", "coverage run")),
+        ("test[partition=not ci1]", "not ci1", 7, ("pixi run ${{ matrix.task }}", "coverage run")),
+    ]
+    # without the manifest the task is not known: its -m is not read as a lane
+    builder.remove("pixi.toml")
+    builder.commit("no manifest")
+    names = {ln.expression for ln in find_lanes(GitRepo(builder.path), "HEAD")}
+    assert names == {"not slow"}

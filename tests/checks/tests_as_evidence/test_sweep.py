@@ -66,21 +66,21 @@ def test_no_changed_function_is_reported_not_run(builder):
     assert "0 changed function(s)" in section.summary
 
 
-SHADOW_BASE = '''\
+SHADOW_BASE = """\
 def shout(text):
     return text.upper()
-'''
-SHADOW_HEAD = '''\
+"""
+SHADOW_HEAD = """\
 def shout(text):
     return text.upper() + "!"
-'''
-SHADOW_TESTS = '''\
+"""
+SHADOW_TESTS = """\
 from click import shout
 
 
 def test_shout():
     assert shout("hey") == "HEY!"
-'''
+"""
 
 
 @pytest.mark.skipif(importlib.util.find_spec("mutmut") is None, reason="mutmut 3 not installed")
