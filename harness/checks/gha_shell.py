@@ -24,16 +24,14 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import bashlex
-
 from harness.checks.gha_expr import segments
+from harness.checks.lane_expr import SHELL_PARAM
 
 MAX_SCRIPT = 65_536  # characters of one run: script that the parser reads
 MAX_NESTING = 3  # bash -c inside docker run inside bash -c …
 MAX_VALUES = 8  # alternative values of one variable (assignments in branches)
 MAX_NODES = 20_000  # syntax nodes walked in one script
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
-SHELL_PARAM = re.compile(r"\$\{(" + _NAME + r")(?:(:?[-=])([^}]*))?\}|\$(" + _NAME + ")")
 _WHOLE_EXPR = re.compile(r"\$\{\{.*\}\}", re.S)
 _PYTHON = re.compile(r"^(python|pypy)[0-9.]*$|^py$")
 _SHELLS = {"bash", "sh", "dash", "zsh"}
@@ -272,6 +270,7 @@ class _Reader:
             )
             return
         text = _square(text)
+        bashlex = _bashlex()
         try:
             trees = bashlex.parse(text)
         except Exception:  # noqa: BLE001 - the reviewed script is hostile input; read it line by line
@@ -302,7 +301,7 @@ class _Reader:
             if not stripped or first.startswith("#"):
                 continue
             try:
-                trees = bashlex.parse(chunk)
+                trees = _bashlex().parse(chunk)
             except Exception as exc:  # noqa: BLE001
                 if first in ("if", "case", "for", "while", "until", "select"):
                     nest += 1
@@ -611,6 +610,14 @@ class _Reader:
                     value.text, value.pos, via, value.text == found.text and value.pos == found.pos
                 )
             )
+
+
+def _bashlex() -> Any:
+    """The shell parser, imported when a script is read (building its tables takes ~0.1 s, which
+    every run that only validates a lane expression would pay)."""
+    import bashlex
+
+    return bashlex
 
 
 def _pixi_tasks(text: str, prefix: tuple[str, ...]) -> dict[str, str | None]:

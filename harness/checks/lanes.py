@@ -15,14 +15,11 @@ Workflows are read from git objects at the ref: no checkout.
 
 from __future__ import annotations
 
-import functools
-import importlib.util
 import posixpath
 import re
-import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 from typing import Any
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -31,6 +28,7 @@ from harness import yamlpath
 from harness.checks.gha_expr import UNKNOWN, LStr, Scope, has_expression, render
 from harness.checks.gha_matrix import MAX_COMBOS, Matrix, expand_matrix
 from harness.checks.gha_shell import SHELL_PARAM, pytest_calls
+from harness.checks.lane_expr import expression_error
 from harness.checks.result import Checked
 from harness.errors import UsageError
 from harness.git.evidence import ls_tree
@@ -620,50 +618,6 @@ def find_lanes(
 ) -> list[Lane]:
     """Every lane at ``ref`` (workflow lanes in file order, then lanes given by hand)."""
     return scan_lanes(repo, ref, workflows, extra_lanes).lanes
-
-
-def filled_in_by_ci(expr: str) -> bool:
-    """The expression is known only when CI runs (``${{ … }}`` left unexpanded, or a shell ``$VAR``)."""
-    return "${{" in expr or bool(SHELL_PARAM.search(expr))
-
-
-@functools.cache
-def _pytest_expression() -> Any:
-    """pytest's own ``-m`` parser. Its module needs only the standard library, so it is loaded on
-    its own: importing ``_pytest.mark`` would bring pytest's plugin machinery (~30 ms) into every
-    run that validates a lane."""
-    spec = importlib.util.find_spec("_pytest")
-    where = spec.submodule_search_locations if spec else None
-    if where:
-        path = Path(list(where)[0]) / "mark" / "expression.py"
-        alone = importlib.util.spec_from_file_location("_harness_pytest_expression", path)
-        if alone is not None and alone.loader is not None and path.is_file():
-            module = importlib.util.module_from_spec(alone)
-            sys.modules[alone.name] = module  # dataclasses look their module up while defining
-            try:
-                alone.loader.exec_module(module)
-                return module.Expression
-            except Exception:  # a later pytest whose parser needs more: import it as usual
-                sys.modules.pop(alone.name, None)
-    try:
-        from _pytest.mark.expression import Expression
-    except ImportError:
-        return None
-    return Expression
-
-
-def expression_error(expr: str) -> str | None:
-    """Why ``expr`` is not a valid ``pytest -m`` expression (None when valid or not checkable)."""
-    if filled_in_by_ci(expr) or not expr:
-        return None
-    Expression = _pytest_expression()
-    if Expression is None:  # pragma: no cover - pytest absent
-        return None
-    try:
-        Expression.compile(expr)
-    except Exception as exc:  # ParseError before pytest 9, SyntaxError since
-        return str(exc).split(" (<pytest match expression>")[0]
-    return None
 
 
 def _expr_in_raw(lane: Lane, raw: str | None) -> bool | None:
