@@ -555,15 +555,23 @@ class _Reader:
         if name not in tasks and not _WHOLE_EXPR.fullmatch(name):
             self.words(words[j:], env, (*via, "pixi run"), depth)
             return
-        if _WHOLE_EXPR.fullmatch(name):  # the task CI picks: any task that runs pytest
-            commands = sorted({c for c in tasks.values() if c and "pytest" in c})
-            if not commands and any(_is_pytest(w.text) or w.text.startswith("-m") for w in args):
-                self.out.unread.append((words[j].pos, f"pixi run {name}: no pixi task runs pytest"))
-        else:
-            cmd = tasks[name]
-            commands = [cmd] if cmd else []
-            if cmd is None:
-                self.out.unread.append((words[j].pos, f"pixi task {name}: its command is not read"))
+        if _WHOLE_EXPR.fullmatch(name):  # the task is picked when CI runs
+            runs_pytest = [c for c in tasks.values() if c and "pytest" in c]
+            given = any(w.text.startswith("-m") for w in args)
+            if runs_pytest and given:  # a -m given after the task is pytest's, whichever task runs
+                self.pytest(args, env, (*via, f"pixi run {name}"))
+            elif any(" -m" in c.split("pytest", 1)[-1] for c in runs_pytest):
+                self.out.unread.append(
+                    (
+                        words[j].pos,
+                        f"pixi run {name}: the task (and its own -m) is picked when CI runs",
+                    )
+                )
+            return
+        cmd = tasks[name]
+        commands = [cmd] if cmd else []
+        if cmd is None:
+            self.out.unread.append((words[j].pos, f"pixi task {name}: its command is not read"))
         for cmd in commands:
             try:
                 tokens = shlex.split(cmd, comments=True)

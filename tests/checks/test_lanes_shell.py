@@ -179,10 +179,13 @@ jobs:
         run: pixi run smoke
       - name: a command, not a task
         run: pixi run python -m pytest -m "not slow"
+      - name: a task picked by CI, no -m of its own
+        run: pixi run ${{ inputs.task }} --count 3
 """
 PIXI_TOML = """\
 [tasks]
 smoke = "pytest -m smoke -x"
+gpu = "pytest -m gpu"
 lint = "ruff check ."
 
 [feature.test.tasks]
@@ -198,9 +201,11 @@ def test_pixi_tasks_are_read_from_the_manifest_at_the_ref(builder):
     assert sorted((ln.job, ln.expression, ln.line, ln.via) for ln in lanes) == [
         ("test", "not slow", 19, ("pixi run", "python -m pytest")),
         ("test", "smoke", 17, ("pixi run smoke",)),  # in pixi.toml; the step's line
-        ("test[partition=ci1]", "ci1", 7, ("pixi run ${{ matrix.task }}", "coverage run")),
-        ("test[partition=not ci1]", "not ci1", 7, ("pixi run ${{ matrix.task }}", "coverage run")),
+        ("test[partition=ci1]", "ci1", 7, ("pixi run ${{ matrix.task }}",)),
+        ("test[partition=not ci1]", "not ci1", 7, ("pixi run ${{ matrix.task }}",)),
     ]
+    unread = [f.title for f in checked.section.findings if f.kind == "lane-unread-shell"]
+    assert len(unread) == 1 and "picked when CI runs" in unread[0] and "t.yml:21" in unread[0]
     # without the manifest the task is not known: its -m is not read as a lane
     builder.remove("pixi.toml")
     builder.commit("no manifest")
