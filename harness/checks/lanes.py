@@ -198,6 +198,9 @@ def _expand(t: _Tmpl, mx: Matrix, job_id: str, uses: str | None, used: set[str])
         return [plain]
     out: dict[tuple[str, str], Lane] = {}
     unresolved = not mx.combos
+    seen_env: dict[
+        tuple[str, int], None
+    ] = {}  # env: lines read, also where the value stayed unknown
     for combo in mx.combos:
         read: list[str] = []
         scope = t.scope(combo, read)
@@ -211,6 +214,7 @@ def _expand(t: _Tmpl, mx: Matrix, job_id: str, uses: str | None, used: set[str])
             v = render(src, scope)
         else:
             v = render(text, scope)
+        seen_env.update(dict.fromkeys((x.path, x.line) for x in scope.touched if x.path and x.line))
         if v is UNKNOWN:
             unresolved = True
             continue
@@ -241,6 +245,7 @@ def _expand(t: _Tmpl, mx: Matrix, job_id: str, uses: str | None, used: set[str])
             ),
         )
     if unresolved:
+        plain.read_at = tuple(seen_env)
         out.setdefault((job_id, str(text)), plain)
     return list(out.values())
 
