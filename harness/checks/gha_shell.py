@@ -17,6 +17,7 @@ substitution) comes back with the reason.
 
 from __future__ import annotations
 
+import configparser
 import posixpath
 import re
 import shlex
@@ -138,6 +139,7 @@ class Word:
     params: frozenset[str] = frozenset()
     unknown: str | None = None  # why its value is not known (a command substitution)
     pos: int = 0  # offset in the outermost script
+    where: tuple[str, int] | None = None  # (file, line) in a task's config, not the script
 
 
 @dataclass(frozen=True)
@@ -147,9 +149,8 @@ class PytestCall:
     expression: str
     pos: int  # offset of the text the expression is written in (the -m word, or an assignment's value)
     via: tuple[str, ...] = ()  # wrappers passed on the way: ("docker run", "bash -c")
-    verbatim: bool = (
-        True  # the expression is written as is at ``pos`` (not composed from variables)
-    )
+    verbatim: bool = True  # written as is at ``pos`` (not composed from variables)
+    where: tuple[str, int] | None = None  # (file, line) in pixi.toml / tox.ini, not the script
 
 
 @dataclass
@@ -199,6 +200,8 @@ class _Reader:
         self.back = back
         self.read = read
         self._tasks: dict[str, str | None] | None = None
+        self._tox: dict[str, list[list[str]]] | None = None
+        self._config: dict[str, tuple[str, str]] = {}  # "pixi"/"tox" → (path, text) read
         self.out = ShellRead()
         self.nodes = 0
         self.text = ""  # the text the tree being walked was parsed from
@@ -443,7 +446,7 @@ class _Reader:
                 self.shell(words, i, env, via, depth)
                 return
             if base == "tox":
-                self.tox(words, i, env, via)
+                self.tox(words, i, env, via, depth)
                 return
             if _PYTHON.match(base) or (head.startswith("$") and base.lower().find("python") >= 0):
                 j = _skip_opts(words, i + 1, "python", stop="-m")
@@ -541,6 +544,7 @@ class _Reader:
                 if text is not None:
                     self._tasks = _pixi_tasks(text, prefix)
                     if self._tasks:
+                        self._config["pixi"] = (path, text)
                         break
         return self._tasks
 
@@ -580,15 +584,79 @@ class _Reader:
             cut = max(
                 (k + 1 for k, t in enumerate(tokens) if t in ("&&", "||", ";", "|")), default=0
             )
-            task_words = [Word(t, frozenset(), None, words[j].pos) for t in tokens[cut:]]
+            task_words = [self.config_word(t, "pixi", words[j].pos) for t in tokens[cut:]]
             self.words(task_words + args, env, (*via, f"pixi run {name}"), depth)
 
-    def tox(self, words: Sequence[Word], i: int, env: Vars, via: tuple[str, ...]) -> None:
+    def config_word(self, token: str, kind: str, pos: int) -> Word:
+        """A word of a pixi task's or tox environment's command, placed on the config file's first
+        line that holds it."""
+        path, text = self._config.get(kind, ("", ""))
+        lines = text.splitlines()
+        after_m = re.compile(r"-m\s*=?\s*[\"']?" + re.escape(token))  # as a -m value first
+        line = next((n for n, ln in enumerate(lines, 1) if after_m.search(ln)), None) or next(
+            (n for n, ln in enumerate(lines, 1) if token in ln), None
+        )
+        return Word(token, frozenset(), None, pos, (path, line) if path and line else None)
+
+    def tox_envs(self) -> dict[str, list[list[str]]] | None:
+        """tox's commands per environment at the same ref (``tox.ini``, or pyproject.toml's
+        ``legacy_tox_ini`` or ``[tool.tox]``): "" is the base ``[testenv]``; None: no tox config."""
+        if self._tox is None:
+            self._tox = {}
+            ini = self.read("tox.ini") if self.read else None
+            pyproject = self.read("pyproject.toml") if self.read and ini is None else None
+            if ini is not None:
+                self._tox = _tox_ini(ini)
+                self._config["tox"] = ("tox.ini", ini)
+            elif pyproject is not None:
+                self._tox = _tox_pyproject(pyproject)
+                self._config["tox"] = ("pyproject.toml", pyproject)
+        return self._tox or None
+
+    def tox(
+        self, words: Sequence[Word], i: int, env: Vars, via: tuple[str, ...], depth: int
+    ) -> None:
+        """``tox [run] [-e ENVS] [-- ARGS]``: each environment's commands from the tox config at the
+        same ref, ``{posargs}`` replaced by ARGS; without a config, ARGS as pytest's."""
         texts = [w.text for w in words]
-        if "--" not in texts[i:]:
+        k, names, posargs = i + 1, "", None
+        while k < len(words):
+            t = texts[k]
+            if t == "--":
+                posargs = list(words[k + 1 :])
+                break
+            if t in ("-e", "--env") and k + 1 < len(words):
+                names, k = texts[k + 1], k + 2
+                continue
+            if t.startswith("-e") and len(t) > 2:
+                names = t[2:].lstrip("=")
+            k += 1
+        config = self.tox_envs()
+        if config is None:
+            if posargs:
+                self.pytest(posargs, env, (*via, "tox -- posargs"))
             return
-        k = texts.index("--", i)
-        self.pytest(words[k + 1 :], env, (*via, "tox -- posargs"))
+        picked = [""] if not names or _WHOLE_EXPR.fullmatch(names) else names.split(",")
+        if _WHOLE_EXPR.fullmatch(names) and any(
+            name and any("pytest" in " ".join(c) for c in cmds) for name, cmds in config.items()
+        ):
+            self.out.unread.append(
+                (words[i].pos, f"tox -e {names}: the environment is picked when CI runs")
+            )
+        for name in picked:
+            commands = config.get(name, config.get("", []))
+            for command in commands:
+                argv: list[Word] = []
+                for token in command:
+                    m = re.fullmatch(r"\{posargs(?::(.*))?\}", token)
+                    if m and posargs is not None:
+                        argv += posargs
+                    elif m:
+                        default = _split(m.group(1) or "")
+                        argv += [self.config_word(d, "tox", words[i].pos) for d in default]
+                    else:
+                        argv.append(self.config_word(token, "tox", words[i].pos))
+                self.words(argv, env, (*via, f"tox -e {name}" if name else "tox"), depth)
 
     def pytest(self, args: Sequence[Word], env: Vars, via: tuple[str, ...]) -> None:
         found: Word | None = None  # pytest stores -m: the last one given is the one it uses
@@ -605,7 +673,7 @@ class _Reader:
                 raw = t[2:]
                 strip = len(raw) - len(raw.lstrip("="))
                 w = args[k]
-                found = Word(raw[strip:], w.params, w.unknown, w.pos + 2 + strip)
+                found = Word(raw[strip:], w.params, w.unknown, w.pos + 2 + strip, w.where)
             k += 1
         if found is None:
             return
@@ -613,11 +681,8 @@ class _Reader:
             if value.unknown:
                 self.out.unread.append((value.pos, f"pytest -m {found.text[:60]}: {value.unknown}"))
                 continue
-            self.out.calls.append(
-                PytestCall(
-                    value.text, value.pos, via, value.text == found.text and value.pos == found.pos
-                )
-            )
+            same = value.text == found.text and value.pos == found.pos
+            self.out.calls.append(PytestCall(value.text, value.pos, via, same, value.where))
 
 
 def _bashlex() -> Any:
@@ -626,6 +691,81 @@ def _bashlex() -> Any:
     import bashlex
 
     return bashlex
+
+
+def _split(text: str) -> list[str]:
+    try:
+        return shlex.split(text, comments=True)
+    except ValueError:
+        return []
+
+
+def _tox_commands(value: str) -> list[list[str]]:
+    """An ini ``commands`` value: one command per line (``\\`` continues it; a leading ``-`` only
+    says its failure is ignored)."""
+    out: list[list[str]] = []
+    pending = ""
+    for line in value.splitlines():
+        if line.rstrip().endswith("\\"):
+            pending += line.rstrip()[:-1] + " "
+            continue
+        line, pending = (pending + line).strip(), ""
+        if line and not line.startswith("#"):
+            tokens = _split(line.lstrip("-").strip())
+            if tokens:
+                out.append(tokens)
+    return out
+
+
+def _tox_ini(text: str) -> dict[str, list[list[str]]]:
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return {}
+    out: dict[str, list[list[str]]] = {}
+    for section in parser.sections():
+        name = "" if section == "testenv" else section.removeprefix("testenv:")
+        if (section == "testenv" or section.startswith("testenv:")) and parser.has_option(
+            section, "commands"
+        ):
+            out[name] = _tox_commands(parser.get(section, "commands"))
+    return out
+
+
+def _tox_pyproject(text: str) -> dict[str, list[list[str]]]:
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10: the config is not read
+        return {}
+    try:
+        data: Any = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, RecursionError):
+        return {}
+    tox = data.get("tool", {}).get("tox") if isinstance(data.get("tool"), dict) else None
+    if not isinstance(tox, dict):
+        return {}
+    if isinstance(tox.get("legacy_tox_ini"), str):
+        return _tox_ini(tox["legacy_tox_ini"])
+    out: dict[str, list[list[str]]] = {}
+    envs: dict[str, Any] = tox["env"] if isinstance(tox.get("env"), dict) else {}
+    tables = [("", tox.get("env_run_base")), *((str(k), v) for k, v in envs.items())]
+    for name, table in tables:
+        commands = table.get("commands") if isinstance(table, dict) else None
+        if isinstance(commands, list):
+            out[name] = [
+                [
+                    t
+                    if isinstance(t, str)
+                    else (
+                        "{posargs}" if isinstance(t, dict) and t.get("replace") == "posargs" else ""
+                    )
+                    for t in c
+                ]
+                for c in commands
+                if isinstance(c, list)
+            ]
+    return out
 
 
 def _pixi_tasks(text: str, prefix: tuple[str, ...]) -> dict[str, str | None]:
@@ -712,17 +852,25 @@ def _children(node: Any) -> Iterator[Any]:
         yield command
 
 
+def might_hold_lanes(script: str) -> bool:
+    """A script without ``-m`` (nor a pixi task or tox environment, whose config may hold one) has
+    no lane: it is not parsed."""
+    return any(k in script for k in ("-m", "pixi", "tox"))
+
+
 def pytest_calls(script: str, read: Callable[[str], str | None] | None = None) -> ShellRead:
     """The ``pytest -m`` calls of a ``run:`` script, through wrappers and ``bash -c`` strings
     (``read``: files at the same ref, for the tasks ``pixi run`` names)."""
     text, back = _placeholders(script)
     reader = _Reader(back, read)
-    if "-m" not in script and "pixi" not in script:  # no lane without a -m (or a task's)
+    if not might_hold_lanes(script):
         return reader.out
     reader.script(text, {}, None, (), 0)
-    first: dict[tuple[str, int], PytestCall] = {}  # one call per expression written in one place
+    first: dict[
+        tuple[str, int, Any], PytestCall
+    ] = {}  # one call per expression written in one place
     for call in reader.out.calls:
-        first.setdefault((call.expression, call.pos), call)
+        first.setdefault((call.expression, call.pos, call.where), call)
     reader.out.calls = list(first.values())
     reader.out.unread = list(dict.fromkeys(reader.out.unread))
     return reader.out

@@ -27,7 +27,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from harness import yamlpath
 from harness.checks.gha_expr import UNKNOWN, LStr, Scope, has_expression, render
 from harness.checks.gha_matrix import MAX_COMBOS, Matrix, expand_matrix
-from harness.checks.gha_shell import SHELL_PARAM, pytest_calls
+from harness.checks.gha_shell import SHELL_PARAM, might_hold_lanes, pytest_calls
 from harness.checks.lane_expr import expression_error
 from harness.checks.result import Checked
 from harness.errors import UsageError
@@ -263,20 +263,22 @@ def _run_tmpls(
     """``pytest -m EXPR`` calls in a step's ``run:`` script, read with a shell parser through its
     wrappers (``gha_shell``); each placed on the source line its expression is written on."""
     run = yamlpath.get(step, "run")
-    if not isinstance(run, ScalarNode) or (
-        "-m" not in str(run.value) and "pixi" not in str(run.value)
-    ):
+    if not isinstance(run, ScalarNode) or not might_hold_lanes(str(run.value)):
         return []
     script = str(run.value)
     read = pytest_calls(script, read_file)
     src, first = _source_lines(run, file_lines)
     out: list[_Tmpl] = []
     for call in read.calls:
-        line = _locate(src, first, script, call.pos, call.expression)
+        if call.where:  # written in pixi.toml / tox.ini at the same ref
+            where = LStr(call.expression, call.where[0], call.where[1])
+        else:
+            line = _locate(src, first, script, call.pos, call.expression)
+            where = LStr(call.expression, path, line)
         out.append(
             _Tmpl(
                 f"run: {label}",
-                LStr(call.expression, path, line),
+                where,
                 None,
                 source,
                 scope,

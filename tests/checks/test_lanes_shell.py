@@ -200,10 +200,13 @@ def test_pixi_tasks_are_read_from_the_manifest_at_the_ref(builder):
     lanes, checked = _lanes(builder, {".github/workflows/t.yml": PIXI_WF, "pixi.toml": PIXI_TOML})
     assert sorted((ln.job, ln.expression, ln.line, ln.via) for ln in lanes) == [
         ("test", "not slow", 19, ("pixi run", "python -m pytest")),
-        ("test", "smoke", 17, ("pixi run smoke",)),  # in pixi.toml; the step's line
+        ("test", "smoke", 2, ("pixi run smoke",)),  # written in pixi.toml, on its line 2
         ("test[partition=ci1]", "ci1", 7, ("pixi run ${{ matrix.task }}",)),
         ("test[partition=not ci1]", "not ci1", 7, ("pixi run ${{ matrix.task }}",)),
     ]
+    assert {ln.path for ln in lanes if ln.expression == "smoke"} == {"pixi.toml"}
+    readback = next(c for c in checked.section.controls if c.name.startswith("expression read"))
+    assert readback.ok is True  # smoke read back from pixi.toml's line
     unread = [f.title for f in checked.section.findings if f.kind == "lane-unread-shell"]
     assert len(unread) == 1 and "picked when CI runs" in unread[0] and "t.yml:21" in unread[0]
     # without the manifest the task is not known: its -m is not read as a lane
@@ -211,3 +214,40 @@ def test_pixi_tasks_are_read_from_the_manifest_at_the_ref(builder):
     builder.commit("no manifest")
     names = {ln.expression for ln in find_lanes(GitRepo(builder.path), "HEAD")}
     assert names == {"not slow"}
+
+
+TOX_WF = """\
+on: [push]
+jobs:
+  tox:
+    steps:
+      - run: uv run tox -e integration,py311
+      - run: tox run -e py312 -- -m "smoke and not slow"
+      - run: tox -e lint
+"""
+TOX_INI = """\
+[tox]
+envlist = py311, integration
+
+[testenv]
+commands = pytest -m "not slow" {posargs}
+
+[testenv:integration]
+commands =
+    -python -m pytest \\
+      -m integration {posargs:tests}
+
+[testenv:lint]
+commands = ruff check .
+"""
+
+
+def test_tox_environments_are_read_from_tox_ini(builder):
+    lanes, checked = _lanes(builder, {".github/workflows/t.yml": TOX_WF, "tox.ini": TOX_INI})
+    assert sorted((ln.expression, ln.path, ln.line, ln.via) for ln in lanes) == [
+        ("integration", "tox.ini", 10, ("uv run", "tox -e integration", "python -m pytest")),
+        ("not slow", "tox.ini", 5, ("uv run", "tox -e py311")),
+        ("smoke and not slow", ".github/workflows/t.yml", 6, ("tox -e py312",)),  # {posargs}
+    ]
+    readback = next(c for c in checked.section.controls if c.name.startswith("expression read"))
+    assert readback.ok is True
