@@ -782,7 +782,8 @@ def lanes_check(
         rows=rows,
         legend="lanes expanded over a matrix are named job[key=value] after the keys their expression reads; "
         "'(… default)' lanes are defaults of reusable or manual workflow inputs; 'run' lanes are pytest -m in "
-        "a step's script; 'action' lanes pytest -m in a local composite action; 'step with' marker inputs "
+        "a step's script (source 'via' lists the wrappers it was read through: docker run, bash -c, pixi run "
+        "TASK, tox -e ENV …); 'action' lanes pytest -m in a local composite action; 'step with' marker inputs "
         "of a step's action; 'scenario' lanes were given by hand",
         control="each expression read back from the raw text at its line; a plain text scan for marker-named "
         "keys counts the lines the YAML walk did not turn into lanes",
@@ -795,8 +796,9 @@ def lanes_check(
         findings=findings,
         controls=controls,
         not_verified=[
-            "`run:` scripts: only `pytest … -m EXPR` on the step's own lines (a `$VAR` set under env: is "
-            "followed; shell assignments, scripts it calls and tox/nox sessions are not)",
+            "`run:` scripts are read with a shell parser through docker/bash -c/uv/coverage/python -m "
+            "wrappers, the script's assignments, `pixi run` tasks and `tox -e` environments; scripts a "
+            "step runs from the repository (`bash ci/test.sh`), make targets and nox sessions are not",
             "whether a lane's job actually runs (if:, paths filters, schedules) is not evaluated",
             "${{ }} is expanded over matrix combinations (first "
             f"{MAX_COMBOS} per job), env: (workflow, job, step) and a local composite action's inputs; "
