@@ -605,7 +605,8 @@ def check_mutmut(python: str) -> str:
 def sweep_section(result: SweepResult) -> Section:
     """Per changed function: killed / survived / no tests, and survivors on changed lines."""
     shadowed = {rel: e for rel, e in result.module_proofs.items() if e.get("status") == "shadowed"}
-    evidence = result.clean_ok and result.forced_fail_ok and result.exit_code == 0 and not shadowed
+    runs_ok = result.clean_ok and result.forced_fail_ok and result.exit_code == 0
+    evidence = runs_ok and not shadowed
     rows: list[list] = []
     for fn in result.functions:
         mine = [m for m in result.mutants if m.path == fn.path and m.function == fn.qualname]
@@ -645,7 +646,7 @@ def sweep_section(result: SweepResult) -> Section:
             legend="other = timeout / suspicious / skipped / not checked; a function with 0 mutants has "
             "nothing mutmut can mutate (or is decorated)",
             control="mutmut's clean run and forced-fail run: "
-            + ("passed" if evidence else "FAILED — not evidence"),
+            + ("passed" if runs_ok else "FAILED — not evidence"),
         )
     ]
     survivors = [m for m in result.mutants if m.status == "survived" and m.on_changed_line]
@@ -680,7 +681,7 @@ def sweep_section(result: SweepResult) -> Section:
                 key=f"{result.tree}:refused",
             )
         )
-    elif result.functions and not evidence:
+    elif result.functions and not runs_ok:
         findings.append(
             Finding(
                 "sweep-not-evidence",

@@ -112,3 +112,39 @@ def test_src_layout_package_that_mutmut_itself_imports(builder):
     section = sweep_section(result)
     proof = next(c for c in section.controls if c.name == "module path proof")
     assert proof.ok is True and "NOT EVIDENCE" not in section.summary
+
+
+def test_a_shadowed_module_makes_the_sweep_not_evidence():
+    from harness.checks.tests_as_evidence.sweep import (
+        ChangedFunction,
+        Mutant,
+        ShardResult,
+        SweepResult,
+        merge_proofs,
+    )
+
+    fn = ChangedFunction("src/click/core.py", "shout", 1, 2, [2])
+    in_tree = {"status": "in tree", "module": "click.core", "file": "mutants/src/click/core.py"}
+    shadowed = {
+        "status": "shadowed",
+        "module": "click.core",
+        "file": "/site-packages/click/core.py",
+    }
+    # any shard that imported the installed copy outweighs the others
+    shards = [
+        ShardResult(0, "", proofs={fn.path: in_tree}),
+        ShardResult(0, "", proofs={fn.path: shadowed}),
+    ]
+    assert merge_proofs(shards) == {fn.path: shadowed}
+    result = SweepResult("b", "h", "t", [fn], clean_ok=True, forced_fail_ok=True, exit_code=0)
+    result.mutants = [Mutant("m1", fn.path, "shout", "survived", 2, "-a\n+b", True)]
+    result.module_proofs = {fn.path: shadowed}
+    section = sweep_section(result)
+    assert "NOT EVIDENCE" in section.summary
+    assert [f.kind for f in section.findings if f.severity == "P1"] == ["sweep-shadowed"]
+    proof = next(c for c in section.controls if c.name == "module path proof")
+    assert proof.ok is False and "/site-packages/click/core.py" in proof.result
+    result.module_proofs = {fn.path: in_tree}
+    section = sweep_section(result)
+    assert "NOT EVIDENCE" not in section.summary
+    assert next(c for c in section.controls if c.name == "module path proof").ok is True
