@@ -17,6 +17,7 @@ substitution) comes back with the reason.
 
 from __future__ import annotations
 
+import bisect
 import configparser
 import posixpath
 import re
@@ -151,6 +152,7 @@ class PytestCall:
     via: tuple[str, ...] = ()  # wrappers passed on the way: ("docker run", "bash -c")
     verbatim: bool = True  # written as is at ``pos`` (not composed from variables)
     where: tuple[str, int] | None = None  # (file, line) in pixi.toml / tox.ini, not the script
+    written: str = ""  # the -m word as written (before the script's variables were substituted)
 
 
 @dataclass
@@ -202,6 +204,8 @@ class _Reader:
         self._tasks: dict[str, str | None] | None = None
         self._tox: dict[str, list[list[str]]] | None = None
         self._config: dict[str, tuple[str, str]] = {}  # "pixi"/"tox" → (path, text) read
+        # while a script file is walked: its path, the call's offset, offset → line in the file
+        self.file: tuple[str, int, Callable[[int], int]] | None = None
         self.out = ShellRead()
         self.nodes = 0
         self.text = ""  # the text the tree being walked was parsed from
@@ -217,6 +221,10 @@ class _Reader:
             elif kind in ("commandsubstitution", "processsubstitution"):
                 unknown = "set by a command substitution"
         text = _restore(_unquote(self.text[node.pos[0] : node.pos[1]], str(node.word)), self.back)
+        if self.file is not None and outer is None:  # a script file the step runs: its own lines
+            path, at, lines_before = self.file
+            line = lines_before(shift + node.pos[0])
+            return Word(text, frozenset(params), unknown, at, (path, line))
         return Word(
             text, frozenset(params), unknown, shift + node.pos[0] if outer is None else outer
         )
@@ -237,7 +245,8 @@ class _Reader:
                 continue  # the step's env: (or unknown): the caller expands it
             values = env[name]
             if values is None:
-                return [Word(w.text, w.params, f"${name} is set by a command substitution", w.pos)]
+                why = f"${name} is set by a command substitution"
+                return [Word(w.text, w.params, why, w.pos, w.where)]
             nxt: list[Word] = []
             for r in results:
                 for v in values or [Word("")]:
@@ -253,6 +262,7 @@ class _Reader:
                             | v.params,
                             v.unknown,
                             v.pos if whole else r.pos,
+                            v.where if whole else r.where,
                         )
                     )
             results = nxt[:MAX_VALUES]
@@ -445,6 +455,9 @@ class _Reader:
             if base in _SHELLS:
                 self.shell(words, i, env, via, depth)
                 return
+            if head.endswith(".sh") and "/" in head:  # ./ci/run_tests.sh ARGS
+                self.script_file(words[i], words[i + 1 :], env, via, depth)
+                return
             if base == "tox":
                 self.tox(words, i, env, via, depth)
                 return
@@ -532,7 +545,41 @@ class _Reader:
                     )
                 return
             j += 1
-        # bash script.sh: a file in the repository; not read
+        if j < len(words):  # bash path/to/script.sh ARGS: the file at the same ref
+            self.script_file(words[j], words[j + 1 :], env, via, depth)
+
+    def script_file(
+        self, path_word: Word, args: Sequence[Word], env: Vars, via: tuple[str, ...], depth: int
+    ) -> None:
+        """A shell script in the repository that the step runs (``bash ci/test.sh A``, ``./x.sh``):
+        read at the same ref (a path relative to the checkout; ``cd`` is not followed), ``$1``…
+        from the call's arguments, its lanes placed on the script's own lines."""
+        rel = posixpath.normpath(path_word.text)
+        if (
+            self.read is None
+            or "$" in path_word.text
+            or rel.startswith(("/", ".."))
+            or self.file is not None  # a script file calling another: not followed
+        ):
+            return
+        text = self.read(rel)
+        if text is None:
+            return
+        if "-m" not in text and "pixi" not in text and "tox" not in text:
+            return
+        inner: Vars = dict(env)
+        for n, arg in enumerate(args[:9], 1):
+            inner[str(n)] = self.expand(arg, env)
+        starts = [0] + [k + 1 for k, ch in enumerate(text) if ch == "\n"]
+
+        def line_of(offset: int) -> int:
+            return bisect.bisect_right(starts, offset)
+
+        self.file = (rel, path_word.pos, line_of)
+        try:
+            self.script(text, inner, None, (*via, f"script {rel}"), depth + 1)
+        finally:
+            self.file = None
 
     def pixi_tasks(self) -> dict[str, str | None]:
         """The pixi tasks at the same ref (``pixi.toml``, or ``[tool.pixi]`` in pyproject.toml):
@@ -682,7 +729,9 @@ class _Reader:
                 self.out.unread.append((value.pos, f"pytest -m {found.text[:60]}: {value.unknown}"))
                 continue
             same = value.text == found.text and value.pos == found.pos
-            self.out.calls.append(PytestCall(value.text, value.pos, via, same, value.where))
+            self.out.calls.append(
+                PytestCall(value.text, value.pos, via, same, value.where, found.text)
+            )
 
 
 def _bashlex() -> Any:
@@ -853,9 +902,9 @@ def _children(node: Any) -> Iterator[Any]:
 
 
 def might_hold_lanes(script: str) -> bool:
-    """A script without ``-m`` (nor a pixi task or tox environment, whose config may hold one) has
-    no lane: it is not parsed."""
-    return any(k in script for k in ("-m", "pixi", "tox"))
+    """A script without ``-m`` (nor a pixi task, tox environment or script file, which may hold
+    one) has no lane: it is not parsed."""
+    return any(k in script for k in ("-m", "pixi", "tox", ".sh"))
 
 
 def pytest_calls(script: str, read: Callable[[str], str | None] | None = None) -> ShellRead:

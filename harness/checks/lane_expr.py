@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-# $NAME, ${NAME}, ${NAME:-default}: a shell variable CI fills in (gha_shell reads the same forms)
+# $NAME, ${NAME}, ${NAME:-default}, $1: a shell variable CI fills in (gha_shell reads the same forms)
 SHELL_PARAM = re.compile(
-    r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=])([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)"
+    r"\$\{([A-Za-z_][A-Za-z0-9_]*|[0-9])(?:(:?[-=])([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*|[0-9])"
 )
 
 

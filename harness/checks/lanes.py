@@ -130,6 +130,7 @@ class _Tmpl:
     scope: Callable[[Any, list[str]], Scope]  # (matrix combination, matrix keys read) → Scope
     shell: bool = False  # read from a run: script: $NAME is the step's environment variable
     via: tuple[str, ...] = ()  # wrappers the pytest call was read through (docker run, bash -c …)
+    written: str | None = None  # the -m word as written, when the script's variables composed it
 
 
 def _shell_env(v: LStr, scope: Scope) -> Any:
@@ -191,7 +192,16 @@ def _expand(t: _Tmpl, mx: Matrix, job_id: str, uses: str | None, used: set[str])
     text = t.text
     var = _SHELL_VAR.match(text)
     plain = Lane(
-        job_id, t.input, str(text), text.path, text.line, t.source, uses, t.key_line, via=t.via
+        job_id,
+        t.input,
+        str(text),
+        text.path,
+        text.line,
+        t.source,
+        uses,
+        t.key_line,
+        template=t.written,
+        via=t.via,
     )
     shell = t.shell and SHELL_PARAM.search(text) is not None
     if not has_expression(text) and not var and not shell:
@@ -237,7 +247,7 @@ def _expand(t: _Tmpl, mx: Matrix, job_id: str, uses: str | None, used: set[str])
                 source,
                 uses,
                 t.key_line,
-                template=str(text),
+                template=t.written or str(text),
                 via=t.via,
                 read_at=tuple(
                     dict.fromkeys((x.path, x.line) for x in scope.touched if x.path and x.line)
@@ -284,6 +294,7 @@ def _run_tmpls(
                 scope,
                 shell=True,
                 via=call.via,
+                written=None if call.verbatim else call.written,
             )
         )
     for pos, why in read.unread:
@@ -797,8 +808,9 @@ def lanes_check(
         controls=controls,
         not_verified=[
             "`run:` scripts are read with a shell parser through docker/bash -c/uv/coverage/python -m "
-            "wrappers, the script's assignments, `pixi run` tasks and `tox -e` environments; scripts a "
-            "step runs from the repository (`bash ci/test.sh`), make targets and nox sessions are not",
+            "wrappers, the script's assignments, `pixi run` tasks, `tox -e` environments and shell scripts "
+            "the step runs from the repository (`cd` is not followed; a script calling another is not "
+            "read); make targets and nox sessions are not",
             "whether a lane's job actually runs (if:, paths filters, schedules) is not evaluated",
             "${{ }} is expanded over matrix combinations (first "
             f"{MAX_COMBOS} per job), env: (workflow, job, step) and a local composite action's inputs; "

@@ -251,3 +251,58 @@ def test_tox_environments_are_read_from_tox_ini(builder):
     ]
     readback = next(c for c in checked.section.controls if c.name.startswith("expression read"))
     assert readback.ok is True
+
+
+SCRIPT_WF = """\
+on: [push]
+jobs:
+  unit:
+    strategy:
+      matrix:
+        pattern: ["not slow and not network", "network"]
+    env:
+      PATTERN: ${{ matrix.pattern }}
+    steps:
+      - run: ci/run_tests.sh
+      - run: bash ci/run_tests.sh "db"
+      - run: bash ci/not_in_the_tree.sh
+"""
+RUN_TESTS = """\
+#!/bin/bash
+set -euo pipefail
+echo "pytest -m $PATTERN"
+pytest -m "$PATTERN" -n 4 pandas
+MARKS="${1:-not single_cpu}"
+python -m pytest -m "$MARKS and not clipboard" pandas
+"""
+
+
+def test_scripts_the_step_runs_are_read_at_the_ref(builder):
+    lanes, checked = _lanes(
+        builder, {".github/workflows/t.yml": SCRIPT_WF, "ci/run_tests.sh": RUN_TESTS}
+    )
+    assert sorted((ln.job, ln.input, ln.expression, ln.path, ln.line) for ln in lanes) == [
+        ("unit", "run: step 1", "not single_cpu and not clipboard", "ci/run_tests.sh", 6),
+        ("unit", "run: step 2", "db and not clipboard", "ci/run_tests.sh", 6),
+        # $PATTERN from the job's env:, one lane per matrix value, on the matrix's line
+        ("unit[pattern=network]", "run: step 1", "network", ".github/workflows/t.yml", 6),
+        ("unit[pattern=network]", "run: step 2", "network", ".github/workflows/t.yml", 6),
+        (
+            "unit[pattern=not slow and not network]",
+            "run: step 1",
+            "not slow and not network",
+            ".github/workflows/t.yml",
+            6,
+        ),
+        (
+            "unit[pattern=not slow and not network]",
+            "run: step 2",
+            "not slow and not network",
+            ".github/workflows/t.yml",
+            6,
+        ),
+    ]
+    assert all(ln.via[0] == "script ci/run_tests.sh" for ln in lanes)
+    assert not [f for f in checked.section.findings if f.kind == "lane-expression"]
+    readback = next(c for c in checked.section.controls if c.name.startswith("expression read"))
+    assert readback.ok is True
