@@ -3,13 +3,14 @@
 Known contexts: ``matrix`` (one combination), ``env`` (workflow, job and step ``env:`` merged, values
 rendered in turn) and ``inputs`` (a composite action's ``with:`` values or input defaults). Anything
 else (``github``, ``secrets``, ``needs``, ``steps``, functions other than ``format``, ``contains``,
-``startsWith``, ``endsWith`` and ``join``, filters) is ``UNKNOWN``, and so
+``startsWith``, ``endsWith``, ``join`` and ``fromJSON``, filters) is ``UNKNOWN``, and so
 is anything past the limits: the workflow under review is hostile input.
 Operators follow GitHub: ``||``/``&&`` return an operand, ``==`` compares strings case-insensitively.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Mapping
@@ -210,6 +211,17 @@ def _prop(v: Any, key: Any) -> Any:
     return None
 
 
+def _from_json(value: Any, where: LStr) -> Any:
+    """JSON values as the evaluator's: strings placed at the template that holds them (derived)."""
+    if isinstance(value, str):
+        return LStr(value, where.path, where.line, derived=True)
+    if isinstance(value, dict):
+        return {str(k): _from_json(v, where) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_from_json(v, where) for v in value]
+    return value
+
+
 def _call(name: str, args: list[Any], where: LStr) -> Any:
     """The string functions a marker expression is built with (GitHub semantics, case-insensitive)."""
     if any(a is UNKNOWN or isinstance(a, _View) for a in args):
@@ -243,6 +255,15 @@ def _call(name: str, args: list[Any], where: LStr) -> Any:
             if fn == "contains"
             else (h.startswith(n) if fn == "startswith" else h.endswith(n))
         )
+    if fn == "fromjson" and len(args) == 1:  # a literal mapping or list written in the workflow
+        text = _text_of(args[0], where)
+        if text is UNKNOWN or len(text) > MAX_TEXT:
+            return UNKNOWN
+        try:
+            value = json.loads(str(text))
+        except (ValueError, RecursionError):
+            return UNKNOWN
+        return _from_json(value, where)
     if fn == "join" and args and isinstance(args[0], list):
         parts = [_text_of(x, where) for x in args[0]]
         sep = _text_of(args[1], where) if len(args) > 1 else LStr(",", where.path, where.line)

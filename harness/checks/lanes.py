@@ -40,6 +40,9 @@ _MARKER_NAME = re.compile(r"marker|pytest_mark", re.I)
 _MATRIX_REF = re.compile(r"^\$\{\{\s*matrix\.([A-Za-z0-9_-]+)\s*\}\}$")
 _SHELL_VAR = re.compile(r"^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$")
 MAX_ACTION_DEPTH = 3  # local composite actions calling local composite actions
+MAX_CALL_DEPTH = 2  # local reusable workflows read through their callers, nested
+MAX_CALLS = 16  # caller matrix combinations a reusable workflow is read for
+MAX_CALLED_JOBS = 512  # jobs read through callers in one workflow file (a hostile fan-out stops)
 _MISSING = "local action not in the tree: "  # notes of this kind are listed together
 _UNREAD = "run: script not read: "  # a pytest call the shell reading could not follow
 # A line naming a marker key ("markers:", "- pytest_mark: …"), read in three steps that cannot
@@ -172,8 +175,13 @@ def _env_map(node: Node | None, path: str) -> dict[str, LStr]:
     return out
 
 
-def _fixed_scope(env: dict[str, LStr]) -> Callable[[Any, list[str]], Scope]:
-    return lambda combo, read: Scope(combo, env, None, read)
+def _fixed_scope(
+    env: dict[str, LStr], inputs: Mapping[str, LStr] | None = None
+) -> Callable[[Any, list[str]], Scope]:
+    """Scope of a job's templates: its matrix combination, ``env:`` and, in a reusable workflow
+    read through a caller, the ``inputs`` that caller gives."""
+    given = None if inputs is None else {k: (v, None) for k, v in inputs.items()}
+    return lambda combo, read: Scope(combo, env, given, read)
 
 
 def _show(v: Any) -> str:
@@ -242,7 +250,7 @@ def _expand(t: _Tmpl, mx: Matrix, job_id: str, uses: str | None, used: set[str])
                 name,
                 t.input,
                 str(v).strip(),
-                v.path or text.path,
+                text.path if v.derived else (v.path or text.path),
                 line,
                 source,
                 uses,
@@ -415,6 +423,88 @@ def _action_tmpls(
     return out
 
 
+def _called_lanes(
+    path: str,
+    job_id: str,
+    job: Node,
+    uses: str,
+    mx: Matrix,
+    job_env: dict[str, LStr],
+    inputs: Mapping[str, LStr] | None,
+    read: Reader,
+    notes: list[str],
+    calls: int,
+    budget: list[int],
+) -> list[Lane]:
+    """Lanes of a local reusable workflow (``jobs.<id>.uses: ./.github/workflows/x.yml``) as this
+    caller runs it: its ``inputs.*`` are the caller's ``with:`` values rendered per caller matrix
+    combination (its input defaults otherwise), one reading per distinct set of inputs."""
+    rel = posixpath.normpath(uses[2:].split("@", 1)[0])
+    text = read(rel) if not rel.startswith("..") else None
+    if text is None:
+        return []
+    try:
+        root = yamlpath.compose(text)
+    except yamlpath.YamlError:
+        return []  # the file's own scan reports it
+    jobs = yamlpath.get(root, "jobs")
+    if not isinstance(root, MappingNode) or not isinstance(jobs, MappingNode):
+        return []
+    with_node = yamlpath.get(job, "with")
+    given: dict[str, LStr] = {}
+    for name, _kn, v in yamlpath.items(with_node) if isinstance(with_node, MappingNode) else []:
+        if (val := _scalar(v)) is not None:
+            given[name] = LStr(val, path, yamlpath.line_of(v))
+    defaults: dict[str, LStr] = {}
+    spec = yamlpath.get(yamlpath.get(yamlpath.get(root, "on"), "workflow_call"), "inputs")
+    for name, _kn, item in yamlpath.items(spec) if isinstance(spec, MappingNode) else []:
+        d = yamlpath.get(item, "default")
+        if (val := _scalar(d)) is not None and d is not None:
+            defaults[name] = LStr(val, rel, yamlpath.line_of(d))
+    called_env = _env_map(root, rel)
+    lines = text.splitlines()
+    seen: set[tuple[tuple[str, str], ...]] = set()
+    out: list[Lane] = []
+    for combo in (mx.combos or [{}])[:MAX_CALLS]:
+        keys: list[str] = []
+        scope = _fixed_scope(job_env, inputs)(combo, keys)
+        values = dict(defaults)
+        for name, template in given.items():
+            v = render(template, scope)
+            if v is not UNKNOWN:
+                values[name] = v if isinstance(v, LStr) else LStr(str(v), path, template.line)
+            else:
+                values.pop(name, None)  # known only when CI runs
+        key = tuple(sorted((k, str(v)) for k, v in values.items()))
+        if key in seen:
+            continue
+        seen.add(key)
+        read_keys = list(dict.fromkeys(keys))
+        suffix = ", ".join(f"{k}={_show(combo.get(k))}" for k in read_keys)
+        caller = f"{job_id}[{suffix}]" if suffix and isinstance(combo, dict) else job_id
+        for cjob_id, _kn, cjob in yamlpath.items(jobs):
+            budget[0] -= 1
+            if budget[0] < 0:
+                notes.append(
+                    f"{path}: reusable workflows read through their callers: the first "
+                    f"{MAX_CALLED_JOBS} jobs"
+                )
+                return out
+            out += _job_lanes(
+                rel,
+                f"{caller} → {cjob_id}",
+                cjob,
+                called_env,
+                read,
+                notes,
+                lines,
+                values,
+                calls + 1,
+                budget,
+            )
+    return out
+
+
 def _job_lanes(
     path: str,
     job_id: str,
@@ -423,6 +513,9 @@ def _job_lanes(
     read: Reader | None,
     notes: list[str],
     file_lines: Sequence[str] = (),
+    inputs: Mapping[str, LStr] | None = None,
+    calls: int = 0,
+    budget: list[int] | None = None,
 ) -> list[Lane]:
     uses = _scalar(yamlpath.get(job, "uses")) or None
     strategy = yamlpath.get(job, "strategy")
@@ -437,10 +530,16 @@ def _job_lanes(
             f"the first {MAX_COMBOS}"
         )
     job_env = {**root_env, **_env_map(job, path)}
-    tmpls = _with_tmpls(path, yamlpath.get(job, "with"), "with", _fixed_scope(job_env))
+    tmpls = _with_tmpls(path, yamlpath.get(job, "with"), "with", _fixed_scope(job_env, inputs))
+    called: list[Lane] = []
+    if uses and uses.startswith("./") and read is not None and calls < MAX_CALL_DEPTH:
+        budget = budget if budget is not None else [MAX_CALLED_JOBS]
+        called = _called_lanes(
+            path, job_id, job, uses, mx, job_env, inputs, read, notes, calls, budget
+        )
     steps = yamlpath.get(job, "steps")
     for i, step in enumerate(steps.value if isinstance(steps, SequenceNode) else []):
-        step_scope = _fixed_scope({**job_env, **_env_map(step, path)})
+        step_scope = _fixed_scope({**job_env, **_env_map(step, path)}, inputs)
         tmpls += _run_tmpls(
             path,
             step,
@@ -471,7 +570,7 @@ def _job_lanes(
                     lanes.append(
                         Lane(f"{job_id}[{key}={v}]", key, str(v), v.path, v.line, "matrix", uses)
                     )
-    return lanes
+    return lanes + called
 
 
 def _input_defaults(path: str, root: Node) -> list[Lane]:
@@ -530,8 +629,9 @@ def _lanes_in_text(
         return lanes, f"jobs is {yamlpath.kind(jobs)}, not a mapping"
     root_env = _env_map(root, path)
     file_lines = text.splitlines()
+    budget = [MAX_CALLED_JOBS]  # shared by every job of this file
     for job_id, _kn, job in yamlpath.items(jobs) if jobs is not None else []:
-        lanes += _job_lanes(path, job_id, job, root_env, read, notes, file_lines)
+        lanes += _job_lanes(path, job_id, job, root_env, read, notes, file_lines, budget=budget)
     return lanes, None
 
 

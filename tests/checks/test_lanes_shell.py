@@ -306,3 +306,62 @@ def test_scripts_the_step_runs_are_read_at_the_ref(builder):
     assert not [f for f in checked.section.findings if f.kind == "lane-expression"]
     readback = next(c for c in checked.section.controls if c.name.startswith("expression read"))
     assert readback.ok is True
+
+
+CALLER = """\
+on: [push]
+jobs:
+  suite:
+    strategy:
+      matrix:
+        flavor: [unit, gpu]
+    uses: ./.github/workflows/run.yml
+    with:
+      flavor: ${{ matrix.flavor }}
+"""
+CALLED = """\
+on:
+  workflow_call:
+    inputs:
+      flavor:
+        type: string
+        default: unit
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    env:
+      MARKS: >-
+        ${{ fromJSON('{"unit": "not gpu and not slow", "gpu": "gpu"}')[inputs.flavor] }}
+    steps:
+      - run: docker run --rm -e MARKS img bash -c 'pytest -m "$MARKS"'
+"""
+
+
+def test_reusable_workflow_read_through_its_callers_inputs(builder):
+    lanes, _checked = _lanes(
+        builder, {".github/workflows/ci.yml": CALLER, ".github/workflows/run.yml": CALLED}
+    )
+    rows = sorted((ln.job, ln.expression, ln.path) for ln in lanes)
+    assert rows == [
+        # through the caller, once per flavor its matrix passes
+        ("suite[flavor=gpu] → test", "gpu", ".github/workflows/run.yml"),
+        ("suite[flavor=unit] → test", "not gpu and not slow", ".github/workflows/run.yml"),
+        # the called workflow on its own: inputs only its callers know (not its default: a caller may
+        # pass another value), so the lane stays as written
+        ("test", "$MARKS", ".github/workflows/run.yml"),
+    ]
+
+
+def test_reusable_workflow_fan_out_is_bounded(builder):
+    # a workflow calling itself from 8 jobs, each over 16 combinations: 8 × 16 × 8 × … readings
+    jobs = "".join(
+        f"  j{i}:\n    strategy:\n      matrix:\n        a: [{', '.join(map(str, range(16)))}]\n"
+        f"    uses: ./.github/workflows/ci.yml\n    with:\n      x: ${{{{ matrix.a }}}}\n"
+        for i in range(8)
+    )
+    builder.commit("wf", {".github/workflows/ci.yml": "on: [push]\njobs:\n" + jobs})
+    checked = lanes_check(GitRepo(builder.path), "HEAD")
+    bounded = [f.title for f in checked.section.findings if f.kind == "lane-bounded"]
+    assert bounded == [
+        ".github/workflows/ci.yml: reusable workflows read through their callers: the first 512 jobs"
+    ]
