@@ -913,10 +913,12 @@ def lanes_check(
             "read); make targets and nox sessions are not",
             "whether a lane's job actually runs (if:, paths filters, schedules) is not evaluated",
             "${{ }} is expanded over matrix combinations (first "
-            f"{MAX_COMBOS} per job), env: (workflow, job, step) and a local composite action's inputs; "
-            "github, secrets, needs, steps, vars and functions other than format, contains, startsWith, "
-            "endsWith and join are not, so such lanes stay unexpanded",
-            "remote actions are not read (their marker inputs are lanes; what they run is not)",
+            f"{MAX_COMBOS} per job), env: (workflow, job, step), a local composite action's inputs and a "
+            "local reusable workflow's inputs as each caller gives them; github, secrets, needs, steps, "
+            "vars and functions other than format, contains, startsWith, endsWith, join and fromJSON "
+            "are not, so such lanes stay unexpanded",
+            "remote actions and remote reusable workflows are not read (their marker inputs are lanes; "
+            "what they run is not)",
         ]
         + [f"bounded: {n}" for n in bounded]
         + (
