@@ -5,10 +5,13 @@ is followed through the wrappers CI puts around pytest: assignments before it, `
 ``time``, ``nice``, ``timeout``, ``uv run``/``poetry run``/``pipenv run``/``hatch run``/``pdm run``/
 ``conda run``, ``coverage run -m pytest``, ``python -m pytest``, ``docker run``/``docker exec``/
 ``docker compose run|exec`` (their ``-e NAME=VALUE`` kept for the command inside), ``bash -c``/
-``sh -c`` strings (parsed again, nested quotes and escapes included) and ``tox … -- ARGS`` (the
-arguments tox hands to pytest as ``{posargs}``). Shell variables assigned in the script are
-followed (an assignment inside ``if``/``case``/a loop is one possible value among others); what is
-left (``$NAME`` from the step's ``env:``) the caller expands. ``${{ … }}`` is kept as written.
+``sh -c`` strings (parsed again, nested quotes and escapes included), and, read from the same ref
+through the caller's ``read``: ``tox -e ENV`` (the environment's commands in ``tox.ini`` or
+pyproject.toml, ``{posargs}`` replaced), ``pixi run TASK`` (the task in ``pixi.toml`` or
+``[tool.pixi]``) and shell scripts the step runs (``bash ci/test.sh``, ``./ci/test.sh``; ``$1``…
+from the call). Shell variables assigned in the script are followed (an assignment inside
+``if``/``case``/a loop is one possible value among others); what is left (``$NAME`` from the step's
+``env:``) the caller expands. ``${{ … }}`` is kept as written.
 
 Every bound is explicit (script size, nesting of ``bash -c``, values per variable); what cannot be
 read (a line the parser refuses, pytest after a command it does not know, a value from a command
