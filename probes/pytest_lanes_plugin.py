@@ -33,15 +33,27 @@ def _compile(expr: str) -> Any:
     return Expression.compile(expr)
 
 
-def _matcher(item: pytest.Item) -> Any:
+def _matcher(marks: list[Any]) -> Any:
     """What ``-m`` matches against: MarkMatcher (pytest ≥ 8.3, keyword args) or mark names."""
     try:
         from _pytest.mark import MarkMatcher
 
-        return MarkMatcher.from_markers(item.iter_markers())
+        return MarkMatcher.from_markers(marks)
     except ImportError:  # older pytest: a predicate over marker names
-        names = {m.name for m in item.iter_markers()}
+        names = {m.name for m in marks}
         return names.__contains__
+
+
+def _signature(marks: list[Any]) -> Any:
+    """What an item's lane verdicts depend on: its marks' names and keyword arguments (None when a
+    keyword value cannot be compared safely: that item is evaluated on its own)."""
+    out = []
+    for m in marks:
+        kwargs = getattr(m, "kwargs", {}) or {}
+        if any(type(v) not in (str, int, float, bool, type(None)) for v in kwargs.values()):
+            return None
+        out.append((m.name, tuple(sorted((k, type(v).__name__, v) for k, v in kwargs.items()))))
+    return tuple(sorted(out))
 
 
 def expression_names(expr: str) -> list[str]:
@@ -96,18 +108,28 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     counts = {name: 0 for name in compiled}
     per_file: dict[str, dict[str, int]] = {}
     marker_items: dict[str, int] = {}
+    # Items with the same marks get the same verdicts: each distinct set of marks is evaluated once
+    # (most items of a suite carry none, or the same few), not every lane for every item.
+    verdicts: dict[Any, tuple[str, ...]] = {}
     for item in session.items:
-        names = {m.name for m in item.iter_markers()}
-        for n in names:
+        marks = list(item.iter_markers())
+        for n in {m.name for m in marks}:
             marker_items[n] = marker_items.get(n, 0) + 1
-        matcher = _matcher(item)
+        sig = _signature(marks)
+        selected = verdicts.get(sig) if sig is not None else None
+        if selected is None:
+            matcher = _matcher(marks)
+            selected = tuple(
+                name for name, expr in compiled.items() if expr is None or expr.evaluate(matcher)
+            )
+            if sig is not None:
+                verdicts[sig] = selected
         path = _file_of(item.nodeid)
         row = per_file.setdefault(path, {"__all__": 0})
         row["__all__"] += 1
-        for name, expr in compiled.items():
-            if expr is None or expr.evaluate(matcher):
-                counts[name] += 1
-                row[name] = row.get(name, 0) + 1
+        for name in selected:
+            counts[name] += 1
+            row[name] = row.get(name, 0) + 1
 
     def of_interest(path: str) -> dict[str, int]:
         total: dict[str, int] = {}

@@ -3,13 +3,14 @@
 Known contexts: ``matrix`` (one combination), ``env`` (workflow, job and step ``env:`` merged, values
 rendered in turn) and ``inputs`` (a composite action's ``with:`` values or input defaults). Anything
 else (``github``, ``secrets``, ``needs``, ``steps``, functions other than ``format``, ``contains``,
-``startsWith``, ``endsWith`` and ``join``, filters) is ``UNKNOWN``, and so
+``startsWith``, ``endsWith``, ``join`` and ``fromJSON``, filters) is ``UNKNOWN``, and so
 is anything past the limits: the workflow under review is hostile input.
 Operators follow GitHub: ``||``/``&&`` return an operand, ``==`` compares strings case-insensitively.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Mapping
@@ -60,6 +61,7 @@ class Scope:
     inputs: Mapping[str, tuple[LStr, Scope | None]] | None = None
     read: list[str] = field(default_factory=list)
     steps_left: list[int] = field(default_factory=lambda: [MAX_STEPS])  # shared by nested scopes
+    touched: list[LStr] = field(default_factory=list)  # env: values read on the way (shared)
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,11 @@ def _segments(text: str) -> list[_Segment]:
         out.append(_Segment(pos, i + 2, text[pos + 3 : i]))
         pos = text.find("${{", i + 2)
     return out
+
+
+def segments(text: str) -> list[_Segment]:
+    """Each ``${{ … }}`` in ``text`` (start, end, inner text), at most ``MAX_EXPRS`` + 1."""
+    return _segments(text)
 
 
 _TOKEN = re.compile(
@@ -171,7 +178,10 @@ class _View:
             src = _lookup(
                 s.env, key, default=UNKNOWN
             )  # set by an earlier step through $GITHUB_ENV?
-            return UNKNOWN if src is UNKNOWN else render(src, s, self.depth + 1)
+            if src is UNKNOWN:
+                return UNKNOWN
+            s.touched.append(src)
+            return render(src, s, self.depth + 1)
         if s.inputs is None:
             return UNKNOWN
         entry = _lookup(s.inputs, key, default=UNKNOWN)
@@ -199,6 +209,17 @@ def _prop(v: Any, key: Any) -> Any:
         i = int(key)
         return v[i] if 0 <= i < len(v) and i == key else None
     return None
+
+
+def _from_json(value: Any, where: LStr) -> Any:
+    """JSON values as the evaluator's: strings placed at the template that holds them (derived)."""
+    if isinstance(value, str):
+        return LStr(value, where.path, where.line, derived=True)
+    if isinstance(value, dict):
+        return {str(k): _from_json(v, where) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_from_json(v, where) for v in value]
+    return value
 
 
 def _call(name: str, args: list[Any], where: LStr) -> Any:
@@ -234,6 +255,15 @@ def _call(name: str, args: list[Any], where: LStr) -> Any:
             if fn == "contains"
             else (h.startswith(n) if fn == "startswith" else h.endswith(n))
         )
+    if fn == "fromjson" and len(args) == 1:  # a literal mapping or list written in the workflow
+        text = _text_of(args[0], where)
+        if text is UNKNOWN or len(text) > MAX_TEXT:
+            return UNKNOWN
+        try:
+            value = json.loads(str(text))
+        except (ValueError, RecursionError):
+            return UNKNOWN
+        return _from_json(value, where)
     if fn == "join" and args and isinstance(args[0], list):
         parts = [_text_of(x, where) for x in args[0]]
         sep = _text_of(args[1], where) if len(args) > 1 else LStr(",", where.path, where.line)

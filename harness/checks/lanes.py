@@ -15,15 +15,11 @@ Workflows are read from git objects at the ref: no checkout.
 
 from __future__ import annotations
 
-import functools
-import importlib.util
 import posixpath
 import re
-import shlex
-import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 from typing import Any
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -31,6 +27,8 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from harness import yamlpath
 from harness.checks.gha_expr import UNKNOWN, LStr, Scope, has_expression, render
 from harness.checks.gha_matrix import MAX_COMBOS, Matrix, expand_matrix
+from harness.checks.gha_shell import SHELL_PARAM, might_hold_lanes, pytest_calls
+from harness.checks.lane_expr import expression_error
 from harness.checks.result import Checked
 from harness.errors import UsageError
 from harness.git.evidence import ls_tree
@@ -42,7 +40,11 @@ _MARKER_NAME = re.compile(r"marker|pytest_mark", re.I)
 _MATRIX_REF = re.compile(r"^\$\{\{\s*matrix\.([A-Za-z0-9_-]+)\s*\}\}$")
 _SHELL_VAR = re.compile(r"^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$")
 MAX_ACTION_DEPTH = 3  # local composite actions calling local composite actions
+MAX_CALL_DEPTH = 2  # local reusable workflows read through their callers, nested
+MAX_CALLS = 16  # caller matrix combinations a reusable workflow is read for
+MAX_CALLED_JOBS = 512  # jobs read through callers in one workflow file (a hostile fan-out stops)
 _MISSING = "local action not in the tree: "  # notes of this kind are listed together
+_UNREAD = "run: script not read: "  # a pytest call the shell reading could not follow
 # A line naming a marker key ("markers:", "- pytest_mark: …"), read in three steps that cannot
 # backtrack: one pattern for the whole line took quadratic time over a long run of spaces or of
 # "marker" in the reviewed repository's workflow.
@@ -75,6 +77,8 @@ class Lane:
     template: str | None = (
         None  # the text as written, when ${{ }} / $VAR was expanded into ``expression``
     )
+    via: tuple[str, ...] = ()  # wrappers a run: lane's pytest call was read through
+    read_at: tuple[tuple[str, int], ...] = ()  # env: lines its expression was read through
 
     @property
     def name(self) -> str:
@@ -90,6 +94,7 @@ class Lane:
             "source": self.source,
             "uses": self.uses,
             "template": self.template,
+            "via": list(self.via),
         }
 
 
@@ -126,6 +131,38 @@ class _Tmpl:
     key_line: int | None
     source: str
     scope: Callable[[Any, list[str]], Scope]  # (matrix combination, matrix keys read) → Scope
+    shell: bool = False  # read from a run: script: $NAME is the step's environment variable
+    via: tuple[str, ...] = ()  # wrappers the pytest call was read through (docker run, bash -c …)
+    written: str | None = None  # the -m word as written, when the script's variables composed it
+
+
+def _shell_env(v: LStr, scope: Scope) -> Any:
+    """``$NAME``/``${NAME}``/``${NAME:-default}`` in a run: script's expression, from the step's
+    environment (workflow, job and step ``env:``, rendered); UNKNOWN when a name is not there."""
+    out, pos = [], 0
+    matches = list(SHELL_PARAM.finditer(v))
+    if not matches:
+        return v
+    values: list[Any] = []
+    for m in matches:
+        name, op, default = m.group(1) or m.group(4), m.group(2), m.group(3)
+        src = scope.env.get(name)
+        if src is not None:
+            scope.touched.append(src)
+        val: Any = render(src, scope) if src is not None else None
+        if val is UNKNOWN:
+            return UNKNOWN
+        if val is None or (op == ":-" and not str(val)):
+            if op not in (":-", "-"):
+                return UNKNOWN  # set where this scan cannot see (an earlier step, the runner)
+            val = LStr(default or "", v.path, v.line, derived=True)
+        values.append(val)
+        out += [v[pos : m.start()], str(val)]
+        pos = m.end()
+    out.append(v[pos:])
+    if len(matches) == 1 and matches[0].group(0) == str(v).strip() and isinstance(values[0], LStr):
+        return values[0]
+    return LStr("".join(out), v.path, v.line, derived=True)
 
 
 def _env_map(node: Node | None, path: str) -> dict[str, LStr]:
@@ -138,8 +175,13 @@ def _env_map(node: Node | None, path: str) -> dict[str, LStr]:
     return out
 
 
-def _fixed_scope(env: dict[str, LStr]) -> Callable[[Any, list[str]], Scope]:
-    return lambda combo, read: Scope(combo, env, None, read)
+def _fixed_scope(
+    env: dict[str, LStr], inputs: Mapping[str, LStr] | None = None
+) -> Callable[[Any, list[str]], Scope]:
+    """Scope of a job's templates: its matrix combination, ``env:`` and, in a reusable workflow
+    read through a caller, the ``inputs`` that caller gives."""
+    given = None if inputs is None else {k: (v, None) for k, v in inputs.items()}
+    return lambda combo, read: Scope(combo, env, given, read)
 
 
 def _show(v: Any) -> str:
@@ -157,21 +199,40 @@ def _expand(t: _Tmpl, mx: Matrix, job_id: str, uses: str | None, used: set[str])
     """One lane per distinct expression the template takes over the job's matrix combinations."""
     text = t.text
     var = _SHELL_VAR.match(text)
-    plain = Lane(job_id, t.input, str(text), text.path, text.line, t.source, uses, t.key_line)
-    if not has_expression(text) and not var:
+    plain = Lane(
+        job_id,
+        t.input,
+        str(text),
+        text.path,
+        text.line,
+        t.source,
+        uses,
+        t.key_line,
+        template=t.written,
+        via=t.via,
+    )
+    shell = t.shell and SHELL_PARAM.search(text) is not None
+    if not has_expression(text) and not var and not shell:
         return [plain]
     out: dict[tuple[str, str], Lane] = {}
     unresolved = not mx.combos
+    seen_env: dict[
+        tuple[str, int], None
+    ] = {}  # env: lines read, also where the value stayed unknown
     for combo in mx.combos:
         read: list[str] = []
         scope = t.scope(combo, read)
-        if var:  # a shell variable: the step's environment holds the workflow's env: values
+        if t.shell:  # ${{ }} first (GitHub renders the script), then the shell's $NAME
+            v = render(text, scope)
+            v = UNKNOWN if v is UNKNOWN else _shell_env(v, scope)
+        elif var:  # a shell variable: the step's environment holds the workflow's env: values
             src = scope.env.get(var.group(1))
             if src is None:
                 return [plain]
             v = render(src, scope)
         else:
             v = render(text, scope)
+        seen_env.update(dict.fromkeys((x.path, x.line) for x in scope.touched if x.path and x.line))
         if v is UNKNOWN:
             unresolved = True
             continue
@@ -189,60 +250,94 @@ def _expand(t: _Tmpl, mx: Matrix, job_id: str, uses: str | None, used: set[str])
                 name,
                 t.input,
                 str(v).strip(),
-                v.path or text.path,
+                text.path if v.derived else (v.path or text.path),
                 line,
                 source,
                 uses,
                 t.key_line,
-                template=str(text),
+                template=t.written or str(text),
+                via=t.via,
+                read_at=tuple(
+                    dict.fromkeys((x.path, x.line) for x in scope.touched if x.path and x.line)
+                ),
             ),
         )
     if unresolved:
+        plain.read_at = tuple(seen_env)
         out.setdefault((job_id, str(text)), plain)
     return list(out.values())
 
 
 def _run_tmpls(
-    path: str, step: Node, label: str, source: str, scope: Callable[[Any, list[str]], Scope]
+    path: str,
+    step: Node,
+    label: str,
+    source: str,
+    scope: Callable[[Any, list[str]], Scope],
+    file_lines: Sequence[str],
+    unread: list[str] | None = None,
+    read_file: Reader | None = None,
 ) -> list[_Tmpl]:
-    """``pytest -m EXPR`` commands in a step's ``run:`` script (continuation lines joined)."""
+    """``pytest -m EXPR`` calls in a step's ``run:`` script, read with a shell parser through its
+    wrappers (``gha_shell``); each placed on the source line its expression is written on."""
     run = yamlpath.get(step, "run")
-    script = _scalar(run)
-    if not script or "pytest" not in script:
+    if not isinstance(run, ScalarNode) or not might_hold_lanes(str(run.value)):
         return []
+    script = str(run.value)
+    read = pytest_calls(script, read_file)
+    src, first = _source_lines(run, file_lines)
     out: list[_Tmpl] = []
-    first = yamlpath.line_of(run) + (1 if getattr(run, "style", None) in ("|", ">") else 0)  # type: ignore[arg-type]
-    folded = getattr(run, "style", None) == ">"
-    raw = str(run.value).split("\n")  # type: ignore[union-attr]
-    j = 0
-    while j < len(raw):
-        start, command = j, raw[j]
-        while command.rstrip().endswith("\\") and j + 1 < len(raw):
-            j += 1
-            command = command.rstrip()[:-1] + " " + raw[j]
-        expr = _pytest_marker(command)
-        if expr is not None:
-            if (
-                folded
-            ):  # the value joined source lines with spaces: find the expression's own source line
-                lines = _block_lines(run) if run is not None else []
-                at = next((k for k, ln in enumerate(lines) if expr in ln), 0)
-            else:
-                at = next(
-                    (k for k in range(start, j + 1) if expr in raw[k]), start
-                )  # the expression's own line
-            out.append(_Tmpl(f"run: {label}", LStr(expr, path, first + at), None, source, scope))
-        j += 1
+    for call in read.calls:
+        if call.where:  # written in pixi.toml / tox.ini at the same ref
+            where = LStr(call.expression, call.where[0], call.where[1])
+        else:
+            line = _locate(src, first, script, call.pos, call.expression)
+            where = LStr(call.expression, path, line)
+        out.append(
+            _Tmpl(
+                f"run: {label}",
+                where,
+                None,
+                source,
+                scope,
+                shell=True,
+                via=call.via,
+                written=None if call.verbatim else call.written,
+            )
+        )
+    for pos, why in read.unread:
+        if unread is not None:
+            at = _locate(src, first, script, pos, "")
+            unread.append(f"{_UNREAD}{path}:{at} ({label}): {why}")
     return out
 
 
-def _block_lines(run: Node) -> list[str]:
-    """The source lines of a folded block (its value joins them with spaces)."""
-    mark = run.start_mark
-    buf = getattr(mark, "buffer", None)
-    if not buf:
-        return [str(getattr(run, "value", ""))]
-    return buf[mark.index : run.end_mark.index].split("\n")[1:]
+def _source_lines(node: ScalarNode, file_lines: Sequence[str]) -> tuple[list[str], int]:
+    """The source lines a scalar is written on (a block's header line left out) and the first one's
+    number: a folded block's or a quoted scalar's value joins its lines, so lines are found there."""
+    block = node.style in ("|", ">")
+    first = node.start_mark.line + 1 + (1 if block else 0)
+    last = node.end_mark.line + 1  # a block ends at the start of the line after it
+    lines = list(file_lines[first - 1 : max(last, first)])
+    return (lines or str(node.value).split("\n")), first
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.replace('\\"', '"').replace("\\'", "'").split())
+
+
+def _locate(src: list[str], first: int, value: str, pos: int, expr: str) -> int:
+    """The source line of the text at ``pos`` in a scalar's value: the line of ``src`` from which the
+    expression reads on (blocks folded with ``>`` and quoted scalars join lines, so the value's own
+    line count is only where the search starts)."""
+    approx = min(value[:pos].count("\n"), max(len(src) - 1, 0))
+    want = _flat(expr)
+    head = want.split(" ", 1)[0] if want else ""
+    if want:
+        for k in [*range(approx, len(src)), *range(0, approx)]:
+            if head in src[k] and want in _flat(" ".join(src[k : k + 8])):
+                return first + k
+    return first + approx
 
 
 def _with_tmpls(
@@ -312,10 +407,12 @@ def _action_tmpls(
             outer = caller(combo, read_keys)
             ins: dict[str, tuple[LStr, Scope | None]] = {k: (v, None) for k, v in defaults.items()}
             ins.update({k: (v, outer) for k, v in given.items()})
-            return Scope(combo, {**outer.env, **step_env}, ins, read_keys, outer.steps_left)
+            return Scope(
+                combo, {**outer.env, **step_env}, ins, read_keys, outer.steps_left, outer.touched
+            )
 
         label = f"{rel}: " + (_scalar(yamlpath.get(astep, "name")) or f"step {i + 1}")
-        out += _run_tmpls(apath, astep, label, "action", scope)
+        out += _run_tmpls(apath, astep, label, "action", scope, text.splitlines(), notes, read)
         inner = _scalar(yamlpath.get(astep, "uses")) or ""
         if inner.startswith("./"):
             out += _action_tmpls(inner, astep, apath, scope, read, notes, depth + 1)
@@ -326,6 +423,88 @@ def _action_tmpls(
     return out
 
 
+def _called_lanes(
+    path: str,
+    job_id: str,
+    job: Node,
+    uses: str,
+    mx: Matrix,
+    job_env: dict[str, LStr],
+    inputs: Mapping[str, LStr] | None,
+    read: Reader,
+    notes: list[str],
+    calls: int,
+    budget: list[int],
+) -> list[Lane]:
+    """Lanes of a local reusable workflow (``jobs.<id>.uses: ./.github/workflows/x.yml``) as this
+    caller runs it: its ``inputs.*`` are the caller's ``with:`` values rendered per caller matrix
+    combination (its input defaults otherwise), one reading per distinct set of inputs."""
+    rel = posixpath.normpath(uses[2:].split("@", 1)[0])
+    text = read(rel) if not rel.startswith("..") else None
+    if text is None:
+        return []
+    try:
+        root = yamlpath.compose(text)
+    except yamlpath.YamlError:
+        return []  # the file's own scan reports it
+    jobs = yamlpath.get(root, "jobs")
+    if not isinstance(root, MappingNode) or not isinstance(jobs, MappingNode):
+        return []
+    with_node = yamlpath.get(job, "with")
+    given: dict[str, LStr] = {}
+    for name, _kn, v in yamlpath.items(with_node) if isinstance(with_node, MappingNode) else []:
+        if (val := _scalar(v)) is not None:
+            given[name] = LStr(val, path, yamlpath.line_of(v))
+    defaults: dict[str, LStr] = {}
+    spec = yamlpath.get(yamlpath.get(yamlpath.get(root, "on"), "workflow_call"), "inputs")
+    for name, _kn, item in yamlpath.items(spec) if isinstance(spec, MappingNode) else []:
+        d = yamlpath.get(item, "default")
+        if (val := _scalar(d)) is not None and d is not None:
+            defaults[name] = LStr(val, rel, yamlpath.line_of(d))
+    called_env = _env_map(root, rel)
+    lines = text.splitlines()
+    seen: set[tuple[tuple[str, str], ...]] = set()
+    out: list[Lane] = []
+    for combo in (mx.combos or [{}])[:MAX_CALLS]:
+        keys: list[str] = []
+        scope = _fixed_scope(job_env, inputs)(combo, keys)
+        values = dict(defaults)
+        for name, template in given.items():
+            v = render(template, scope)
+            if v is not UNKNOWN:
+                values[name] = v if isinstance(v, LStr) else LStr(str(v), path, template.line)
+            else:
+                values.pop(name, None)  # known only when CI runs
+        key = tuple(sorted((k, str(v)) for k, v in values.items()))
+        if key in seen:
+            continue
+        seen.add(key)
+        read_keys = list(dict.fromkeys(keys))
+        suffix = ", ".join(f"{k}={_show(combo.get(k))}" for k in read_keys)
+        caller = f"{job_id}[{suffix}]" if suffix and isinstance(combo, dict) else job_id
+        for cjob_id, _kn, cjob in yamlpath.items(jobs):
+            budget[0] -= 1
+            if budget[0] < 0:
+                notes.append(
+                    f"{path}: reusable workflows read through their callers: the first "
+                    f"{MAX_CALLED_JOBS} jobs"
+                )
+                return out
+            out += _job_lanes(
+                rel,
+                f"{caller} → {cjob_id}",
+                cjob,
+                called_env,
+                read,
+                notes,
+                lines,
+                values,
+                calls + 1,
+                budget,
+            )
+    return out
+
+
 def _job_lanes(
     path: str,
     job_id: str,
@@ -333,6 +512,10 @@ def _job_lanes(
     root_env: dict[str, LStr],
     read: Reader | None,
     notes: list[str],
+    file_lines: Sequence[str] = (),
+    inputs: Mapping[str, LStr] | None = None,
+    calls: int = 0,
+    budget: list[int] | None = None,
 ) -> list[Lane]:
     uses = _scalar(yamlpath.get(job, "uses")) or None
     strategy = yamlpath.get(job, "strategy")
@@ -347,12 +530,25 @@ def _job_lanes(
             f"the first {MAX_COMBOS}"
         )
     job_env = {**root_env, **_env_map(job, path)}
-    tmpls = _with_tmpls(path, yamlpath.get(job, "with"), "with", _fixed_scope(job_env))
+    tmpls = _with_tmpls(path, yamlpath.get(job, "with"), "with", _fixed_scope(job_env, inputs))
+    called: list[Lane] = []
+    if uses and uses.startswith("./") and read is not None and calls < MAX_CALL_DEPTH:
+        budget = budget if budget is not None else [MAX_CALLED_JOBS]
+        called = _called_lanes(
+            path, job_id, job, uses, mx, job_env, inputs, read, notes, calls, budget
+        )
     steps = yamlpath.get(job, "steps")
     for i, step in enumerate(steps.value if isinstance(steps, SequenceNode) else []):
-        step_scope = _fixed_scope({**job_env, **_env_map(step, path)})
+        step_scope = _fixed_scope({**job_env, **_env_map(step, path)}, inputs)
         tmpls += _run_tmpls(
-            path, step, _scalar(yamlpath.get(step, "name")) or f"step {i + 1}", "run", step_scope
+            path,
+            step,
+            _scalar(yamlpath.get(step, "name")) or f"step {i + 1}",
+            "run",
+            step_scope,
+            file_lines,
+            notes,
+            read,
         )
         step_uses = _scalar(yamlpath.get(step, "uses")) or ""
         if step_uses.startswith("./"):
@@ -374,40 +570,7 @@ def _job_lanes(
                     lanes.append(
                         Lane(f"{job_id}[{key}={v}]", key, str(v), v.path, v.line, "matrix", uses)
                     )
-    return lanes
-
-
-def _pytest_marker(command: str) -> str | None:
-    """The ``-m`` expression of a pytest command line (``pytest``, ``python -m pytest``), if any."""
-    try:
-        words = shlex.split(command, comments=True)
-    except ValueError:  # unbalanced quotes (e.g. a ${{ }} expression split oddly): not parsed
-        return None
-    at = next(
-        (
-            i
-            for i, w in enumerate(words)
-            if w == "pytest"
-            or w.endswith("/pytest")
-            or (w == "-m" and i + 1 < len(words) and words[i + 1] == "pytest")
-        ),
-        None,
-    )
-    if at is None:
-        return None
-    rest = words[at + (2 if words[at] == "-m" else 1) :]
-    found = None  # pytest stores -m: the last one given is the one it uses
-    for i, w in enumerate(rest):
-        if w == "-m" and i + 1 < len(rest):
-            found = rest[i + 1]
-        elif (
-            w.startswith("-m")
-            and len(w) > 2
-            and not w.startswith("--")
-            and rest[i - 1 : i] != ["-m"]
-        ):
-            found = w[2:].lstrip("=")
-    return found
+    return lanes + called
 
 
 def _input_defaults(path: str, root: Node) -> list[Lane]:
@@ -465,8 +628,10 @@ def _lanes_in_text(
     if jobs is not None and not isinstance(jobs, MappingNode):
         return lanes, f"jobs is {yamlpath.kind(jobs)}, not a mapping"
     root_env = _env_map(root, path)
+    file_lines = text.splitlines()
+    budget = [MAX_CALLED_JOBS]  # shared by every job of this file
     for job_id, _kn, job in yamlpath.items(jobs) if jobs is not None else []:
-        lanes += _job_lanes(path, job_id, job, root_env, read, notes)
+        lanes += _job_lanes(path, job_id, job, root_env, read, notes, file_lines, budget=budget)
     return lanes, None
 
 
@@ -540,6 +705,7 @@ def scan_lanes(
         scan.lanes += lanes
         lines = text.splitlines()
         known = {n for ln in lanes if ln.path == path for n in (ln.key_line, ln.line)}
+        known |= {n for ln in lanes for p, n in ln.read_at if p == path}
         for no, line in enumerate(lines, 1):
             key = marker_key(line)
             if key is not None:
@@ -553,7 +719,10 @@ def scan_lanes(
     for lane in scan.lanes:
         lines = all_lines.get(lane.path or "", [])
         if lane.line and lane.line <= len(lines):
-            scan.raw_lines[(lane.path or "", lane.line)] = lines[lane.line - 1]
+            # the line and the few after it: a folded block or a continued command goes on there
+            scan.raw_lines[(lane.path or "", lane.line)] = "\n".join(
+                lines[lane.line - 1 : lane.line + 7]
+            )
     scan.notes = list(dict.fromkeys(scan.notes))
     scan.lanes += _extra(extra_lanes)
     return scan
@@ -569,60 +738,24 @@ def find_lanes(
     return scan_lanes(repo, ref, workflows, extra_lanes).lanes
 
 
-def filled_in_by_ci(expr: str) -> bool:
-    """The expression is known only when CI runs (``${{ … }}`` left unexpanded, or a shell ``$VAR``)."""
-    return "${{" in expr or bool(_SHELL_VAR.match(expr))
-
-
-@functools.cache
-def _pytest_expression() -> Any:
-    """pytest's own ``-m`` parser. Its module needs only the standard library, so it is loaded on
-    its own: importing ``_pytest.mark`` would bring pytest's plugin machinery (~30 ms) into every
-    run that validates a lane."""
-    spec = importlib.util.find_spec("_pytest")
-    where = spec.submodule_search_locations if spec else None
-    if where:
-        path = Path(list(where)[0]) / "mark" / "expression.py"
-        alone = importlib.util.spec_from_file_location("_harness_pytest_expression", path)
-        if alone is not None and alone.loader is not None and path.is_file():
-            module = importlib.util.module_from_spec(alone)
-            sys.modules[alone.name] = module  # dataclasses look their module up while defining
-            try:
-                alone.loader.exec_module(module)
-                return module.Expression
-            except Exception:  # a later pytest whose parser needs more: import it as usual
-                sys.modules.pop(alone.name, None)
-    try:
-        from _pytest.mark.expression import Expression
-    except ImportError:
-        return None
-    return Expression
-
-
-def expression_error(expr: str) -> str | None:
-    """Why ``expr`` is not a valid ``pytest -m`` expression (None when valid or not checkable)."""
-    if filled_in_by_ci(expr) or not expr:
-        return None
-    Expression = _pytest_expression()
-    if Expression is None:  # pragma: no cover - pytest absent
-        return None
-    try:
-        Expression.compile(expr)
-    except Exception as exc:  # ParseError before pytest 9, SyntaxError since
-        return str(exc).split(" (<pytest match expression>")[0]
-    return None
-
-
 def _expr_in_raw(lane: Lane, raw: str | None) -> bool | None:
-    """Whether the raw line shows the expression (None where YAML puts the text on later lines)."""
+    """Whether the raw text at the lane's line shows the expression (None where YAML puts the text on
+    later lines). ``raw`` is that line and the few after it: an expression that a folded block
+    (``run: >-``) or a quoted scalar carries on to the next source line is read back across them,
+    starting on the lane's own line."""
     if raw is None or not lane.expression:
         return None
+    line, _, after = raw.partition("\n")
     first = lane.expression.splitlines()[0].strip()
-    if first in raw:
+    if first in line:
         return True
-    if re.search(r"[|>][+-]?[0-9]?\s*(#.*)?$", raw):
+    if re.search(r"[|>][+-]?[0-9]?\s*(#.*)?$", line):
         return None  # block scalar: the text starts on the next line
-    shown = re.sub(r"^\s*-?\s*([^:]*:\s*)?", "", raw).strip().strip("\"'")
+    want = _flat(lane.expression)
+    head = want.split(" ", 1)[0]
+    if head and head in line and want in _flat(line + " " + after):
+        return True  # folded over the next source lines
+    shown = re.sub(r"^\s*-?\s*([^:]*:\s*)?", "", line).strip().strip("\"'")
     return bool(shown) and first.startswith(shown)  # a plain scalar folded over several lines
 
 
@@ -649,7 +782,9 @@ def lanes_check(
                 Code(lane.input),
                 expr_cell,
                 Code(where),
-                lane.source + (f" → {lane.uses}" if lane.uses else ""),
+                lane.source
+                + (f" via {' → '.join(lane.via)}" if lane.via else "")
+                + (f" → {lane.uses}" if lane.uses else ""),
             ]
         )
         err = expression_error(lane.expression)
@@ -682,7 +817,18 @@ def lanes_check(
     checked = [(ln, None if ok is False and ln.template is not None else ok) for ln, ok in checked]
     expanded = [ln for ln in scan.lanes if ln.template is not None]
     missing = [n[len(_MISSING) :] for n in scan.notes if n.startswith(_MISSING)]
-    bounded = [n for n in scan.notes if not n.startswith(_MISSING)]
+    unread = [n[len(_UNREAD) :] for n in scan.notes if n.startswith(_UNREAD)]
+    bounded = [n for n in scan.notes if not n.startswith((_MISSING, _UNREAD))]
+    for note in unread:
+        findings.append(
+            Finding(
+                "lane-unread-shell",
+                "info",
+                f"a pytest -m call not read as a lane: {note}",
+                "the lane this command runs is missing from the table",
+                key=f"unread-shell\0{note}",
+            )
+        )
     for note in bounded:
         findings.append(
             Finding(
@@ -747,7 +893,8 @@ def lanes_check(
         rows=rows,
         legend="lanes expanded over a matrix are named job[key=value] after the keys their expression reads; "
         "'(… default)' lanes are defaults of reusable or manual workflow inputs; 'run' lanes are pytest -m in "
-        "a step's script; 'action' lanes pytest -m in a local composite action; 'step with' marker inputs "
+        "a step's script (source 'via' lists the wrappers it was read through: docker run, bash -c, pixi run "
+        "TASK, tox -e ENV …); 'action' lanes pytest -m in a local composite action; 'step with' marker inputs "
         "of a step's action; 'scenario' lanes were given by hand",
         control="each expression read back from the raw text at its line; a plain text scan for marker-named "
         "keys counts the lines the YAML walk did not turn into lanes",
@@ -760,21 +907,26 @@ def lanes_check(
         findings=findings,
         controls=controls,
         not_verified=[
-            "`run:` scripts: only `pytest … -m EXPR` on the step's own lines (a `$VAR` set under env: is "
-            "followed; shell assignments, scripts it calls and tox/nox sessions are not)",
+            "`run:` scripts are read with a shell parser through docker/bash -c/uv/coverage/python -m "
+            "wrappers, the script's assignments, `pixi run` tasks, `tox -e` environments and shell scripts "
+            "the step runs from the repository (`cd` is not followed; a script calling another is not "
+            "read); make targets and nox sessions are not",
             "whether a lane's job actually runs (if:, paths filters, schedules) is not evaluated",
             "${{ }} is expanded over matrix combinations (first "
-            f"{MAX_COMBOS} per job), env: (workflow, job, step) and a local composite action's inputs; "
-            "github, secrets, needs, steps, vars and functions other than format, contains, startsWith, "
-            "endsWith and join are not, so such lanes stay unexpanded",
-            "remote actions are not read (their marker inputs are lanes; what they run is not)",
+            f"{MAX_COMBOS} per job), env: (workflow, job, step), a local composite action's inputs and a "
+            "local reusable workflow's inputs as each caller gives them; github, secrets, needs, steps, "
+            "vars and functions other than format, contains, startsWith, endsWith, join and fromJSON "
+            "are not, so such lanes stay unexpanded",
+            "remote actions and remote reusable workflows are not read (their marker inputs are lanes; "
+            "what they run is not)",
         ]
         + [f"bounded: {n}" for n in bounded]
         + (
             [f"local actions not in the tree at {ref}: {len(missing)} (listed in the findings)"]
             if missing
             else []
-        ),
+        )
+        + [f"run: script: {n}" for n in unread],
         data={
             "ref": ref,
             "sha": scan.sha,

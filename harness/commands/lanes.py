@@ -13,7 +13,8 @@ NAME = "lanes"
 HELP = (
     "the pytest marker expression of every CI lane in GitHub Actions workflows at a ref "
     "(inputs named *markers*/*pytest_marks* under jobs.*.with, matrix values, input defaults, pytest -m in "
-    "run: steps and local composite actions; ${{ matrix/env/inputs }} expanded per matrix combination)"
+    "run: steps and local composite actions, read with a shell parser through docker/bash -c/uv run/"
+    "pixi run/tox -e wrappers; ${{ matrix/env/inputs }} expanded per matrix combination)"
 )
 
 

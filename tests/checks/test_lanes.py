@@ -108,6 +108,7 @@ def test_section_rows_findings_and_controls(builder, run_cli):
         "source": "with",
         "uses": "./.github/workflows/gpu.yml",
         "template": None,
+        "via": [],
     }
     kinds = {(f["kind"], f["severity"]) for f in sec["findings"]}
     assert ("lane-expression", "P2") in kinds  # "not (gpu" does not parse
@@ -200,7 +201,7 @@ jobs:
       - name: Unit tests
         run: |
           pip install -e .
-          python -m pytest \\\\
+          python -m pytest \\
             -m "pre_merge and not gpu" tests/
           echo -m not-a-lane
       - run: pytest -q tests/smoke  # no marker: not a lane

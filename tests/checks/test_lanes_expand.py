@@ -306,6 +306,11 @@ jobs:
         ("hashFiles('**/x')", {}, UNKNOWN),
         ("secrets.TOKEN || 'x'", {}, UNKNOWN),
         ("matrix.t ==", {"t": "y"}, UNKNOWN),
+        ('fromJSON(\'{"unit": "not gpu", "gpu": "gpu"}\')[matrix.t]', {"t": "gpu"}, "gpu"),
+        ('fromJSON(\'["a", "b"]\')[1]', {}, "b"),
+        ("fromJSON('{\"a\": ')['a']", {}, UNKNOWN),  # not JSON
+        ("fromJSON('" + "[" * 5000 + "]" * 5000 + "')", {}, UNKNOWN),  # nested past the parser
+        ("fromJSON(matrix.t)['k']", {"t": '{"k": "v"}'}, "v"),
     ],
 )
 def test_expression_evaluator(expr, matrix, want):

@@ -75,8 +75,8 @@ def pytest_argv(
         python,
         "-m",
         "pytest",
-        *(["--collect-only"] if collect_only else []),
-        "-q",
+        # a collection prints one line per file, not per test (the plugin writes what is read)
+        *(["--collect-only", "-qq"] if collect_only else ["-q"]),
         "-p",
         plugin,
         "-p",

@@ -50,7 +50,7 @@ class Lane:
 
 def expression_problem(expr: str) -> str | None:
     """Why pytest would refuse ``expr`` as a ``-m`` expression (None when valid or pytest is absent here)."""
-    from harness.checks.lanes import expression_error
+    from harness.checks.lane_expr import expression_error
 
     return expression_error(expr)
 
@@ -100,7 +100,8 @@ def lanes_from_workflows(
     """Lanes found in the CI workflows at ``ref`` (plus hand-given ones), named ``job · input``
     (numbered when repeated), and those skipped because CI fills their expression in at run time;
     ``unread`` collects "path: why" for workflows that could not be read (an alias bomb, bad YAML)."""
-    from harness.checks.lanes import filled_in_by_ci, scan_lanes
+    from harness.checks.lane_expr import filled_in_by_ci
+    from harness.checks.lanes import scan_lanes
 
     lanes: list[Lane] = []
     skipped: list[str] = []

@@ -34,7 +34,66 @@ from harness.progress import phase
 from harness.report.model import Code, Control, Finding, Section, Table
 
 METHOD_SEP = "ǁ"  # mutmut 3 mangles Class.method as xǁClassǁmethod
-_RUN_MUTMUT = "import sys; from mutmut.__main__ import cli; sys.argv[0] = 'mutmut'; sys.exit(cli())"
+# mutmut runs pytest inside its own process, where mutmut's own dependencies are already imported
+# (click, for one): a project that is one of them would test that installed copy, not its tree. The
+# launcher wraps mutmut's pytest call: before it, modules of the tree's top-level packages that were
+# loaded from elsewhere leave sys.modules (mutmut keeps its references; the tests import the tree's
+# mutated copy, which mutmut put first on sys.path); after the first call, where each changed file's
+# module was imported from is written down (the module path proof), once for the whole run.
+_RUN_MUTMUT = """import json, os, sys
+import mutmut.__main__ as mm
+TREE = os.path.realpath(os.getcwd())
+MUTANTS = os.path.join(TREE, "mutants")
+PACKAGES = json.loads(os.environ.get("HARNESS_SWEEP_PACKAGES", "[]"))
+CHANGED = json.loads(os.environ.get("HARNESS_SWEEP_CHANGED", "[]"))
+PROOF = os.environ.get("HARNESS_SWEEP_PROOF", "")
+def _inside(f):
+    return f is not None and os.path.realpath(f).startswith(MUTANTS + os.sep)
+def _purge():
+    for name in list(sys.modules):
+        if name.split(".")[0] in PACKAGES and not _inside(getattr(sys.modules[name], "__file__", None)):
+            del sys.modules[name]
+def _prove():
+    if not PROOF:
+        return
+    files = {}
+    for m in list(sys.modules.values()):
+        f = getattr(m, "__file__", None)
+        if f:
+            files.setdefault(os.path.realpath(f), m.__name__)
+    proof = {}
+    for rel in CHANGED:
+        want = os.path.join(MUTANTS, rel)
+        parts = rel[:-3].split("/")
+        if parts[-1] == "__init__":
+            parts.pop()
+        if want in files:
+            proof[rel] = {"status": "in tree", "module": files[want], "file": "mutants/" + rel}
+            continue
+        proof[rel] = {"status": "not imported", "module": None, "file": None}
+        for i in range(len(parts)):
+            mod = sys.modules.get(".".join(parts[i:]))
+            f = getattr(mod, "__file__", None) if mod else None
+            if f:
+                proof[rel] = {"status": "shadowed", "module": ".".join(parts[i:]), "file": os.path.realpath(f)}
+                break
+    try:
+        fd = os.open(PROOF, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return
+    with os.fdopen(fd, "w") as fh:
+        json.dump(proof, fh, sort_keys=True)
+_execute = mm.PytestRunner.execute_pytest
+def execute_pytest(self, params, **kwargs):
+    _purge()
+    try:
+        return _execute(self, params, **kwargs)
+    finally:
+        _prove()
+mm.PytestRunner.execute_pytest = execute_pytest
+sys.argv[0] = "mutmut"
+sys.exit(mm.cli())
+"""
 _STATUS = {
     1: "killed",
     3: "killed",
@@ -97,6 +156,9 @@ class SweepResult:
     mutmut_version: str = ""
     config: dict = field(default_factory=dict)
     refused: str = ""  # why mutmut was not run (the tree's config file is a link, …)
+    # changed file → where mutmut's pytest imported its module from (status in tree / shadowed /
+    # not imported, module, file): the module path proof
+    module_proofs: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def functions_touched(path: str, source: str, lines: set[int]) -> list[ChangedFunction]:
@@ -348,6 +410,7 @@ def run_sweep(
             result.mutmut_version = _mutmut_version(python)
             merge_shards(tree_dir, shard_parts, None if n == 1 else lists)
             result.mutants = _read_results(tree_dir, functions)
+            result.module_proofs = merge_proofs(shard_parts)
     result.leaked = bool(user_mutants and user_mutants.exists() and not existed)
     if result.exit_code is None:
         raise UsageError(f"mutmut ran past {timeout:.0f}s (raise --timeout or narrow --tests)")
@@ -363,6 +426,36 @@ class ShardResult:
     output: str
     codes: dict[str, dict[str, int | None]] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
+    proofs: dict[str, dict[str, Any]] = field(default_factory=dict)  # changed file → imported from
+
+
+def tree_packages(tree_dir: Path, roots: Sequence[str]) -> list[str]:
+    """Top-level module names the tree's source roots define (``src/click`` → ``click``): the names
+    whose installed copies must not stand in for the tree's during mutmut's runs."""
+    names: set[str] = set()
+    for root in roots:
+        folder = tree_dir / root
+        if folder.is_symlink() or not folder.is_dir():
+            continue
+        for entry in folder.iterdir():
+            stem = entry.name[:-3] if entry.name.endswith(".py") else entry.name
+            if stem.isidentifier() and (entry.suffix == ".py" or (entry / "__init__.py").exists()):
+                names.add(stem)
+    return sorted(names)
+
+
+def merge_proofs(shards: Sequence[ShardResult]) -> dict[str, dict[str, Any]]:
+    """One module path proof per changed file over all shards: any shard's shadowed or not-imported
+    entry outweighs an "in tree" one."""
+    rank = {"in tree": 0, "not imported": 1, "shadowed": 2}
+    out: dict[str, dict[str, Any]] = {}
+    for shard in shards:
+        for rel, entry in shard.proofs.items():
+            if rel not in out or rank.get(entry.get("status", ""), 3) > rank.get(
+                out[rel].get("status", ""), 3
+            ):
+                out[rel] = entry
+    return dict(sorted(out.items()))
 
 
 def sweep_shard(
@@ -373,15 +466,27 @@ def sweep_shard(
         tree_dir = Path(mat.path)
         write_mutmut_config(tree_dir, cfg)
         env = mutmut_env(tree_dir, drop_addopts=True)
+        changed = list(cfg.get("only_mutate", []))
+        env["HARNESS_SWEEP_PACKAGES"] = json.dumps(
+            tree_packages(tree_dir, cfg.get("source_paths", []))
+        )
+        env["HARNESS_SWEEP_CHANGED"] = json.dumps(changed)
         argv = [python, "-c", _RUN_MUTMUT, "run"]
         if max_children:
             argv += ["--max-children", str(max_children)]
-        try:
-            proc = run_in_tree(argv + list(names), tree_dir, env, timeout)
-        except process.TimeoutExpired as exc:
-            out = ((exc.stdout or b"") + (exc.stderr or b"")).decode("utf-8", "replace")
-            return ShardResult(None, _strip_spinner(out))
-        shard = ShardResult(proc.returncode, _strip_spinner(output_text(proc)))
+        with workarea.temp_dir("harness-sweep-proof-") as proof_dir:
+            proof = Path(proof_dir) / "proof.json"
+            env["HARNESS_SWEEP_PROOF"] = str(proof)
+            try:
+                proc = run_in_tree(argv + list(names), tree_dir, env, timeout)
+            except process.TimeoutExpired as exc:
+                out = ((exc.stdout or b"") + (exc.stderr or b"")).decode("utf-8", "replace")
+                return ShardResult(None, _strip_spinner(out))
+            shard = ShardResult(proc.returncode, _strip_spinner(output_text(proc)))
+            try:
+                shard.proofs = json.loads(proof.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                shard.proofs = {}
         for path in cfg.get("only_mutate", []):
             meta, mfile = tree_dir / "mutants" / (path + ".meta"), tree_dir / "mutants" / path
             if meta.exists() and mfile.exists():
@@ -499,7 +604,9 @@ def check_mutmut(python: str) -> str:
 # -- report ------------------------------------------------------------------------
 def sweep_section(result: SweepResult) -> Section:
     """Per changed function: killed / survived / no tests, and survivors on changed lines."""
-    evidence = result.clean_ok and result.forced_fail_ok and result.exit_code == 0
+    shadowed = {rel: e for rel, e in result.module_proofs.items() if e.get("status") == "shadowed"}
+    runs_ok = result.clean_ok and result.forced_fail_ok and result.exit_code == 0
+    evidence = runs_ok and not shadowed
     rows: list[list] = []
     for fn in result.functions:
         mine = [m for m in result.mutants if m.path == fn.path and m.function == fn.qualname]
@@ -539,7 +646,7 @@ def sweep_section(result: SweepResult) -> Section:
             legend="other = timeout / suspicious / skipped / not checked; a function with 0 mutants has "
             "nothing mutmut can mutate (or is decorated)",
             control="mutmut's clean run and forced-fail run: "
-            + ("passed" if evidence else "FAILED — not evidence"),
+            + ("passed" if runs_ok else "FAILED — not evidence"),
         )
     ]
     survivors = [m for m in result.mutants if m.status == "survived" and m.on_changed_line]
@@ -574,7 +681,7 @@ def sweep_section(result: SweepResult) -> Section:
                 key=f"{result.tree}:refused",
             )
         )
-    elif result.functions and not evidence:
+    elif result.functions and not runs_ok:
         findings.append(
             Finding(
                 "sweep-not-evidence",
@@ -582,6 +689,16 @@ def sweep_section(result: SweepResult) -> Section:
                 "mutmut's clean or forced-fail run did not pass: the sweep is not evidence",
                 _last_lines(result.output_tail),
                 key=f"{result.tree}",
+            )
+        )
+    for rel, e in shadowed.items():
+        findings.append(
+            Finding(
+                "sweep-shadowed",
+                "P1",
+                f"mutmut's tests imported {e.get('module')} from outside the tree: the sweep is not evidence",
+                f"{rel} was imported from {e.get('file')}",
+                key=f"{result.tree}:shadowed:{rel}",
             )
         )
     for m in survivors:
@@ -615,6 +732,7 @@ def sweep_section(result: SweepResult) -> Section:
                 "passed" if result.forced_fail_ok else "failed",
                 result.forced_fail_ok,
             ),
+            _proof_control(result.module_proofs),
             Control(
                 "mutants/ stayed in the throwaway copy",
                 "user's tree has no new mutants/ folder" if not result.leaked else "LEAKED",
@@ -648,6 +766,7 @@ def sweep_section(result: SweepResult) -> Section:
             "tree": result.tree,
             "exit_code": result.exit_code,
             "mutmut": result.mutmut_version,
+            "module_proofs": result.module_proofs,
             "config": result.config,
             "functions": [
                 {"path": f.path, "function": f.qualname, "lines": f.lines} for f in result.functions
@@ -665,6 +784,25 @@ def sweep_section(result: SweepResult) -> Section:
             ],
         },
     )
+
+
+def _proof_control(proofs: dict[str, dict[str, Any]]) -> Control:
+    """Where mutmut's pytest imported each changed file's module from (the tree's mutated copy, or
+    an installed copy that shadows it)."""
+    if not proofs:
+        return Control("module path proof", "not recorded: mutmut ran no pytest", None)
+    states = sorted({str(e.get("status")) for e in proofs.values()})
+    shown = "; ".join(
+        f"{rel}: {e.get('status')}"
+        + (
+            f" ({e.get('module')} from {e.get('file')})"
+            if e.get("status") != "not imported"
+            else ""
+        )
+        for rel, e in proofs.items()
+    )
+    ok = True if states == ["in tree"] else (False if "shadowed" in states else None)
+    return Control("module path proof", shown, ok)
 
 
 def _ranges(lines: Sequence[int]) -> str:

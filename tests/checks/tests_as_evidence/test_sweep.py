@@ -64,3 +64,87 @@ def test_no_changed_function_is_reported_not_run(builder):
     assert result.skipped_files == [("pkg/calc.py", "changes outside any function")]
     section = sweep_section(result)
     assert "0 changed function(s)" in section.summary
+
+
+SHADOW_BASE = """\
+def shout(text):
+    return text.upper()
+"""
+SHADOW_HEAD = """\
+def shout(text):
+    return text.upper() + "!"
+"""
+SHADOW_TESTS = """\
+from click import shout
+
+
+def test_shout():
+    assert shout("hey") == "HEY!"
+"""
+
+
+@pytest.mark.skipif(importlib.util.find_spec("mutmut") is None, reason="mutmut 3 not installed")
+def test_src_layout_package_that_mutmut_itself_imports(builder):
+    # mutmut imports click before it runs pytest: a project named click in src/ used to be tested
+    # as the installed click (clean run failing, no mutant killed)
+    assert importlib.util.find_spec("click") is not None  # mutmut depends on it
+    base = builder.commit(
+        "base",
+        {
+            "src/click/__init__.py": "from click.core import shout\n",
+            "src/click/core.py": SHADOW_BASE,
+            "tests/test_shout.py": SHADOW_TESTS,
+        },
+    )
+    builder.commit("head", {"src/click/core.py": SHADOW_HEAD})
+    result = run_sweep(
+        GitRepo(builder.path), base, "HEAD", tests=["tests"], max_children=1, timeout=600
+    )
+    assert result.clean_ok and result.forced_fail_ok, result.output_tail
+    assert result.module_proofs == {
+        "src/click/core.py": {
+            "status": "in tree",
+            "module": "click.core",
+            "file": "mutants/src/click/core.py",
+        }
+    }
+    assert result.mutants and all(m.status == "killed" for m in result.mutants)
+    section = sweep_section(result)
+    proof = next(c for c in section.controls if c.name == "module path proof")
+    assert proof.ok is True and "NOT EVIDENCE" not in section.summary
+
+
+def test_a_shadowed_module_makes_the_sweep_not_evidence():
+    from harness.checks.tests_as_evidence.sweep import (
+        ChangedFunction,
+        Mutant,
+        ShardResult,
+        SweepResult,
+        merge_proofs,
+    )
+
+    fn = ChangedFunction("src/click/core.py", "shout", 1, 2, [2])
+    in_tree = {"status": "in tree", "module": "click.core", "file": "mutants/src/click/core.py"}
+    shadowed = {
+        "status": "shadowed",
+        "module": "click.core",
+        "file": "/site-packages/click/core.py",
+    }
+    # any shard that imported the installed copy outweighs the others
+    shards = [
+        ShardResult(0, "", proofs={fn.path: in_tree}),
+        ShardResult(0, "", proofs={fn.path: shadowed}),
+    ]
+    assert merge_proofs(shards) == {fn.path: shadowed}
+    result = SweepResult("b", "h", "t", [fn], clean_ok=True, forced_fail_ok=True, exit_code=0)
+    result.mutants = [Mutant("m1", fn.path, "shout", "survived", 2, "-a\n+b", True)]
+    result.module_proofs = {fn.path: shadowed}
+    section = sweep_section(result)
+    assert "NOT EVIDENCE" in section.summary
+    assert [f.kind for f in section.findings if f.severity == "P1"] == ["sweep-shadowed"]
+    proof = next(c for c in section.controls if c.name == "module path proof")
+    assert proof.ok is False and "/site-packages/click/core.py" in proof.result
+    result.module_proofs = {fn.path: in_tree}
+    section = sweep_section(result)
+    assert "NOT EVIDENCE" not in section.summary
+    assert next(c for c in section.controls if c.name == "module path proof").ok is True
