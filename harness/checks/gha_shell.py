@@ -785,15 +785,21 @@ def _tox_ini(text: str) -> dict[str, list[list[str]]]:
     return out
 
 
-def _tox_pyproject(text: str) -> dict[str, list[list[str]]]:
+def _toml(text: str) -> dict[str, Any]:
+    """A TOML file of the repository as data; empty when it cannot be read (a broken file, or
+    Python 3.10, which has no tomllib)."""
     try:
         import tomllib
-    except ImportError:  # Python 3.10: the config is not read
+    except ImportError:
         return {}
     try:
-        data: Any = tomllib.loads(text)
+        return tomllib.loads(text)
     except (tomllib.TOMLDecodeError, RecursionError):
         return {}
+
+
+def _tox_pyproject(text: str) -> dict[str, list[list[str]]]:
+    data: Any = _toml(text)
     tox = data.get("tool", {}).get("tox") if isinstance(data.get("tool"), dict) else None
     if not isinstance(tox, dict):
         return {}
@@ -823,14 +829,7 @@ def _tox_pyproject(text: str) -> dict[str, list[list[str]]]:
 def _pixi_tasks(text: str, prefix: tuple[str, ...]) -> dict[str, str | None]:
     """Task name → command from a pixi manifest's ``tasks``, ``feature.*.tasks`` and
     ``target.*.tasks`` tables (under ``prefix`` in pyproject.toml)."""
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10: the manifest is not read
-        return {}
-    try:
-        data: Any = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, RecursionError):
-        return {}
+    data: Any = _toml(text)
     for key in prefix:
         data = data.get(key) if isinstance(data, dict) else None
     if not isinstance(data, dict):
