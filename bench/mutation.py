@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from harness.checks.tests_as_evidence.mutation import Mutation, mutation_section, run_mutations  # noqa: E402
-from harness.edits import Edit  # noqa: E402
+from harness.columns.edits import Edit  # noqa: E402
 from harness.git.repo import GitRepo  # noqa: E402
 from harness.git.tree import export_tree  # noqa: E402
 

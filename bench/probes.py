@@ -19,10 +19,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from harness.cache import Cache  # noqa: E402
 from harness.checks.probe_table import probe_sections  # noqa: E402
 from harness.git.repo import GitRepo  # noqa: E402
-from harness.scenario import load_scenario  # noqa: E402
+from harness.infra.cache import Cache  # noqa: E402
+from harness.inputs.scenario import load_scenario  # noqa: E402
 from harness.testing.repos import RepoBuilder  # noqa: E402
 
 MOD = "import time\n\ndef f(n, pause):\n    time.sleep(pause)\n    return n * {k}\n"

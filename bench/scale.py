@@ -24,11 +24,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.cache import Cache  # noqa: E402
 from harness.checks.tests_as_evidence.mutation import Mutation, MutationRun, run_mutations  # noqa: E402
-from harness.edits import Edit  # noqa: E402
+from harness.columns.edits import Edit  # noqa: E402
 from harness.executors import Executor  # noqa: E402
 from harness.git.repo import GitRepo  # noqa: E402
+from harness.infra.cache import Cache  # noqa: E402
 
 TESTS = 8  # tests in the suite; each sleeps SLEEP / TESTS
 

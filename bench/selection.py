@@ -28,11 +28,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.cache import Cache  # noqa: E402
 from harness.checks.tests_as_evidence.pytest_run import pytest_env, tree_paths  # noqa: E402
 from harness.checks.tests_as_evidence.selection import Lane, collect_dir, collect_ref  # noqa: E402
 from harness.git.repo import GitRepo  # noqa: E402
 from harness.git.tree import export_tree  # noqa: E402
+from harness.infra.cache import Cache  # noqa: E402
 
 MARKERS = ["slow", "gpu", "net", "integration", "flaky"]
 LANE_EXPRS = [

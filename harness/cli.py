@@ -10,9 +10,10 @@ import threading
 from collections.abc import Sequence
 from typing import NoReturn
 
-from harness import __version__, commands, interrupt
+from harness import __version__, commands
 from harness.errors import EXIT_INTERNAL, EXIT_USAGE, HarnessError, UsageError
 from harness.git import GitError
+from harness.infra import interrupt
 
 EXIT_CODES = (
     "exit codes: 0 pass · 1 blocked by a finding (see --fail-on) · 2 usage or input error · "
@@ -97,8 +98,8 @@ def _main(argv: Sequence[str] | None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     args._argv = argv
-    from harness import workarea
     from harness.commands._validate import validate
+    from harness.infra import workarea
 
     try:
         validate(args.verb, args)

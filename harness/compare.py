@@ -18,7 +18,7 @@ from typing import Any
 from harness import __version__
 from harness.errors import UsageError
 from harness.git import GitRepo
-from harness.progress import phase
+from harness.infra.progress import phase
 from harness.report.model import Finding, Report, Section
 
 

@@ -2,7 +2,7 @@
 
 Everything is validated here, before any section runs, so bad input exits 2 with nothing written.
 
-Scenario keys read here (besides the probe keys of harness/scenario.py)::
+Scenario keys read here (besides the probe keys of harness/inputs/scenario.py)::
 
     source: main                      # default for --source
     source_branch: pr/42              # default for --source-branch
@@ -27,8 +27,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from harness import yamlpath
-from harness.cache import Cache, cached_section, cached_value
 from harness.checks.judgeable import judge_range
 from harness.checks.registry import RANGE_CHECKS, Check, lazy
 from harness.checks.result import FidelityResult
@@ -36,15 +34,17 @@ from harness.compare import CompareInputs, Plan
 from harness.errors import UsageError
 from harness.git import GitRepo
 from harness.git.history import git_version
+from harness.infra.cache import Cache, cached_section, cached_value
+from harness.inputs import yamlpath
+from harness.inputs.scenario import Scenario, Value, load_scenario
 from harness.report.model import Section
-from harness.scenario import Scenario, Value, load_scenario
 
 if TYPE_CHECKING:
-    from harness.history_index import HistoryIndex
+    from harness.infra.history_index import HistoryIndex
 
 # Imported when a section is built, not when it is planned (see ``lazy``).
-fidelity_check = lazy("harness.checks.fidelity", "fidelity_check")
-lanes_section = lazy("harness.checks.lanes", "lanes_section")
+fidelity_check = lazy("harness.checks.fidelity.check", "fidelity_check")
+lanes_section = lazy("harness.checks.lanes.check", "lanes_section")
 pin_section = lazy("harness.checks.pins", "pin_section")
 trace_section = lazy("harness.checks.trace", "trace_section")
 
@@ -393,15 +393,15 @@ def _pytest_version() -> str | None:
 class _GitCache:
     """Sections (and small values) that only read git, cached by what they read: each ref name
     with the commit it resolves to, the options, the harness code and the git version
-    (harness/cache.py)."""
+    (harness/infra/cache.py)."""
 
     def __init__(self, repo: GitRepo, no_cache: bool) -> None:
         self.repo = repo
         self.store = Cache(namespace="sections", enabled=not no_cache)
 
     def index(self) -> HistoryIndex | None:
-        """The repository's history index (harness/history_index.py), or None with --no-cache."""
-        from harness.history_index import open_index
+        """The repository's history index (harness/infra/history_index.py), or None with --no-cache."""
+        from harness.infra.history_index import open_index
 
         return open_index(self.repo, self.store.enabled)
 

@@ -260,10 +260,10 @@ def picks_with_sources(repo: GitRepo, source: str, tip: str, fork: str) -> _Rele
     """Each pick of ``source..tip`` with its source commits and fidelity status, from fidelity's
     own source finding (``picks_and_sources``: no end states, units or follow-ups). ``fork`` is
     the release's fork point (fidelity finds the same one)."""
-    from harness.checks.fidelity import picks_and_sources
+    from harness.checks.fidelity.check import picks_and_sources
 
     results = picks_and_sources(repo, source, tip, source)
-    from harness.checks.fidelity_source import strip_numbers
+    from harness.checks.fidelity.source import strip_numbers
 
     out = _ReleasePicks(count=len(results))
     for r in results:
@@ -360,7 +360,7 @@ def backports_check(
     wanted_prs = {spec.pr for spec in candidates if spec.pr is not None and spec.ref is None}
     named: dict[int, list[str]] = {}
     if wanted_prs:
-        from harness.checks.fidelity_source import pr_numbers
+        from harness.checks.fidelity.source import pr_numbers
 
         for c in history:
             for num in pr_numbers(c.subject):
@@ -461,7 +461,7 @@ def backports_check(
 
     # A pick fidelity found no source for, whose subject (PR numbers and a leading tag aside) is
     # the row's and no other source commit's since the oldest fork point: the same change, adapted.
-    from harness.checks.fidelity_source import strip_numbers
+    from harness.checks.fidelity.source import strip_numbers
 
     subject_count = Counter(strip_numbers(c.subject) for c in history)
     missing: list[tuple[str, str]] = []

@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import PurePosixPath
 
-from harness import yamlpath
 from harness.checks.result import Checked
 from harness.git.repo import GitRepo
+from harness.inputs import yamlpath
 from harness.report.model import Code, Control, Finding, Section, Sha, Table
 
 try:  # Python 3.11+

@@ -6,14 +6,14 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from harness.cache import Cache, provenance_text
-from harness.edits import CONTROL_BROKEN
+from harness.columns.edits import CONTROL_BROKEN
 from harness.errors import UsageError
 from harness.git.repo import GitRepo
+from harness.infra.cache import Cache, provenance_text
+from harness.inputs.scenario import Expectation, Scenario, row_label
 from harness.probes.engine import ColumnRun, ProbeRun, run_probes
 from harness.probes.kinds import CellResult
 from harness.report.model import Cell, Code, Control, Finding, Section, Sha, Table
-from harness.scenario import Expectation, Scenario, row_label
 
 SAME = "same"
 LEGEND = (

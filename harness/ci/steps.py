@@ -259,7 +259,7 @@ def _is_report(raw: bytes) -> bool:
 # -- compare ---------------------------------------------------------------------------------------
 def compare() -> int:
     """``harness compare`` with the prepared inputs; its exit code and, when it failed, why."""
-    from harness import process
+    from harness.infra import process
 
     out = output_dir()
     st = State.load(out)

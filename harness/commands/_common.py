@@ -6,10 +6,10 @@ import argparse
 import shlex
 import sys
 
-from harness import causes, gate
-from harness.atomic import write_atomic
+from harness.infra.atomic import write_atomic
 from harness.report import FORMATS, render
 from harness.report.model import Report
+from harness.verdict import causes, gate
 
 
 def add_report_options(p: argparse.ArgumentParser) -> None:

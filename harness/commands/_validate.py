@@ -175,7 +175,7 @@ def validate(verb: str, args: argparse.Namespace) -> None:
             check_positive(value, _flag(name))
     marker = getattr(args, "marker", None)
     if marker:
-        from harness.checks.lane_expr import expression_error
+        from harness.checks.lanes.lane_expr import expression_error
 
         why = expression_error(marker)
         if why:

@@ -9,7 +9,6 @@ import re
 import sys
 from pathlib import Path
 
-from harness import causes, gate, ledger, policy
 from harness.commands._common import command_line, write_atomic
 from harness.commands._grammar import add_range, old_spelling, range_of
 from harness.commands._validate import check_output_dir
@@ -21,7 +20,9 @@ from harness.executors.options import (
     without_executor_options,
 )
 from harness.git import GitRepo
+from harness.inputs import policy
 from harness.report import comment, render
+from harness.verdict import causes, gate, ledger
 
 NAME = "compare"
 HELP = "run every section that applies to BASE → HEAD and write the review report"

@@ -19,7 +19,7 @@ from harness.executors.options import (
     without_executor_options,
 )
 from harness.git import GitRepo
-from harness.resources import data_dir
+from harness.infra.resources import data_dir
 
 NAME = "demo"
 HELP = "build a small repository with a partial backport and run compare on it (no network needed)"

@@ -15,7 +15,7 @@ from harness.report.model import Report
 
 if TYPE_CHECKING:
     from harness.checks.result import Checked, FidelityResult
-    from harness.history_index import HistoryIndex
+    from harness.infra.history_index import HistoryIndex
 
 NAME = "fidelity"
 HELP = "compare each commit of a backport range with its source commit(s), file by file"
@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     mapping = parse_map(args.map)
     repo = GitRepo(args.repo)  # the first git call: what follows is imported while nothing waits
     from harness.checks.judgeable import judge_range
-    from harness.history_index import open_index
+    from harness.infra.history_index import open_index
 
     base_name, head_name = range_of(args)
     base, head = repo.resolve(base_name), repo.resolve(head_name)
@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     loading = None
     if kept is None:
         loading = threading.Thread(
-            target=importlib.import_module, args=("harness.checks.fidelity",), daemon=True
+            target=importlib.import_module, args=("harness.checks.fidelity.check",), daemon=True
         )
         loading.start()
     facts = judge_range(
@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         if loading is not None:
             loading.join()
-        from harness.checks.fidelity import fidelity_section
+        from harness.checks.fidelity.check import fidelity_section
 
         section = fidelity_section(
             repo, base, head, args.source, args.source_branch, mapping, index=index
@@ -112,7 +112,7 @@ def _kept(
 ) -> Checked[FidelityResult] | None:
     """The answer the index keeps for this range, where every ref resolves (else judge_range
     says why not)."""
-    from harness.history_index import fidelity_parts, kept_fidelity
+    from harness.infra.history_index import fidelity_parts, kept_fidelity
 
     source = repo.try_resolve(args.source)
     tip = repo.try_resolve(args.source_branch) if args.source_branch else None

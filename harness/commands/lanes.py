@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from harness.checks.lanes import lanes_check
+from harness.checks.lanes.check import lanes_check
 from harness.commands._common import add_report_options, check_output_path, command_line, emit
 from harness.git.repo import GitRepo
 from harness.report.model import Report

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from harness.cache import Cache
 from harness.checks.tests_as_evidence.mutation import (
     Mutation,
     check_commits,
@@ -14,9 +13,9 @@ from harness.checks.tests_as_evidence.mutation import (
     mutation_section,
     run_mutations,
 )
+from harness.columns.edits import Edit
 from harness.commands._common import add_report_options, check_output_path, command_line, emit
 from harness.commands._grammar import add_test_run_options
-from harness.edits import Edit
 from harness.errors import UsageError
 from harness.executors.options import (
     add_executor_arguments,
@@ -24,6 +23,7 @@ from harness.executors.options import (
     without_executor_options,
 )
 from harness.git.repo import GitRepo
+from harness.infra.cache import Cache
 from harness.report.model import Report
 
 NAME = "mutate"

@@ -6,7 +6,6 @@ import argparse
 from contextlib import nullcontext
 from pathlib import Path
 
-from harness.cache import Cache
 from harness.checks.probe_table import probe_sections
 from harness.commands._common import add_report_options, check_output_path, command_line, emit
 from harness.errors import UsageError
@@ -16,9 +15,10 @@ from harness.executors.options import (
     without_executor_options,
 )
 from harness.git.repo import GitRepo
-from harness.progress import note, phase
+from harness.infra.cache import Cache
+from harness.infra.progress import note, phase
+from harness.inputs.scenario import load_scenario
 from harness.report.model import Report
-from harness.scenario import load_scenario
 
 NAME = "probe"
 HELP = "run a scenario's differential probes (rows × ref and control columns) and report the table"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from harness.cache import Cache
 from harness.checks.tests_as_evidence.selection import (
     collect_refs,
     lanes_from_workflows,
@@ -21,6 +20,7 @@ from harness.executors.options import (
     without_executor_options,
 )
 from harness.git.repo import GitRepo
+from harness.infra.cache import Cache
 from harness.report.model import Report
 
 NAME = "select"

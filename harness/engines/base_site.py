@@ -14,8 +14,8 @@ import json
 import os
 from pathlib import Path
 
-from harness import process
 from harness.engines.target import norm, parse_target_has
+from harness.infra import process
 
 _LIST = (
     "import importlib.metadata as m, json, sysconfig;"

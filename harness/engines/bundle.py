@@ -31,7 +31,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from harness import process, workarea
 from harness.engines.engine_path import FIT_OR_STANDIN, OPTIONAL, lock_for
 from harness.engines.standin_wheel import build_standin_wheel
 from harness.engines.target import (
@@ -44,6 +43,7 @@ from harness.engines.target import (
     wheel_requires,
 )
 from harness.errors import HarnessError, UsageError
+from harness.infra import process, workarea
 
 MANIFEST = "bundle.json"
 SCHEMA = "harness.engine-bundle/1"

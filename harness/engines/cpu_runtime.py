@@ -19,9 +19,9 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from harness import process
 from harness.engines import envbuild as sg
 from harness.errors import HarnessError
+from harness.infra import process
 
 # Distributions that only make sense with CUDA (or are not needed on the CPU path).
 GPU_ONLY = {

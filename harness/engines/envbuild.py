@@ -13,9 +13,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from harness import process
 from harness.errors import HarnessError, UsageError
-from harness.resources import PROBES_DIR
+from harness.infra import process
+from harness.infra.resources import PROBES_DIR
 
 # The CPU build of torch 2.13.0 lies on this project's machines (pip's find-links); override to
 # point elsewhere (e.g. "torch==2.13.0+cpu --extra-index-url ...") on other machines.

@@ -23,10 +23,10 @@ import platform
 from pathlib import Path
 from typing import Any
 
-from harness import process
 from harness.engines import envbuild as sg
 from harness.engines.bundle import MANIFEST, read_bundle
 from harness.errors import HarnessError, UsageError
+from harness.infra import process
 
 NAME = "gpu"
 BASE_SITE_ENV = "HARNESS_ENGINE_BASE_SITE"

@@ -13,8 +13,8 @@ import json
 import os
 from pathlib import Path
 
-from harness import process, workarea
 from harness.engines.sglang import probe_script
+from harness.infra import process, workarea
 
 _SITECUSTOMIZE = """
 import atexit, json, os, sys, threading, time

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.cache import content_key
 from harness.engines.params import ParamsRun, check_params
 from harness.engines.store import EngineStore
 from harness.executors import Resources, Task
+from harness.infra.cache import content_key
 
 
 def engine_label(version: str, engine: str = "sglang") -> str:

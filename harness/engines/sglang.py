@@ -19,7 +19,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness import process
 from harness.engines.envbuild import (
     PIP_TIMEOUT_S,
     TORCH_SPEC,
@@ -36,7 +35,8 @@ from harness.engines.runtimes import RUNTIMES as RUNTIME_REGISTRY
 from harness.engines.runtimes import get_runtime
 from harness.engines.store import EngineEnv, EngineStore, EnvKey
 from harness.errors import HarnessError, UsageError
-from harness.progress import phase
+from harness.infra import process
+from harness.infra.progress import phase
 
 ENGINE = "sglang"
 RUNTIMES = tuple(RUNTIME_REGISTRY)  # the names, in the registry's order

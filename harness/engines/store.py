@@ -24,7 +24,7 @@ MANIFEST = "harness-env.json"
 def engine_root() -> Path:
     """Where engine environments live; refused (exit 2) when it exists but is a link, another user's,
     or group/world-writable: its environments hold code the harness runs."""
-    from harness.workarea import ensure_private
+    from harness.infra.workarea import ensure_private
 
     env = os.environ.get("HARNESS_ENGINE_DIR")
     if env:

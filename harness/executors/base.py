@@ -34,12 +34,10 @@ class TreeSpec:
     """The column tree a task needs: ``column`` of ``repo``, materialized under ``workroot``."""
 
     repo: Any  # harness.git.GitRepo
-    column: Any  # harness.columns.Column
+    column: Any  # harness.columns.trees.Column
     workroot: Path | None = None
     key: str = ""  # the column's content key (tree sha + edits): one archive per key is shipped
-    ready: Any = (
-        None  # a harness.columns.Materialized already made (edits applied up front): used as is
-    )
+    ready: Any = None  # a harness.columns.trees.Materialized already made (edits applied up front): used as is
     scratch: bool = (
         False  # local: export into a temporary directory removed after the task (not kept)
     )

@@ -39,7 +39,7 @@ def _execute(fn: Any, meta: PackedTree | None, data: bytes | None, *args: Any) -
     """The remote function: the packed tree's bytes arrive resolved from the object store. The
     worker's run folder and its lock go with the task: Ray ends idle workers without running their
     exit handlers, which left the folders to the next run."""
-    from harness import workarea
+    from harness.infra import workarea
 
     try:
         if meta is not None:

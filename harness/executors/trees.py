@@ -1,6 +1,6 @@
 """How a task's column tree reaches the code that runs it.
 
-``LocalTree`` materializes the column in the harness's work root (harness/columns.py), as the
+``LocalTree`` materializes the column in the harness's work root (harness/columns/trees.py), as the
 harness always has. ``PackedTree`` is the column as tar bytes, made on the driver: a ref column is
 ``git archive`` of its tree as is; a control (ref + edits) is the materialized tree with its edits,
 packed. A worker unpacks it into a private temporary directory, so it never needs the user's
@@ -21,13 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from harness import workarea
-from harness.columns import IGNORED_DIRS, Materialized, identify, listing_of, materialize
-from harness.edits import EditProof
+from harness.columns.edits import EditProof
+from harness.columns.trees import IGNORED_DIRS, Materialized, identify, listing_of, materialize
 from harness.errors import UsageError
 from harness.executors.base import TreeSpec
 from harness.git.tree import archive_bytes, export_tree
-from harness.stale_trees import alive
+from harness.infra import workarea
+from harness.infra.stale_trees import alive
 
 
 class TreeSource(Protocol):

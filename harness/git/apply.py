@@ -11,9 +11,9 @@ import hashlib
 from functools import lru_cache
 from pathlib import Path
 
-from harness import process
 from harness.errors import UsageError
 from harness.git.repo import GitRepo, run_git
+from harness.infra import process
 
 
 @lru_cache(maxsize=64)

@@ -20,11 +20,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness import workarea
 from harness.git.apply import _object_format
 from harness.git.picks import object_ids, objects
 from harness.git.records import log_format, records
 from harness.git.repo import GitError, GitRepo
+from harness.infra import workarea
 
 
 @dataclass(frozen=True)

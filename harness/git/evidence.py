@@ -11,10 +11,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness import workarea
 from harness.errors import UsageError
 from harness.git.records import log_format, records
 from harness.git.repo import GitError, GitRepo
+from harness.infra import workarea
 
 
 # -- trial merge ---------------------------------------------------------------------

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from harness.errors import UsageError
 from harness.git.records import git_time, log_format, records
-from harness.process import GIT_LOCATING_ENV
+from harness.infra.process import GIT_LOCATING_ENV
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
@@ -144,7 +144,7 @@ class GitRepo:
         return any(where == p or p in where.parents for p in owned)
 
     def __getstate__(self) -> dict[str, object]:
-        """The repository as another interpreter opens it (``harness/offload.py``): its paths and
+        """The repository as another interpreter opens it (``harness/infra/offload.py``): its paths and
         limits; no running process, no memo."""
         state = dict(self.__dict__)
         state.update(_batch=None, _resolved={}, walks={})

@@ -15,11 +15,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from harness import process, workarea
-from harness.cache import _DESCRIBE, content_key
-from harness.edits import CONTROL_BROKEN, EditProof
+from harness.columns.edits import CONTROL_BROKEN, EditProof
 from harness.errors import UsageError
 from harness.executors.trees import InputFiles, worker_dir
+from harness.infra import process, workarea
+from harness.infra.cache import _DESCRIBE, content_key
 from harness.probes.kinds import CellResult, KindContext, get_kind
 
 
@@ -27,7 +27,7 @@ from harness.probes.kinds import CellResult, KindContext, get_kind
 class ColumnJob:
     """A probe and the indexes of its rows still to run in this column (the others came from the cache)."""
 
-    probe: Any  # harness.scenario.ProbeDef
+    probe: Any  # harness.inputs.scenario.ProbeDef
     idx: list[int]
     inputs: InputFiles | None = None  # shipped probe files (remote executors only)
 

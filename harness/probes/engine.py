@@ -11,15 +11,17 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from harness import workarea
-from harness.cache import Cache, content_key, file_digest, interpreter_fingerprint
-from harness.columns import Column, ColumnIdentity, identify, user_blob
-from harness.edits import EditProof
+from harness.columns.edits import EditProof
+from harness.columns.trees import Column, ColumnIdentity, identify, user_blob
 from harness.errors import UsageError
 from harness.executors import Executor, Resources, Task, TaskResult, TreeSpec
 from harness.executors.local import LocalExecutor
 from harness.executors.trees import InputFiles
 from harness.git.repo import GitRepo
+from harness.infra import workarea
+from harness.infra.cache import Cache, content_key, file_digest, interpreter_fingerprint
+from harness.infra.resources import PROBES_DIR
+from harness.inputs.yamlpath import MAX_BYTES
 from harness.probes import kinds as kinds_pkg
 from harness.probes.column_task import (
     ColumnJob,
@@ -29,8 +31,6 @@ from harness.probes.column_task import (
     shippable,
 )
 from harness.probes.kinds import CellResult, KeyColumn, get_kind
-from harness.resources import PROBES_DIR
-from harness.yamlpath import MAX_BYTES
 
 ENGINE_VERSION = "2"
 

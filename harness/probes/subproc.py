@@ -13,9 +13,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from harness import process
+from harness.infra import process
+from harness.infra.resources import PROBES_DIR
 from harness.probes.kinds import CellResult
-from harness.resources import PROBES_DIR
 
 FLOOD_BYTES = 4 * 1024 * 1024
 RUNNER = PROBES_DIR / "_runner.py"

@@ -93,7 +93,7 @@ class Details:
 class Cause:
     """Findings that stem from one root cause (a missing commit, a file, a control) and what to do.
 
-    Computed by ``harness/causes.py`` before rendering; ``findings`` are the member findings' ids
+    Computed by ``harness/verdict/causes.py`` before rendering; ``findings`` are the member findings' ids
     (the ledger keeps tracking each finding by its own id)."""
 
     id: str
@@ -132,7 +132,7 @@ class Report:
     verdict: str = ""
     causes: list[Cause] = field(
         default_factory=list
-    )  # open findings grouped by root cause (causes.py)
+    )  # open findings grouped by root cause (verdict/causes.py)
 
     @property
     def findings(self) -> list[Finding]:

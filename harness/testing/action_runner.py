@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from harness import process
+from harness.infra import process
 
 _TOKEN = re.compile(
     r"\s*(?:(?P<str>'(?:[^']|'')*')|(?P<op>==|!=|&&|\|\||!|\(|\))|(?P<num>\d+)"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.resources import PROBES_DIR
+from harness.infra.resources import PROBES_DIR
 from harness.testing.repos import RepoBuilder
 
 __all__ = ["PROBES_DIR", "build_decoder_repo", "scenario_text"]

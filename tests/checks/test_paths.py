@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.checks import fidelity_compare
+from harness.checks.fidelity import compare as fidelity_compare
 from harness.checks.paths import is_test_path
 from harness.checks.tests_as_evidence import sweep
 

@@ -24,8 +24,8 @@ import git
 import pytest
 import yaml
 
-from harness import process
 from harness.ci.steps import STATE
+from harness.infra import process
 from harness.report.comment import MARKER
 from harness.testing.action_runner import ActionRun, evaluate, run_action
 from harness.testing.github_standin import StandInGitHub
@@ -350,7 +350,7 @@ def test_outside_a_pull_request_the_source_is_origin_head(project: Project, tmp_
 
 
 def test_policy_snippet_is_a_valid_policy(tmp_path: Path) -> None:
-    from harness import policy
+    from harness.inputs import policy
 
     (text,) = [b for b in blocks("yaml") if b.startswith("# .github/harness-policy.yaml")]
     path = tmp_path / "policy.yaml"

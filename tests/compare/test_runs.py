@@ -10,10 +10,10 @@ import sys
 import time
 from pathlib import Path
 
-from harness import gate
 from harness.compare import Plan, run_plan
 from harness.errors import EXIT_INTERNAL
 from harness.report.model import Report, Section
+from harness.verdict import gate
 
 
 def _boom() -> Section:

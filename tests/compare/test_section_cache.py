@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness import demo
-from harness.cache import Cache, cached_section
+from harness.infra.cache import Cache, cached_section
 from harness.report.model import Code, Control, Finding, Section, Sha, Table
 
 CACHED = {"fidelity", "drift", "shape", "conflicts", "lanes"}

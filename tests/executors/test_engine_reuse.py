@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from harness.columns import identify
+from harness.columns.trees import identify
 from harness.executors import Resources
 from harness.git import GitRepo
+from harness.inputs.scenario import load_scenario
 from harness.probes.column_task import ColumnJob
 from harness.probes.engine import ColumnRun, column_resources
-from harness.scenario import load_scenario
 
 PROBES = Path(__file__).resolve().parents[2] / "probes"
 
@@ -91,9 +91,9 @@ def test_a_rerun_of_remote_engine_cells_submits_nothing(
 ) -> None:
     if not os.environ.get("HARNESS_ENGINE_DIR"):
         pytest.skip("HARNESS_ENGINE_DIR: the prebuilt sglang params environments")
-    from harness.cache import Cache
     from harness.checks.probe_table import probe_sections
     from harness.executors.ray_executor import RayExecutor
+    from harness.infra.cache import Cache
 
     repo = _repo(builder)
     scenario = _scenario(tmp_path, "[base, head]")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.columns import Column, listing_of, materialize
-from harness.edits import Edit
+from harness.columns.edits import Edit
+from harness.columns.trees import Column, listing_of, materialize
 from harness.executors import TreeSpec, make_executor
 from harness.executors.options import without_executor_options
 from harness.executors.trees import InputFiles, pack_tree
@@ -160,9 +160,9 @@ def test_a_remote_column_on_a_different_interpreter_is_error_cells_not_results(
 ) -> None:
     """What a worker runs is checked against the driver's interpreter fingerprint (part of every key):
     a mismatch is said in the cells, and a match runs the probe from the shipped probe file."""
-    from harness.columns import Column
+    from harness.columns.trees import Column
+    from harness.inputs.scenario import load_scenario
     from harness.probes.column_task import ColumnJob, run_column, runtime_fingerprint, shippable
-    from harness.scenario import load_scenario
 
     builder.commit("one", {"m.py": "X = 41\n"})
     (tmp_path / "p.py").write_text("def run(n):\n    import m\n    return m.X + n\n")

@@ -191,11 +191,11 @@ def test_a_worker_killed_mid_run_is_retried_and_the_bytes_match(
 def test_a_warm_rerun_schedules_nothing_remote(
     ray_cluster: str, demo_repo: Path, tmp_path: Path
 ) -> None:
-    from harness.cache import Cache
     from harness.checks.probe_table import probe_sections
     from harness.executors.ray_executor import RayExecutor
     from harness.git import GitRepo
-    from harness.scenario import load_scenario
+    from harness.infra.cache import Cache
+    from harness.inputs.scenario import load_scenario
 
     repo = GitRepo(demo_repo)
     cache = Cache(root=tmp_path / "cache")

@@ -6,13 +6,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from harness.columns import identify
+from harness.columns.trees import identify
 from harness.engines.remote import check_task, engine_label
 from harness.executors import Resources
 from harness.git import GitRepo
+from harness.inputs.scenario import load_scenario
 from harness.probes.column_task import ColumnJob
 from harness.probes.engine import ColumnRun, column_resources, column_timeout
-from harness.scenario import load_scenario
 
 SCENARIO = """refs: {{old: {ref}, new: {ref}}}
 probes:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from harness.checks.fidelity import fidelity_section
+from harness.checks.fidelity.check import fidelity_section
 from harness.checks.trace import trace_check
 from harness.git import GitRepo
 from harness.git.repo import BIG_FILE
@@ -109,7 +109,7 @@ def test_a_pick_that_moved_many_files_pairs_them_by_lookup(builder, monkeypatch)
     """The source added files under vendor/, the pick others under third_party/: each pick file is
     looked up among the source's lone files by path, then by content, not searched (3000 such
     files took 55 s: every pick file compared with every source file)."""
-    import harness.checks.fidelity_compare as fc
+    import harness.checks.fidelity.compare as fc
 
     n = 300
     builder.commit("base", {"f.txt": "base\n"})

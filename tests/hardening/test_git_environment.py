@@ -79,7 +79,7 @@ def test_an_outer_gits_environment_changes_nothing(
 
 
 def test_a_child_process_is_not_given_an_outer_gits_repository(monkeypatch, tmp_path) -> None:
-    from harness import process
+    from harness.infra import process
 
     monkeypatch.setenv("GIT_DIR", str(tmp_path))
     monkeypatch.setenv("GIT_WORK_TREE", str(tmp_path))

@@ -66,7 +66,7 @@ def test_ctrl_c_early_is_one_line_and_exit_130(builder, tmp_path: Path, delay: f
 IN_FINALIZER = """
 import os, signal, sys, time
 sys.argv[0] = "harness"
-from harness import interrupt
+from harness.infra import interrupt
 interrupt.install()
 
 class Child:  # like subprocess.Popen, whose __del__ runs when a finished child is collected
@@ -97,8 +97,8 @@ def test_a_ctrl_c_inside_a_finalizer_is_kept_and_honoured() -> None:
 
 
 def test_a_kept_ctrl_c_stops_the_run_at_the_next_phase(capsys) -> None:
-    from harness import interrupt
-    from harness.progress import phase
+    from harness.infra import interrupt
+    from harness.infra.progress import phase
 
     interrupt._pending.set()  # as the handler leaves it after a Ctrl-C inside a finalizer
     with pytest.raises(KeyboardInterrupt):

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.columns import Column, identify
+from harness.columns.trees import Column, identify
 from harness.git import GitRepo
+from harness.inputs.yamlpath import MAX_BYTES
 from harness.probes.engine import ColumnRun, pinned_version
 from harness.probes.kinds.sglang_params import engine_version
-from harness.yamlpath import MAX_BYTES
 
 SPEC = {"engine_pin": {"file": "docker/Dockerfile"}}
 

@@ -1,7 +1,7 @@
 """What a probe starts ends with it. Before, a grandchild in the probe's process group, one in a
 session of its own (``setsid``), or a command-kind ``setsid … &`` was alive after the run had
 exited normally and wrote files two minutes later. Probe processes now run under a reaper (the
-child subreaper of ``harness/process.py``), which kills the whole subtree when the probe ends."""
+child subreaper of ``harness/infra/process.py``), which kills the whole subtree when the probe ends."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import process
+from harness.infra import process
 
 pytestmark = pytest.mark.skipif(
     not process.REAPS_TREE or shutil.which("setsid") is None, reason="needs Linux and setsid"

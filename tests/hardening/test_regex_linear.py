@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from harness.checks.fidelity_followups import _FIXES
+from harness.checks.fidelity.followups import _FIXES
 
 OLD_FIXES = re.compile(r"^\s*fixes:\s*([0-9a-f]{7,64})\b", re.IGNORECASE | re.MULTILINE)
 
@@ -101,7 +101,7 @@ OLD_MENTION = re.compile(
 
 
 def test_marker_keys_read_what_the_old_pattern_read() -> None:
-    from harness.checks.lanes import marker_key
+    from harness.checks.lanes.check import marker_key
 
     lines = _strings(" -\"':ma", 20000, 9, 4) + _strings(" -'\tx:", 5000, 6, 5)
     lines = [ln.replace("ma", "marker") for ln in lines] + [
@@ -117,7 +117,7 @@ def test_marker_keys_read_what_the_old_pattern_read() -> None:
 
 
 def test_marker_key_on_long_lines() -> None:
-    from harness.checks.lanes import marker_key
+    from harness.checks.lanes.check import marker_key
 
     assert marker_key(" " * 1_000_000 + "x") is None
     assert marker_key("marker" * 200_000 + "x") is None

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from harness import treefiles
 from harness.git.repo import GitRepo
 from harness.git.tree import export_tree
+from harness.infra import treefiles
 
 
 def _link_repo(builder, tmp_path: Path, name: str) -> Path:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import workarea
+from harness.infra import workarea
 
 SCENARIO = """refs: {{head: main}}
 probes:
@@ -222,7 +222,7 @@ def test_a_foreign_owned_folder_inside_the_work_area_is_one_line(
 
 def test_the_cleaners_never_delete_through_a_link(tmp_path) -> None:
     """Called directly (as library code may), the run and tree cleaners skip links themselves."""
-    from harness.stale_trees import clean_stale
+    from harness.infra.stale_trees import clean_stale
 
     victim, before = _victim(tmp_path)
     (victim / ("0" * 24)).mkdir()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import yamlpath
+from harness.inputs import yamlpath
 
 BOMB = (
     "\n".join(

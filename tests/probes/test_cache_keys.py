@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from harness.cache import interpreter_fingerprint
-from harness.columns import identify
+from harness.columns.trees import identify
 from harness.git.repo import GitRepo
+from harness.infra.cache import interpreter_fingerprint
+from harness.inputs.scenario import load_scenario
 from harness.probes.engine import cell_keys, definition_hash
 from harness.probes.kinds import KeyColumn, get_kind, kind_names
-from harness.scenario import load_scenario
 
 ENGINES = "{a: sglang==0.5.18, b: sglang==0.5.22}"
 QUESTIONS = "rows: {question: [distinct_ids, state_left]}"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.cache import Cache, _describe, interpreter_fingerprint
+from harness.infra.cache import Cache, _describe, interpreter_fingerprint
 
 
 @pytest.fixture

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
-from harness.cache import Cache
 from harness.checks.probe_table import SAME, probe_sections
 from harness.git.repo import GitRepo
+from harness.infra.cache import Cache
+from harness.inputs.scenario import load_scenario
 from harness.report.model import Code
-from harness.scenario import load_scenario
 from harness.testing.decoder_repo import PROBES_DIR, build_decoder_repo, scenario_text
 
 

@@ -3,10 +3,10 @@ from __future__ import annotations
 import os
 import subprocess
 
-from harness.columns import Column, materialize
-from harness.edits import Edit
+from harness.columns.edits import Edit
+from harness.columns.trees import Column, materialize
 from harness.git.repo import GitRepo
-from harness.stale_trees import clean_stale
+from harness.infra.stale_trees import clean_stale
 
 
 def _repo(builder):

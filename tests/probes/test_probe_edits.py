@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.edits import Edit, apply_edits, edit_from_mapping
+from harness.columns.edits import Edit, apply_edits, edit_from_mapping
 from harness.errors import UsageError
 from harness.git.repo import GitRepo
 from harness.git.tree import export_tree

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from harness.cache import Cache
 from harness.checks.probe_table import probe_sections
 from harness.git.repo import GitRepo
-from harness.scenario import load_scenario
+from harness.infra.cache import Cache
+from harness.inputs.scenario import load_scenario
 
 MOD = """import os, sys, time
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.scenario import ScenarioError, load_scenario, load_value, parse_rows
+from harness.inputs.scenario import ScenarioError, load_scenario, load_value, parse_rows
 
 GOOD = """title: t
 refs:

@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 
 from harness import demo
-from harness.cache import Cache
 from harness.checks.probe_table import probe_sections
 from harness.engines.store import EngineStore, EnvKey, engine_root
 from harness.git.repo import GitRepo
-from harness.resources import data_dir
-from harness.scenario import load_scenario
+from harness.infra.cache import Cache
+from harness.infra.resources import data_dir
+from harness.inputs.scenario import load_scenario
 from harness.testing.decoder_repo import build_decoder_repo
 
 SCENARIOS = sorted(p.name for p in data_dir("scenarios").glob("*.yaml"))

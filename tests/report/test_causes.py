@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from harness.causes import anchors, group
 from harness.report.model import Finding, Report, Section
+from harness.verdict.causes import anchors, group
 
 
 def _causes(demo_dir: Path) -> tuple[dict, dict[str, dict]]:

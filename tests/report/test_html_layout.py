@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import process
+from harness.infra import process
 
 PROBE = """<script>
 window.addEventListener('load', () => {

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.progress import phase
+from harness.infra.progress import phase
 
 CSI_COLOUR = re.compile(
     r"\x1b\[(?:[0-9;]*;)?(?:3[0-9]|4[0-9]|9[0-7])(?:;[0-9;]*)?m"
@@ -16,7 +16,7 @@ CSI_COLOUR = re.compile(
 
 
 def _compare(run_cli, demo_dir: Path, tmp_path: Path, *extra: str) -> tuple[int, str, str]:
-    from harness.resources import data_dir
+    from harness.infra.resources import data_dir
 
     return run_cli(
         "compare",

@@ -1,6 +1,6 @@
 """Mutation controls: does the test selection notice an edit of the code?
 
-Each mutation is a control column (a ref plus edits, see harness/columns.py) materialized in a
+Each mutation is a control column (a ref plus edits, see harness/columns/trees.py) materialized in a
 tree the harness owns; the same pytest selection runs in each, with
 ``probes/pytest_outcomes_plugin.py`` recording every test's outcome and where the edited modules
 were imported from. The row "none" (no edit) always runs first and is the baseline. A mutation
@@ -22,8 +22,6 @@ from typing import Any
 
 import yaml
 
-from harness import process, workarea, yamlpath
-from harness.cache import Cache, content_key, interpreter_fingerprint, provenance_text
 from harness.checks.tests_as_evidence.pytest_run import (
     code_digests,
     output_text,
@@ -33,13 +31,16 @@ from harness.checks.tests_as_evidence.pytest_run import (
     run_setup,
     tree_paths,
 )
-from harness.columns import Column, identify, materialize, user_blob
-from harness.edits import Edit, EditProof, edit_from_mapping, resolve_commits
+from harness.columns.edits import Edit, EditProof, edit_from_mapping, resolve_commits
+from harness.columns.trees import Column, identify, materialize, user_blob
 from harness.errors import UsageError
 from harness.executors import Executor, Task, TreeSpec
 from harness.executors.local import LocalExecutor
 from harness.git.repo import GitRepo
-from harness.progress import phase
+from harness.infra import process, workarea
+from harness.infra.cache import Cache, content_key, interpreter_fingerprint, provenance_text
+from harness.infra.progress import phase
+from harness.inputs import yamlpath
 from harness.report.model import Code, Control, Finding, Section, Sha, Table
 
 EXPECTS = ("killed", "survived")

@@ -3,7 +3,7 @@ pytest (a collection pass, a selection run) or mutmut (which runs pytest itself)
 
 The tree's own modules come first on the path, the harness's pytest plugins from ``probes/`` are
 importable, the user's ``PYTEST_ADDOPTS`` never applies, and every child goes through
-``harness.process`` (its own process group, killed on a timeout or an interrupt).
+``harness.infra.process`` (its own process group, killed on a timeout or an interrupt).
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness import process, workarea
-from harness.cache import file_digest
-from harness.resources import PROBES_DIR
+from harness.infra import process, workarea
+from harness.infra.cache import file_digest
+from harness.infra.resources import PROBES_DIR
 
 
 def code_digests(plugin: str, check_file: str) -> list[str]:

@@ -15,8 +15,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness import process, workarea
-from harness.cache import Cache, content_key, interpreter_fingerprint, provenance_text
 from harness.checks.tests_as_evidence.pytest_run import (
     code_digests,
     last_line,
@@ -27,12 +25,14 @@ from harness.checks.tests_as_evidence.pytest_run import (
     run_setup,
     tree_paths,
 )
-from harness.columns import Column
+from harness.columns.trees import Column
 from harness.errors import HarnessError, UsageError
 from harness.executors import Executor, Task, TreeSpec
 from harness.executors.local import LocalExecutor
 from harness.git.repo import GitRepo
-from harness.progress import phase
+from harness.infra import process, workarea
+from harness.infra.cache import Cache, content_key, interpreter_fingerprint, provenance_text
+from harness.infra.progress import phase
 from harness.report.model import Cell, Code, Control, Finding, Section, Table
 
 # Controls evaluated with the lanes: a marker nothing carries selects 0, its negation selects all.
@@ -50,7 +50,7 @@ class Lane:
 
 def expression_problem(expr: str) -> str | None:
     """Why pytest would refuse ``expr`` as a ``-m`` expression (None when valid or pytest is absent here)."""
-    from harness.checks.lane_expr import expression_error
+    from harness.checks.lanes.lane_expr import expression_error
 
     return expression_error(expr)
 
@@ -100,8 +100,8 @@ def lanes_from_workflows(
     """Lanes found in the CI workflows at ``ref`` (plus hand-given ones), named ``job · input``
     (numbered when repeated), and those skipped because CI fills their expression in at run time;
     ``unread`` collects "path: why" for workflows that could not be read (an alias bomb, bad YAML)."""
-    from harness.checks.lane_expr import filled_in_by_ci
-    from harness.checks.lanes import scan_lanes
+    from harness.checks.lanes.check import scan_lanes
+    from harness.checks.lanes.lane_expr import filled_in_by_ci
 
     lanes: list[Lane] = []
     skipped: list[str] = []

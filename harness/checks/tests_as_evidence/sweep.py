@@ -20,17 +20,17 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from harness import process, treefiles, workarea
 from harness.checks.paths import is_test_path
 from harness.checks.tests_as_evidence.pytest_run import mutmut_env, output_text, run_in_tree
-from harness.columns import Column
+from harness.columns.trees import Column
 from harness.errors import HarnessError, UsageError
 from harness.executors import Executor, Task, TreeSpec
 from harness.executors.local import LocalExecutor
 from harness.git.mutation import changed_lines
 from harness.git.repo import GitRepo
 from harness.git.tree import export_tree
-from harness.progress import phase
+from harness.infra import process, treefiles, workarea
+from harness.infra.progress import phase
 from harness.report.model import Code, Control, Finding, Section, Table
 
 METHOD_SEP = "ǁ"  # mutmut 3 mangles Class.method as xǁClassǁmethod

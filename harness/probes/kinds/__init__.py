@@ -80,10 +80,10 @@ class KeyColumn:
 class KindContext:
     """What a kind receives for one (probe, column): the rows still to run and where to run them."""
 
-    probe: Any  # harness.scenario.ProbeDef
+    probe: Any  # harness.inputs.scenario.ProbeDef
     rows: list[dict[str, Any]]
-    column: Any  # harness.columns.Column
-    tree: Any  # harness.columns.Materialized (tree.path is the column's tree)
+    column: Any  # harness.columns.trees.Column
+    tree: Any  # harness.columns.trees.Materialized (tree.path is the column's tree)
     python: str  # interpreter for this column
     repo: Any  # harness.git.GitRepo
     scratch: Path  # a harness-owned temp dir outside the tree, removed afterwards

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from harness.columns import diff_listing, listing_of
+from harness.columns.trees import diff_listing, listing_of
 
 _FIELD = re.compile(r"\{(\w+)\}")
 

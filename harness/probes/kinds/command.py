@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from harness.columns import listing_of
+from harness.columns.trees import listing_of
 from harness.probes.kinds import CellResult, KindContext
 from harness.probes.kinds._common import row_values, substitute, writes_between, writes_detail
 from harness.probes.subproc import probe_env, run_once

@@ -15,14 +15,14 @@ import re
 from pathlib import Path
 from typing import Any
 
-from harness import treefiles
 from harness.engines.params import DEFAULT_VOCAB, check_params
 from harness.engines.sglang import ENGINE, probe_script
 from harness.engines.store import EngineStore, EnvKey
 from harness.engines.versions import parse_spec, version_from_pin
 from harness.errors import UsageError
+from harness.infra import treefiles
+from harness.inputs.yamlpath import MAX_BYTES
 from harness.probes.kinds import CellResult, KeyColumn, KindContext, get_kind
-from harness.yamlpath import MAX_BYTES
 
 KIND = "sglang_params"
 VERSION = "2"
@@ -31,7 +31,7 @@ BUILD_KINDS = ("python", "extract")
 
 
 def _build_def(probe: Any, spec: dict[str, Any], fields: Any = None) -> tuple[Any, Any]:
-    from harness.scenario import Fields, ProbeDef
+    from harness.inputs.scenario import Fields, ProbeDef
 
     sub_spec = {k: v for k, v in spec.items() if k != "kind"}
     sub_fields = (

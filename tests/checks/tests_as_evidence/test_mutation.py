@@ -12,7 +12,7 @@ from harness.checks.tests_as_evidence.mutation import (
     mutation_section,
     run_mutations,
 )
-from harness.edits import Edit
+from harness.columns.edits import Edit
 from harness.git.repo import GitRepo
 from harness.testing.repos import git_blob_sha
 

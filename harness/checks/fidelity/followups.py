@@ -1,0 +1,318 @@
+"""Follow-ups not picked: later commits on the source branch that fix a pick's source.
+
+A commit after the source is a follow-up when it names the source (a ``Fixes: <sha>`` trailer, a
+revert of it, "follow-up to #N", the same PR number or the same ``Fixes #N`` issue). One that no
+pick of the range carries is listed: P1 when it touches code the pick carries (not tests, not
+documentation), else P2. A commit that only, within ``WINDOW`` of the source, spends at least half
+of the lines it removes from the source's files on lines the source added is a *candidate*: named
+nothing, it is as often a license-header sweep or a re-format as a fix, so candidates are info,
+ranked (code the pick carries first, then the share and number of the source's lines they change)
+and the first ``WORTH_A_LOOK`` listed. Removed lines that are version pins and files a commit
+deletes (released changelog fragments) are no evidence, and neither are the lines a ``Merge branch
+'main' into feature`` inside the source PR brought in (main's lines, not the PR's).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from harness.checks.fidelity.compare import is_doc_path, is_test_path, norm
+from harness.checks.fidelity.source import PatchStore, numbered, pr_numbers
+from harness.git import GitRepo
+from harness.git.picks import LogEntry, paths_per_commit
+from harness.report.model import Severity
+
+WINDOW = 30 * 86_400  # content-only follow-ups: changes to the source's lines within 30 days
+FOCUS = 0.5  # share of a content follow-up's removed lines (in the source's files) the source added
+CARRIED = 0.8  # share of a commit's signed lines the picks carry for it to count as picked
+WORTH_A_LOOK = 5  # content-only candidates named in the "worth a look" finding (all in the table)
+# What `git log --grep` pre-selects bodies by (the last: "Fixes #N", "closes #N", …, the issue a
+# source and its follow-up both fix).
+GREP = (
+    r"fixes:",
+    r"reverts commit",
+    r"follow.?up",
+    r"(fix(es|ed)?|close[sd]?|resolve[sd]?):? +(gh-|#)[0-9]+",
+)
+# Leading whitespace up to the line's end only: ``^\s*`` also ran over newlines, and a body of blank
+# lines (the reviewed repository's text) cost time quadratic in its length. Same matches.
+_FIXES = re.compile(r"^[^\S\n]*fixes:\s*([0-9a-f]{7,64})\b", re.IGNORECASE | re.MULTILINE)
+_REVERTS = re.compile(r"reverts commit ([0-9a-f]{7,64})", re.IGNORECASE)
+# A removed line that is a version pin or a pinned sha changes with every bump: no evidence of a fix.
+_VERSIONISH = re.compile(rb"\bv?\d+\.\d+(?:\.\d+)?\b|\b[0-9a-f]{40,64}\b")
+_FOLLOW = re.compile(r"follow.?up(?: (?:to|of|for|on))?:?\s*(?:PR\s*)?#(\d+)", re.IGNORECASE)
+_ISSUE = re.compile(
+    r"\b(?:fix(?:es|ed)?|close[sd]?|resolve[sd]?):?\s+(?:gh-|#)(\d+)\b", re.IGNORECASE
+)
+# A subject that says it fixes something: ranks a content-only candidate higher.
+_FIXLIKE = re.compile(
+    r"\b(fix(es|ed)?|bug|regression|crash|revert(s|ed)?|BUG|REV)\b", re.IGNORECASE
+)
+# A merge of the mainline into a PR's branch: its first-parent diff is the mainline's lines.
+_MERGE_IN = re.compile(r"^Merge (?:remote-tracking )?branch '[^']*' into ", re.IGNORECASE)
+
+
+def issues_fixed(text: str) -> set[int]:
+    """The issue numbers a message says it fixes ("Fixes #12", "closes gh-7")."""
+    return {int(n) for n in _ISSUE.findall(text)}
+
+
+@dataclass
+class FollowUp:
+    unit: tuple[str, ...]  # the source (a PR: one or more commits) it follows
+    sha: str
+    subject: str
+    why: str
+    paths: list[str]
+    severity: Severity
+    named: bool = True  # it names the source; False: a content-only candidate ("worth a look")
+    # candidates: (code the pick carries, subject says fix, share of removed lines, hits)
+    rank: tuple[int, int, float, int] = (0, 0, 0.0, 0)
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "source": list(self.unit),
+            "sha": self.sha,
+            "subject": self.subject,
+            "why": self.why,
+            "paths": self.paths,
+            "severity": self.severity,
+            "names_source": self.named,
+        }
+
+
+def _refers(
+    c: LogEntry,
+    body: str,
+    shas: Sequence[str],
+    numbers: set[int],
+    subjects: set[str],
+    issues: frozenset[int] | set[int] = frozenset(),
+) -> str | None:
+    text = c.subject + "\n" + body
+    for m in _FIXES.findall(text):
+        if any(s.startswith(m.lower()) for s in shas):
+            return f"Fixes: {m[:12]}"
+    for m in _REVERTS.findall(text):
+        if any(s.startswith(m.lower()) for s in shas):
+            return f"reverts {m[:12]}"
+    if c.subject.startswith('Revert "') and c.subject[8:].rstrip('"') in subjects:
+        return "reverts the source (by subject)"
+    for n in _FOLLOW.findall(text):
+        if int(n) in numbers:
+            return f"follow-up to #{n}"
+    same = numbers & set(pr_numbers(c.subject))
+    if same:
+        return f"same PR number #{min(same)}"
+    fixed = issues & issues_fixed(text) - numbers
+    if fixed:
+        return f"fixes the same issue #{min(fixed)}"
+    return None
+
+
+def find_followups(
+    repo: GitRepo,
+    history: Sequence[LogEntry],
+    bodies: dict[str, str],
+    units: dict[tuple[str, ...], list[str]],
+    unit_picks: dict[tuple[str, ...], list[str]],
+    picked: set[str],
+    store: PatchStore,
+    touched: dict[str, Sequence[str]] | None,
+) -> list[FollowUp]:
+    """``units``: each source PR → its commits (the sources and, for a merge, the PR's commits);
+    ``unit_picks``: the picks carrying it; ``picked``: every commit some pick resolves to."""
+    order = {c.sha: i for i, c in enumerate(history)}
+    entry = {c.sha: c for c in history}
+    # Only commits that name something can name a source: a body the grep kept, a revert, a PR number.
+    naming = {c.sha for c in history if c.sha in bodies or c.subject.startswith('Revert "')}
+    by_number = numbered(
+        history, {n for u in units for s in u if s in entry for n in pr_numbers(entry[s].subject)}
+    )
+    named: dict[tuple[str, ...], list[tuple[str, str]]] = {}
+    near: dict[tuple[str, ...], list[str]] = {}
+    store.ensure([s for v in units.values() for s in v])
+    unit_paths = {u: {f.path for s in shas for f in store.changed(s)} for u, shas in units.items()}
+    paths_at: dict[str, Sequence[str]] = dict(touched) if touched is not None else {}
+    if (
+        touched is None
+    ):  # one name-only diff-tree for the window's commits (far cheaper than patches)
+        starts = [entry[s].author_time for u in units for s in u if s in entry] or [0]
+        paths_at.update(
+            paths_per_commit(
+                repo,
+                [
+                    c.sha
+                    for c in history
+                    if not c.is_merge and min(starts) <= c.author_time <= max(starts) + WINDOW
+                ],
+            )
+        )
+    # Per unit, only the commits that can say anything are visited (not the whole history after
+    # it): the ones that name something and the ones changing one of the unit's paths.
+    by_path: dict[str, list[int]] = {}
+    for i, c in enumerate(history):
+        if not c.is_merge:
+            for x in paths_at.get(c.sha, ()):
+                by_path.setdefault(x, []).append(i)
+    naming_at = sorted(order[s] for s in naming)
+    times = [c.author_time for c in history]
+    shas_at = [c.sha for c in history]
+    for unit, shas in units.items():
+        on = [s for s in unit if s in order]
+        if not on:
+            continue
+        start = max(order[s] for s in on)
+        when = max(entry[s].author_time for s in on)
+        own = set(shas)
+        numbers = {n for s in on for n in pr_numbers(entry[s].subject)}
+        subjects = {entry[s].subject for s in on}
+        issues = {
+            n
+            for s in [*unit, *shas]
+            if not _merged_in(s, unit, entry)
+            for n in issues_fixed(bodies.get(s, ""))
+        }
+        # The later commits that name something (or carry one of its PR numbers) are read; the
+        # ones that only change one of its paths (non-merges, by construction) need the window.
+        asks = set(naming_at[bisect.bisect_right(naming_at, start) :])
+        asks.update(order[x] for n in numbers for x in by_number.get(n, []) if order[x] > start)
+        changing: set[int] = set()
+        for x in unit_paths[unit]:
+            at = by_path.get(x, [])
+            changing.update(at[bisect.bisect_right(at, start) :])
+        close: list[int] = []
+        for i in sorted(asks):
+            c = history[i]
+            if c.sha in own or c.sha in picked:
+                continue
+            why = _refers(c, bodies.get(c.sha, ""), [*unit, *shas], numbers, subjects, issues)
+            if why:
+                named.setdefault(unit, []).append((c.sha, why))
+            elif (
+                not c.is_merge
+                and c.author_time - when <= WINDOW
+                and not unit_paths[unit].isdisjoint(paths_at.get(c.sha, ()))
+            ):
+                close.append(i)
+        until = when + WINDOW
+        close += [
+            i
+            for i in changing - asks
+            if times[i] <= until and shas_at[i] not in own and shas_at[i] not in picked
+        ]
+        if close:
+            near[unit] = [shas_at[i] for i in sorted(close)]
+    # Candidates are only searched: their ± lines (no context) are enough.
+    store.ensure_lines(
+        [c for v in named.values() for c, _ in v] + [c for v in near.values() for c in v]
+    )
+    carried = _keys(store, [p for v in unit_picks.values() for p in v])
+    # A candidate near several units is read once: what it adds, and what it removes per file
+    # that it keeps (version pins left out), normalised.
+    per_sha: dict[str, tuple[Counter[bytes], list[tuple[str, list[bytes]]]]] = {}
+
+    def _lines_of(sha: str) -> tuple[Counter[bytes], list[tuple[str, list[bytes]]]]:
+        if sha not in per_sha:
+            changed = store.changed(sha)
+            per_sha[sha] = (
+                Counter(norm(ln) for f in changed for ln in f.added),
+                [
+                    (f.path, [norm(x) for x in f.removed if not _VERSIONISH.search(x)])
+                    for f in changed
+                    if f.status != "D"
+                ],
+            )
+        return per_sha[sha]
+
+    out: list[FollowUp] = []
+    paths_of: dict[tuple[str, ...], set[str]] = {}
+    for unit, shas in units.items():
+        added = {
+            norm(ln)
+            for s in shas
+            if not _merged_in(s, unit, entry)
+            for f in store.changed(s)
+            for ln in f.added
+            if len(norm(ln)) >= 8
+        }
+        pick_paths = {
+            f.path for p in unit_picks.get(unit, []) for f in store.changed(p) if is_code(f.path)
+        }
+        found: list[tuple[str, str, tuple[int, int, float, int] | None]] = [
+            (sha, why, None) for sha, why in named.get(unit, [])
+        ]
+        paths_of[unit] = {
+            f.path for s in shas if not _merged_in(s, unit, entry) for f in store.changed(s)
+        }
+        for sha in near.get(unit, []):
+            readded, gone = _lines_of(sha)
+            removed = []  # a removed line the same commit adds back (a re-sort, a move) is no change
+            used: dict[bytes, int] = {}
+            for path, lines in gone:
+                if path in paths_of[unit]:
+                    for ln in lines:
+                        if ln and used.get(ln, 0) < readded[ln]:
+                            used[ln] = used.get(ln, 0) + 1
+                        elif ln:
+                            removed.append(ln)
+            hit = sum(1 for ln in removed if ln in added)
+            # A fix of the source rewrites mostly its lines; a refactor that passes through them does not.
+            if hit and hit >= FOCUS * len(removed):
+                code = int(bool(pick_paths & {f.path for f in store.changed(sha)}))
+                fix = int(bool(_FIXLIKE.search(entry[sha].subject)))
+                found.append(
+                    (
+                        sha,
+                        f"changes lines the source added ({hit} of {len(removed)} removed)",
+                        (code, fix, round(hit / len(removed), 4), hit),
+                    )
+                )
+        for sha, why, rank in sorted(found, key=lambda t: order[t[0]]):
+            keys = _keys(store, [sha])
+            if keys and sum((keys & carried).values()) >= CARRIED * sum(keys.values()):
+                continue  # a pick carries it (e.g. a release-branch merge back into main)
+            plus = Counter({k: n for k, n in keys.items() if k[0] == "+"})
+            if plus and sum((plus & carried).values()) == sum(plus.values()):
+                continue  # an adapted pick already wrote every line it adds (numpy 2.3.x)
+            paths = sorted({f.path for f in store.changed(sha)})
+            if rank is not None:  # names nothing: a candidate, info
+                out.append(FollowUp(unit, sha, entry[sha].subject, why, paths, "info", False, rank))
+                continue
+            sev: Severity = "P1" if pick_paths & set(paths) else "P2"
+            out.append(FollowUp(unit, sha, entry[sha].subject, why, paths, sev))
+    return out
+
+
+def worth_a_look(followups: Sequence[FollowUp]) -> list[FollowUp]:
+    """The content-only candidates, best first: code the pick carries, a subject that says it
+    fixes something, then the share of the source's lines among what they remove, then how many;
+    history order breaks ties."""
+    cands = [f for f in followups if not f.named]
+    return sorted(cands, key=lambda f: tuple(-x for x in f.rank))
+
+
+def _merged_in(sha: str, unit: tuple[str, ...], entry: dict[str, LogEntry]) -> bool:
+    """A merge inside a source PR that brought another branch in (``Merge branch 'main' into
+    feature``): its diff is that branch's lines, not the PR's. The unit's own merge (the PR's
+    merge into the source branch) is the PR's change and is kept."""
+    if sha in unit or sha not in entry:
+        return False
+    c = entry[sha]
+    return c.is_merge or bool(_MERGE_IN.match(c.subject))
+
+
+def is_code(path: str) -> bool:
+    """Neither a test nor documentation (changelog fragments, .rst/.md/.txt, docs/)."""
+    return not is_test_path(path) and not is_doc_path(path)
+
+
+def _keys(store: PatchStore, shas: Iterable[str]) -> Counter[tuple[str, bytes]]:
+    c: Counter[tuple[str, bytes]] = Counter()
+    for s in shas:
+        c.update(store.keys(s))
+    return c

@@ -1,0 +1,606 @@
+"""Find each pick's source on the source branch: map, trailer, PR number, patch-id, similarity.
+
+Metadata of the whole source history comes from one ``git log``; diffs are fetched lazily and in
+batches (one ``diff-tree --stdin`` per phase, a constant number of phases): only candidates named
+by map/trailer/PR number first, and the rest of the history only when some pick is still unresolved.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import hashlib
+import itertools
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from harness.checks.fidelity.compare import dice, norm, overlap, signed_keys
+from harness.checks.fidelity.lines import origins
+from harness.git import Commit, GitRepo
+from harness.git.patch import FilePatch, Patch, diff_many
+from harness.git.picks import LogEntry, object_ids, patch_paths, paths_per_commit
+
+if TYPE_CHECKING:
+    from harness.infra.history_index import HistoryIndex
+
+CONFIRM_OVERLAP = 0.5  # PR-number candidates must share this fraction of signed lines
+# Below this a similarity match is not reported as a source: on real release branches, version bumps
+# ("back to dev") share ~2/3 of their lines with unrelated bumps on main; a wrong source is worse than none.
+SIMILARITY_MIN = 0.7
+_MENTION = 0.2  # a rejected best candidate at least this similar is named in the note
+_DAY = 86400
+# Similarity looks only at source commits committed in a window around the pick (patch id, PR
+# numbers and trailers look at the whole history): on real ranges similar sources were committed
+# from 65 days before to 31 days after their picks, and the best rejected candidate (named in a
+# note) up to 162 days after.
+WINDOW_BEFORE = WINDOW_AFTER = 365 * _DAY
+_COMMON_LINE = 500  # a line carried by more source commits than this is not evidence
+_PARENS = re.compile(r"\(([^()]*)\)")
+_NUMBER = re.compile(r"#(\d+)\b")
+# Bot and GitHub conventions outside parentheses: "Backport PR #N: …", "Merge pull request #N from …".
+_NAMED_PR = re.compile(r"\b(?:PR|pull request)\s*#(\d+)\b", re.IGNORECASE)
+# The PR a backport branch is named after: "Merge pull request #N from bot/auto-backport-of-pr-M-on-8.x".
+_BACKPORT_BRANCH = re.compile(
+    r"^Merge pull request #\d+ from \S*?backport[-_/]?(?:of[-_/]?)?(?:pr[-_/]?)?(\d+)",
+    re.IGNORECASE,
+)
+_BACKPORT = re.compile(r"\bbackport", re.IGNORECASE)
+# Leading tags: "[release/x] ", "[PR #1/abc backport][3.12] ", "[3.13 backport] ".
+_TAGS = re.compile(r"^\s*(?:\[[^\]]*\]\s*)+")
+# A message line naming the PR a backport carries: "Backport PR #13999 on branch 8.x (…)".
+_BACKPORT_LINE = re.compile(r"^\s*Backport(?: of)? PR #(\d+)\b", re.IGNORECASE | re.MULTILINE)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def pr_numbers(subject: str) -> tuple[int, ...]:
+    """Every ``#N`` inside parentheses ("Fix (#3002) (#3100)", "(#3002 and #3040)"), the ones named
+    as a PR ("Backport PR #N: …", "Merge pull request #N from …"), the PR a backport branch is named
+    after (first), and every ``#N`` of a subject that says it is a backport ("Backport #1 and #2")."""
+    nums: list[int] = []
+    if "#" not in subject:
+        return ()
+    branch = _BACKPORT_BRANCH.match(subject)
+    found = [branch.group(1)] if branch else []
+    found += [n for group in _PARENS.findall(subject) for n in _NUMBER.findall(group)]
+    found += _NAMED_PR.findall(subject)
+    if _BACKPORT.search(subject):
+        found += _NUMBER.findall(subject)
+    for n in found:
+        if int(n) not in nums:
+            nums.append(int(n))
+    return tuple(nums)
+
+
+def named_prs(commit: Commit) -> tuple[int, ...]:
+    """The PR numbers a pick names: its subject's, then "Backport PR #M" lines of its body."""
+    body = [int(n) for n in _BACKPORT_LINE.findall(commit.body)] if commit.body else []
+    subject = pr_numbers(commit.subject)
+    return subject + tuple(n for n in dict.fromkeys(body) if n not in subject)
+
+
+def numbered(history: Sequence[LogEntry], wanted: set[int]) -> dict[int, list[str]]:
+    """The commits whose subject names one of the ``wanted`` PR numbers, per number, in history
+    order. A subject's PR numbers are among its ``#N``: one C-level scan rules out the rest."""
+    out: dict[int, list[str]] = {}
+    if not wanted:
+        return out
+    for c in history:
+        if "#" in c.subject and not wanted.isdisjoint(map(int, _NUMBER.findall(c.subject))):
+            for n in pr_numbers(c.subject):
+                if n in wanted:
+                    out.setdefault(n, []).append(c.sha)
+    return out
+
+
+def strip_numbers(subject: str) -> str:
+    """The subject without PR-number groups and a leading ``[release/x]`` tag."""
+    s = _PARENS.sub(lambda m: "" if _NUMBER.search(m.group(1)) else m.group(0), subject)
+    s = _TAGS.sub("", s)
+    return " ".join(s.split()).lower()
+
+
+def trailer_shas(message: str) -> list[str]:
+    """The origins a message names (``cherry picked from commit X``, ``[PR #N/X backport]``, …)."""
+    return origins(message)
+
+
+def needs_content_search(picks: Sequence[Commit], mapping: dict[str, list[str]]) -> bool:
+    """Whether some pick names its source neither by --map, trailer nor PR number."""
+    return any(
+        p.sha not in mapping and not trailer_shas(p.message) and not named_prs(p) for p in picks
+    )
+
+
+@dataclass
+class Resolution:
+    """How a pick's source was found."""
+
+    sources: list[str] = field(default_factory=list)
+    via: str | None = None  # map, trailer, pr-number, patch-id, similarity, merge, or None
+    confidence: float | None = None
+    note: str = ""
+    found_by: str | None = (
+        None  # how it was found (via itself, or what found the merge when via is merge)
+    )
+
+
+_PREFETCH = ThreadPoolExecutor(max_workers=1, thread_name_prefix="harness-prefetch")
+
+
+class PatchStore:
+    """Diffs of commits, fetched in batches and kept: full diffs (with context) for what is
+    compared, ± lines only (``-U0``) for candidates that are only searched."""
+
+    def __init__(
+        self,
+        repo: GitRepo,
+        merge_parents: dict[str, str] | None = None,
+        index: HistoryIndex | None = None,
+    ) -> None:
+        self.repo = repo
+        self.index = index  # the history index: diffs kept by commit, the same text git writes
+        self.merge_parents = (
+            merge_parents or {}
+        )  # a merge's change is its diff against the first parent
+        self.full: dict[str, Patch] = {}
+        self.lines: dict[str, Patch] = {}  # -U0 diffs of search candidates
+        self._keys: dict[str, Counter[tuple[str, bytes]]] = {}
+        self._coming: dict[str, Future[None]] = {}  # full diffs being read by ``prefetch``
+        self.batches = 0  # diff-tree processes started (a control reports it)
+
+    def prefetch(self, shas: Sequence[str]) -> None:
+        """Start reading these full diffs in a thread: ``ensure`` waits only for the ones it is
+        asked for (a source found early is read while the search goes on)."""
+        todo = sorted({s for s in shas if s not in self.full and s not in self._coming})
+        if todo:
+            self.batches += 1
+            job = _PREFETCH.submit(self._read_full, todo)
+            self._coming.update((s, job) for s in todo)
+
+    def _read_full(self, todo: Sequence[str]) -> None:
+        for p in self._diff([(s, self.merge_parents.get(s)) for s in todo], True):
+            self.full[p.commit] = p
+
+    def _diff(self, pairs: list[tuple[str, str | None]], context: bool) -> list[Patch]:
+        if self.index is not None:
+            return self.index.diffs(pairs, context=context)
+        return diff_many(self.repo, pairs, context=context)
+
+    def ensure(self, shas: Sequence[str]) -> None:
+        for job in {self._coming[s] for s in shas if s in self._coming}:
+            job.result()
+        todo = sorted({s for s in shas if s not in self.full})
+        if todo:
+            self.batches += 1
+            self._read_full(todo)
+
+    def ensure_lines(self, shas: Sequence[str]) -> None:
+        """± lines of many commits (no context), for patch ids and the similarity index."""
+        todo = sorted({s for s in shas if s not in self.full and s not in self.lines})
+        if todo:
+            self.batches += 1
+            pairs = [(s, self.merge_parents.get(s)) for s in todo]
+            for p in self._diff(pairs, False):
+                self.lines[p.commit] = p
+
+    def changed(self, sha: str) -> list[FilePatch]:
+        """A commit's files with their ± lines (hunks carry context only when read in full)."""
+        got = self.full.get(sha) or self.lines[sha]
+        return got.files
+
+    def keys(self, sha: str) -> Counter[tuple[str, bytes]]:
+        """Signed lines of one commit's change (computed once)."""
+        if sha not in self._keys:
+            self._keys[sha] = keys_of(self.changed(sha))
+        return self._keys[sha]
+
+    def files(self, shas: Sequence[str]) -> list[FilePatch]:
+        return [f for s in shas for f in self.full[s].files]
+
+
+def keys_of(files: Sequence[FilePatch]) -> Counter[tuple[str, bytes]]:
+    """Signed lines of a change; binary or line-less files count as one token naming the path."""
+    c: Counter[tuple[str, bytes]] = Counter()
+    for f in files:
+        keys = signed_keys(f.added, f.removed)
+        if f.binary or not keys:
+            keys[("bin" if f.binary else "file", f.path.encode("utf-8", "surrogateescape"))] += 1
+        c.update(keys)
+    return c
+
+
+def _paths(files: Sequence[FilePatch]) -> set[str]:
+    """Every path a change names, old and new (a rename names both)."""
+    return {x for f in files for x in (f.old_path, f.new_path) if x}
+
+
+def patch_id(files: Sequence[FilePatch]) -> str:
+    """Whitespace-insensitive id over path and ± lines per file (context and order of files ignored)."""
+    h = hashlib.sha1()
+    for f in sorted(files, key=lambda f: f.path):
+        h.update(f.path.encode("utf-8", "surrogateescape") + b"\0")
+        if f.binary:
+            h.update(b"bin\0" + (f.new_blob or "").encode())
+        for ln in f.removed:
+            h.update(b"-" + norm(ln) + b"\n")
+        for ln in f.added:
+            h.update(b"+" + norm(ln) + b"\n")
+    return h.hexdigest()
+
+
+class SourceFinder:
+    """Resolves the picks of a range against the source history (oldest first)."""
+
+    def __init__(
+        self,
+        repo: GitRepo,
+        picks: Sequence[Commit],
+        history: Sequence[LogEntry],
+        mapping: dict[str, list[str]],
+        store: PatchStore,
+        touched: Future[list[LogEntry]] | None = None,
+        merge_titles: dict[str, str] | None = None,
+        brought: dict[str, str] | None = None,
+        found: Callable[[dict[str, Resolution]], None] | None = None,
+    ) -> None:
+        self.brought = brought or {}  # commit -> the merge that brought it into the source branch
+        # Told of sources as they are found (with the picks' full diffs and the named sources'
+        # diffs read), before the slower steps: what only needs a pick's sources starts then.
+        self.found = found or (lambda _: None)
+        self.touched = touched  # the history again, with changed paths (started early, in a thread)
+        self.repo, self.picks, self.history, self.mapping, self.store = (
+            repo,
+            picks,
+            history,
+            mapping,
+            store,
+        )
+        self.merges = {c.sha for c in history if c.is_merge}
+        # A merge's PR title (first line of its body, "Merge pull request #N from …" keeps it there).
+        self.by_title: dict[str, list[str]] = {}
+        for sha, title in (merge_titles or {}).items():
+            if title and sha in self.merges:
+                self.by_title.setdefault(strip_numbers(title.splitlines()[0]), []).append(sha)
+        self.order = {c.sha: i for i, c in enumerate(history)}
+        self.by_number = numbered(history, {n for p in picks for n in named_prs(p)})
+        self.subjects = {c.sha: c.subject for c in history}
+        self.committed = {c.sha: c.commit_time for c in history}
+        self.pick_of = {p.sha: p for p in picks}
+        # A cherry-pick keeps the author date and the subject: a pick without -x that git could not
+        # apply as it was (adapted) still carries that signature.
+        self.by_authored: dict[int, list[LogEntry]] = {}
+        for c in history:
+            if not c.is_merge:
+                self.by_authored.setdefault(c.author_time, []).append(c)
+        self.rejected: dict[
+            str, str
+        ] = {}  # pick -> PR-number candidates its content did not confirm
+        self.title_cands: dict[str, list[str]] = {}  # pick -> merges whose PR title is its subject
+        self.siblings: dict[str, list[str]] = {}  # pick -> other releases' backports of its PR
+
+    def resolve(self) -> dict[str, Resolution]:
+        res: dict[str, Resolution] = {}
+        pr_cands: dict[str, list[str]] = {}
+        trailers = self._trailers()
+
+        for pick in self.picks:
+            if pick.sha in self.mapping:
+                res[pick.sha] = Resolution(self.mapping[pick.sha], "map", 1.0)
+            elif trailers.get(pick.sha):
+                res[pick.sha] = Resolution(trailers[pick.sha], "trailer", 1.0)
+            else:
+                cands = sorted(
+                    {s for n in named_prs(pick) for s in self.by_number.get(n, [])},
+                    key=lambda s: self.order[s],
+                )
+                # Another release's backport of the same PR (merged forward) is a copy: the PR's
+                # own commit is looked for first, by number and then by content.
+                siblings = [s for s in cands if _BACKPORT.search(self.subjects[s])]
+                pr_cands[pick.sha] = [s for s in cands if s not in siblings]
+                if siblings:
+                    self.siblings[pick.sha] = siblings
+                titled = self.by_title.get(strip_numbers(pick.subject), [])
+                # A title many merges share ("pre-commit autoupdate") names no PR in particular.
+                self.title_cands[pick.sha] = titled if len(titled) == 1 else []
+        # Phase A: the picks and every named candidate, in one diff-tree process.
+        self.store.ensure(
+            [p.sha for p in self.picks]
+            + [s for r in res.values() for s in r.sources]
+            + [s for c in pr_cands.values() for s in c]
+            + [s for c in self.title_cands.values() for s in c]
+            + [s for c in self.siblings.values() for s in c]
+        )
+        for sha, cands in pr_cands.items():
+            r = self._confirm(sha, cands)
+            if r is not None:
+                res[sha] = r
+        self.found(dict(res))
+        unresolved = [p.sha for p in self.picks if p.sha not in res]
+        res.update(self._search(unresolved))
+        for sha, cands in self.siblings.items():
+            if not res.get(sha, Resolution()).sources:  # only a sibling carries it: name that
+                r = self._confirm(sha, cands)
+                if r is not None:
+                    res[sha] = r
+        for picked, note in self.rejected.items():
+            r = res.setdefault(picked, Resolution())
+            r.note = "; ".join(x for x in (r.note, note) if x)
+        for r in res.values():
+            if r.via != "map" and r.sources and all(s in self.merges for s in r.sources):
+                # The PR was merged with a merge commit: its first-parent diff is the source.
+                r.note = "; ".join(x for x in (f"merge commit found by {r.via}", r.note) if x)
+                r.found_by, r.via = r.via, "merge"
+            else:
+                r.found_by = r.via
+        return res
+
+    def _trailers(self) -> dict[str, list[str]]:
+        """Trailer shas per pick, resolved in one batch; ones on the source history preferred."""
+        named = {p.sha: trailer_shas(p.message) for p in self.picks if p.sha not in self.mapping}
+        specs = sorted({t for ts in named.values() for t in ts})
+        ids = dict(
+            zip(specs, object_ids(self.repo, [f"{t}^{{commit}}" for t in specs]), strict=False)
+        )
+        out: dict[str, list[str]] = {}
+        for pick, ts in named.items():
+            found = [ids[t] for t in ts if ids.get(t)]
+            on_source = [f for f in found if f in self.order]
+            # A pick of a pick carries several trailers: the one on the source branch is the source.
+            chosen = on_source[:1] or found[:1]
+            if chosen:
+                out[pick] = [c for c in chosen if c]
+        return out
+
+    def _confirm(self, pick: str, cands: Sequence[str]) -> Resolution | None:
+        """PR-number candidates confirmed by content (or, for an empty pick, by subject)."""
+        if not cands:
+            return None
+        pk = self.store.keys(pick)
+        if not pk:
+            subject = strip_numbers(next(p.subject for p in self.picks if p.sha == pick))
+            same = [c for c in cands if strip_numbers(self.subjects[c]) == subject]
+            return (
+                Resolution(same, "pr-number", 0.0, "empty pick: confirmed by subject only")
+                if same
+                else None
+            )
+        scores = {c: overlap(pk, self.store.keys(c)) for c in cands}
+        confirmed = [c for c in cands if scores[c] >= CONFIRM_OVERLAP]
+        note = (
+            ""
+            if len(confirmed) == len(cands)
+            else "PR-number candidates rejected by content: "
+            + ", ".join(f"{c[:12]} ({scores[c]:.2f})" for c in cands if c not in confirmed)
+        )
+        if not confirmed:
+            # The PR number and the subject agree: the PR's commit is the source, whatever the pick
+            # had to change (a regenerated lock file shares no line with the original).
+            subject = strip_numbers(self.pick_of[pick].subject)
+            same = [c for c in cands if strip_numbers(self.subjects[c]) == subject]
+            if subject and same:
+                union = keys_of(self.store.files(same))
+                return Resolution(
+                    same,
+                    "pr-number",
+                    round(overlap(pk, union), 3),
+                    "confirmed by PR number and subject; content differs",
+                )
+            self.rejected[pick] = note
+            return None
+        union = keys_of(self.store.files(confirmed))
+        return Resolution(confirmed, "pr-number", round(overlap(pk, union), 3), note)
+
+    def _by_title(self, pick: str) -> Resolution | None:
+        """A merge whose PR title is the pick's subject, confirmed by content (after patch-id)."""
+        pk = self.store.keys(pick)
+        scored = [(overlap(pk, self.store.keys(m)), m) for m in self.title_cands.get(pick, [])]
+        ok = [(sc, m) for sc, m in scored if sc >= CONFIRM_OVERLAP]
+        if not ok:
+            return None
+        sc, m = max(ok, key=lambda t: (t[0], -self.order[t[1]]))
+        return Resolution([m], "title", round(sc, 3))
+
+    def _by_authored(self, pick: str) -> Resolution | None:
+        """The one source commit with the pick's author date and subject, confirmed by content."""
+        c = next(x for x in self.picks if x.sha == pick)
+        subject = strip_numbers(c.subject)
+        cands = [
+            x.sha
+            for x in self.by_authored.get(c.author_time, [])
+            if strip_numbers(x.subject) == subject
+        ]
+        if len(cands) != 1:
+            return None
+        self.store.ensure(cands)
+        sc = overlap(self.store.keys(pick), self.store.keys(cands[0]))
+        return Resolution(cands, "authored", round(sc, 3)) if sc >= CONFIRM_OVERLAP else None
+
+    def _touched(self, history: Sequence[str]) -> dict[str, Sequence[str]]:
+        """Paths each source commit changes (the log started early in a thread, else one
+        ``diff-tree --name-only`` process): no diff is read to list them."""
+        if self.touched is not None:
+            return {c.sha: c.paths or () for c in self.touched.result()}
+        self.store.batches += 1
+        return dict(paths_per_commit(self.repo, history))
+
+    def _window(self, pick: str) -> tuple[int, int]:
+        """Commit times a similar source may have: from WINDOW_BEFORE before the pick was authored
+        (a backport re-authored months later) to WINDOW_AFTER after it was committed (a backport
+        from a PR that landed later, a release commit copied back)."""
+        c = self.pick_of[pick]
+        return min(c.author_time, c.committer_time) - WINDOW_BEFORE, c.committer_time + WINDOW_AFTER
+
+    def _subject_named(self, picks: Sequence[str], history: Sequence[str]) -> dict[str, str]:
+        """Per pick: the one non-merge source commit with its subject (PR numbers and leading tags
+        removed), whenever it was committed. A squashed backport of a PR merged as several commits
+        keeps the title: this names the source without the similarity search's candidate diffs."""
+        keys = {p: strip_numbers(self.pick_of[p].subject) for p in picks}
+        keys = {p: k for p, k in keys.items() if k}
+        if not keys:
+            return {}
+        # One lower-cased text of all subjects, searched in C for each key's longest word; only
+        # the subjects it occurs in are stripped and compared.
+        lowered = [self.subjects[s].lower() for s in history]
+        text = "\n".join(lowered)
+        starts = list(itertools.accumulate((len(x) + 1 for x in lowered[:-1]), initial=0))
+        found: dict[str, str] = {}
+        for p, key in keys.items():
+            word = max(key.split(), key=len)
+            same: set[str] = set()
+            at = text.find(word)
+            while at >= 0:
+                i = bisect.bisect_right(starts, at) - 1
+                if strip_numbers(self.subjects[history[i]]) == key:
+                    same.add(history[i])
+                at = text.find(word, starts[i + 1] if i + 1 < len(starts) else len(text))
+            # One commit in the whole history carries the subject: no time window (urllib3 backported
+            # "Switch to Brotli C bindings …" to 1.26.x fifteen months after main had it).
+            if len(same) == 1:
+                found[p] = same.pop()
+        return found
+
+    def _by_subject(self, found: dict[str, str]) -> dict[str, tuple[float, str]]:
+        """The commits ``_subject_named`` found, with their similarity, where that is at least
+        SIMILARITY_MIN, or where they share at least CONFIRM_OVERLAP of the smaller side's lines
+        (the subject names it, as a PR number would: a pick that squashed it with another commit,
+        or carries part of it)."""
+        self.store.ensure_lines(sorted(set(found.values())))
+        out: dict[str, tuple[float, str]] = {}
+        for p, c in found.items():
+            pk, ck = self.store.keys(p), self.store.keys(c)
+            sc = dice(pk, ck)
+            if sc >= SIMILARITY_MIN or overlap(pk, ck) >= CONFIRM_OVERLAP:
+                out[p] = (sc, c)
+        return out
+
+    def _similar(
+        self,
+        picks: Sequence[str],
+        history: Sequence[str],
+        touched: dict[str, Sequence[str]],
+        names: dict[str, set[str]],
+    ) -> dict[str, list[tuple[float, str]]]:
+        """The three best candidates per pick by shared signed lines: an inverted index over the
+        ± lines of the source commits that touch one of these picks' paths (one -U0 process)."""
+        if not picks:
+            return {}
+        paths = {x for p in picks for x in names[p]}
+        windows = {p: self._window(p) for p in picks}
+        within = {
+            s for s in history if any(lo <= self.committed[s] <= hi for lo, hi in windows.values())
+        }
+        candidates = [
+            s for s in history if s in within and not paths.isdisjoint(touched.get(s, ()))
+        ]
+        self.store.ensure_lines(candidates)
+        index: dict[tuple[str, bytes], list[str]] = {}
+        size: dict[str, int] = {}
+        for sha in candidates:
+            keys = self.store.keys(sha)
+            size[sha] = sum(keys.values())
+            for key in keys:
+                index.setdefault(key, []).append(sha)
+        scored: dict[str, list[tuple[float, str]]] = {}
+        for p in picks:
+            pk = self.store.keys(p)
+            hits: Counter[str] = Counter()
+            lo, hi = windows[p]
+            for key in pk:
+                posting = index.get(key, [])
+                if len(posting) <= _COMMON_LINE:
+                    hits.update(s for s in posting if lo <= self.committed[s] <= hi)
+            total = sum(pk.values())
+            ranked = sorted(hits, key=lambda s: (-2 * hits[s] / (total + size[s]), self.order[s]))
+            scored[p] = sorted(
+                ((dice(pk, self.store.keys(c)), c) for c in ranked[:3]),
+                key=lambda t: (-t[0], self.order[t[1]]),
+            )
+        return scored
+
+    def _search(self, unresolved: Sequence[str]) -> dict[str, Resolution]:
+        """Patch-id, then title and author date, then subject, then similarity, over source commits
+        chosen by the paths they change (listed without reading a diff) before any diff is read."""
+        todo = [p for p in unresolved if self.store.full[p].files]
+        if not todo:
+            return {}
+        history = [c.sha for c in self.history if not c.is_merge]
+        touched = self._touched(history)
+        names = {p: _paths(self.store.full[p].files) for p in todo}
+        by_path: dict[str, set[str]] = {x: set() for ps in names.values() for x in ps}
+        for sha in history:
+            for x in touched.get(sha, ()):
+                if x in by_path:
+                    by_path[x].add(sha)
+        # Exact first: a commit with the pick's patch id names the same paths in its patch. The
+        # commits that change all of them are listed by path, their patches' paths read without
+        # diffing (one --raw process), and only the ones naming exactly the pick's paths have their
+        # ± lines read (one -U0 process) and hashed.
+        wanted: dict[str, set[frozenset[str]]] = {}
+        for p in todo:
+            named = frozenset(f.path for f in self.store.full[p].files)
+            for sha in set.intersection(*(by_path[x] for x in named)):
+                wanted.setdefault(sha, set()).add(named)
+        self.store.batches += 1 if wanted else 0
+        named_by = patch_paths(self.repo, sorted(wanted))
+        in_order = [s for s in history if s in wanted and named_by.get(s) in wanted[s]]
+        # The commits named by subject are read in the same process (a pick that patch-id then
+        # answers has read one diff for nothing; a separate process for them cost a round trip).
+        by_subject = self._subject_named(todo, history)
+        self.store.ensure_lines(in_order + sorted(set(by_subject.values()) - set(in_order)))
+        ids: dict[str, list[str]] = {}
+        for sha in in_order:
+            ids.setdefault(patch_id(self.store.changed(sha)), []).append(sha)
+        out: dict[str, Resolution] = {}
+        rest: list[str] = []
+        for p in todo:
+            exact = ids.get(patch_id(self.store.full[p].files), [])
+            titled = None if exact else self._by_title(p) or self._by_authored(p)
+            if exact:
+                out[p] = Resolution([exact[0]], "patch-id", 1.0)
+            elif titled is not None:
+                out[p] = titled
+            else:
+                rest.append(p)
+        self.found(dict(out))
+        subject = self._by_subject({p: by_subject[p] for p in rest if p in by_subject})
+        for p in rest:
+            if p in by_subject and p not in subject:  # named, but sharing too few lines to take
+                c = by_subject[p]
+                share = overlap(self.store.keys(p), self.store.keys(c))
+                self.rejected[p] = "; ".join(
+                    x
+                    for x in (
+                        self.rejected.get(p, ""),
+                        f"{c[:12]} has the same subject but shares {share:.2f} of the lines: "
+                        "not taken as the source (re-implemented?)",
+                    )
+                    if x
+                )
+        scored = self._similar([p for p in rest if p not in subject], history, touched, names)
+        scored.update({p: [found] for p, found in subject.items()})
+        # A PR merged with a merge commit is one change: the merge that brought a pick's best commit
+        # in may match the pick better (the whole PR, squashed into one pick). One more batch.
+        merges = {
+            p: self.brought[sc[0][1]]
+            for p, sc in scored.items()
+            if sc and sc[0][0] < 1.0 and sc[0][1] in self.brought
+        }
+        self.store.ensure(sorted(set(merges.values())))
+        for p, sc in scored.items():
+            if p in merges:
+                d = dice(self.store.keys(p), self.store.keys(merges[p]))
+                if d > sc[0][0]:
+                    sc.insert(0, (d, merges[p]))
+            by_name = bool(sc) and p in subject and sc[0][1] == subject[p][1]  # kept as named
+            if sc and (sc[0][0] >= SIMILARITY_MIN or by_name):
+                via = "subject" if p in subject else "similarity"
+                out[p] = Resolution([sc[0][1]], via, round(sc[0][0], 3))
+            elif sc and sc[0][0] >= _MENTION:
+                out[p] = Resolution(
+                    [], None, None, f"best candidate {sc[0][1][:12]} at similarity {sc[0][0]:.2f}"
+                )
+        return out

@@ -1,0 +1,1 @@
+"""CI lanes: workflow jobs, their matrices, expressions and shell steps (``check.py``)."""

@@ -1,0 +1,1 @@
+"""Columns: refs and controls (a ref plus edits) materialized as trees the harness owns."""

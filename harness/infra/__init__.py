@@ -1,0 +1,2 @@
+"""Infrastructure: the work area, child processes, the cache and history index, offload,
+atomic writes, interrupts and progress."""

@@ -1,0 +1,268 @@
+"""Results keyed by content: probe definition hash, column tree + edits, interpreter, engine.
+
+Stored as one small JSON file per key under ``HARNESS_CACHE_DIR`` (default
+``$XDG_CACHE_HOME/harness``, else ``~/.cache/harness``). Writes are atomic; a corrupt entry is a miss.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import time
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from harness.infra import process
+from harness.infra.atomic import write_atomic
+
+
+def cache_dir() -> Path:
+    from harness.infra.workarea import cache_area, ensure_private
+
+    return ensure_private(cache_area(), "cache directory")
+
+
+def content_key(*parts: Any) -> str:
+    """A stable sha256 over JSON-able parts."""
+    return hashlib.sha256(
+        json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str).encode()
+    ).hexdigest()
+
+
+def file_digest(path: Path) -> str:
+    return (
+        hashlib.sha256(Path(path).read_bytes()).hexdigest() if Path(path).is_file() else "missing"
+    )
+
+
+_DESCRIBE = """import sys, os, json, importlib.metadata as m
+print(os.path.realpath(sys.executable)); print(sys.version); print(sys.prefix)
+print(sorted({(d.metadata["Name"] or "").lower() + "==" + d.version for d in m.distributions()}))
+print(json.dumps([os.path.abspath(p) for p in sys.path]))
+"""
+
+
+def _stamp(path: str) -> list[int] | None:
+    """What changes when a distribution is added to, removed from or upgraded in a ``sys.path``
+    entry: the folder's own mtime (a ``*.dist-info`` entry is created or removed), or a zip's."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_mtime_ns, st.st_ino, st.st_size if not os.path.isdir(path) else 0]
+
+
+def _stored_under(python: str) -> str:
+    """The record key of an interpreter as named: its path and binary, and the environment
+    variables that change its ``sys.path``."""
+    named = python if os.path.sep in python else (shutil.which(python) or python)
+    real = os.path.realpath(named)
+    env = sorted((k, v) for k, v in os.environ.items() if k.startswith("PYTHON"))
+    return content_key("interpreter", os.path.abspath(named), real, _stamp(real), env)
+
+
+@lru_cache(maxsize=16)
+def _describe(python: str) -> tuple[str, list[str]]:
+    """The fingerprint of ``python`` and the ``sys.path`` it searched, from a fresh process."""
+    proc = process.run([python, "-c", _DESCRIBE], capture_output=True, text=True, cwd=os.sep)
+    if proc.returncode != 0:
+        return f"unusable:{python}", []
+    *described, paths = proc.stdout.splitlines()
+    return content_key("\n".join(described) + "\n"), json.loads(paths)
+
+
+def interpreter_fingerprint(python: str, store: Cache | None = None) -> str:
+    """Realpath, version, prefix and installed distributions of an interpreter (a different pytest
+    or plugin set is a different key). Always a fresh process started in ``/``: what the running
+    harness has on its own ``sys.path`` (its working directory, an editable checkout) must not
+    enter the key. One child process per interpreter per run.
+
+    With ``store`` (an enabled cache), the answer is kept beside it with the stamps of every
+    ``sys.path`` entry the interpreter searched, and served while none of them changed (a warm run
+    then starts no interpreter)."""
+    if store is None or not store.enabled:
+        return _describe(python)[0]
+    records = Cache(store.root.parent, namespace="interpreters")
+    key = _stored_under(python)
+    hit = records.get(key)
+    if (
+        isinstance(hit, dict)
+        and isinstance(hit.get("paths"), list)
+        and all(isinstance(p, list) and len(p) == 2 for p in hit["paths"])
+        and all(_stamp(str(path)) == stamp for path, stamp in hit["paths"])
+    ):
+        return str(hit["fingerprint"])
+    fingerprint, paths = _describe(python)
+    stamps = {p: _stamp(p) for p in paths}
+    # A folder changed within the last seconds could change again within its mtime's resolution
+    # unseen (git's "racy" index entries): such an answer is used, not kept.
+    now = time.time_ns()
+    settled = all(st is None or now - st[0] > 2_000_000_000 for st in stamps.values())
+    if settled and not fingerprint.startswith("unusable:"):
+        records.put(
+            key, {"fingerprint": fingerprint, "paths": [[p, st] for p, st in stamps.items()]}
+        )
+    return fingerprint
+
+
+class Cache:
+    """A directory of JSON entries keyed by content (``namespace/ab/cdef….json``)."""
+
+    def __init__(
+        self, root: Path | None = None, namespace: str = "probes", enabled: bool = True
+    ) -> None:
+        self.root = (root or cache_dir()) / namespace
+        self.enabled = enabled
+        self.hits = 0
+        self.misses = 0
+
+    def _path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key[2:]}.json"
+
+    def get(self, key: str) -> Any | None:
+        if not self.enabled:
+            return None
+        try:
+            value = json.loads(self._path(key).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            self.misses += 1
+            return None
+        self.hits += 1
+        return value
+
+    def reject(self) -> None:
+        """The last hit was found stale by its reader: count it as a miss."""
+        self.hits -= 1
+        self.misses += 1
+
+    def put(self, key: str, value: Any) -> None:
+        if self.enabled:
+            self.put_text(key, json.dumps(value, sort_keys=True))
+
+    def put_text(self, key: str, text: str) -> None:
+        """Store ``text``, the JSON of a value (``json.dumps(value, sort_keys=True)``)."""
+        if not self.enabled:
+            return
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, text, prefix=".tmp-", shared=False)
+
+
+def provenance_text(prov: list[tuple[str, str]]) -> str:
+    """``measured: k1 k2 · from cache: k3`` — how each cell or row was obtained, by key (8 hex)."""
+    parts = []
+    for how, label in (("run", "measured"), ("cache", "from cache")):
+        keys = [k[:8] for k, h in prov if h == how]
+        if keys:
+            parts.append(f"{label}: {' '.join(keys)}")
+    return " · ".join(parts) or "—"
+
+
+# A report section cached by content: the sections that only read git (fidelity, drift, shape,
+# conflicts, trace, pins) are keyed by the resolved commits, the options, the harness code and the
+# git version; a hit is the same Section object the run would have built, except its provenance
+# control. The encoding is tagged so that tuples, non-string keys and cells survive the round trip.
+
+
+def _enc(x: Any) -> Any:
+    from harness.report.model import Code, Sha
+
+    if x is None or isinstance(x, bool | int | float | str):
+        return x
+    if isinstance(x, list):
+        return ["L", [_enc(v) for v in x]]
+    if isinstance(x, tuple):
+        return ["T", [_enc(v) for v in x]]
+    if isinstance(x, dict):
+        return ["D", [[_enc(k), _enc(v)] for k, v in x.items()]]
+    if isinstance(x, Code):
+        return ["C", x.text]
+    if isinstance(x, Sha):
+        return ["S", x.sha]
+    from dataclasses import fields, is_dataclass
+
+    if is_dataclass(x) and not isinstance(x, type) and type(x).__name__ in _SECTION_PARTS:
+        return ["O", type(x).__name__, {f.name: _enc(getattr(x, f.name)) for f in fields(x)}]
+    raise TypeError(f"not cacheable: {type(x).__name__}")
+
+
+_SECTION_PARTS = ("Section", "Table", "Finding", "Control", "Details")
+
+
+def _dec(x: Any) -> Any:
+    from harness.report import model
+
+    if not isinstance(x, list):
+        return x
+    tag, *rest = x
+    if tag == "L":
+        return [_dec(v) for v in rest[0]]
+    if tag == "T":
+        return tuple(_dec(v) for v in rest[0])
+    if tag == "D":
+        return {_dec(k): _dec(v) for k, v in rest[0]}
+    if tag == "C":
+        return model.Code(rest[0])
+    if tag == "S":
+        return model.Sha(rest[0])
+    if tag == "O" and rest[0] in _SECTION_PARTS:
+        return getattr(model, rest[0])(**{k: _dec(v) for k, v in rest[1].items()})
+    raise ValueError(f"unknown tag {tag!r}")
+
+
+@lru_cache(maxsize=1)
+def code_digest() -> str:
+    """sha256 over the harness package's Python files (any change to the code is a new key)."""
+    root = Path(__file__).resolve().parent.parent  # the harness package
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def cached_value(cache: Cache, parts: tuple[Any, ...], build: Any) -> Any:
+    """``build()``'s JSON value, or the one stored under the content key of ``parts`` with the
+    harness code (a typed result handed between steps, kept beside its section)."""
+    key = content_key("value", code_digest(), *parts)
+    hit = cache.get(key)
+    if isinstance(hit, dict) and "value" in hit:
+        return hit["value"]
+    value = build()
+    cache.put(key, {"value": value})
+    return value
+
+
+def cached_section(cache: Cache, parts: tuple[Any, ...], build: Any) -> Any:
+    """``build()``'s Section, or the one stored under the content key of ``parts`` (what the section
+    read: resolved commits and options) with the harness code. A control names the key and how the
+    section was obtained; nothing else differs between a measured and a cached section."""
+    from harness.report.model import Control, Section
+
+    key = content_key("section", code_digest(), *parts)
+    section: Section | None = None
+    hit = cache.get(key)
+    if hit is not None:
+        try:
+            section = _dec(hit)
+        except (ValueError, TypeError, KeyError, IndexError):
+            section = None
+        if not isinstance(section, Section):
+            cache.reject()
+            section = None
+    how = "cache"
+    if section is None:
+        how, section = "run", build()
+        if cache.enabled:  # kept only when the stored text reads back as the same section
+            try:
+                text: str | None = json.dumps(_enc(section), sort_keys=True)
+            except TypeError:
+                text = None  # something the encoding does not know: not cached
+            if text is not None and _dec(json.loads(text)) == section:
+                cache.put_text(key, text)
+    section.controls.append(
+        Control("section cache", provenance_text([(key, how)]) + " (git content key)", None)
+    )
+    return section

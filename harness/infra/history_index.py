@@ -1,0 +1,663 @@
+"""A persistent, content-keyed index of one repository's history, kept in the private cache.
+
+What fidelity reads of the source history is a function of immutable commits: a commit's parents,
+dates, subject and changed paths; whether its message matches a fixed ``--grep`` and its body; the
+``diff-tree`` text of a commit against a parent. The index keeps those answers by commit sha, so a
+run reads from git only what is new since the last one (the range walk itself is one cheap
+``rev-list``), and keeps whole fidelity answers by the resolved commits they were computed from.
+
+Layout, under ``<cache>/history/<repo key>/`` (the cache folder is private: 0700, owner-checked by
+``harness/infra/workarea.py``):
+
+- ``index.json``: commit rows and grep answers; ``diffs.json``: raw ``diff-tree`` chunks
+  (base64); ``results/<key>.json``: whole answers. Each file names the format, the harness code
+  digest, the git version and the repository it describes (``stamp``); a file that does not
+  parse, whose stamp differs, or whose records have the wrong shape is ignored whole and
+  rebuilt, never partly trusted. JSON only (no pickle: a planted file must not run code).
+- Writes are atomic (``harness/infra/atomic.py``: a killed run leaves the previous file or none) and
+  serialised by an ``flock`` on ``lock``: a writer re-reads the file under the lock and adds what
+  it learned, so two concurrent runs each keep the other's rows.
+- Bounded: at most ``MAX_COMMITS`` commit rows, ``MAX_DIFF_BYTES`` of diff text and
+  ``MAX_RESULTS`` answers; past a bound the rows unused for the most runs go first.
+
+``--no-cache`` (and a cache that cannot be used) means no index: nothing read, nothing written.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import os
+import re
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness.git import GitRepo
+from harness.git.patch import Patch, diff_chunks, parse_files
+from harness.git.picks import LogEntry, bodies_of, entries, walk
+from harness.git.picks import bodies as log_bodies
+from harness.git.picks import history as log_history
+from harness.infra.atomic import write_atomic
+
+if TYPE_CHECKING:
+    from harness.checks.result import Checked, FidelityResult
+
+FORMAT = "harness.history-index/1"
+MAX_COMMITS = 400_000  # ~100 MiB of JSON with paths at most; a 100k-commit history is ~25 MiB
+MAX_DIFF_BYTES = 64 << 20
+MAX_RESULTS = 32
+MAX_FILE_BYTES = 512 << 20  # a larger file is not read: it is not one this code wrote
+_SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?\Z")
+_REST = 0.5  # past this share of commits missing, one walking log is cheaper than the gaps
+
+# A commit row: [parents, author time, commit time, subject, paths or None, last run used,
+# greps checked (bit i: the i-th grep key), {grep bit: body} of the greps it matched].
+Row = list[Any]
+
+
+def _valid_row(sha: Any, row: Any, greps: int) -> bool:
+    return (
+        isinstance(sha, str)
+        and _SHA.match(sha) is not None
+        and isinstance(row, list)
+        and len(row) == 8
+        and isinstance(row[0], list)
+        and all(isinstance(p, str) and _SHA.match(p) for p in row[0])
+        and type(row[1]) is int
+        and type(row[2]) is int
+        and isinstance(row[3], str)
+        and (
+            row[4] is None or (isinstance(row[4], list) and all(isinstance(p, str) for p in row[4]))
+        )
+        and type(row[5]) is int
+        and type(row[6]) is int
+        and 0 <= row[6] < (1 << greps)
+        and (
+            row[7] is None
+            or (
+                isinstance(row[7], dict)
+                and all(
+                    isinstance(k, str) and k.isdigit() and int(k) < greps and isinstance(v, str)
+                    for k, v in row[7].items()
+                )
+            )
+        )
+    )
+
+
+def _code_digest(root: Path) -> str:
+    """``cache.code_digest()`` (sha256 over the harness's Python files), served from ``root``
+    while no file's (path, size, mtime, inode) changed: hashing the files costs ~35 ms of a warm
+    run that is otherwise ~150 ms of work. Files changed within the last 2 s are not trusted
+    to their stamp (git's "racy" rule)."""
+    import time
+
+    from harness.infra.cache import code_digest
+
+    package = Path(__file__).resolve().parent.parent  # the harness package
+    stamps: list[tuple[str, int, int, int]] = []
+    for path in sorted(package.rglob("*.py")):
+        st = path.stat()
+        stamps.append((str(path.relative_to(package)), st.st_size, st.st_mtime_ns, st.st_ino))
+    key = hashlib.sha256(json.dumps([str(package), stamps]).encode("utf-8", "surrogateescape"))
+    record = root / "code.json"
+    try:
+        kept = json.loads(record.read_bytes()[:4096])
+        if (
+            isinstance(kept, list)
+            and len(kept) == 2
+            and kept[0] == key.hexdigest()
+            and isinstance(kept[1], str)
+        ):
+            return kept[1]
+    except (OSError, ValueError):
+        pass
+    digest = code_digest()
+    if all(time.time_ns() - s[2] > 2_000_000_000 for s in stamps):
+        try:
+            root.mkdir(parents=True, exist_ok=True, mode=0o700)
+            write_atomic(
+                record, json.dumps([key.hexdigest(), digest]), prefix=".tmp-", shared=False
+            )
+        except OSError:
+            pass
+    return digest
+
+
+def _set_body(row: Row, name: str, body: str | None) -> None:
+    """Row ``row`` matches grep ``name`` with ``body`` (None: it does not match)."""
+    if body is not None:
+        if row[7] is None:
+            row[7] = {}
+        row[7][name] = body
+    elif row[7] and name in row[7]:
+        del row[7][name]
+        if not row[7]:
+            row[7] = None
+
+
+def repo_key(repo: GitRepo) -> str:
+    """The index folder of a repository: its git folder's real path, hashed."""
+    return hashlib.sha256(
+        str(Path(repo.git_dir).resolve()).encode("utf-8", "surrogateescape")
+    ).hexdigest()[:32]
+
+
+class HistoryIndex:
+    """The index of ``repo`` under ``root`` (``<cache>/history``); loaded part by part on first use,
+    written by ``save``."""
+
+    def __init__(self, repo: GitRepo, root: Path) -> None:
+        from harness.git.history import git_version
+
+        self.repo = repo
+        self.dir = root / repo_key(repo)
+        code = _code_digest(root)
+        self.stamp = [FORMAT, code, git_version(repo), str(Path(repo.git_dir).resolve())]
+        self._lock = threading.RLock()
+        self._walk_lock = threading.Lock()
+        self.commits: dict[str, Row] | None = None  # None: not loaded yet
+        self.greps: list[str] = []
+        self.run = 1
+        self._diffs: dict[str, list[Any]] | None = None  # key → [last run used, base64 text]
+        self._order: dict[tuple[tuple[str, ...], tuple[str, ...]], list[str]] = {}
+        self._pending: list[tuple[tuple[str, ...], tuple[str, ...], str, dict[str, str]]] = []
+        self._new_commits = False
+        self._new_diffs = False
+        self.rebuilt: list[str] = []  # why a stored file was not used (tests read it)
+        # What came from the index and what from git (tests and bench read it): commit rows,
+        # diffs, whole answers.
+        self.served = {"commits": 0, "read": 0, "diffs": 0, "diffed": 0, "answers": 0, "built": 0}
+
+    # -- files -------------------------------------------------------------------------------
+    def _read(
+        self, name: str, hook: Callable[[dict[str, Any]], Any] | None = None
+    ) -> dict[str, Any] | None:
+        """A stored file of this index, or None where it is absent, foreign or malformed."""
+        path = self.dir / name
+        try:
+            with open(path, "rb") as fh:
+                raw = fh.read(MAX_FILE_BYTES + 1)
+        except FileNotFoundError:
+            return None
+        except OSError as e:
+            self.rebuilt.append(f"{name}: {e.strerror}")
+            return None
+        if len(raw) > MAX_FILE_BYTES:
+            self.rebuilt.append(f"{name}: larger than {MAX_FILE_BYTES} bytes")
+            return None
+        try:
+            data = json.loads(raw, object_hook=hook)
+        except (ValueError, TypeError, KeyError, RecursionError):
+            self.rebuilt.append(f"{name}: not JSON")
+            return None
+        if not isinstance(data, dict) or data.get("stamp") != self.stamp:
+            self.rebuilt.append(f"{name}: another format, harness, git or repository")
+            return None
+        return data
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        import fcntl
+
+        self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(self.dir / "lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            # Every writer writes under this lock: a temporary file seen now is a killed run's.
+            for folder in (self.dir, self.dir / "results"):
+                for tmp in folder.glob(".tmp-*"):
+                    tmp.unlink(missing_ok=True)
+            yield
+        finally:
+            os.close(fd)
+
+    def _load_commits(self) -> dict[str, Row]:
+        with self._lock:
+            if self.commits is None:
+                self.commits, self.greps, self.run = self._parse_commits(self._read("index.json"))
+            return self.commits
+
+    def _parse_commits(self, data: dict[str, Any] | None) -> tuple[dict[str, Row], list[str], int]:
+        if data is None:
+            return {}, [], 1
+        greps, commits, run = data.get("greps"), data.get("commits"), data.get("run")
+        if (
+            not isinstance(greps, list)
+            or not all(isinstance(g, str) for g in greps)
+            or len(greps) > 30
+            or not isinstance(commits, dict)
+            or type(run) is not int
+            or run < 0
+            or not all(_valid_row(s, r, len(greps)) for s, r in commits.items())
+        ):
+            self.rebuilt.append("index.json: records of the wrong shape")
+            return {}, [], 1
+        return commits, greps, run + 1
+
+    def _load_diffs(self) -> dict[str, list[Any]]:
+        with self._lock:
+            if self._diffs is None:
+                self._diffs = self._parse_diffs(self._read("diffs.json"))
+            return self._diffs
+
+    def _parse_diffs(self, data: dict[str, Any] | None) -> dict[str, list[Any]]:
+        diffs = data.get("diffs") if data is not None else {}
+        if not isinstance(diffs, dict) or not all(
+            isinstance(k, str)
+            and isinstance(v, list)
+            and len(v) == 2
+            and type(v[0]) is int
+            and isinstance(v[1], str)
+            for k, v in diffs.items()
+        ):
+            self.rebuilt.append("diffs.json: records of the wrong shape")
+            return {}
+        return diffs
+
+    # -- history -----------------------------------------------------------------------------
+    def _walk(self, include: Sequence[str], exclude: Sequence[str]) -> list[str]:
+        key = (tuple(include), tuple(exclude))
+        with self._walk_lock:
+            if key not in self._order:
+                self._order[key] = walk(self.repo, include, exclude)
+            return self._order[key]
+
+    def history(
+        self, include: Sequence[str], exclude: Sequence[str] = (), *, paths: bool = False
+    ) -> list[LogEntry]:
+        """``git/picks.history``'s answer: from the index where it has the commits, the rest
+        from git."""
+        commits = self._load_commits()
+        key = (tuple(include), tuple(exclude))
+        with self._walk_lock:
+            order = self._order.get(key)
+        if order is None and not commits:  # nothing kept yet: one walking log, as without an index
+            got = log_history(self.repo, include, exclude, paths=paths)
+            with self._walk_lock:
+                self._order.setdefault(key, [e.sha for e in got])
+            self._keep(got, paths)
+            self.served["read"] += len(got)
+            return got
+        order = order if order is not None else self._walk(include, exclude)
+        with self._lock:
+            missing = [s for s in order if s not in commits or (paths and commits[s][4] is None)]
+        if len(missing) > _REST * len(order):
+            got = log_history(self.repo, include, exclude, paths=paths)
+            if [e.sha for e in got] != order:  # the walk moved under us: git's answer stands
+                self._keep(got, paths)
+                return got
+        else:
+            got = entries(self.repo, missing, paths=paths)
+        self._keep(got, paths)
+        self.served["read"] += len(got)
+        self.served["commits"] += len(order) - len(got)
+        with self._lock:
+            out = []
+            for s in order:
+                r = commits[s]
+                r[5] = self.run
+                out.append(
+                    LogEntry(s, tuple(r[0]), r[1], r[3], tuple(r[4]) if paths else None, r[2])
+                )
+            return out
+
+    def _keep(self, got: Sequence[LogEntry], paths: bool) -> None:
+        commits = self._load_commits()
+        with self._lock:
+            for e in got:
+                row = commits.get(e.sha)
+                if row is None:
+                    # The entry's own tuples and strings: a 100k-commit history holds them once.
+                    commits[e.sha] = [
+                        e.parents, e.author_time, e.commit_time, e.subject,
+                        e.paths if paths else None, self.run, 0, None,
+                    ]  # fmt: skip
+                else:
+                    row[5] = self.run
+                    if paths and row[4] is None and e.paths is not None:
+                        row[4] = e.paths
+            if got:
+                self._new_commits = True
+
+    def bodies(
+        self,
+        include: Sequence[str],
+        exclude: Sequence[str] = (),
+        *,
+        merges: bool = False,
+        grep: Sequence[str] = (),
+    ) -> dict[str, str]:
+        """``git/picks.bodies``'s answer (merges only, or the commits matching ``grep``), from
+        the index for the commits it has checked against the same filter."""
+        gkey = json.dumps([merges, list(grep)])
+        commits = self._load_commits()
+        with self._lock:
+            bit = self.greps.index(gkey) if gkey in self.greps else None
+        if bit is None or not commits:
+            got = log_bodies(self.repo, include, exclude, merges=merges, grep=grep)
+            with self._lock:  # kept at ``save``, once the walk's commits are known
+                self._pending.append((tuple(include), tuple(exclude), gkey, got))
+            return got
+        order = self._walk(include, exclude)
+        mask, name = 1 << bit, str(bit)
+        with self._lock:
+            missing = [s for s in order if s not in commits or not commits[s][6] & mask]
+        if len(missing) > _REST * len(order):
+            got = log_bodies(self.repo, include, exclude, merges=merges, grep=grep)
+            with self._lock:
+                self._pending.append((tuple(include), tuple(exclude), gkey, got))
+            return got
+        fresh = bodies_of(self.repo, missing, merges=merges, grep=grep)
+        with self._lock:
+            if missing and all(s in commits for s in missing):
+                for s in missing:
+                    commits[s][6] |= mask
+                    if s in fresh:
+                        _set_body(commits[s], name, fresh[s])
+                self._new_commits = True
+            out: dict[str, str] = {}
+            for s in reversed(order):  # git log's order: newest first
+                body = fresh.get(s)
+                if body is None and s in commits:
+                    body = (commits[s][7] or {}).get(name)
+                if body is not None:
+                    out[s] = body
+            return out
+
+    def _settle_pending(self) -> None:
+        """Keep the grep answers read by a walking log, for every commit of that walk."""
+        if not self._pending:
+            return  # (a run served whole never loads the commit rows)
+        commits = self._load_commits()
+        for include, exclude, gkey, got in self._pending:
+            order = self._order.get((include, exclude))
+            if order is None or not all(s in commits for s in order):
+                continue
+            if gkey not in self.greps:
+                if len(self.greps) >= 30:
+                    continue
+                self.greps.append(gkey)
+            bit = self.greps.index(gkey)
+            mask, name = 1 << bit, str(bit)
+            for s in order:
+                commits[s][6] |= mask
+                _set_body(commits[s], name, got.get(s))
+            self._new_commits = True
+        self._pending.clear()
+
+    # -- diffs -------------------------------------------------------------------------------
+    def diffs(
+        self, pairs: Sequence[tuple[str, str | None]], *, context: bool = True
+    ) -> list[Patch]:
+        """``git/patch.diff_many(repo, pairs, context=context)``: the chunks kept, the rest diffed."""
+        kept = self._load_diffs()
+        keys = [f"{c}:{a or ''}:{'full' if context else 'U0'}" for c, a in pairs]
+        chunks: dict[str, bytes] = {}
+        with self._lock:
+            for k in keys:
+                hit = kept.get(k)
+                if hit is not None:
+                    try:
+                        chunks[k] = base64.b64decode(hit[1], validate=True)
+                        hit[0] = self.run
+                    except (binascii.Error, ValueError):
+                        kept.pop(k, None)
+        todo = [(p, k) for p, k in zip(pairs, keys, strict=True) if k not in chunks]
+        self.served["diffs"] += len(pairs) - len(todo)
+        self.served["diffed"] += len(todo)
+        if todo:
+            fresh = diff_chunks(self.repo, [p for p, _ in todo], context=context)
+            with self._lock:
+                for (_, k), chunk in zip(todo, fresh, strict=True):
+                    chunks[k] = chunk
+                    kept[k] = [self.run, base64.b64encode(chunk).decode("ascii")]
+                self._new_diffs = True
+        return [Patch(c, a, parse_files(chunks[k])) for (c, a), k in zip(pairs, keys, strict=True)]
+
+    # -- whole answers -----------------------------------------------------------------------
+    def _answer_path(self, parts: Sequence[Any]) -> tuple[str, Path]:
+        from harness.infra.cache import content_key
+
+        key = content_key("answer", self.stamp, *parts)
+        return key, self.dir / "results" / f"{key}.json"
+
+    def kept(self, parts: Sequence[Any], valid: Callable[[Any], bool]) -> Any | None:
+        """The JSON value kept under the content key of ``parts`` (with the stamp) where
+        ``valid`` accepts it, else None."""
+        key, path = self._answer_path(parts)
+        stored = self._read(f"results/{key}.json", _hook)
+        if stored is None or stored.get("key") != key or "value" not in stored:
+            return None
+        if not valid(stored["value"]):
+            self.rebuilt.append(f"results/{key}.json: an answer of the wrong shape")
+            return None
+        try:
+            os.utime(path)  # the newest answers are the ones kept
+        except OSError:
+            pass
+        self.served["answers"] += 1
+        return stored["value"]
+
+    def keep(self, parts: Sequence[Any], value: Any) -> None:
+        """Keep ``value`` (JSON, ``pack``ed) under the content key of ``parts``."""
+        key, path = self._answer_path(parts)
+        try:
+            text = json.dumps({"stamp": self.stamp, "key": key, "value": value})
+        except (TypeError, ValueError):
+            return  # something JSON does not hold: not kept
+        try:
+            self._keep_answer(path, text)
+        except OSError as e:
+            self.rebuilt.append(f"answer not written: {e.strerror or e}")
+
+    def _keep_answer(self, path: Path, text: str) -> None:
+        with self._locked():
+            (self.dir / "results").mkdir(exist_ok=True, mode=0o700)
+            write_atomic(path, text, prefix=".tmp-", shared=False)
+            kept = sorted(
+                (p for p in (self.dir / "results").glob("*.json")),
+                key=lambda p: p.stat().st_mtime_ns,
+                reverse=True,
+            )
+            for old in kept[MAX_RESULTS:]:
+                old.unlink(missing_ok=True)
+
+    # -- writing -----------------------------------------------------------------------------
+    def save(self) -> None:
+        """Write what this run learned, merged with what another run wrote meanwhile. The index
+        only saves work: a cache that cannot be written (full, read-only) costs the next run its
+        speed, not this run its answer."""
+        try:
+            self._save()
+        except OSError as e:
+            self.rebuilt.append(f"not written: {e.strerror or e}")
+
+    def _save(self) -> None:
+        with self._lock:
+            self._settle_pending()
+            if not self._new_commits and not self._new_diffs:
+                if any(self.dir.glob(".tmp-*")) or any((self.dir / "results").glob(".tmp-*")):
+                    with self._locked():  # a killed writer's temporary file: removed under it
+                        pass
+                return
+            with self._locked():
+                if self._new_commits and self.commits is not None:
+                    self._save_commits()
+                if self._new_diffs and self._diffs is not None:
+                    self._save_diffs()
+            self._new_commits = self._new_diffs = False
+
+    def _save_commits(self) -> None:
+        assert self.commits is not None
+        theirs, their_greps, their_run = self._parse_commits(self._read("index.json"))
+        run = max(self.run, their_run - 1)
+        for sha, row in theirs.items():  # another run's rows: keep them, its grep bits renumbered
+            mine = self.commits.get(sha)
+            if mine is None:
+                bits, bodies = 0, {}
+                for i, g in enumerate(their_greps):
+                    if row[6] >> i & 1 and g in self.greps:
+                        j = self.greps.index(g)
+                        bits |= 1 << j
+                        if str(i) in (row[7] or {}):
+                            bodies[str(j)] = row[7][str(i)]
+                self.commits[sha] = [*row[:6], bits, bodies or None]
+            elif mine[4] is None and row[4] is not None:
+                mine[4] = row[4]
+        if len(self.commits) > MAX_COMMITS:  # the rows unused for the most runs go first
+            ranked = sorted(self.commits, key=lambda s: self.commits[s][5])  # type: ignore[index]
+            for sha in ranked[: len(self.commits) - MAX_COMMITS]:
+                del self.commits[sha]
+        text = json.dumps(
+            {"stamp": self.stamp, "run": run, "greps": self.greps, "commits": self.commits},
+            separators=(",", ":"),
+        )
+        write_atomic(self.dir / "index.json", text, prefix=".tmp-", shared=False)
+
+    def _save_diffs(self) -> None:
+        assert self._diffs is not None
+        theirs = self._parse_diffs(self._read("diffs.json"))
+        for k, v in theirs.items():
+            self._diffs.setdefault(k, v)
+        total = sum(len(v[1]) for v in self._diffs.values())
+        if total > MAX_DIFF_BYTES:
+            for k in sorted(self._diffs, key=lambda k: self._diffs[k][0]):  # type: ignore[index]
+                total -= len(self._diffs[k][1])
+                del self._diffs[k]
+                if total <= MAX_DIFF_BYTES:
+                    break
+        text = json.dumps({"stamp": self.stamp, "diffs": self._diffs}, separators=(",", ":"))
+        write_atomic(self.dir / "diffs.json", text, prefix=".tmp-", shared=False)
+
+
+def open_index(repo: GitRepo, enabled: bool = True) -> HistoryIndex | None:
+    """The index of ``repo`` in the cache, or None with ``--no-cache`` (``enabled=False``)."""
+    if not enabled:
+        return None
+    from harness.infra.cache import cache_dir
+
+    return HistoryIndex(repo, cache_dir() / "history")
+
+
+# -- a kept answer's encoding --------------------------------------------------------------------
+# A fidelity answer is a Section (dataclasses, tuples, cells) of tens of thousands of nodes. Plain
+# JSON values stay as they are; the rest become objects tagged by ``_TAG`` (a key no section
+# uses: a dict that has it, or a key that is not a string, is itself tagged). Reading back is
+# ``json.loads`` with an ``object_hook``: only tagged objects cost Python work.
+_TAG = "\x00harness"
+_PARTS = ("Section", "Table", "Finding", "Control", "Details", "Code", "Sha")
+_LEAF = (str, int, float, bool, type(None))
+
+
+def pack(x: Any) -> Any:
+    """``x`` as a JSON value ``unpack`` turns back into an equal object; TypeError for what it
+    does not know."""
+    t = type(x)
+    if t in _LEAF:
+        return x
+    if t is list:
+        return x[:] if all(type(v) in _LEAF for v in x) else [pack(v) for v in x]
+    if t is dict:
+        if _TAG not in x and all(type(k) is str for k in x):
+            return {k: v if type(v) in _LEAF else pack(v) for k, v in x.items()}
+        return {_TAG: "D", "v": [[pack(k), pack(v)] for k, v in x.items()]}
+    if t is tuple:
+        return {_TAG: "T", "v": [pack(v) for v in x]}
+    name = t.__name__
+    if name in _PARTS and t.__module__ == "harness.report.model":
+        from dataclasses import fields
+
+        return {_TAG: name, "v": {f.name: pack(getattr(x, f.name)) for f in fields(x)}}
+    raise TypeError(f"not kept: {name}")
+
+
+def _hook(d: dict[str, Any]) -> Any:
+    tag = d.get(_TAG)
+    if tag is None:
+        return d
+    v = d["v"]
+    if tag == "T" and isinstance(v, list):
+        return tuple(v)
+    if tag == "D" and isinstance(v, list):
+        return {k: x for k, x in v}
+    if tag in _PARTS and isinstance(v, dict):
+        from harness.report import model
+
+        return getattr(model, tag)(**v)
+    raise ValueError(f"unknown tag {tag!r}")
+
+
+def unpack(text: str | bytes) -> Any:
+    """The object ``pack`` encoded, from its JSON text; ValueError/TypeError when malformed."""
+    return json.loads(text, object_hook=_hook)
+
+
+# -- whole fidelity answers ----------------------------------------------------------------------
+def fidelity_parts(
+    base: str,
+    head: str,
+    source: str,
+    source_name: str,
+    source_branch: str | None,
+    branch_tip: str | None,
+    release_paths: Sequence[str] = (),
+) -> tuple[Any, ...]:
+    """What a fidelity answer is a function of, besides the stamp: the resolved commits, the
+    names the section shows and the policy's release paths."""
+    return (
+        "fidelity",
+        base,
+        head,
+        source,
+        source_name,
+        source_branch,
+        branch_tip,
+        list(release_paths),
+    )
+
+
+def kept_fidelity(index: HistoryIndex, parts: Sequence[Any]) -> Checked[FidelityResult] | None:
+    """The fidelity answer kept for ``parts``, checked (a Section, pick and commit lists of
+    strings), or None. Imports no check: a run served whole skips their import."""
+    from harness.checks.result import Checked, FidelityResult
+    from harness.report.model import Section
+
+    served: list[Checked[FidelityResult]] = []
+
+    def valid(value: Any) -> bool:
+        try:
+            section, picks, missing = value["section"], value["picks"], value["missing"]
+        except (TypeError, KeyError, IndexError):
+            return False
+        if not (
+            isinstance(section, Section)
+            and isinstance(picks, list)
+            and isinstance(missing, list)
+            and all(isinstance(x, str) for x in picks + missing)
+        ):
+            return False
+        served.append(Checked(FidelityResult(tuple(picks), tuple(missing)), section))
+        return True
+
+    index.kept(parts, valid)
+    return served[0] if served else None
+
+
+def keep_fidelity(
+    index: HistoryIndex, parts: Sequence[Any], checked: Checked[FidelityResult]
+) -> None:
+    """Keep a fidelity answer for ``parts`` (not kept: a section the encoding does not know)."""
+    try:
+        section = pack(checked.section)
+    except TypeError:
+        return
+    r = checked.result
+    index.keep(
+        parts, {"section": section, "picks": list(r.picks), "missing": list(r.missing_commits)}
+    )

@@ -1,0 +1,1 @@
+"""What a run reads before any check: the scenario, the policy, bounded YAML."""

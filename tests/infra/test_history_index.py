@@ -1,0 +1,341 @@
+"""The history index (harness/infra/history_index.py): the same fidelity answer with and without it,
+cold, warm, after a new pick and a new source commit; a damaged, foreign or killed index is
+rebuilt; concurrent runs keep it whole; it stays within its bounds, in the private cache."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.checks.fidelity.check import fidelity_check
+from harness.git import GitRepo
+from harness.infra import history_index as hi
+from harness.infra.history_index import HistoryIndex, pack, unpack
+from harness.report.model import Code, Control, Section, Sha, Table
+from harness.testing.repos import RepoBuilder
+
+A = "".join(f"a_{i} = {i}\n" for i in range(30))
+B = "".join(f"b_{i} = {i}\n" for i in range(30))
+ODD = "dir/we ird \u00fc.py"  # a path with a space and a non-ASCII letter
+
+
+def _history(builder: RepoBuilder) -> tuple[str, list[str]]:
+    """main with numbered, plain and odd commits; a release with picks of every kind. Returns
+    the range's base and main's commits not picked yet."""
+    builder.commit("base", {"a.py": A, "b.py": B, ODD: "x = 1\n"})
+    builder.branch("release")
+    made = []
+    a = A
+    for i in range(1, 9):
+        k = 3 * i  # lines apart: any subset of these picks applies cleanly
+        a = a.replace(f"a_{k} = {k}\n", f"a_{k} = {k * 100}\n")
+        made.append(builder.commit(f"Raise a_{k} (#{i})", {"a.py": a}))
+    b = B.replace("b_3 = 3", "b_3 = 33")
+    made.append(builder.commit("Tune b \x1b[31m\u00e9\t(plain subject)", {"b.py": b}))
+    made.append(builder.commit("Fix the odd file\n\nfixes: the odd one", {ODD: "x = 2\n"}))
+    builder.checkout("release")
+    base = builder.rev("HEAD")
+    builder.cherry_pick(made[0], "-x")  # trailer
+    builder.cherry_pick(made[1])  # PR number in the subject
+    builder.commit("Tune b on the release", {"b.py": b})  # content only
+    builder.cherry_pick(made[9])  # the odd path
+    return base, made[2:9]
+
+
+def _run(repo: GitRepo, base: str, root: Path | None, head: str = "release"):
+    index = HistoryIndex(repo, root) if root is not None else None
+    checked = fidelity_check(repo, base, head, "main", index=index)
+    if index is not None:
+        index.save()
+    return checked, index
+
+
+def test_cold_warm_new_pick_and_new_source_give_the_same_answer(builder, tmp_path):
+    base, later = _history(builder)
+    repo, root = GitRepo(builder.path), tmp_path / "index"
+    plain, _ = _run(repo, base, None)
+    cold, idx = _run(repo, base, root)
+    assert cold.section == plain.section and cold.result == plain.result
+    assert idx is not None and idx.served["built"] == 1 and not idx.rebuilt
+    warm, idx = _run(GitRepo(builder.path), base, root)
+    assert warm.section == plain.section and warm.result == plain.result
+    assert idx is not None and idx.served["answers"] == 1 and idx.served["diffed"] == 0
+    # One new pick: judged, the rest of the history and the diffs read from the index.
+    builder.cherry_pick(later[0])
+    plain, _ = _run(GitRepo(builder.path), base, None)
+    new, idx = _run(GitRepo(builder.path), base, root)
+    assert new.section == plain.section and len(new.result.picks) == 5
+    assert idx is not None and idx.served["commits"] > 0 and idx.served["read"] == 0
+    assert idx.served["diffs"] > 0 and not idx.rebuilt
+    # A new source commit and a new pick of it: only that commit is read from git.
+    builder.checkout("main")
+    fresh = builder.commit("Raise a_29 (#20)", {"a.py": A.replace("a_29 = 29", "a_29 = 2900")})
+    builder.checkout("release")
+    builder.commit(
+        "Raise a_29 on the release (#20)", {"a.py": A.replace("a_29 = 29", "a_29 = 2900")}
+    )
+    plain, _ = _run(GitRepo(builder.path), base, None)
+    new, idx = _run(GitRepo(builder.path), base, root)
+    assert new.section == plain.section
+    # (read twice: once for the history, once with its paths, for the content search)
+    assert idx is not None and 1 <= idx.served["read"] <= 2 and idx.served["commits"] >= 10
+    sources = {p["pick"]: p["source"] for p in new.section.data["picks"]}
+    assert fresh in sources.values()
+
+
+def _index_files(root: Path) -> dict[str, Path]:
+    (folder,) = [p for p in root.iterdir() if p.is_dir()]
+    files = {"index": folder / "index.json", "diffs": folder / "diffs.json"}
+    (files["answer"],) = list((folder / "results").glob("*.json"))
+    return files
+
+
+def _damage(path: Path, how: str, other: Path) -> None:
+    text = path.read_text()
+    if how == "truncated":
+        path.write_text(text[: len(text) // 2])
+    elif how == "empty":
+        path.write_bytes(b"")
+    elif how == "not json":
+        path.write_bytes(b"\x00\xff garbage {")
+    elif how == "wrong format":
+        data = json.loads(text)
+        data["stamp"][0] = "harness.history-index/0"
+        path.write_text(json.dumps(data))
+    elif how == "wrong types":
+        data = json.loads(text)
+        if "commits" in data:
+            sha = next(iter(data["commits"]))
+            data["commits"][sha][1] = "yesterday"
+        elif "diffs" in data:
+            key = next(iter(data["diffs"]))
+            data["diffs"][key] = {"not": "a pair"}
+        else:
+            data["value"] = {"section": 3, "picks": "no", "missing": []}
+        path.write_text(json.dumps(data))
+    elif how == "foreign":  # the same file of another repository's index
+        path.write_bytes(other.read_bytes())
+    elif how == "deep":
+        path.write_text("[" * 100_000)
+
+
+@pytest.mark.parametrize("part", ["index", "diffs", "answer"])
+@pytest.mark.parametrize(
+    "how", ["truncated", "empty", "not json", "wrong format", "wrong types", "foreign", "deep"]
+)
+def test_a_damaged_or_foreign_index_is_rebuilt_with_the_same_answer(builder, tmp_path, part, how):
+    base, _ = _history(builder)
+    repo, root = GitRepo(builder.path), tmp_path / "index"
+    plain, _ = _run(repo, base, None)
+    _run(repo, base, root)
+    # Another repository's index, for the "foreign" case.
+    other = RepoBuilder(tmp_path / "other")
+    other_base, _ = _history(other)
+    other_root = tmp_path / "other-index"
+    _run(GitRepo(other.path), other_base, other_root)
+    files, theirs = _index_files(root), _index_files(other_root)
+    _damage(files[part], how, theirs[part])
+    if part != "answer":  # the answer would be served whole: make the run read the rest
+        files["answer"].unlink()
+    again, idx = _run(GitRepo(builder.path), base, root)
+    assert again.section == plain.section and again.result == plain.result
+    assert idx is not None and idx.rebuilt, "the damage went unnoticed"
+    # ... and the rebuilt index is whole again.
+    checked, idx = _run(GitRepo(builder.path), base, root)
+    assert checked.section == plain.section and idx is not None and not idx.rebuilt
+
+
+def test_the_index_lives_in_the_private_cache_and_no_cache_writes_nothing(
+    builder, tmp_path, monkeypatch, run_cli
+):
+    base, _ = _history(builder)
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(cache))
+    argv = ["fidelity", f"{base}..release", "--source", "main", "--repo", str(builder.path)]
+    argv += ["--format", "json", "--fail-on", "never"]
+    code, plain, _ = run_cli(*argv, "--no-cache")
+    assert code == 0 and not (cache / "history").exists()
+    code, cold, _ = run_cli(*argv)
+    code, warm, _ = run_cli(*argv)
+
+    def body(text: str) -> str:
+        return "\n".join(ln for ln in text.splitlines() if '"command"' not in ln)
+
+    assert body(plain) == body(cold) == body(warm)
+    for path in [cache, *(cache / "history").rglob("*")]:
+        mode = stat.S_IMODE(path.lstat().st_mode)
+        assert path.lstat().st_uid == os.getuid()
+        assert mode & 0o077 == 0, f"{path} is {oct(mode)}"
+
+
+_CHILD = """
+import sys
+from pathlib import Path
+from harness.checks.fidelity.check import fidelity_check
+from harness.git import GitRepo
+from harness.infra.history_index import HistoryIndex
+repo, base, root = GitRepo(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
+for _ in range(int(sys.argv[4])):
+    index = HistoryIndex(repo, root)
+    fidelity_check(repo, base, "release", "main", index=index)
+    index.save()
+"""
+
+
+def test_concurrent_runs_keep_the_index_whole(builder, tmp_path):
+    base, later = _history(builder)
+    root = tmp_path / "index"
+    # Each run judges a range of its own (its own answer) and writes the shared commit rows.
+    builder.branch("other", "release")
+    builder.checkout("other")
+    builder.cherry_pick(later[1])
+    builder.checkout("release")
+    cmd = [sys.executable, "-c", _CHILD, str(builder.path), base, str(root), "3"]
+    procs = [subprocess.Popen(cmd) for _ in range(2)]
+    other = cmd.copy()
+    other[1 + 1] = _CHILD.replace('"release"', '"other"')
+    procs.append(subprocess.Popen(other))
+    assert [p.wait(timeout=300) for p in procs] == [0, 0, 0]
+    plain, _ = _run(GitRepo(builder.path), base, None)
+    checked, idx = _run(GitRepo(builder.path), base, root)
+    assert checked.section == plain.section
+    assert idx is not None and not idx.rebuilt and idx.served["answers"] == 1
+    assert not list(root.rglob(".tmp-*"))
+
+
+_KILLED = """
+import os, signal, sys
+from pathlib import Path
+from harness.infra import atomic
+from harness.checks.fidelity.check import fidelity_check
+from harness.git import GitRepo
+from harness.infra.history_index import HistoryIndex
+
+def killed(*args, **kw):  # the temporary file is written, the rename never happens
+    os.kill(os.getpid(), signal.SIGKILL)
+
+real = os.replace
+os.replace = lambda a, b: killed() if Path(b).name == sys.argv[4] else real(a, b)
+repo, base, root = GitRepo(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
+index = HistoryIndex(repo, root)
+fidelity_check(repo, base, "release", "main", index=index)
+index.save()
+"""
+
+
+@pytest.mark.parametrize("target", ["index.json", "diffs.json"])
+def test_a_killed_writer_leaves_no_partial_file(builder, tmp_path, target):
+    base, later = _history(builder)
+    repo, root = GitRepo(builder.path), tmp_path / "index"
+    _run(repo, base, root)
+    folder = next(p for p in root.iterdir() if p.is_dir())
+    before = (folder / target).read_bytes()
+    builder.checkout("main")  # something new to write: a source commit, and a pick of it
+    fresh = builder.commit("Raise a_29 (#20)", {"a.py": A.replace("a_29 = 29", "a_29 = 2900")})
+    builder.checkout("release")
+    builder.cherry_pick(fresh)
+    proc = subprocess.run(
+        [sys.executable, "-c", _KILLED, str(builder.path), base, str(root), target]
+    )
+    assert proc.returncode == -signal.SIGKILL
+    assert (folder / target).read_bytes() == before  # the old file, whole
+    plain, _ = _run(GitRepo(builder.path), base, None)
+    checked, idx = _run(GitRepo(builder.path), base, root)
+    assert checked.section == plain.section and idx is not None and not idx.rebuilt
+    assert not list(root.rglob(".tmp-*"))  # the killed run's temporary file is gone
+
+
+def test_the_index_stays_within_its_bounds(builder, tmp_path, monkeypatch):
+    base, later = _history(builder)
+    monkeypatch.setattr(hi, "MAX_COMMITS", 6)
+    monkeypatch.setattr(hi, "MAX_DIFF_BYTES", 2000)
+    monkeypatch.setattr(hi, "MAX_RESULTS", 2)
+    root = tmp_path / "index"
+    for sha in later[:4]:
+        builder.cherry_pick(sha)
+        plain, _ = _run(GitRepo(builder.path), base, None)
+        checked, idx = _run(GitRepo(builder.path), base, root)
+        assert checked.section == plain.section and idx is not None and not idx.rebuilt
+    folder = next(p for p in root.iterdir() if p.is_dir())
+    assert len(json.loads((folder / "index.json").read_text())["commits"]) <= 6
+    diffs = json.loads((folder / "diffs.json").read_text())["diffs"]
+    assert sum(len(v[1]) for v in diffs.values()) <= 2000
+    assert len(list((folder / "results").glob("*.json"))) <= 2
+
+
+def test_pack_round_trips_what_a_section_holds():
+    odd = {
+        "\x00harness": "D",
+        "k": ("a", 1, [None, 2.5, True]),
+        "\udcff": "surrogate",
+    }
+    section = Section(
+        "fidelity",
+        "title",
+        "summary",
+        tables=[Table("t", ["a", "b"], [[Code("x"), Sha("ab" * 20)], [1, "\x1b[31m"]], legend="l")],
+        controls=[Control("c", "v", None)],
+        data={"odd": odd, 3: "int key", "t": (1, (2, 3)), "list": [{"x": ("y",)}]},
+    )
+    back = unpack(json.dumps(pack(section)))
+    assert back == section
+    assert type(back.data["t"]) is tuple and back.data["odd"] == odd
+    with pytest.raises(TypeError):
+        pack({"x": object()})
+    for bad in (
+        '{"\\u0000harness": "Section", "v": {"nope": 1}}',
+        '{"\\u0000harness": "?", "v": 1}',
+    ):
+        with pytest.raises((TypeError, ValueError)):
+            unpack(bad)
+
+
+_WARM = """
+import sys
+from harness.cli import main
+code = main(sys.argv[1:])
+assert code == 0, code
+print("harness.checks.fidelity.check" in sys.modules)
+"""
+
+
+def test_a_run_served_whole_imports_no_check(builder, tmp_path):
+    base, _ = _history(builder)
+    argv = ["fidelity", f"{base}..release", "--source", "main", "--repo", str(builder.path)]
+    argv += ["--format", "json", "--output", str(tmp_path / "r.json"), "--fail-on", "never"]
+    env = {**os.environ, "HARNESS_CACHE_DIR": str(tmp_path / "cache")}
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", _WARM, *argv], env=env, capture_output=True, text=True
+        )
+        for _ in range(2)
+    ]
+    assert [r.stdout.split()[-1] for r in runs] == ["True", "False"], [r.stderr for r in runs]
+
+
+def test_compare_uses_the_index_unless_no_cache(builder, tmp_path, monkeypatch, run_cli):
+    base, _ = _history(builder)
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(cache))
+    argv = ["compare", base, "release", "--source", "main", "--repo", str(builder.path)]
+    argv += ["--format", "none", "--fail-on", "never"]
+    code, _, err = run_cli(*argv, "--no-cache", "--output", str(tmp_path / "a"))
+    assert code == 0, err
+    assert not (cache / "history").exists()
+    code, _, err = run_cli(*argv, "--output", str(tmp_path / "b"))
+    assert code == 0, err
+    assert list((cache / "history").glob("*/results/*.json"))
+
+    def fidelity(folder: str) -> object:
+        doc = json.loads((tmp_path / folder / "report.json").read_text())
+        section = next(s for s in doc["sections"] if s["id"] == "fidelity")
+        return section["data"]
+
+    assert fidelity("a") == fidelity("b")
