@@ -161,3 +161,53 @@ def test_a_line_of_a_megabyte_is_shown_cut_and_counted_whole(builder, run_cli, t
     assert f["pick"]["added_sha1"] == hashlib.sha1((picked + "\n").encode()).hexdigest()[:8]
     assert f["only_in_pick"] == [line_shown(("+" + picked).encode())]
     assert f["only_in_pick"][0].endswith(f"… ({len(picked) + 1 - LINE_SHOWN} more characters)")
+
+
+def test_many_differing_lines_are_capped_in_the_json_with_a_count(
+    builder, run_cli, tmp_path
+) -> None:
+    """A vendoring pick of thousands of lines: each file's only_in_pick / only_in_source list keeps
+    the first JSON_LINES lines and says how many more there are (before, every line: a 20k-file
+    pick made a 45 MB report.json); the ± counts cover every line."""
+    from harness.checks.fidelity.check import JSON_LINES
+
+    n = JSON_LINES + 350
+    builder.commit("base", {"f.txt": "base\n"})
+    builder.branch("release")
+    builder.commit("Vendor lib (#5)", {"lib.py": "".join(f"source {i}\n" for i in range(n))})
+    builder.checkout("release")
+    base = builder.rev("HEAD")
+    builder.commit("Vendor lib (#5)", {"lib.py": "".join(f"picked {i}\n" for i in range(n))})
+    code, _, err = run_cli(
+        "fidelity", f"{base}..release", "--repo", str(builder.path), "--source", "main",
+        "--format", "json", "--output", str(tmp_path / "report.json"), "--fail-on", "never",
+    )  # fmt: skip
+    assert code == 0, err
+    doc = json.loads((tmp_path / "report.json").read_text())
+    (pick,) = doc["sections"][0]["data"]["picks"]
+    (f,) = pick["files"]
+    assert f["pick"]["added"] == n and f["source"]["added"] == n
+    assert f["only_in_pick"] == [f"+picked {i}" for i in range(JSON_LINES)]
+    assert f["only_in_pick_left_out"] == n - JSON_LINES
+    assert f["only_in_source"] == [f"+source {i}" for i in range(JSON_LINES)]
+    assert f["only_in_source_left_out"] == n - JSON_LINES
+
+
+def test_a_short_list_is_whole_and_has_no_count(builder, run_cli, tmp_path) -> None:
+    from harness.checks.fidelity.check import JSON_LINES
+
+    n = JSON_LINES
+    builder.commit("base", {"f.txt": "base\n"})
+    builder.branch("release")
+    builder.commit("Vendor lib (#5)", {"lib.py": "".join(f"source {i}\n" for i in range(n))})
+    builder.checkout("release")
+    base = builder.rev("HEAD")
+    builder.commit("Vendor lib (#5)", {"lib.py": "".join(f"picked {i}\n" for i in range(n))})
+    code, _, err = run_cli(
+        "fidelity", f"{base}..release", "--repo", str(builder.path), "--source", "main",
+        "--format", "json", "--output", str(tmp_path / "report.json"), "--fail-on", "never",
+    )  # fmt: skip
+    assert code == 0, err
+    (pick,) = json.loads((tmp_path / "report.json").read_text())["sections"][0]["data"]["picks"]
+    (f,) = pick["files"]
+    assert len(f["only_in_pick"]) == n and "only_in_pick_left_out" not in f

@@ -90,6 +90,9 @@ _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="harness-fidelity")
 OFFLOAD_PICKS = 16  # end states cost ~10 ms a pick on a release range; a worker ~0.1 s to start
 SECTION_ID = "fidelity"
 _DETAIL_LINES = 20
+# Lines of one file's only_in_pick / only_in_source lists the JSON keeps; past it the list stops
+# and ``<list>_left_out`` counts the rest (a 20k-file vendoring pick made a 45 MB report.json).
+JSON_LINES = 200
 PICK_LEGEND = (
     "status: identical (± lines equal per file; context may differ) · whitespace-only "
     "(equal once whitespace is removed) · superset (pick carries all of the source and more) · "
@@ -725,6 +728,15 @@ def _file_table(i: int, r: PickResult) -> Table:
     )
 
 
+def _capped(name: str, lines: Sequence[bytes]) -> dict[str, object]:
+    """``name``: the first JSON_LINES lines as a report shows them; ``<name>_left_out``: how many
+    more there are, only when some are left out."""
+    out: dict[str, object] = {name: [line_shown(x) for x in lines[:JSON_LINES]]}
+    if len(lines) > JSON_LINES:
+        out[f"{name}_left_out"] = len(lines) - JSON_LINES
+    return out
+
+
 def _pick_data(r: PickResult) -> dict[str, object]:
     res = r.resolution
     return {
@@ -747,8 +759,8 @@ def _pick_data(r: PickResult) -> dict[str, object]:
                 "pick": _figures(f.pick),
                 "source": _figures(f.source),
                 "source_path": f.source.path if f.source else None,
-                "only_in_pick": [line_shown(x) for x in f.only_pick],
-                "only_in_source": [line_shown(x) for x in f.only_source],
+                **_capped("only_in_pick", f.only_pick),
+                **_capped("only_in_source", f.only_source),
             }
             for f in r.files
         ],
