@@ -22,7 +22,7 @@ from pathlib import Path
 
 from harness.git.apply import _object_format
 from harness.git.picks import object_ids, objects
-from harness.git.records import log_format, records
+from harness.git.records import log_records
 from harness.git.repo import GitError, GitRepo
 from harness.infra import workarea
 
@@ -52,17 +52,17 @@ def source_log(
 ) -> list[SourceCommit]:
     """Commits of ``include ^exclude`` (newest first), with subject and body, in one ``git log``.
     ``since`` is a date git understands (``--since``, by committer date)."""
-    args = ["log", "-z", log_format("%H", "%P", "%ct", "%s", "%b")]
+    options = []
     if since is not None:
-        args.append(f"--since={since}")
+        options.append(f"--since={since}")
     if first_parent:
-        args.append("--first-parent")
-    out = repo.run([*args, *include, *(f"^{x}" for x in exclude), "--"])
+        options.append("--first-parent")
+    rows = log_records(
+        repo, ("%H", "%P", "%ct", "%s", "%b"), options, include=include, exclude=exclude
+    )
     return [
         SourceCommit(sha, tuple(parents.split()), int(ct or 0), subject, body)
-        for (sha, parents, ct, subject, body), _ in records(
-            out.decode("utf-8", "surrogateescape"), 5
-        )
+        for (sha, parents, ct, subject, body), _ in rows
     ]
 
 
@@ -93,10 +93,7 @@ def commit_times(repo: GitRepo, shas: Sequence[str]) -> dict[str, int]:
     uniq = list(dict.fromkeys(shas))
     if not uniq:
         return {}
-    out = repo.run(["log", "--no-walk=unsorted", "-z", log_format("%H", "%ct"), *uniq, "--"])
-    return {
-        sha: int(ct or 0) for (sha, ct), _ in records(out.decode("utf-8", "surrogateescape"), 2)
-    }
+    return {sha: int(ct or 0) for (sha, ct), _ in log_records(repo, ("%H", "%ct"), shas=uniq)}
 
 
 def patch_ids(repo: GitRepo, pairs: Sequence[tuple[str, str | None]]) -> dict[str, str]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.errors import UsageError
-from harness.git.records import log_format, records
+from harness.git.records import log_records
 from harness.git.repo import GitError, GitRepo
 from harness.infra import workarea
 
@@ -209,21 +209,16 @@ def pickaxe(
 ) -> list[PickaxeCommit]:
     """Commits in ``base..head`` that change the number of occurrences of ``needle`` (``log -S``)."""
     pattern = _check_needle(needle)
-    out = repo.run(
-        [
-            "log",
-            "-z",
-            log_format("%H", "%P", "%s"),
-            "--reverse",
-            "-S",
-            pattern.decode("utf-8", "surrogateescape"),
-            f"{head}",
-            f"^{base}",
-            *_pathspec(under),
-        ]
+    rows = log_records(
+        repo,
+        ("%H", "%P", "%s"),
+        ["--reverse", "-S", pattern.decode("utf-8", "surrogateescape")],
+        include=[head],
+        exclude=[base],
+        paths=_pathspec(under)[1:],
     )
     commits = []
-    for (sha, parents, subject), _ in records(out.decode("utf-8", "surrogateescape"), 3):
+    for (sha, parents, subject), _ in rows:
         commits.append(PickaxeCommit(sha, tuple(parents.split()), subject))
     return commits
 

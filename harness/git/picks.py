@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from harness.git.records import git_time, log_format, records
+from harness.git.records import git_time, log_format, log_records, records
 from harness.git.repo import GitError, GitRepo
 
 
@@ -113,8 +113,10 @@ def history(
     repo: GitRepo, include: Sequence[str], exclude: Sequence[str] = (), *, paths: bool = False
 ) -> list[LogEntry]:
     """Commits of ``include ^exclude``, oldest first, in one ``git log`` (with ``--name-only`` if ``paths``)."""
-    args = ["log", "--reverse", *_history_args(paths)]
-    return _entries(repo.run([*args, *include, *(f"^{x}" for x in exclude), "--"]), paths)
+    rows = log_records(
+        repo, _FIELDS, ["--reverse", *_path_options(paths)], include=include, exclude=exclude
+    )
+    return _entries(rows, paths)
 
 
 def entries(repo: GitRepo, shas: Sequence[str], *, paths: bool = False) -> list[LogEntry]:
@@ -122,8 +124,7 @@ def entries(repo: GitRepo, shas: Sequence[str], *, paths: bool = False) -> list[
     fed on stdin: what the history index lacks."""
     if not shas:
         return []
-    args = ["log", "--no-walk=unsorted", *_history_args(paths), "--stdin"]
-    return _entries(repo.run(args, input="".join(s + "\n" for s in shas).encode()), paths)
+    return _entries(log_records(repo, _FIELDS, _path_options(paths), shas=shas), paths)
 
 
 def walk(repo: GitRepo, include: Sequence[str], exclude: Sequence[str] = ()) -> list[str]:
@@ -131,14 +132,15 @@ def walk(repo: GitRepo, include: Sequence[str], exclude: Sequence[str] = ()) -> 
     return repo.rev_list(include, exclude)
 
 
-def _history_args(paths: bool) -> list[str]:
-    args = ["-z", log_format("%H", "%P", "%at", "%ct", "%s")]
-    if paths:  # a merge's paths are those of its first-parent diff (the whole PR)
-        args += ["--name-only", "--no-renames", "--diff-merges=first-parent"]
-    return args
+_FIELDS = ("%H", "%P", "%at", "%ct", "%s")
 
 
-def _entries(out: bytes, paths: bool) -> list[LogEntry]:
+def _path_options(paths: bool) -> list[str]:
+    # a merge's paths are those of its first-parent diff (the whole PR)
+    return ["--name-only", "--no-renames", "--diff-merges=first-parent"] if paths else []
+
+
+def _entries(rows: Iterable[tuple[Sequence[str], list[str]]], paths: bool) -> list[LogEntry]:
     return [
         LogEntry(
             sha,
@@ -148,9 +150,7 @@ def _entries(out: bytes, paths: bool) -> list[LogEntry]:
             tuple(names) if paths else None,
             git_time(ct) or 0,
         )
-        for (sha, parents, at, ct, subject), names in records(
-            out.decode("utf-8", "surrogateescape"), 5
-        )
+        for (sha, parents, at, ct, subject), names in rows
     ]
 
 
@@ -164,8 +164,10 @@ def bodies(
 ) -> dict[str, str]:
     """Message bodies of ``include ^exclude`` in one ``git log``: merges only, or the commits whose
     message matches one of the ``grep`` patterns (extended regex, case-insensitive)."""
-    args = _bodies_args(merges, grep)
-    return _bodies(repo.run([*args, *include, *(f"^{x}" for x in exclude), "--"]))
+    options = _bodies_options(merges, grep)
+    return _bodies(
+        log_records(repo, ("%H", "%b"), options, include=include, exclude=exclude, errors="replace")
+    )
 
 
 def bodies_of(
@@ -174,12 +176,12 @@ def bodies_of(
     """``bodies`` of these very commits (no walk) that pass the same filter, fed on stdin."""
     if not shas:
         return {}
-    args = [*_bodies_args(merges, grep), "--no-walk=unsorted", "--stdin"]
-    return _bodies(repo.run(args, input="".join(s + "\n" for s in shas).encode()))
+    options = _bodies_options(merges, grep)
+    return _bodies(log_records(repo, ("%H", "%b"), options, shas=shas, errors="replace"))
 
 
-def _bodies_args(merges: bool, grep: Sequence[str]) -> list[str]:
-    args = ["log", "-z", log_format("%H", "%b")]
+def _bodies_options(merges: bool, grep: Sequence[str]) -> list[str]:
+    args: list[str] = []
     if merges:
         args.append("--merges")
     if grep:
@@ -187,8 +189,8 @@ def _bodies_args(merges: bool, grep: Sequence[str]) -> list[str]:
     return args
 
 
-def _bodies(out: bytes) -> dict[str, str]:
+def _bodies(rows: Iterable[tuple[Sequence[str], list[str]]]) -> dict[str, str]:
     result: dict[str, str] = {}
-    for (sha, body), _ in records(out.decode("utf-8", "replace"), 2):
+    for (sha, body), _ in rows:
         result[sha] = body.strip()
     return result

@@ -5,11 +5,18 @@ character but NUL (a subject with \\x01 or \\x1f once split a record and crashed
 every field is introduced by a NUL (``--format=%x00F1%x00F2…``): the record starts at an empty item
 (paths and the -z separators are never empty), its fields are the next ``fields`` items, and the
 non-empty items after them are its file list (``--name-only``, ``--raw``).
+
+``log_records`` is the one way the harness reads ``git log``: the fields asked for, a walk of
+``include ^exclude`` or the very commits ``shas`` fed on stdin, every record framed as above.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from harness.git.repo import GitRepo
 
 # 9999-12-31T23:59:59Z, the last second ``time.gmtime`` shows everywhere
 LAST_TIME = 253_402_300_799
@@ -52,3 +59,28 @@ def records(text: str, fields: int) -> Iterator[tuple[Sequence[str], list[str]]]
             if not rest[0]:
                 rest.pop(0)
         yield head, rest
+
+
+def log_records(
+    repo: GitRepo,
+    fields: Sequence[str],
+    options: Sequence[str] = (),
+    *,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    paths: Sequence[str] = (),
+    shas: Sequence[str] | None = None,
+    errors: str = "surrogateescape",
+) -> Iterator[tuple[Sequence[str], list[str]]]:
+    """``records`` of one ``git log -z`` with ``fields`` (placeholders such as ``%H``) and
+    ``options``: of the walk ``include ^exclude -- paths``, or, with ``shas``, of those very
+    commits in that order (``--no-walk=unsorted``, fed on stdin). Text decoded as UTF-8 with
+    ``errors``."""
+    args = ["log", "-z", log_format(*fields), *options]
+    if shas is not None:
+        out = repo.run(
+            [*args, "--no-walk=unsorted", "--stdin"], input="".join(s + "\n" for s in shas).encode()
+        )
+    else:
+        out = repo.run([*args, *include, *(f"^{x}" for x in exclude), "--", *paths])
+    return records(out.decode("utf-8", errors), len(fields))

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import UsageError
-from harness.git.records import git_time, log_format, records
+from harness.git.records import git_time, log_records
 from harness.infra.process import GIT_LOCATING_ENV
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -341,19 +341,17 @@ class GitRepo:
         include = list(include)
         if not include:
             return []
-        args = ["log", "-z", log_format(*_LOG_FIELDS), "--date=raw"]
+        options = ["--date=raw"]
         if no_merges:
-            args.append("--no-merges")
+            options.append("--no-merges")
         if reverse and not no_walk:
-            args.append("--reverse")
+            options.append("--reverse")
         if no_walk:
-            args.append("--no-walk=unsorted")
-            out = self.run_text(args + ["--stdin"], input="\n".join(include).encode())
+            rows = log_records(self, _LOG_FIELDS, options, shas=include)
         else:
-            args += [*include, *(f"^{x}" for x in exclude), "--"]
-            out = self.run_text(args)
+            rows = log_records(self, _LOG_FIELDS, options, include=include, exclude=list(exclude))
         result = []
-        for f, _ in records(out, len(_LOG_FIELDS)):
+        for f, _ in rows:
             at, ct = git_time(f[5]), git_time(f[9])
             result.append(
                 Commit(
