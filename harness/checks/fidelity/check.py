@@ -988,49 +988,92 @@ def _section(
     )
     if merges:
         summary += f"; {len(merges)} merge commit(s) in the range not compared"
-    tables = [
-        Table(
-            "Picks",
-            [
-                "#",
-                "pick",
-                "subject",
-                "source",
-                "via",
-                "confidence",
-                "status",
-                "files",
-                "pick ±",
-                "source ±",
-            ],
-            [_pick_row(i, r) for i, r in enumerate(results, 1)],
-            legend=PICK_LEGEND,
-            control=f"checksum of empty input = {EMPTY_SHA1}; self-comparison "
-            "of the first pick is listed under Controls",
-        )
-    ]
+    tables = [_picks_table(results)]
     tables += [
         _file_table(i, r) for i, r in enumerate(results, 1) if r.files or r.resolution.sources
     ]
+    tables.append(_end_state_table(results))
+    details = _details(results)
+    data: dict[str, object] = {
+        "picks": [_pick_data(r) for r in results],
+        "merges": [{"sha": m.sha, "subject": m.subject} for m in merges],
+        "missing_commits": [],
+        "cut_point": None,
+        "source_branch_pick": None,
+    }
+    not_verified = _not_verified(store, merges, missing)
+    if missing is not None:
+        data["missing_commits"] = [c.as_dict() for c in missing.missing]
+        data["branch_commits"] = [c.as_dict() for c in missing.commits]
+        data["cut_point"], data["source_branch_pick"] = missing.cut_point, missing.pick
+        tables.append(_branch_table(missing, source_branch))
+    data["follow_ups"] = [f.as_dict() for f in followups]
+    tables.append(_followups_table(followups, source_name, history))
+    controls = _controls(results, store, history)
+    findings = _findings(
+        results, merges, {c.sha for c in history}, missing, followups, release_paths
+    )
+    _weigh(tables, results, findings)
+    section = Section(
+        SECTION_ID,
+        "Cherry-pick fidelity",
+        summary,
+        tables,
+        findings,
+        controls,
+        not_verified,
+        details,
+        data,
+    )
+    # Paths and subjects that are not UTF-8 reach us with surrogate escapes: each byte is shown
+    # as ``\xNN`` before the section is cached or rendered.
+    return printable(section)
+
+
+def _picks_table(results: Sequence[PickResult]) -> Table:
+    return Table(
+        "Picks",
+        [
+            "#",
+            "pick",
+            "subject",
+            "source",
+            "via",
+            "confidence",
+            "status",
+            "files",
+            "pick ±",
+            "source ±",
+        ],
+        [_pick_row(i, r) for i, r in enumerate(results, 1)],
+        legend=PICK_LEGEND,
+        control=f"checksum of empty input = {EMPTY_SHA1}; self-comparison "
+        "of the first pick is listed under Controls",
+    )
+
+
+def _end_state_table(results: Sequence[PickResult]) -> Table:
     end_rows: list[list[Cell]] = [
         [i, Sha(r.commit.sha), Code(e.path), e.status, e.pre_existing, e.other_picks, e.introduced]
         for i, r in enumerate(results, 1)
         for e in r.end_state
     ]
-    tables.append(
-        Table(
-            "End state: each touched file at HEAD vs right after the source",
-            ["#", "pick", "file", "end state", "pre-existing", "other picks", "introduced"],
-            end_rows,
-            legend="differing lines of an ordered diff (a moved line counts): pre-existing (the fork "
-            "point already differed from the source's parent) · "
-            "other picks (changed by another pick of the range) · introduced (the rest); a binary "
-            "file, or one over the size limit (git diffs it as binary), compares blob ids: "
-            "binary-differs, or other-picks when another pick left HEAD's blob",
-            control="'same' rows: the blob at HEAD has the same object id as after the source",
-            collapsed=len(end_rows) > 20,
-        )
+    return Table(
+        "End state: each touched file at HEAD vs right after the source",
+        ["#", "pick", "file", "end state", "pre-existing", "other picks", "introduced"],
+        end_rows,
+        legend="differing lines of an ordered diff (a moved line counts): pre-existing (the fork "
+        "point already differed from the source's parent) · "
+        "other picks (changed by another pick of the range) · introduced (the rest); a binary "
+        "file, or one over the size limit (git diffs it as binary), compares blob ids: "
+        "binary-differs, or other-picks when another pick left HEAD's blob",
+        control="'same' rows: the blob at HEAD has the same object id as after the source",
+        collapsed=len(end_rows) > 20,
     )
+
+
+def _details(results: Sequence[PickResult]) -> list[Details]:
+    """Folded evidence: the lines only one side has, a merge's PR commits, end-state lines."""
     details = []
     for i, r in enumerate(results, 1):
         for f in r.files:
@@ -1064,13 +1107,12 @@ def _section(
                         or "(no line differs: end of line or final newline only)",
                     )
                 )
-    data: dict[str, object] = {
-        "picks": [_pick_data(r) for r in results],
-        "merges": [{"sha": m.sha, "subject": m.subject} for m in merges],
-        "missing_commits": [],
-        "cut_point": None,
-        "source_branch_pick": None,
-    }
+    return details
+
+
+def _not_verified(
+    store: PatchStore, merges: Sequence[Commit], missing: MissingResult | None
+) -> list[str]:
     not_verified = [
         "whether the picks build or pass tests (content only)",
         "file mode changes (only ± lines and blob ids are compared)",
@@ -1088,56 +1130,61 @@ def _section(
         not_verified.append(
             "commits added to the source PR after the pick was cut (no --source-branch)"
         )
-    else:
-        data["missing_commits"] = [c.as_dict() for c in missing.missing]
-        data["branch_commits"] = [c.as_dict() for c in missing.commits]
-        data["cut_point"], data["source_branch_pick"] = missing.cut_point, missing.pick
-        tables.append(
-            Table(
-                f"PR branch {source_branch}: commits vs pick "
-                f"{missing.pick[:12] if missing.pick else '(none matched)'}",
-                ["commit", "author date", "subject", "files ±", "carried", "state"],
-                [
-                    [
-                        Sha(c.sha),
-                        iso(c.author_time),
-                        c.subject,
-                        ", ".join(f"{f['path']} +{f['added']} −{f['removed']}" for f in c.files),
-                        f"{c.contained:.2f}",
-                        c.state + (" (cut point)" if c.sha == missing.cut_point else ""),
-                    ]
-                    for c in missing.commits
-                ],
-                legend="carried: share of the commit's signed lines found in the pick; cut point: "
-                "the last commit the pick carries (≥ 0.80); later commits are missing",
-                control="the cut-point row itself is carried (≥ 0.80): it shows the match works",
-            )
-        )
-    data["follow_ups"] = [f.as_dict() for f in followups]
-    tables.append(
-        Table(
-            f"Follow-ups on {source_name} not picked",
-            ["source", "follow-up", "subject", "why", "files", "severity"],
+    return not_verified
+
+
+def _branch_table(missing: MissingResult, source_branch: str | None) -> Table:
+    return Table(
+        f"PR branch {source_branch}: commits vs pick "
+        f"{missing.pick[:12] if missing.pick else '(none matched)'}",
+        ["commit", "author date", "subject", "files ±", "carried", "state"],
+        [
             [
-                [
-                    Sha(f.unit[0]),
-                    Sha(f.sha),
-                    f.subject,
-                    f.why,
-                    bounded(f.paths),
-                    f.severity if f.named else "info (worth a look)",
-                ]
-                for f in [*(f for f in followups if f.named), *worth_a_look(followups)]
-            ],
-            legend="later commits on the source branch that name a source: Fixes: trailer, "
-            "revert, follow-up to #N, the same PR number or the same Fixes #N issue (P1 when "
-            "they touch non-test files the pick carries); then, ranked, candidates that only "
-            "change (within 30 days) lines the source added (info: worth a look); ones a pick "
-            "carries (≥ 0.80 of their lines) are left out",
-            control=f"{len(history)} source commit(s) after the fork point searched; a pick's own "
-            "source never lists itself",
-        )
+                Sha(c.sha),
+                iso(c.author_time),
+                c.subject,
+                ", ".join(f"{f['path']} +{f['added']} −{f['removed']}" for f in c.files),
+                f"{c.contained:.2f}",
+                c.state + (" (cut point)" if c.sha == missing.cut_point else ""),
+            ]
+            for c in missing.commits
+        ],
+        legend="carried: share of the commit's signed lines found in the pick; cut point: "
+        "the last commit the pick carries (≥ 0.80); later commits are missing",
+        control="the cut-point row itself is carried (≥ 0.80): it shows the match works",
     )
+
+
+def _followups_table(
+    followups: Sequence[FollowUp], source_name: str, history: Sequence[LogEntry]
+) -> Table:
+    return Table(
+        f"Follow-ups on {source_name} not picked",
+        ["source", "follow-up", "subject", "why", "files", "severity"],
+        [
+            [
+                Sha(f.unit[0]),
+                Sha(f.sha),
+                f.subject,
+                f.why,
+                bounded(f.paths),
+                f.severity if f.named else "info (worth a look)",
+            ]
+            for f in [*(f for f in followups if f.named), *worth_a_look(followups)]
+        ],
+        legend="later commits on the source branch that name a source: Fixes: trailer, "
+        "revert, follow-up to #N, the same PR number or the same Fixes #N issue (P1 when "
+        "they touch non-test files the pick carries); then, ranked, candidates that only "
+        "change (within 30 days) lines the source added (info: worth a look); ones a pick "
+        "carries (≥ 0.80 of their lines) are left out",
+        control=f"{len(history)} source commit(s) after the fork point searched; a pick's own "
+        "source never lists itself",
+    )
+
+
+def _controls(
+    results: Sequence[PickResult], store: PatchStore, history: Sequence[LogEntry]
+) -> list[Control]:
     self_files = next((r for r in results if r.files), None)
     controls = [
         Control(
@@ -1171,21 +1218,4 @@ def _section(
             None,
         )
     )
-    findings = _findings(
-        results, merges, {c.sha for c in history}, missing, followups, release_paths
-    )
-    _weigh(tables, results, findings)
-    section = Section(
-        SECTION_ID,
-        "Cherry-pick fidelity",
-        summary,
-        tables,
-        findings,
-        controls,
-        not_verified,
-        details,
-        data,
-    )
-    # Paths and subjects that are not UTF-8 reach us with surrogate escapes: each byte is shown
-    # as ``\xNN`` before the section is cached or rendered.
-    return printable(section)
+    return controls
