@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from harness.checks.result import Checked
@@ -246,59 +247,105 @@ def shape_check(
     """Report section for ``harness shape BASE..HEAD [--same-tree A B]``."""
     rows = shape_rows(repo, base, head)
     spec = f"{base}..{head}"
-    tables = [
-        Table(
-            f"commits in {spec}",
-            [
-                "commit",
-                "parents",
-                "author",
-                "authored",
-                "committer",
-                "committed",
-                "shape",
-                "sign-off",
-            ],
-            [
-                [
-                    Sha(r.commit.sha),
-                    Code(_parents_cell(r)),
-                    _ident(r.commit.author_name, r.commit.author_email),
-                    _when(r.commit.author_time),
-                    _ident(r.commit.committer_name, r.commit.committer_email),
-                    _when(r.commit.committer_time),
-                    r.date_shape
-                    + (f"; cherry picked from {r.picked_from[:12]}" if r.picked_from else ""),
-                    r.signoff_verdict,
-                ]
-                for r in rows
-            ],
-            legend="oldest first; merges list every parent with a symbolic name; dates in UTC",
-            control="the same commit compared with itself is identical (tree and attribution); see Controls",
-        )
-    ]
-    sob_rows = [
-        [Sha(r.commit.sha), _ident(s.name, s.email), s.match] for r in rows for s in r.signoffs
-    ]
-    tables.append(
-        Table(
-            "Signed-off-by trailers against the author",
-            ["commit", "Signed-off-by", "vs author"],
-            sob_rows,  # type: ignore[arg-type]
-            legend="exact: same name and email; email only: same email, another name; noreply vs "
-            "corporate address: one address is the author's GitHub noreply one (same name, or "
-            "its login is the other's local part or name); these three satisfy DCO; name only: same "
-            "name, another email; emails compare case-insensitively and GitHub's ID+user@ and "
-            "user@users.noreply.github.com are one address",
-            control="the classifier is run on synthetic identities built from a real author first",
-        )
-    )
-    findings: list[Finding] = []
+    tables = [_commits_table(rows, spec), _signoffs_table(rows)]
     plain = [r for r in rows if not r.commit.is_merge]
     signed = sum(bool(r.signoffs) for r in plain)
     # A project "uses" sign-offs when at least half its commits in the range carry one; elsewhere a
     # bot's trailer alone should not turn every unsigned commit into a finding.
     uses_sob = bool(plain) and signed * 2 >= len(plain)
+    findings = _signoff_findings(plain, uses_sob) + _date_findings(rows)
+    head_sha = repo.resolve(head)
+    controls = _controls(repo, head_sha, rows, signed, len(plain), uses_sob)
+    base_sha = repo.resolve(base)
+    st: SameTree | None = None
+    data: dict[str, object] = {
+        "base": base_sha,
+        "head": head_sha,
+        "rows": [_row_data(r) for r in rows],
+    }
+    if same_tree:
+        st = compare_trees(repo, *same_tree)
+        tables.append(_same_tree_table(st, *same_tree))
+        findings.append(_same_tree_finding(st, *same_tree))
+        data["same_tree"] = _same_tree_data(st)
+    merges = sum(r.commit.is_merge for r in rows)
+    summary = (
+        f"{len(rows)} commit(s) in {spec} ({merges} merge(s)); "
+        f"{sum(r.commit.author_time < r.commit.committer_time for r in rows)} authored before committed; "
+        f"{len([f for f in findings if f.kind == 'shape-signoff'])} sign-off mismatch(es) (DCO: a Signed-off-by "
+        "with the author's email)"
+    )
+    section = Section(
+        id="shape",
+        title=f"Shape of {spec}",
+        summary=summary,
+        tables=tables,
+        findings=findings,
+        controls=controls,
+        not_verified=[
+            "GPG/SSH signatures are not checked",
+            "sign-offs are matched against the author's email "
+            "(the DCO rule); a project's stricter policy (e.g. committer sign-off) is not evaluated",
+            "a sign-off of merge commits is not checked",
+        ],
+        data=data,
+    )
+    return Checked(ShapeResult(base_sha, head_sha, rows, st), section)
+
+
+def _commits_table(rows: Sequence[ShapeRow], spec: str) -> Table:
+    return Table(
+        f"commits in {spec}",
+        [
+            "commit",
+            "parents",
+            "author",
+            "authored",
+            "committer",
+            "committed",
+            "shape",
+            "sign-off",
+        ],
+        [
+            [
+                Sha(r.commit.sha),
+                Code(_parents_cell(r)),
+                _ident(r.commit.author_name, r.commit.author_email),
+                _when(r.commit.author_time),
+                _ident(r.commit.committer_name, r.commit.committer_email),
+                _when(r.commit.committer_time),
+                r.date_shape
+                + (f"; cherry picked from {r.picked_from[:12]}" if r.picked_from else ""),
+                r.signoff_verdict,
+            ]
+            for r in rows
+        ],
+        legend="oldest first; merges list every parent with a symbolic name; dates in UTC",
+        control="the same commit compared with itself is identical (tree and attribution); see Controls",
+    )
+
+
+def _signoffs_table(rows: Sequence[ShapeRow]) -> Table:
+    sob_rows = [
+        [Sha(r.commit.sha), _ident(s.name, s.email), s.match] for r in rows for s in r.signoffs
+    ]
+    return Table(
+        "Signed-off-by trailers against the author",
+        ["commit", "Signed-off-by", "vs author"],
+        sob_rows,  # type: ignore[arg-type]
+        legend="exact: same name and email; email only: same email, another name; noreply vs "
+        "corporate address: one address is the author's GitHub noreply one (same name, or "
+        "its login is the other's local part or name); these three satisfy DCO; name only: same "
+        "name, another email; emails compare case-insensitively and GitHub's ID+user@ and "
+        "user@users.noreply.github.com are one address",
+        control="the classifier is run on synthetic identities built from a real author first",
+    )
+
+
+def _signoff_findings(plain: Sequence[ShapeRow], uses_sob: bool) -> list[Finding]:
+    """A sign-off that does not match the author (P2 where the range uses sign-offs), then one
+    info finding for those signed off under another name or address (DCO satisfied)."""
+    findings: list[Finding] = []
     renamed = []
     for r in plain:
         v = r.signoff_verdict
@@ -343,6 +390,11 @@ def shape_check(
                 key="signoff-name\0" + "\0".join(r.commit.sha for r in renamed),
             )
         )
+    return findings
+
+
+def _date_findings(rows: Sequence[ShapeRow]) -> list[Finding]:
+    findings: list[Finding] = []
     for r in rows:
         if not r.commit.dated:
             findings.append(
@@ -366,9 +418,19 @@ def shape_check(
                 key=f"{r.commit.sha}\0dates",
             )
         )
-    head_sha = repo.resolve(head)
+    return findings
+
+
+def _controls(
+    repo: GitRepo,
+    head_sha: str,
+    rows: list[ShapeRow],
+    signed: int,
+    plain: int,
+    uses_sob: bool,
+) -> list[Control]:
     self_check = compare_trees(repo, head_sha, head_sha)
-    controls = [
+    return [
         Control(
             "a commit compared with itself",
             "identical tree, no attribute differs"
@@ -379,7 +441,7 @@ def shape_check(
         _classifier_control(rows),
         Control(
             "sign-off usage in the range",
-            f"{signed} of {len(plain)} non-merge commit(s) carry Signed-off-by: "
+            f"{signed} of {plain} non-merge commit(s) carry Signed-off-by: "
             + (
                 "treated as required (mismatches are P2)"
                 if uses_sob
@@ -388,85 +450,51 @@ def shape_check(
             None,
         ),
     ]
-    base_sha = repo.resolve(base)
-    st: SameTree | None = None
-    data: dict[str, object] = {
-        "base": base_sha,
-        "head": head_sha,
-        "rows": [
-            {
-                "sha": r.commit.sha,
-                "parents": list(r.commit.parents),
-                "merge": r.commit.is_merge,
-                "author": _ident(r.commit.author_name, r.commit.author_email),
-                "author_time": r.commit.author_time,
-                "committer": _ident(r.commit.committer_name, r.commit.committer_email),
-                "committer_time": r.commit.committer_time,
-                "picked_from": r.picked_from,
-                "signoff": r.signoff_verdict,
-                "signoffs": [
-                    {"name": s.name, "email": s.email, "match": s.match} for s in r.signoffs
-                ],
-            }
-            for r in rows
-        ],
+
+
+def _row_data(r: ShapeRow) -> dict[str, object]:
+    return {
+        "sha": r.commit.sha,
+        "parents": list(r.commit.parents),
+        "merge": r.commit.is_merge,
+        "author": _ident(r.commit.author_name, r.commit.author_email),
+        "author_time": r.commit.author_time,
+        "committer": _ident(r.commit.committer_name, r.commit.committer_email),
+        "committer_time": r.commit.committer_time,
+        "picked_from": r.picked_from,
+        "signoff": r.signoff_verdict,
+        "signoffs": [{"name": s.name, "email": s.email, "match": s.match} for s in r.signoffs],
     }
-    if same_tree:
-        st = compare_trees(repo, *same_tree)
-        tables.append(_same_tree_table(st, *same_tree))
-        a, b = same_tree
-        if st.identical:
-            findings.append(
-                Finding(
-                    "shape-same-tree",
-                    "info",
-                    f"{a} and {b} have identical trees",
-                    "a validation of one holds for the other (content-wise); differs: "
-                    + (", ".join(k for k, _, _ in st.differences) or "nothing"),
-                    key=f"{st.a.sha}\0{st.b.sha}\0same",
-                )
-            )
-        else:
-            findings.append(
-                Finding(
-                    "shape-tree-differs",
-                    "P2",
-                    f"{a} and {b} have different trees",
-                    f"{len(st.changed)} path(s) differ: an earlier validation of {a} does not carry "
-                    f"over to {b}",
-                    key=f"{st.a.sha}\0{st.b.sha}\0differs",
-                )
-            )
-        data["same_tree"] = {
-            "a": st.a.sha,
-            "b": st.b.sha,
-            "identical": st.identical,
-            "differences": [k for k, _, _ in st.differences],
-            "changed": [{"status": s, "path": p} for s, p in st.changed],
-        }
-    merges = sum(r.commit.is_merge for r in rows)
-    summary = (
-        f"{len(rows)} commit(s) in {spec} ({merges} merge(s)); "
-        f"{sum(r.commit.author_time < r.commit.committer_time for r in rows)} authored before committed; "
-        f"{len([f for f in findings if f.kind == 'shape-signoff'])} sign-off mismatch(es) (DCO: a Signed-off-by "
-        "with the author's email)"
+
+
+def _same_tree_finding(st: SameTree, a: str, b: str) -> Finding:
+    if st.identical:
+        return Finding(
+            "shape-same-tree",
+            "info",
+            f"{a} and {b} have identical trees",
+            "a validation of one holds for the other (content-wise); differs: "
+            + (", ".join(k for k, _, _ in st.differences) or "nothing"),
+            key=f"{st.a.sha}\0{st.b.sha}\0same",
+        )
+    return Finding(
+        "shape-tree-differs",
+        "P2",
+        f"{a} and {b} have different trees",
+        f"{len(st.changed)} path(s) differ: an earlier validation of {a} does not carry "
+        f"over to {b}",
+        key=f"{st.a.sha}\0{st.b.sha}\0differs",
     )
-    section = Section(
-        id="shape",
-        title=f"Shape of {spec}",
-        summary=summary,
-        tables=tables,
-        findings=findings,
-        controls=controls,
-        not_verified=[
-            "GPG/SSH signatures are not checked",
-            "sign-offs are matched against the author's email "
-            "(the DCO rule); a project's stricter policy (e.g. committer sign-off) is not evaluated",
-            "a sign-off of merge commits is not checked",
-        ],
-        data=data,
-    )
-    return Checked(ShapeResult(base_sha, head_sha, rows, st), section)
+
+
+def _same_tree_data(st: SameTree) -> dict[str, object]:
+    return {
+        "a": st.a.sha,
+        "b": st.b.sha,
+        "identical": st.identical,
+        "differences": [k for k, _, _ in st.differences],
+        "changed": [{"status": s, "path": p} for s, p in st.changed],
+    }
 
 
 def shape_section(
