@@ -165,97 +165,132 @@ def _date(ts: int) -> str:
 def drift_check(repo: GitRepo, base: str, head: str, source: str | None = None) -> Checked[Drift]:
     """The drift and its report section for ``harness drift BASE HEAD``."""
     d = drift(repo, base, head, source)
-    conflicts = {c.path: c for c in d.merge.conflicts}
     tables = [
-        Table(
-            f"commits on {base} since the merge base",
-            ["commit", "date", "author", "subject"],
-            [
-                [Sha(c.sha), _date(c.committer_time), c.author_name, c.subject]
-                for c in d.base_commits[-_MAX_COMMIT_ROWS:]
-            ],
-            legend=f"merge base {d.merge_base[:12]}; {base} is {len(d.base_commits)} commit(s) ahead of it, "
-            f"{head} is {d.head_commits}"
-            + (
-                f"; the newest {_MAX_COMMIT_ROWS} are listed (all in the JSON data)"
-                if len(d.base_commits) > _MAX_COMMIT_ROWS
-                else ""
-            ),
-            control="the merge base is named with both commit counts, so an empty table is a measured zero",
-            collapsed=len(d.base_commits) > 15,
-        ),
-        Table(
-            f"files {head} changes that {base} also changed since the merge base",
-            ["path", f"{head} +", f"{head} −", f"{base} +", f"{base} −", "trial merge"],
-            [
-                [
-                    Code(o.path),
-                    o.head_added,
-                    o.head_removed,
-                    o.base_added,
-                    o.base_removed,
-                    ", ".join(conflicts[o.path].kinds) or "conflict"
-                    if o.path in conflicts
-                    else "clean",
-                ]
-                for o in d.overlap
-            ],
-            legend=f"{len(d.head_files)} file(s) changed by {head} since the merge base; ± are lines per side",
-            control="the same diff machinery lists every file HEAD changes (count in the legend)",
-        ),
+        _commits_table(d, base, head),
+        _overlap_table(d, base, head),
+        _merge_table(d, base, head),
+        _presence_table(d, base, head),
     ]
+    findings = _findings(d, base, head)
+    section = Section(
+        id="drift",
+        title=f"Drift: {base} vs {head}",
+        summary=_summary(d, base),
+        tables=tables,
+        findings=findings,
+        controls=_controls(d, base, head),
+        not_verified=[
+            "a clean trial merge says nothing about semantic conflicts or tests",
+            "presence of a line at BASE is textual: the same line in another context counts as present",
+            "renames are not followed (a file moved on one side is a different path)",
+        ],
+        data=_data(d),
+    )
+    return Checked(d, section)
+
+
+def _control_merge_ok(d: Drift) -> bool:
+    """Merging the merge base into HEAD gave HEAD's own tree (the trial merge is not blind)."""
+    ctrl = d.control_merge
+    return bool(ctrl and ctrl.clean and ctrl.tree == d.head_tree)
+
+
+def _commits_table(d: Drift, base: str, head: str) -> Table:
+    return Table(
+        f"commits on {base} since the merge base",
+        ["commit", "date", "author", "subject"],
+        [
+            [Sha(c.sha), _date(c.committer_time), c.author_name, c.subject]
+            for c in d.base_commits[-_MAX_COMMIT_ROWS:]
+        ],
+        legend=f"merge base {d.merge_base[:12]}; {base} is {len(d.base_commits)} commit(s) ahead of it, "
+        f"{head} is {d.head_commits}"
+        + (
+            f"; the newest {_MAX_COMMIT_ROWS} are listed (all in the JSON data)"
+            if len(d.base_commits) > _MAX_COMMIT_ROWS
+            else ""
+        ),
+        control="the merge base is named with both commit counts, so an empty table is a measured zero",
+        collapsed=len(d.base_commits) > 15,
+    )
+
+
+def _overlap_table(d: Drift, base: str, head: str) -> Table:
+    conflicts = {c.path: c for c in d.merge.conflicts}
+    return Table(
+        f"files {head} changes that {base} also changed since the merge base",
+        ["path", f"{head} +", f"{head} −", f"{base} +", f"{base} −", "trial merge"],
+        [
+            [
+                Code(o.path),
+                o.head_added,
+                o.head_removed,
+                o.base_added,
+                o.base_removed,
+                ", ".join(conflicts[o.path].kinds) or "conflict"
+                if o.path in conflicts
+                else "clean",
+            ]
+            for o in d.overlap
+        ],
+        legend=f"{len(d.head_files)} file(s) changed by {head} since the merge base; ± are lines per side",
+        control="the same diff machinery lists every file HEAD changes (count in the legend)",
+    )
+
+
+def _merge_table(d: Drift, base: str, head: str) -> Table:
     if d.merge.error:
         merge_rows: list[list[object]] = [["(not attempted)", d.merge.error]]
     elif d.merge.clean:
         merge_rows = [["(clean)", Sha(d.merge.tree or "")]]
     else:
         merge_rows = [[Code(c.path), ", ".join(c.kinds) or "conflict"] for c in d.merge.conflicts]
+    ctrl_ok = _control_merge_ok(d)
+    return Table(
+        f"trial merge of {base} into {head} (git merge-tree, nothing written to the repository)",
+        ["file", "result"],
+        merge_rows,  # type: ignore[arg-type]
+        control=f"merging the merge base into {head} gives {head}'s own tree: "
+        + ("yes" if ctrl_ok else "NO"),
+    )
+
+
+def _presence_table(d: Drift, base: str, head: str) -> Table:
+    return Table(
+        f"already on {base} by another route",
+        [
+            "path",
+            f"lines {head} adds",
+            f"present at {base}",
+            "fraction",
+            f"file identical at {base}",
+        ],
+        [
+            [
+                Code(p.path),
+                p.added,
+                p.present,
+                f"{p.fraction:.0%}" if p.added else "n/a",
+                "yes" if p.identical else "no",
+            ]
+            for p in d.presence
+        ],
+        legend="added lines compared with leading/trailing whitespace stripped; blank and punctuation-only lines "
+        "are ignored; presence anywhere in the file at BASE's tip counts"
+        + (
+            f"; submodules left out (no file to look in): {bounded(d.submodules)}"
+            if d.submodules
+            else ""
+        ),
+        control=f"the same test on {head}'s own tip finds {d.self_presence[0]} of {d.self_presence[1]} lines",
+    )
+
+
+def _controls(d: Drift, base: str, head: str) -> list[Control]:
     ctrl = d.control_merge
-    ctrl_ok = bool(ctrl and ctrl.clean and ctrl.tree == d.head_tree)
-    tables.append(
-        Table(
-            f"trial merge of {base} into {head} (git merge-tree, nothing written to the repository)",
-            ["file", "result"],
-            merge_rows,  # type: ignore[arg-type]
-            control=f"merging the merge base into {head} gives {head}'s own tree: "
-            + ("yes" if ctrl_ok else "NO"),
-        )
-    )
-    tables.append(
-        Table(
-            f"already on {base} by another route",
-            [
-                "path",
-                f"lines {head} adds",
-                f"present at {base}",
-                "fraction",
-                f"file identical at {base}",
-            ],
-            [
-                [
-                    Code(p.path),
-                    p.added,
-                    p.present,
-                    f"{p.fraction:.0%}" if p.added else "n/a",
-                    "yes" if p.identical else "no",
-                ]
-                for p in d.presence
-            ],
-            legend="added lines compared with leading/trailing whitespace stripped; blank and punctuation-only lines "
-            "are ignored; presence anywhere in the file at BASE's tip counts"
-            + (
-                f"; submodules left out (no file to look in): {bounded(d.submodules)}"
-                if d.submodules
-                else ""
-            ),
-            control=f"the same test on {head}'s own tip finds {d.self_presence[0]} of {d.self_presence[1]} lines",
-        )
-    )
-    findings = _findings(d, base, head)
-    total_added = sum(p.added for p in d.presence)
-    total_present = sum(p.present for p in d.presence)
+    ctrl_ok = _control_merge_ok(d)
     self_ok = d.self_presence[0] == d.self_presence[1]
-    controls = [
+    return [
         Control(
             "merge base",
             f"{d.merge_base[:12]}: {base} +{len(d.base_commits)} commit(s), "
@@ -273,7 +308,12 @@ def drift_check(repo: GitRepo, base: str, head: str, source: str | None = None) 
             self_ok,
         ),
     ]
-    summary = (
+
+
+def _summary(d: Drift, base: str) -> str:
+    total_added = sum(p.added for p in d.presence)
+    total_present = sum(p.present for p in d.presence)
+    return (
         f"{base} moved {len(d.base_commits)} commit(s) since the merge base {d.merge_base[:12]}; "
         f"{len(d.overlap)} file(s) changed on both sides; trial merge "
         + (
@@ -286,46 +326,35 @@ def drift_check(repo: GitRepo, base: str, head: str, source: str | None = None) 
         + f"; {total_present} of {total_added} added line(s) already at {base}"
         + (f" (audit form: {d.audit})" if d.audit else "")
     )
-    section = Section(
-        id="drift",
-        title=f"Drift: {base} vs {head}",
-        summary=summary,
-        tables=tables,
-        findings=findings,
-        controls=controls,
-        not_verified=[
-            "a clean trial merge says nothing about semantic conflicts or tests",
-            "presence of a line at BASE is textual: the same line in another context counts as present",
-            "renames are not followed (a file moved on one side is a different path)",
-        ],
-        data={
-            "base": d.base,
-            "head": d.head,
-            "merge_base": d.merge_base,
-            "audit": d.audit,
-            "submodules": d.submodules,
-            "base_commits": [c.sha for c in d.base_commits],
-            "head_commits": d.head_commits,
-            "overlap": [vars(o) for o in d.overlap],
-            "merge": {
-                "clean": d.merge.clean,
-                "tree": d.merge.tree,
-                "error": d.merge.error,
-                "conflicts": [{"path": c.path, "kinds": c.kinds} for c in d.merge.conflicts],
-            },
-            "presence": [
-                {
-                    "path": p.path,
-                    "added": p.added,
-                    "present": p.present,
-                    "fraction": round(p.fraction, 4),
-                    "identical": p.identical,
-                }
-                for p in d.presence
-            ],
+
+
+def _data(d: Drift) -> dict[str, object]:
+    return {
+        "base": d.base,
+        "head": d.head,
+        "merge_base": d.merge_base,
+        "audit": d.audit,
+        "submodules": d.submodules,
+        "base_commits": [c.sha for c in d.base_commits],
+        "head_commits": d.head_commits,
+        "overlap": [vars(o) for o in d.overlap],
+        "merge": {
+            "clean": d.merge.clean,
+            "tree": d.merge.tree,
+            "error": d.merge.error,
+            "conflicts": [{"path": c.path, "kinds": c.kinds} for c in d.merge.conflicts],
         },
-    )
-    return Checked(d, section)
+        "presence": [
+            {
+                "path": p.path,
+                "added": p.added,
+                "present": p.present,
+                "fraction": round(p.fraction, 4),
+                "identical": p.identical,
+            }
+            for p in d.presence
+        ],
+    }
 
 
 def _findings(d: Drift, base: str, head: str) -> list[Finding]:
