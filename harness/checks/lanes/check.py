@@ -33,7 +33,7 @@ from harness.errors import UsageError
 from harness.git.evidence import ls_tree
 from harness.git.repo import GitRepo
 from harness.inputs import yamlpath
-from harness.report.model import Code, Control, Finding, Section, Severity, Table
+from harness.report.model import Cell, Code, Control, Finding, Section, Severity, Table
 
 WORKFLOW_DIR = ".github/workflows"
 _MARKER_NAME = re.compile(r"marker|pytest_mark", re.I)
@@ -767,7 +767,36 @@ def lanes_check(
 ) -> Checked[LaneScan]:
     """Report section: lane, expression, file:line, with read-back and text-mention controls."""
     scan = scan_lanes(repo, ref, workflows, extra_lanes)
-    rows = []
+    rows, findings = _lane_rows(scan)
+    findings += _problem_findings(scan)
+    missing = [n[len(_MISSING) :] for n in scan.notes if n.startswith(_MISSING)]
+    unread = [n[len(_UNREAD) :] for n in scan.notes if n.startswith(_UNREAD)]
+    bounded = [n for n in scan.notes if not n.startswith((_MISSING, _UNREAD))]
+    findings += _note_findings(ref, missing, unread, bounded)
+    controls = _controls(scan)
+    if scan.unaccounted:
+        findings.append(_unaccounted_finding(scan))
+    section = Section(
+        id="lanes",
+        title=f"CI lanes at {ref}",
+        summary=f"{len(scan.lanes)} lane(s) in {len(scan.files)} workflow file(s) at {ref} ({scan.sha[:12]})",
+        tables=[_table(ref, rows)],
+        findings=findings,
+        controls=controls,
+        not_verified=_not_verified(ref, missing, unread, bounded),
+        data={
+            "ref": ref,
+            "sha": scan.sha,
+            "files": scan.files,
+            "rows": [ln.row() for ln in scan.lanes],
+        },
+    )
+    return Checked(scan, section)
+
+
+def _lane_rows(scan: LaneScan) -> tuple[list[list[Cell]], list[Finding]]:
+    """The table's row of each lane, and a finding for each expression pytest would refuse."""
+    rows: list[list[Cell]] = []
     findings: list[Finding] = []
     for lane in scan.lanes:
         where = (
@@ -798,6 +827,11 @@ def lanes_check(
                     key=f"{lane.path}\0{lane.name}",
                 )
             )
+    return rows, findings
+
+
+def _problem_findings(scan: LaneScan) -> list[Finding]:
+    findings: list[Finding] = []
     for path, why in scan.problems:
         sev: Severity = "info" if why.startswith("non-UTF-8") else "P2"
         detail = (
@@ -808,17 +842,15 @@ def lanes_check(
         findings.append(
             Finding("workflow-unreadable", sev, f"{path}: {why}", detail, key=f"{path}\0{why}")
         )
-    checked = [
-        (ln, _expr_in_raw(ln, scan.raw_lines.get((ln.path or "", ln.line or 0))))
-        for ln in scan.lanes
-        if ln.source != "scenario"
-    ]
-    # A text composed from ${{ }} parts (``"${{ matrix.m }} and not slow"``) is written nowhere verbatim.
-    checked = [(ln, None if ok is False and ln.template is not None else ok) for ln, ok in checked]
-    expanded = [ln for ln in scan.lanes if ln.template is not None]
-    missing = [n[len(_MISSING) :] for n in scan.notes if n.startswith(_MISSING)]
-    unread = [n[len(_UNREAD) :] for n in scan.notes if n.startswith(_UNREAD)]
-    bounded = [n for n in scan.notes if not n.startswith((_MISSING, _UNREAD))]
+    return findings
+
+
+def _note_findings(
+    ref: str, missing: Sequence[str], unread: Sequence[str], bounded: Sequence[str]
+) -> list[Finding]:
+    """Info findings for what the scan could not read: pytest -m calls, bounds it hit, local
+    actions missing from the tree."""
+    findings: list[Finding] = []
     for note in unread:
         findings.append(
             Finding(
@@ -849,8 +881,20 @@ def lanes_check(
                 key="missing-actions\0" + "\0".join(missing),
             )
         )
+    return findings
+
+
+def _controls(scan: LaneScan) -> list[Control]:
+    checked = [
+        (ln, _expr_in_raw(ln, scan.raw_lines.get((ln.path or "", ln.line or 0))))
+        for ln in scan.lanes
+        if ln.source != "scenario"
+    ]
+    # A text composed from ${{ }} parts (``"${{ matrix.m }} and not slow"``) is written nowhere verbatim.
+    checked = [(ln, None if ok is False and ln.template is not None else ok) for ln, ok in checked]
+    expanded = [ln for ln in scan.lanes if ln.template is not None]
     verdicts = [ok for _, ok in checked if ok is not None]
-    controls = [
+    return [
         Control(
             "expression read back from the raw line",
             f"{sum(verdicts)} of {len(verdicts)} single-line expressions appear verbatim on their line",
@@ -876,18 +920,20 @@ def lanes_check(
             True if not scan.unaccounted else None,
         ),
     ]
-    if scan.unaccounted:
-        findings.append(
-            Finding(
-                "lane-unread",
-                "info",
-                f"{len(scan.unaccounted)} marker-named key(s) outside the "
-                "places lanes are read from",
-                ", ".join(f"{p}:{n}" for p, n, _ in scan.unaccounted),
-                key="unaccounted\0" + "\0".join(f"{p}:{k}" for p, _, k in scan.unaccounted),
-            )
-        )
-    table = Table(
+
+
+def _unaccounted_finding(scan: LaneScan) -> Finding:
+    return Finding(
+        "lane-unread",
+        "info",
+        f"{len(scan.unaccounted)} marker-named key(s) outside the places lanes are read from",
+        ", ".join(f"{p}:{n}" for p, n, _ in scan.unaccounted),
+        key="unaccounted\0" + "\0".join(f"{p}:{k}" for p, _, k in scan.unaccounted),
+    )
+
+
+def _table(ref: str, rows: list[list[Cell]]) -> Table:
+    return Table(
         title=f"CI lanes at {ref}",
         columns=["lane (job)", "input", "marker expression", "file:line", "source"],
         rows=rows,
@@ -899,42 +945,35 @@ def lanes_check(
         control="each expression read back from the raw text at its line; a plain text scan for marker-named "
         "keys counts the lines the YAML walk did not turn into lanes",
     )
-    section = Section(
-        id="lanes",
-        title=f"CI lanes at {ref}",
-        summary=f"{len(scan.lanes)} lane(s) in {len(scan.files)} workflow file(s) at {ref} ({scan.sha[:12]})",
-        tables=[table],
-        findings=findings,
-        controls=controls,
-        not_verified=[
-            "`run:` scripts are read with a shell parser through docker/bash -c/uv/coverage/python -m "
-            "wrappers, the script's assignments, `pixi run` tasks, `tox -e` environments and shell scripts "
-            "the step runs from the repository (`cd` is not followed; a script calling another is not "
-            "read); make targets and nox sessions are not",
-            "whether a lane's job actually runs (if:, paths filters, schedules) is not evaluated",
-            "${{ }} is expanded over matrix combinations (first "
-            f"{MAX_COMBOS} per job), env: (workflow, job, step), a local composite action's inputs and a "
-            "local reusable workflow's inputs as each caller gives them; github, secrets, needs, steps, "
-            "vars and functions other than format, contains, startsWith, endsWith, join and fromJSON "
-            "are not, so such lanes stay unexpanded",
-            "remote actions and remote reusable workflows are not read (their marker inputs are lanes; "
-            "what they run is not)",
-        ]
+
+
+def _not_verified(
+    ref: str, missing: Sequence[str], unread: Sequence[str], bounded: Sequence[str]
+) -> list[str]:
+    never = [
+        "`run:` scripts are read with a shell parser through docker/bash -c/uv/coverage/python -m "
+        "wrappers, the script's assignments, `pixi run` tasks, `tox -e` environments and shell scripts "
+        "the step runs from the repository (`cd` is not followed; a script calling another is not "
+        "read); make targets and nox sessions are not",
+        "whether a lane's job actually runs (if:, paths filters, schedules) is not evaluated",
+        "${{ }} is expanded over matrix combinations (first "
+        f"{MAX_COMBOS} per job), env: (workflow, job, step), a local composite action's inputs and a "
+        "local reusable workflow's inputs as each caller gives them; github, secrets, needs, steps, "
+        "vars and functions other than format, contains, startsWith, endsWith, join and fromJSON "
+        "are not, so such lanes stay unexpanded",
+        "remote actions and remote reusable workflows are not read (their marker inputs are lanes; "
+        "what they run is not)",
+    ]
+    return (
+        never
         + [f"bounded: {n}" for n in bounded]
         + (
             [f"local actions not in the tree at {ref}: {len(missing)} (listed in the findings)"]
             if missing
             else []
         )
-        + [f"run: script: {n}" for n in unread],
-        data={
-            "ref": ref,
-            "sha": scan.sha,
-            "files": scan.files,
-            "rows": [ln.row() for ln in scan.lanes],
-        },
+        + [f"run: script: {n}" for n in unread]
     )
-    return Checked(scan, section)
 
 
 def lanes_section(
