@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from harness.checks.judgeable import judge_range
+from harness.checks.judgeable import RangeFacts, judge_range
 from harness.checks.registry import RANGE_CHECKS, Check, lazy
 from harness.checks.result import FidelityResult
 from harness.compare import CompareInputs, Plan
@@ -143,39 +143,7 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
     With several scenarios, each adds its traces, pins, probes, selection, mutations and sweep;
     source, source_branch, title and lanes come from the first scenario that sets them.
     """
-    scenarios = [load_scenario(p, require_probes=False) for p in inputs.scenario_paths]
-    for scenario in scenarios:  # every column's ref and apply-commit, at its line, before any work
-        if scenario.probes:
-            scenario.check_refs(repo)
-    for key in ("source", "source_branch"):
-        v = _first(scenarios, key)
-        if v is not None and not getattr(inputs, key):
-            setattr(inputs, key, v.str())
-    titled = next((s for s in scenarios if "title" in s.extra), None)
-    if not inputs.title and titled is not None:
-        inputs.title = titled.title
-    overridden = _overridden(scenarios, inputs)
-    repo.preresolve(
-        [inputs.base, inputs.head, inputs.source or "", inputs.source_branch or ""]
-        + [c.ref for s in scenarios for c in s.columns]
-    )
-    # Shallow history, a missing source branch or an empty range: exit 2 before any section runs.
-    facts = judge_range(
-        repo,
-        inputs.base,
-        inputs.head,
-        source=inputs.source,
-        source_branch=inputs.source_branch,
-        picks=bool(inputs.source),
-    )
-    refs = _Refs(repo, inputs, scenarios)
-    for name in ("base", "head", "source", "source_branch"):
-        if name in refs.alias:
-            refs.ref(name)
-    for scenario in scenarios:
-        for c in scenario.columns:
-            refs.ref(c.ref, scenario.column_where.get(c.name))
-
+    scenarios, overridden, facts, refs = _read_inputs(repo, inputs)
     plan = Plan(header=facts.header())
     if overridden:
         plan.header["overridden"] = overridden
@@ -183,115 +151,13 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
     cached = _GitCache(repo, inputs.no_cache)
     base, head = inputs.base, inputs.head
     if inputs.source:
-
-        def _fidelity() -> Section:
-            src, branch = str(inputs.source), inputs.source_branch
-            refs = ("fidelity-result", base, head, src, branch)
-            rel = inputs.release_paths
-
-            def build() -> Section:
-                checked = fidelity_check(
-                    repo, base, head, src, branch, release_paths=rel, index=cached.index()
-                )
-                handed.fidelity = checked.result
-                cached.value(refs, (), lambda: _result_json(checked.result))
-                return checked.section
-
-            # A section served from the cache carries no typed result: a later step that needs it
-            # (missing commits as mutations) reads it from beside the section, or computes it then.
-            def later() -> FidelityResult:
-                raw = cached.value(
-                    refs,
-                    (),
-                    lambda: _result_json(
-                        fidelity_check(
-                            repo, base, head, src, branch, release_paths=rel, index=cached.index()
-                        ).result
-                    ),
-                )
-                return FidelityResult(tuple(raw["picks"]), tuple(raw["missing_commits"]))
-
-            handed.fidelity_later = later
-            return cached(("fidelity", base, head, src, branch), rel, build)
-
-        plan.add("fidelity", "cherry-pick fidelity", _fidelity)
+        plan.add("fidelity", "cherry-pick fidelity", _fidelity_step(repo, inputs, handed, cached))
     else:
         plan.skipped.append("fidelity (--no-fidelity: no pick of the range is judged)")
-    for check in RANGE_CHECKS.values():
-        plan.add(
-            check.id,
-            check.title,
-            functools.partial(
-                _cached_section_of,
-                cached,
-                check,
-                repo,
-                base,
-                head,
-                inputs.source if check.takes_source else None,
-            ),
-        )
-
-    for v in [x for group in _all(scenarios, "traces") for x in group.list()]:
-        f = v.map(_EXTRA_FIELDS["traces"], required=("string",))
-        needle = f.req("string").str()
-        trefs = (
-            [refs.ref(x.str(), x) for x in f.req("refs").list()] if "refs" in f else refs.defaults()
-        )
-        under = _repo_path(f.req("under")) if "under" in f else None
-        rng = None
-        if "range" in f:
-            a, sep, b = f.req("range").str().partition("..")
-            if not sep:
-                raise f.req("range").error("expected A..B")
-            rng = f"{refs.ref(a, f.req('range'))}..{refs.ref(b, f.req('range'))}"
-        plan.add(
-            "trace",
-            f"trace {needle!r}",
-            functools.partial(
-                cached,
-                ("trace", *trefs, *(rng.split("..") if rng else ())),
-                (needle, under, rng),
-                functools.partial(trace_section, repo, needle, trefs, under, rng),
-            ),
-        )
-    for v in [x for group in _all(scenarios, "pins") for x in group.list()]:
-        f = v.map(_EXTRA_FIELDS["pins"], required=("file", "key"))
-        prefs = (
-            [refs.ref(x.str(), x) for x in f.req("refs").list()] if "refs" in f else refs.defaults()
-        )
-        path, key = _repo_path(f.req("file")), f.req("key").str()
-        try:
-            yamlpath.parse_keypath(key)  # a bad key path is input: its file:line, before any work
-        except UsageError as exc:
-            raise f.req("key").error(str(exc)) from None
-        plan.add(
-            "pin",
-            f"pin {key}",
-            functools.partial(
-                cached,
-                ("pin", *prefs),
-                (path, key),
-                functools.partial(pin_section, repo, path, key, prefs),
-            ),
-        )
-
-    lanes_v = _first(scenarios, "lanes")
-    lane_ref, workflows, extra_lanes = head, None, None
-    if lanes_v is not None:
-        f = lanes_v.map(_EXTRA_FIELDS["lanes"])
-        lane_ref = refs.ref(f.req("ref").str(), f.req("ref")) if "ref" in f else head
-        workflows = f.req("workflows").str_list() if "workflows" in f else None
-        if "extra" in f:
-            extra_lanes = []
-            for x in f.req("extra").list():
-                xf = x.map(("name", "expression"), required=("name", "expression"))
-                extra_lanes.append(
-                    {
-                        "name": xf.req("name").str(),
-                        "expression": xf.req("expression").str(nonempty=False),
-                    }
-                )
+    _add_range_checks(plan, repo, inputs, cached)
+    _add_traces(plan, repo, scenarios, refs, cached)
+    _add_pins(plan, repo, scenarios, refs, cached)
+    lane_ref, workflows, extra_lanes = _lanes_inputs(scenarios, refs, head)
     plan.add(
         "lanes",
         "CI lanes",
@@ -354,6 +220,182 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
             "name the branch they came from with --source REF, or pass --no-fidelity"
         )
     return plan
+
+
+def _read_inputs(
+    repo: GitRepo, inputs: CompareInputs
+) -> tuple[list[Scenario], str, RangeFacts, _Refs]:
+    """The scenarios (their refs checked at their lines), what the command line overrides in
+    them, the range's facts (a shallow history, a missing source branch or an empty range: exit
+    2 before any section runs) and every ref resolved."""
+    scenarios = [load_scenario(p, require_probes=False) for p in inputs.scenario_paths]
+    for scenario in scenarios:  # every column's ref and apply-commit, at its line, before any work
+        if scenario.probes:
+            scenario.check_refs(repo)
+    for key in ("source", "source_branch"):
+        v = _first(scenarios, key)
+        if v is not None and not getattr(inputs, key):
+            setattr(inputs, key, v.str())
+    titled = next((s for s in scenarios if "title" in s.extra), None)
+    if not inputs.title and titled is not None:
+        inputs.title = titled.title
+    overridden = _overridden(scenarios, inputs)
+    repo.preresolve(
+        [inputs.base, inputs.head, inputs.source or "", inputs.source_branch or ""]
+        + [c.ref for s in scenarios for c in s.columns]
+    )
+    # Shallow history, a missing source branch or an empty range: exit 2 before any section runs.
+    facts = judge_range(
+        repo,
+        inputs.base,
+        inputs.head,
+        source=inputs.source,
+        source_branch=inputs.source_branch,
+        picks=bool(inputs.source),
+    )
+    refs = _Refs(repo, inputs, scenarios)
+    for name in ("base", "head", "source", "source_branch"):
+        if name in refs.alias:
+            refs.ref(name)
+    for scenario in scenarios:
+        for c in scenario.columns:
+            refs.ref(c.ref, scenario.column_where.get(c.name))
+    return scenarios, overridden, facts, refs
+
+
+def _add_range_checks(plan: Plan, repo: GitRepo, inputs: CompareInputs, cached: _GitCache) -> None:
+    base, head = inputs.base, inputs.head
+    for check in RANGE_CHECKS.values():
+        plan.add(
+            check.id,
+            check.title,
+            functools.partial(
+                _cached_section_of,
+                cached,
+                check,
+                repo,
+                base,
+                head,
+                inputs.source if check.takes_source else None,
+            ),
+        )
+
+
+def _fidelity_step(
+    repo: GitRepo, inputs: CompareInputs, handed: _Handed, cached: _GitCache
+) -> Callable[[], Section]:
+    """The fidelity step: its section (cached), and its typed result handed to later steps."""
+    base, head = inputs.base, inputs.head
+
+    def _fidelity() -> Section:
+        src, branch = str(inputs.source), inputs.source_branch
+        refs = ("fidelity-result", base, head, src, branch)
+        rel = inputs.release_paths
+
+        def build() -> Section:
+            checked = fidelity_check(
+                repo, base, head, src, branch, release_paths=rel, index=cached.index()
+            )
+            handed.fidelity = checked.result
+            cached.value(refs, (), lambda: _result_json(checked.result))
+            return checked.section
+
+        # A section served from the cache carries no typed result: a later step that needs it
+        # (missing commits as mutations) reads it from beside the section, or computes it then.
+        def later() -> FidelityResult:
+            raw = cached.value(
+                refs,
+                (),
+                lambda: _result_json(
+                    fidelity_check(
+                        repo, base, head, src, branch, release_paths=rel, index=cached.index()
+                    ).result
+                ),
+            )
+            return FidelityResult(tuple(raw["picks"]), tuple(raw["missing_commits"]))
+
+        handed.fidelity_later = later
+        return cached(("fidelity", base, head, src, branch), rel, build)
+
+    return _fidelity
+
+
+def _add_traces(
+    plan: Plan, repo: GitRepo, scenarios: list[Scenario], refs: _Refs, cached: _GitCache
+) -> None:
+    for v in [x for group in _all(scenarios, "traces") for x in group.list()]:
+        f = v.map(_EXTRA_FIELDS["traces"], required=("string",))
+        needle = f.req("string").str()
+        trefs = (
+            [refs.ref(x.str(), x) for x in f.req("refs").list()] if "refs" in f else refs.defaults()
+        )
+        under = _repo_path(f.req("under")) if "under" in f else None
+        rng = None
+        if "range" in f:
+            a, sep, b = f.req("range").str().partition("..")
+            if not sep:
+                raise f.req("range").error("expected A..B")
+            rng = f"{refs.ref(a, f.req('range'))}..{refs.ref(b, f.req('range'))}"
+        plan.add(
+            "trace",
+            f"trace {needle!r}",
+            functools.partial(
+                cached,
+                ("trace", *trefs, *(rng.split("..") if rng else ())),
+                (needle, under, rng),
+                functools.partial(trace_section, repo, needle, trefs, under, rng),
+            ),
+        )
+
+
+def _add_pins(
+    plan: Plan, repo: GitRepo, scenarios: list[Scenario], refs: _Refs, cached: _GitCache
+) -> None:
+    for v in [x for group in _all(scenarios, "pins") for x in group.list()]:
+        f = v.map(_EXTRA_FIELDS["pins"], required=("file", "key"))
+        prefs = (
+            [refs.ref(x.str(), x) for x in f.req("refs").list()] if "refs" in f else refs.defaults()
+        )
+        path, key = _repo_path(f.req("file")), f.req("key").str()
+        try:
+            yamlpath.parse_keypath(key)  # a bad key path is input: its file:line, before any work
+        except UsageError as exc:
+            raise f.req("key").error(str(exc)) from None
+        plan.add(
+            "pin",
+            f"pin {key}",
+            functools.partial(
+                cached,
+                ("pin", *prefs),
+                (path, key),
+                functools.partial(pin_section, repo, path, key, prefs),
+            ),
+        )
+
+
+def _lanes_inputs(
+    scenarios: list[Scenario], refs: _Refs, head: str
+) -> tuple[str, list[str] | None, list[dict[str, str]] | None]:
+    """The ref, workflow files and hand-given lanes of the lanes step (the scenario's ``lanes``)."""
+    lane_ref = head
+    workflows: list[str] | None = None
+    extra_lanes: list[dict[str, str]] | None = None
+    lanes_v = _first(scenarios, "lanes")
+    if lanes_v is not None:
+        f = lanes_v.map(_EXTRA_FIELDS["lanes"])
+        lane_ref = refs.ref(f.req("ref").str(), f.req("ref")) if "ref" in f else head
+        workflows = f.req("workflows").str_list() if "workflows" in f else None
+        if "extra" in f:
+            extra_lanes = []
+            for x in f.req("extra").list():
+                xf = x.map(("name", "expression"), required=("name", "expression"))
+                extra_lanes.append(
+                    {
+                        "name": xf.req("name").str(),
+                        "expression": xf.req("expression").str(nonempty=False),
+                    }
+                )
+    return lane_ref, workflows, extra_lanes
 
 
 def _cached_section_of(

@@ -60,7 +60,7 @@ def test_the_watchdog_is_waited_for_at_exit() -> None:
     (Python's ResourceWarning for a child never waited for), the watchdog gone at once."""
     script = (
         "import os\n"
-        "from harness import process\n"
+        "from harness.infra import process\n"
         "process.run(['true'])\n"
         "print(process._watchdogs[os.getpid()].pid)\n"
     )
