@@ -205,30 +205,17 @@ def _compare(
     dict[str, Sequence[str]] | None,
     Counter[str],
 ]:
+    """The picks, their sources and comparisons. Kept as one function past 80 lines for a reason:
+    the end-state jobs' callbacks (``rows``, ``found``) close over the history, the patch store
+    and the source order built here, while threads read the history's paths and bodies; the
+    range's picks are ``_range_picks`` and each pick's comparison ``_pick_results``."""
     # The source history since the fork point on HEAD's own line (``fork``): what SOURCE has beyond
     # it, even where HEAD later merged it back in (earlier picks' sources are then ancestors of HEAD).
     full_history = _history(repo, index, [source], [fork])
     # Picks: the range's non-merge commits of HEAD's own line, whether or not the source branch
     # reaches them (a release merged forward into main); what a merge of main back into the release
     # brought is main's, not picks (lines.py).
-    walk, line = range_parents(repo, base, head), first_parent_line(full_history, source)
-    every = repo.commits([head], [base])
-    # A merge whose tree is its first parent's ("-s ours", an old release branch joined in)
-    # carried nothing here: the commits it brought are history only.
-    joined = [c.sha for c in every if c.is_merge]
-    trees = object_ids(repo, [f"{m}^1^{{tree}}" for m in joined])
-    tree_of = {c.sha: c.tree for c in every}
-    empty = {m for m, t in zip(joined, trees, strict=True) if t == tree_of[m]}
-    own = own_commits(walk, head, line, empty)
-    by_line = own_commits(walk, head, line)  # without the empty merges
-    left = Counter(
-        "merged back" if c.sha not in by_line else "history only"
-        for c in every
-        if not c.is_merge and c.sha not in own
-    )
-    in_range = [c for c in every if c.sha in own]
-    picks = [c for c in in_range if not c.is_merge]
-    merges = [c for c in in_range if c.is_merge]
+    own, picks, merges, left = _range_picks(repo, base, head, source, full_history)
     forced = _resolve_mapping(repo, mapping, picks)
     # When some pick can only be found by content, the history's changed paths are listed by a
     # second git log that runs in a thread while the named candidates are diffed and confirmed.
@@ -293,6 +280,58 @@ def _compare(
         + [c for cs in inner.values() for c in cs]
     )
     subjects = {c.sha: c.subject for c in history}
+    results = _pick_results(picks, res, store, order, reached, inner, subjects)
+    _later_copies(
+        results,
+        {c.sha: c.commit_time for c in history},
+        {c.sha: c.author_time for c in history},
+    )
+    jobs.finish(
+        [(r.commit.sha, file_paths(r.files), r.resolution.sources) for r in results],
+        {p.sha: store.full[p.sha].files for p in picks},
+    )
+    paths: dict[str, Sequence[str]] | None = (
+        {c.sha: c.paths or () for c in touched.result()} if touched is not None else None
+    )
+    return merges, results, store, history, paths, left
+
+
+def _range_picks(
+    repo: GitRepo, base: str, head: str, source: str, full_history: list[LogEntry]
+) -> tuple[set[str], list[Commit], list[Commit], Counter[str]]:
+    """HEAD's own commits of the range (what it made or picked, not what a merge of the source
+    brought), its picks (the non-merge ones) and merges, and a count of the commits left out."""
+    walk, line = range_parents(repo, base, head), first_parent_line(full_history, source)
+    every = repo.commits([head], [base])
+    # A merge whose tree is its first parent's ("-s ours", an old release branch joined in)
+    # carried nothing here: the commits it brought are history only.
+    joined = [c.sha for c in every if c.is_merge]
+    trees = object_ids(repo, [f"{m}^1^{{tree}}" for m in joined])
+    tree_of = {c.sha: c.tree for c in every}
+    empty = {m for m, t in zip(joined, trees, strict=True) if t == tree_of[m]}
+    own = own_commits(walk, head, line, empty)
+    by_line = own_commits(walk, head, line)  # without the empty merges
+    left = Counter(
+        "merged back" if c.sha not in by_line else "history only"
+        for c in every
+        if not c.is_merge and c.sha not in own
+    )
+    in_range = [c for c in every if c.sha in own]
+    picks = [c for c in in_range if not c.is_merge]
+    merges = [c for c in in_range if c.is_merge]
+    return own, picks, merges, left
+
+
+def _pick_results(
+    picks: Sequence[Commit],
+    res: Mapping[str, Resolution],
+    store: PatchStore,
+    order: Mapping[str, int],
+    reached: Mapping[str, str],
+    inner: Mapping[str, Sequence[str]],
+    subjects: Mapping[str, str],
+) -> list[PickResult]:
+    """Each pick compared file by file with its sources (ordered as the history is)."""
     results = []
     for p in picks:
         r = res.get(p.sha) or Resolution()
@@ -311,19 +350,7 @@ def _compare(
                 merged_into=reached.get(p.sha),
             )
         )
-    _later_copies(
-        results,
-        {c.sha: c.commit_time for c in history},
-        {c.sha: c.author_time for c in history},
-    )
-    jobs.finish(
-        [(r.commit.sha, file_paths(r.files), r.resolution.sources) for r in results],
-        {p.sha: store.full[p.sha].files for p in picks},
-    )
-    paths: dict[str, Sequence[str]] | None = (
-        {c.sha: c.paths or () for c in touched.result()} if touched is not None else None
-    )
-    return merges, results, store, history, paths, left
+    return results
 
 
 def _history(
