@@ -13,7 +13,7 @@ import hashlib
 import itertools
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -530,23 +530,7 @@ class SourceFinder:
         history = [c.sha for c in self.history if not c.is_merge]
         touched = self._touched(history)
         names = {p: _paths(self.store.full[p].files) for p in todo}
-        by_path: dict[str, set[str]] = {x: set() for ps in names.values() for x in ps}
-        for sha in history:
-            for x in touched.get(sha, ()):
-                if x in by_path:
-                    by_path[x].add(sha)
-        # Exact first: a commit with the pick's patch id names the same paths in its patch. The
-        # commits that change all of them are listed by path, their patches' paths read without
-        # diffing (one --raw process), and only the ones naming exactly the pick's paths have their
-        # ± lines read (one -U0 process) and hashed.
-        wanted: dict[str, set[frozenset[str]]] = {}
-        for p in todo:
-            named = frozenset(f.path for f in self.store.full[p].files)
-            for sha in set.intersection(*(by_path[x] for x in named)):
-                wanted.setdefault(sha, set()).add(named)
-        self.store.batches += 1 if wanted else 0
-        named_by = patch_paths(self.repo, sorted(wanted))
-        in_order = [s for s in history if s in wanted and named_by.get(s) in wanted[s]]
+        in_order = self._patch_id_candidates(todo, history, touched, names)
         # The commits named by subject are read in the same process (a pick that patch-id then
         # answers has read one diff for nothing; a separate process for them cost a round trip).
         by_subject = self._subject_named(todo, history)
@@ -567,6 +551,47 @@ class SourceFinder:
                 rest.append(p)
         self.found(dict(out))
         subject = self._by_subject({p: by_subject[p] for p in rest if p in by_subject})
+        self._note_same_subject(rest, by_subject, subject)
+        scored = self._similar([p for p in rest if p not in subject], history, touched, names)
+        scored.update({p: [found] for p, found in subject.items()})
+        out.update(self._by_score(scored, subject))
+        return out
+
+    def _patch_id_candidates(
+        self,
+        todo: Sequence[str],
+        history: Sequence[str],
+        touched: Mapping[str, Sequence[str]],
+        names: Mapping[str, Iterable[str]],
+    ) -> list[str]:
+        """The history's commits that may carry a pick's exact patch (in history order): they
+        change every path of the pick and their patch names exactly those paths."""
+        by_path: dict[str, set[str]] = {x: set() for ps in names.values() for x in ps}
+        for sha in history:
+            for x in touched.get(sha, ()):
+                if x in by_path:
+                    by_path[x].add(sha)
+        # Exact first: a commit with the pick's patch id names the same paths in its patch. The
+        # commits that change all of them are listed by path, their patches' paths read without
+        # diffing (one --raw process), and only the ones naming exactly the pick's paths have their
+        # ± lines read (one -U0 process) and hashed.
+        wanted: dict[str, set[frozenset[str]]] = {}
+        for p in todo:
+            named = frozenset(f.path for f in self.store.full[p].files)
+            for sha in set.intersection(*(by_path[x] for x in named)):
+                wanted.setdefault(sha, set()).add(named)
+        self.store.batches += 1 if wanted else 0
+        named_by = patch_paths(self.repo, sorted(wanted))
+        in_order = [s for s in history if s in wanted and named_by.get(s) in wanted[s]]
+        return in_order
+
+    def _note_same_subject(
+        self,
+        rest: Sequence[str],
+        by_subject: Mapping[str, str],
+        subject: Mapping[str, tuple[float, str]],
+    ) -> None:
+        """Why a commit with the pick's subject was not taken (too few shared lines)."""
         for p in rest:
             if p in by_subject and p not in subject:  # named, but sharing too few lines to take
                 c = by_subject[p]
@@ -580,8 +605,13 @@ class SourceFinder:
                     )
                     if x
                 )
-        scored = self._similar([p for p in rest if p not in subject], history, touched, names)
-        scored.update({p: [found] for p, found in subject.items()})
+
+    def _by_score(
+        self, scored: dict[str, list[tuple[float, str]]], subject: Mapping[str, tuple[float, str]]
+    ) -> dict[str, Resolution]:
+        """The best-scoring candidate of each pick (or the merge that brought it in, when the whole
+        PR matches better), when similar enough or named by subject; else a note of the best."""
+        out: dict[str, Resolution] = {}
         # A PR merged with a merge commit is one change: the merge that brought a pick's best commit
         # in may match the pick better (the whole PR, squashed into one pick). One more batch.
         merges = {
