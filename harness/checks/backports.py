@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -310,22 +310,10 @@ def backports_check(
     if not names:
         raise UsageError("give at least one --release REF")
     tips = {n: repo.resolve(n) for n in names}
-    explicit: list[tuple[CandidateSpec, str]] = []
-    for spec in candidates:
-        if spec.ref is not None:
-            sha = repo.try_resolve(spec.ref) if not spec.ref.startswith("-") else None
-            if sha is None:
-                raise UsageError(f"{spec.where}: unknown commit {spec.ref!r}")
-            explicit.append((spec, sha))
+    explicit = _explicit_candidates(repo, candidates)
     pattern = rule if rule is not None else compile_rule(None)
 
-    # Fork points (HEAD's first-parent line, as fidelity finds it) and their order.
-    forks: dict[str, str] = {}
-    for n in names:
-        forks[n] = fork_point(repo, src, tips[n]) if not repo.is_ancestor(tips[n], src) else tips[n]
-    times = commit_times(repo, list(forks.values()))
-    order = sorted(names, key=lambda n: (times.get(forks[n], 0), _version_key(n), names.index(n)))
-    oldest = merge_base_all(repo, [forks[n] for n in names]) or forks[order[0]]
+    forks, times, order, oldest = _forks(repo, src, names, tips)
 
     picked: dict[str, _ReleasePicks] = {}
     for n in order:
@@ -345,6 +333,93 @@ def backports_check(
             in_scope = reachable(repo, src, [value, oldest])
         else:
             in_scope = {c.sha for c in source_log(repo, [src], [oldest], since=value)}
+    reasons, prs, unmatched = _reasons(
+        history, by_sha, picked, order, candidates, explicit, pattern, in_scope
+    )
+
+    # Rows: source history order (newest first), then rows outside it (off-branch sources, older
+    # candidates) by commit time, newest first.
+    position = {c.sha: i for i, c in enumerate(history)}
+    outside = [s for s in reasons if s not in position]
+    extra = {c.sha: c for c in (repo.commits(outside, no_walk=True) if outside else [])}
+    outside.sort(key=lambda s: (-(extra[s].committer_time if s in extra else 0), s))
+    row_shas = sorted((s for s in reasons if s in position), key=position.__getitem__) + outside
+
+    def subject(s: str) -> str:
+        return by_sha[s].subject if s in by_sha else (extra[s].subject if s in extra else "")
+
+    def parents(s: str) -> tuple[str, ...]:
+        return by_sha[s].parents if s in by_sha else (extra[s].parents if s in extra else ())
+
+    rows = [
+        MatrixRow(s, subject(s), tuple(reasons[s]), tuple(dict.fromkeys(prs.get(s, []))))
+        for s in row_shas
+    ]
+
+    fork_sets, cells, undecided = _ancestry_cells(
+        repo, row_shas, order, position, forks, tips, oldest, picked
+    )
+
+    missing, patches = _by_content(
+        repo, undecided, cells, order, forks, tips, picked, history, subject, parents
+    )
+    fast_path = _try_missing(repo, missing, cells, patches, tips, parents, trial)
+    controls = _controls(repo, order, forks, tips, fork_sets, picked) + fast_path
+    result = BackportsResult(
+        source,
+        tuple(
+            ReleaseInfo(n, tips[n], forks[n], times.get(forks[n], 0), picked[n].count)
+            for n in order
+        ),
+        tuple(rows),
+        tuple(cells[(r.sha, n)] for r in rows for n in order),
+        tuple(unmatched),
+        controls,
+    )
+    return Checked(result, backports_section(result))
+
+
+def _explicit_candidates(
+    repo: GitRepo, candidates: Sequence[CandidateSpec]
+) -> list[tuple[CandidateSpec, str]]:
+    """The candidates given as commits, each resolved (an unknown one is a usage error)."""
+    explicit: list[tuple[CandidateSpec, str]] = []
+    for spec in candidates:
+        if spec.ref is not None:
+            sha = repo.try_resolve(spec.ref) if not spec.ref.startswith("-") else None
+            if sha is None:
+                raise UsageError(f"{spec.where}: unknown commit {spec.ref!r}")
+            explicit.append((spec, sha))
+    return explicit
+
+
+def _forks(
+    repo: GitRepo, src: str, names: list[str], tips: dict[str, str]
+) -> tuple[dict[str, str], dict[str, int], list[str], str]:
+    """Each release's fork point, their commit times, the releases in order (fork point date,
+    then version in the name) and the oldest fork point."""
+    # Fork points (HEAD's first-parent line, as fidelity finds it) and their order.
+    forks: dict[str, str] = {}
+    for n in names:
+        forks[n] = fork_point(repo, src, tips[n]) if not repo.is_ancestor(tips[n], src) else tips[n]
+    times = commit_times(repo, list(forks.values()))
+    order = sorted(names, key=lambda n: (times.get(forks[n], 0), _version_key(n), names.index(n)))
+    oldest = merge_base_all(repo, [forks[n] for n in names]) or forks[order[0]]
+    return forks, times, order, oldest
+
+
+def _reasons(
+    history: Sequence[SourceCommit],
+    by_sha: dict[str, SourceCommit],
+    picked: dict[str, _ReleasePicks],
+    order: Sequence[str],
+    candidates: Sequence[CandidateSpec],
+    explicit: Sequence[tuple[CandidateSpec, str]],
+    pattern: re.Pattern[str],
+    in_scope: set[str] | None,
+) -> tuple[dict[str, list[str]], dict[str, list[int]], list[str]]:
+    """Why each row is in the matrix (picked, candidate, rule), the PR numbers that named it, and
+    the candidate PRs no source commit names."""
     reasons: dict[str, list[str]] = {}
     prs: dict[str, list[int]] = {}
 
@@ -388,26 +463,20 @@ def backports_check(
             continue
         if pattern.search(c.subject) or _FIXES_LINE.search(c.body):
             add(c.sha, "rule")
+    return reasons, prs, unmatched
 
-    # Rows: source history order (newest first), then rows outside it (off-branch sources, older
-    # candidates) by commit time, newest first.
-    position = {c.sha: i for i, c in enumerate(history)}
-    outside = [s for s in reasons if s not in position]
-    extra = {c.sha: c for c in (repo.commits(outside, no_walk=True) if outside else [])}
-    outside.sort(key=lambda s: (-(extra[s].committer_time if s in extra else 0), s))
-    row_shas = sorted((s for s in reasons if s in position), key=position.__getitem__) + outside
 
-    def subject(s: str) -> str:
-        return by_sha[s].subject if s in by_sha else (extra[s].subject if s in extra else "")
-
-    def parents(s: str) -> tuple[str, ...]:
-        return by_sha[s].parents if s in by_sha else (extra[s].parents if s in extra else ())
-
-    rows = [
-        MatrixRow(s, subject(s), tuple(reasons[s]), tuple(dict.fromkeys(prs.get(s, []))))
-        for s in row_shas
-    ]
-
+def _ancestry_cells(
+    repo: GitRepo,
+    row_shas: Sequence[str],
+    order: Sequence[str],
+    position: dict[str, int],
+    forks: dict[str, str],
+    tips: dict[str, str],
+    oldest: str,
+    picked: dict[str, _ReleasePicks],
+) -> tuple[dict[str, set[str]], dict[tuple[str, str], MatrixCell], list[tuple[str, str]]]:
+    """The cells ancestry decides (in-fork, picked, reached by a merge) and the rest, undecided."""
     # Ancestry: one rev-list per release for rows in the history; is-ancestor for the rest.
     fork_sets = {n: reachable(repo, forks[n], [oldest]) for n in order}
     tip_sets = {n: reachable(repo, tips[n], [oldest]) for n in order}
@@ -429,7 +498,23 @@ def backports_check(
                 cells[(s, n)] = MatrixCell(s, n, "reached", how="merged")
             else:
                 undecided.append((s, n))
+    return fork_sets, cells, undecided
 
+
+def _by_content(
+    repo: GitRepo,
+    undecided: Sequence[tuple[str, str]],
+    cells: dict[tuple[str, str], MatrixCell],
+    order: Sequence[str],
+    forks: dict[str, str],
+    tips: dict[str, str],
+    picked: dict[str, _ReleasePicks],
+    history: Sequence[SourceCommit],
+    subject: Callable[[str], str],
+    parents: Callable[[str], tuple[str, ...]],
+) -> tuple[list[tuple[str, str]], dict[str, list[FilePatch]]]:
+    """The undecided cells that content decides (reached by patch id, by subject or by lines;
+    n/a where the release has none of the files), and the rest, missing, with their patches."""
     # Patch ids of the undecided rows and of every release's own commits, in one pass.
     rows_left = list(dict.fromkeys(s for s, _ in undecided))
     against = {s: (parents(s)[0] if len(parents(s)) > 1 else None) for s in rows_left}
@@ -486,6 +571,20 @@ def backports_check(
             continue
         missing.append((s, n))
 
+    return missing, patches
+
+
+def _try_missing(
+    repo: GitRepo,
+    missing: Sequence[tuple[str, str]],
+    cells: dict[tuple[str, str], MatrixCell],
+    patches: dict[str, list[FilePatch]],
+    tips: dict[str, str],
+    parents: Callable[[str], tuple[str, ...]],
+    trial: bool,
+) -> tuple[tuple[str, str, bool | None], ...]:
+    """The missing cells, each with whether a trial cherry-pick applies; and the control that
+    checks the trials' fast path against git's merge on a sample."""
     applies: list[bool | None] = [None] * len(missing)
     trials = [
         TrialPick(
@@ -504,8 +603,6 @@ def backports_check(
         applies = [next(answers) if parents(s) else None for s, _ in missing]
     for (s, n), ok in zip(missing, applies, strict=True):
         cells[(s, n)] = MatrixCell(s, n, "missing", applies=ok if parents(s) else None)
-
-    controls = _controls(repo, order, forks, tips, fork_sets, picked)
     if trial and trials:
         # The fast path (files the release left as they were at the commit's parent) must answer
         # as git's merge does: a sample of its answers is merged for real.
@@ -513,25 +610,14 @@ def backports_check(
         sample = clean[:: max(1, len(clean) // 5)][:5]
         merged = trial_picks(repo, sample, fast=False)
         agree = sum(ok is True for ok in merged)
-        controls += (
+        return (
             (
                 "trial-pick fast path",
                 f"{agree} of {len(sample)} sampled clean trials are clean merged by merge-tree too",
                 agree == len(sample),
             ),
         )
-    result = BackportsResult(
-        source,
-        tuple(
-            ReleaseInfo(n, tips[n], forks[n], times.get(forks[n], 0), picked[n].count)
-            for n in order
-        ),
-        tuple(rows),
-        tuple(cells[(r.sha, n)] for r in rows for n in order),
-        tuple(unmatched),
-        controls,
-    )
-    return Checked(result, backports_section(result))
+    return ()
 
 
 def _lines_reached(
