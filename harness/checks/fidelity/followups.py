@@ -128,6 +128,36 @@ def find_followups(
     ``unit_picks``: the picks carrying it; ``picked``: every commit some pick resolves to."""
     order = {c.sha: i for i, c in enumerate(history)}
     entry = {c.sha: c for c in history}
+    named, near = _candidates(repo, history, bodies, units, picked, store, touched, order, entry)
+    # Candidates are only searched: their ± lines (no context) are enough.
+    store.ensure_lines(
+        [c for v in named.values() for c, _ in v] + [c for v in near.values() for c in v]
+    )
+    carried = _keys(store, [p for v in unit_picks.values() for p in v])
+    # A candidate near several units is read once: what it adds, and what it removes per file
+    # that it keeps (version pins left out), normalised.
+    per_sha: dict[str, tuple[Counter[bytes], list[tuple[str, list[bytes]]]]] = {}
+    out: list[FollowUp] = []
+    for unit, shas in units.items():
+        out += _unit_followups(
+            unit, shas, unit_picks, named, near, store, entry, order, carried, per_sha
+        )
+    return out
+
+
+def _candidates(
+    repo: GitRepo,
+    history: Sequence[LogEntry],
+    bodies: dict[str, str],
+    units: dict[tuple[str, ...], list[str]],
+    picked: set[str],
+    store: PatchStore,
+    touched: dict[str, Sequence[str]] | None,
+    order: dict[str, int],
+    entry: dict[str, LogEntry],
+) -> tuple[dict[tuple[str, ...], list[tuple[str, str]]], dict[tuple[str, ...], list[str]]]:
+    """Per unit: the later commits that name it (with why), and those that only change one of its
+    paths within WINDOW (candidates, judged by their lines)."""
     # Only commits that name something can name a source: a body the grep kept, a revert, a PR number.
     naming = {c.sha for c in history if c.sha in bodies or c.subject.startswith('Revert "')}
     by_number = numbered(
@@ -207,84 +237,93 @@ def find_followups(
         ]
         if close:
             near[unit] = [shas_at[i] for i in sorted(close)]
-    # Candidates are only searched: their ± lines (no context) are enough.
-    store.ensure_lines(
-        [c for v in named.values() for c, _ in v] + [c for v in near.values() for c in v]
-    )
-    carried = _keys(store, [p for v in unit_picks.values() for p in v])
-    # A candidate near several units is read once: what it adds, and what it removes per file
-    # that it keeps (version pins left out), normalised.
-    per_sha: dict[str, tuple[Counter[bytes], list[tuple[str, list[bytes]]]]] = {}
+    return named, near
 
-    def _lines_of(sha: str) -> tuple[Counter[bytes], list[tuple[str, list[bytes]]]]:
-        if sha not in per_sha:
-            changed = store.changed(sha)
-            per_sha[sha] = (
-                Counter(norm(ln) for f in changed for ln in f.added),
-                [
-                    (f.path, [norm(x) for x in f.removed if not _VERSIONISH.search(x)])
-                    for f in changed
-                    if f.status != "D"
-                ],
-            )
-        return per_sha[sha]
 
+def _lines_of(
+    store: PatchStore,
+    per_sha: dict[str, tuple[Counter[bytes], list[tuple[str, list[bytes]]]]],
+    sha: str,
+) -> tuple[Counter[bytes], list[tuple[str, list[bytes]]]]:
+    if sha not in per_sha:
+        changed = store.changed(sha)
+        per_sha[sha] = (
+            Counter(norm(ln) for f in changed for ln in f.added),
+            [
+                (f.path, [norm(x) for x in f.removed if not _VERSIONISH.search(x)])
+                for f in changed
+                if f.status != "D"
+            ],
+        )
+    return per_sha[sha]
+
+
+def _unit_followups(
+    unit: tuple[str, ...],
+    shas: list[str],
+    unit_picks: dict[tuple[str, ...], list[str]],
+    named: dict[tuple[str, ...], list[tuple[str, str]]],
+    near: dict[tuple[str, ...], list[str]],
+    store: PatchStore,
+    entry: dict[str, LogEntry],
+    order: dict[str, int],
+    carried: Counter[tuple[str, bytes]],
+    per_sha: dict[str, tuple[Counter[bytes], list[tuple[str, list[bytes]]]]],
+) -> list[FollowUp]:
+    """One unit's follow-ups: the commits that name it, then the candidates that mostly rewrite
+    lines it added (ranked); none that a pick already carries."""
     out: list[FollowUp] = []
-    paths_of: dict[tuple[str, ...], set[str]] = {}
-    for unit, shas in units.items():
-        added = {
-            norm(ln)
-            for s in shas
-            if not _merged_in(s, unit, entry)
-            for f in store.changed(s)
-            for ln in f.added
-            if len(norm(ln)) >= 8
-        }
-        pick_paths = {
-            f.path for p in unit_picks.get(unit, []) for f in store.changed(p) if is_code(f.path)
-        }
-        found: list[tuple[str, str, tuple[int, int, float, int] | None]] = [
-            (sha, why, None) for sha, why in named.get(unit, [])
-        ]
-        paths_of[unit] = {
-            f.path for s in shas if not _merged_in(s, unit, entry) for f in store.changed(s)
-        }
-        for sha in near.get(unit, []):
-            readded, gone = _lines_of(sha)
-            removed = []  # a removed line the same commit adds back (a re-sort, a move) is no change
-            used: dict[bytes, int] = {}
-            for path, lines in gone:
-                if path in paths_of[unit]:
-                    for ln in lines:
-                        if ln and used.get(ln, 0) < readded[ln]:
-                            used[ln] = used.get(ln, 0) + 1
-                        elif ln:
-                            removed.append(ln)
-            hit = sum(1 for ln in removed if ln in added)
-            # A fix of the source rewrites mostly its lines; a refactor that passes through them does not.
-            if hit and hit >= FOCUS * len(removed):
-                code = int(bool(pick_paths & {f.path for f in store.changed(sha)}))
-                fix = int(bool(_FIXLIKE.search(entry[sha].subject)))
-                found.append(
-                    (
-                        sha,
-                        f"changes lines the source added ({hit} of {len(removed)} removed)",
-                        (code, fix, round(hit / len(removed), 4), hit),
-                    )
+    added = {
+        norm(ln)
+        for s in shas
+        if not _merged_in(s, unit, entry)
+        for f in store.changed(s)
+        for ln in f.added
+        if len(norm(ln)) >= 8
+    }
+    pick_paths = {
+        f.path for p in unit_picks.get(unit, []) for f in store.changed(p) if is_code(f.path)
+    }
+    found: list[tuple[str, str, tuple[int, int, float, int] | None]] = [
+        (sha, why, None) for sha, why in named.get(unit, [])
+    ]
+    unit_paths = {f.path for s in shas if not _merged_in(s, unit, entry) for f in store.changed(s)}
+    for sha in near.get(unit, []):
+        readded, gone = _lines_of(store, per_sha, sha)
+        removed = []  # a removed line the same commit adds back (a re-sort, a move) is no change
+        used: dict[bytes, int] = {}
+        for path, lines in gone:
+            if path in unit_paths:
+                for ln in lines:
+                    if ln and used.get(ln, 0) < readded[ln]:
+                        used[ln] = used.get(ln, 0) + 1
+                    elif ln:
+                        removed.append(ln)
+        hit = sum(1 for ln in removed if ln in added)
+        # A fix of the source rewrites mostly its lines; a refactor that passes through them does not.
+        if hit and hit >= FOCUS * len(removed):
+            code = int(bool(pick_paths & {f.path for f in store.changed(sha)}))
+            fix = int(bool(_FIXLIKE.search(entry[sha].subject)))
+            found.append(
+                (
+                    sha,
+                    f"changes lines the source added ({hit} of {len(removed)} removed)",
+                    (code, fix, round(hit / len(removed), 4), hit),
                 )
-        for sha, why, rank in sorted(found, key=lambda t: order[t[0]]):
-            keys = _keys(store, [sha])
-            if keys and sum((keys & carried).values()) >= CARRIED * sum(keys.values()):
-                continue  # a pick carries it (e.g. a release-branch merge back into main)
-            plus = Counter({k: n for k, n in keys.items() if k[0] == "+"})
-            if plus and sum((plus & carried).values()) == sum(plus.values()):
-                continue  # an adapted pick already wrote every line it adds (numpy 2.3.x)
-            paths = sorted({f.path for f in store.changed(sha)})
-            if rank is not None:  # names nothing: a candidate, info
-                out.append(FollowUp(unit, sha, entry[sha].subject, why, paths, "info", False, rank))
-                continue
-            sev: Severity = "P1" if pick_paths & set(paths) else "P2"
-            out.append(FollowUp(unit, sha, entry[sha].subject, why, paths, sev))
+            )
+    for sha, why, rank in sorted(found, key=lambda t: order[t[0]]):
+        keys = _keys(store, [sha])
+        if keys and sum((keys & carried).values()) >= CARRIED * sum(keys.values()):
+            continue  # a pick carries it (e.g. a release-branch merge back into main)
+        plus = Counter({k: n for k, n in keys.items() if k[0] == "+"})
+        if plus and sum((plus & carried).values()) == sum(plus.values()):
+            continue  # an adapted pick already wrote every line it adds (numpy 2.3.x)
+        paths = sorted({f.path for f in store.changed(sha)})
+        if rank is not None:  # names nothing: a candidate, info
+            out.append(FollowUp(unit, sha, entry[sha].subject, why, paths, "info", False, rank))
+            continue
+        sev: Severity = "P1" if pick_paths & set(paths) else "P2"
+        out.append(FollowUp(unit, sha, entry[sha].subject, why, paths, sev))
     return out
 
 
