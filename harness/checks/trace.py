@@ -187,6 +187,54 @@ def trace_check(
     rows = trace_refs(repo, needle, refs, under)
     rng = trace_range(repo, needle, range_, under) if range_ else None
     where = f" under {under}" if under else ""
+    tables = _ref_tables(needle, where, rows)
+    controls = [_readback(repo, needle, rows)]
+    zc = _zero_control(repo, rows, under)
+    if zc:
+        controls.append(zc)
+    findings: list[Finding] = []
+    present = [r.ref for r in rows if r.count]
+    absent = [r.ref for r in rows if not r.count]
+    if present and absent:
+        findings.append(
+            Finding(
+                "trace-split",
+                "info",
+                f"{needle!r} present at {', '.join(present)}, absent at {', '.join(absent)}",
+                key=f"{needle}\0{under}\0split",
+            )
+        )
+    data: dict[str, object] = {
+        "needle": needle,
+        "under": under,
+        "rows": [r.as_json() for r in rows],
+    }
+    if rng:
+        tables.append(_range_table(needle, range_ or "", rng))
+        controls.append(_arithmetic_control(rng))
+        still = _still_present(needle, under, range_, rng)
+        if still is not None:
+            findings.append(still)
+        data["range"] = _range_data(range_, rng)
+    summary = "; ".join(f"{r.ref}: {r.count}" for r in rows)
+    section = Section(
+        id="trace",
+        title=f"Trace of {needle!r}{where}",
+        summary=summary,
+        tables=tables,
+        findings=findings,
+        controls=controls,
+        not_verified=[
+            "matches in binary files and in submodules are not counted",
+            "a string split across lines, or written differently (escaped, concatenated), is not found",
+        ],
+        data=data,
+    )
+    return Checked(TraceResult(rows, rng), section)
+
+
+def _ref_tables(needle: str, where: str, rows: Sequence[TraceRow]) -> list[Table]:
+    """Occurrences per ref, and every hit (folded) when there is one."""
     tables = [
         Table(
             title=f"{needle!r}{where} per ref",
@@ -215,85 +263,57 @@ def trace_check(
                 control="same git grep as above; text decoded as UTF-8 with U+FFFD for other bytes",
             )
         )
-    controls = [_readback(repo, needle, rows)]
-    zc = _zero_control(repo, rows, under)
-    if zc:
-        controls.append(zc)
-    findings: list[Finding] = []
-    present = [r.ref for r in rows if r.count]
-    absent = [r.ref for r in rows if not r.count]
-    if present and absent:
-        findings.append(
-            Finding(
-                "trace-split",
-                "info",
-                f"{needle!r} present at {', '.join(present)}, absent at {', '.join(absent)}",
-                key=f"{needle}\0{under}\0split",
-            )
-        )
-    data: dict[str, object] = {
-        "needle": needle,
-        "under": under,
-        "rows": [r.as_json() for r in rows],
-    }
-    if rng:
-        tables.append(_range_table(needle, range_ or "", rng))
-        net = sum(c.after - c.before for c in rng.changes if not c.is_merge)
-        expected = rng.count_head - rng.count_base
-        controls.append(
-            Control(
-                "range arithmetic",
-                f"sum of per-commit changes {net:+d} vs count at B minus count at A {expected:+d}"
-                + (f" ({rng.merges} merge(s) in range: not exact)" if rng.merges else ""),
-                None if rng.merges else net == expected,
-            )
-        )
-        removals = [c for c in rng.changes if c.change == "removed"]
-        if removals and rng.count_head > 0:
-            sev: Severity = "P2" if rng.count_head < rng.count_base else "info"
-            by = ", ".join(c.sha[:12] for c in removals)
-            findings.append(
-                Finding(
-                    "trace-still-present",
-                    sev,
-                    f"{needle!r} removed by {by} but still present at the range end ({rng.count_head} line(s))",
-                    "other occurrences may need the same change",
-                    key=f"{needle}\0{under}\0{range_}\0still",
-                )
-            )
-        data["range"] = {
-            "spec": range_,
-            "base": rng.base,
-            "head": rng.head,
-            "count_base": rng.count_base,
-            "count_head": rng.count_head,
-            "merges": rng.merges,
-            "commits": [
-                {
-                    "sha": c.sha,
-                    "subject": c.subject,
-                    "before": c.before,
-                    "after": c.after,
-                    "change": c.change,
-                }
-                for c in rng.changes
-            ],
-        }
-    summary = "; ".join(f"{r.ref}: {r.count}" for r in rows)
-    section = Section(
-        id="trace",
-        title=f"Trace of {needle!r}{where}",
-        summary=summary,
-        tables=tables,
-        findings=findings,
-        controls=controls,
-        not_verified=[
-            "matches in binary files and in submodules are not counted",
-            "a string split across lines, or written differently (escaped, concatenated), is not found",
-        ],
-        data=data,
+    return tables
+
+
+def _arithmetic_control(rng: RangeTrace) -> Control:
+    """The per-commit changes add up to the counts at the range's ends (exact without merges)."""
+    net = sum(c.after - c.before for c in rng.changes if not c.is_merge)
+    expected = rng.count_head - rng.count_base
+    return Control(
+        "range arithmetic",
+        f"sum of per-commit changes {net:+d} vs count at B minus count at A {expected:+d}"
+        + (f" ({rng.merges} merge(s) in range: not exact)" if rng.merges else ""),
+        None if rng.merges else net == expected,
     )
-    return Checked(TraceResult(rows, rng), section)
+
+
+def _still_present(
+    needle: str, under: str | None, range_: str | None, rng: RangeTrace
+) -> Finding | None:
+    removals = [c for c in rng.changes if c.change == "removed"]
+    if removals and rng.count_head > 0:
+        sev: Severity = "P2" if rng.count_head < rng.count_base else "info"
+        by = ", ".join(c.sha[:12] for c in removals)
+        return Finding(
+            "trace-still-present",
+            sev,
+            f"{needle!r} removed by {by} but still present at the range end ({rng.count_head} line(s))",
+            "other occurrences may need the same change",
+            key=f"{needle}\0{under}\0{range_}\0still",
+        )
+    return None
+
+
+def _range_data(range_: str | None, rng: RangeTrace) -> dict[str, object]:
+    return {
+        "spec": range_,
+        "base": rng.base,
+        "head": rng.head,
+        "count_base": rng.count_base,
+        "count_head": rng.count_head,
+        "merges": rng.merges,
+        "commits": [
+            {
+                "sha": c.sha,
+                "subject": c.subject,
+                "before": c.before,
+                "after": c.after,
+                "change": c.change,
+            }
+            for c in rng.changes
+        ],
+    }
 
 
 def trace_section(
