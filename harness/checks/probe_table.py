@@ -116,6 +116,37 @@ def probe_section(scenario: Scenario, probe: Any, run: ProbeRun) -> Section:
     cols = [c for c in run.columns if probe.columns is None or c.column.name in probe.columns]
     names = [c.column.name for c in cols]
     grid = {n: run.cells[(probe.id, n)] for n in names}
+    controls_cols = [c for c in cols if c.column.role == "control"]
+    table, unmoved = _outcome_table(probe, names, grid, controls_cols)
+    proof_table = _proof_table(probe, cols, grid, run)
+    findings, controls, broken = _control_checks(probe, cols, controls_cols, grid)
+    _cell_checks(probe, names, grid, broken, findings, controls)
+    _expectation_checks(scenario, probe, grid, findings, controls)
+    summary = (
+        f"{len(probe.rows)} rows × {len(names)} columns ({', '.join(names)}); "
+        f"{len(probe.rows) - len(unmoved)} row(s) differ between columns."
+    )
+    return Section(
+        f"probe-{probe.id}",
+        f"Probe {probe.id}" + (f": {probe.description}" if probe.description else ""),
+        summary,
+        [table, proof_table],
+        findings,
+        controls,
+        _not_verified(probe),
+        [],
+        _probe_data(probe, cols, names, grid, unmoved, run),
+    )
+
+
+def _outcome_table(
+    probe: Any,
+    names: list[str],
+    grid: dict[str, list[CellResult]],
+    controls_cols: list[ColumnRun],
+) -> tuple[Table, list[str]]:
+    """Rows × columns (a cell equal to its left neighbour shown as same), and the rows that did
+    not move between columns."""
     rows: list[list[Cell]] = []
     unmoved: list[str] = []
     for i, row in enumerate(probe.rows):
@@ -128,7 +159,6 @@ def probe_section(scenario: Scenario, probe: Any, run: ProbeRun) -> Section:
         rows.append(line)
         if len({outcome(grid[n][i]) for n in names}) == 1:
             unmoved.append(row_label(row))
-    controls_cols = [c for c in cols if c.column.role == "control"]
     ctl_names = ", ".join(
         f"{c.column.name} ({c.column.description or 'ref + edits'})" for c in controls_cols
     )
@@ -138,7 +168,12 @@ def probe_section(scenario: Scenario, probe: Any, run: ProbeRun) -> Section:
     still = "; ".join(unmoved) if unmoved else "none"
     control_text += f" · rows that did not move: {still}"
     table = Table(f"{probe.id} ({probe.kind})", ["row", *names], rows, LEGEND, control_text)
+    return table, unmoved
 
+
+def _proof_table(
+    probe: Any, cols: list[ColumnRun], grid: dict[str, list[CellResult]], run: ProbeRun
+) -> Table:
     proof_rows: list[list[Cell]] = []
     for c in cols:
         proofs: list[str] = []
@@ -158,7 +193,7 @@ def probe_section(scenario: Scenario, probe: Any, run: ProbeRun) -> Section:
                 Code("; ".join(proofs) or "—"),
             ]
         )
-    proof_table = Table(
+    return Table(
         f"{probe.id}: columns and module path proofs",
         ["column", "role", "ref", "commit", "tree", "edits", "cells (cache key)", "proof"],
         proof_rows,
@@ -169,6 +204,14 @@ def probe_section(scenario: Scenario, probe: Any, run: ProbeRun) -> Section:
         "every module path must lie inside its column's tree, else the cell fails",
     )
 
+
+def _control_checks(
+    probe: Any,
+    cols: list[ColumnRun],
+    controls_cols: list[ColumnRun],
+    grid: dict[str, list[CellResult]],
+) -> tuple[list[Finding], list[Control], dict[str, str]]:
+    """Each control column: it applies its edit, and it moves a row against its ref column."""
     findings: list[Finding] = []
     controls: list[Control] = []
     # A control whose edit cannot apply measured nothing: the table has no control, so it is not
@@ -229,6 +272,18 @@ def probe_section(scenario: Scenario, probe: Any, run: ProbeRun) -> Section:
                     key=f"{probe.id}:{c.column.name}:dead",
                 )
             )
+    return findings, controls, broken
+
+
+def _cell_checks(
+    probe: Any,
+    names: list[str],
+    grid: dict[str, list[CellResult]],
+    broken: dict[str, str],
+    findings: list[Finding],
+    controls: list[Control],
+) -> None:
+    """Module path proofs inside the column trees; cells that did not complete."""
     module_cells = [
         cell for n in names for cell in grid[n] if any(k.startswith("module ") for k in cell.proof)
     ]
@@ -259,6 +314,16 @@ def probe_section(scenario: Scenario, probe: Any, run: ProbeRun) -> Section:
                 key=f"{probe.id}:failed",
             )
         )
+
+
+def _expectation_checks(
+    scenario: Scenario,
+    probe: Any,
+    grid: dict[str, list[CellResult]],
+    findings: list[Finding],
+    controls: list[Control],
+) -> None:
+    """The scenario's expectations on this probe, each a control and, when violated, a finding."""
     for e in scenario.expectations:
         if (e.probe or probe.id) != probe.id:
             continue
@@ -282,6 +347,9 @@ def probe_section(scenario: Scenario, probe: Any, run: ProbeRun) -> Section:
                     key=f"{probe.id}:{what}",
                 )
             )
+
+
+def _not_verified(probe: Any) -> list[str]:
     not_verified = [
         f"behaviour outside the declared rows ({len(probe.rows)} rows)",
         "interpreters other than the one used for the columns",
@@ -292,11 +360,18 @@ def probe_section(scenario: Scenario, probe: Any, run: ProbeRun) -> Section:
         not_verified.append(
             f"which files a {probe.kind} probe loaded (no module path proof for this kind)"
         )
-    summary = (
-        f"{len(probe.rows)} rows × {len(names)} columns ({', '.join(names)}); "
-        f"{len(probe.rows) - len(unmoved)} row(s) differ between columns."
-    )
-    data = {
+    return not_verified
+
+
+def _probe_data(
+    probe: Any,
+    cols: list[ColumnRun],
+    names: list[str],
+    grid: dict[str, list[CellResult]],
+    unmoved: list[str],
+    run: ProbeRun,
+) -> dict[str, object]:
+    return {
         "probe": probe.id,
         "kind": probe.kind,
         "rows": probe.rows,
@@ -320,17 +395,6 @@ def probe_section(scenario: Scenario, probe: Any, run: ProbeRun) -> Section:
             for n in names
         },
     }
-    return Section(
-        f"probe-{probe.id}",
-        f"Probe {probe.id}" + (f": {probe.description}" if probe.description else ""),
-        summary,
-        [table, proof_table],
-        findings,
-        controls,
-        not_verified,
-        [],
-        data,
-    )
 
 
 def edits_section(run: ProbeRun) -> Section | None:
