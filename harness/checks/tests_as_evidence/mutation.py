@@ -449,78 +449,147 @@ def mutation_section(run: MutationRun) -> Section:
     )
 
     for r in run.rows:
-        o = r.outcome
-        kills = killed_by(r, base) if r.mutation else []
-        moved = changed_tests(r, base) if r.mutation else []
-        if r.mutation is None:
-            verdict = "baseline"
-        elif o.problem:
-            verdict = "not run"
-        elif r.mutation.gap:
-            verdict = "pinned" if moved else "NOT PINNED"
-        else:
-            verdict = "killed" if kills else "survived"
-        first = r.proofs[0] if r.proofs else None
-        rows.append(
+        _add_row(run, r, base, rows, proof_rows, findings)
+    findings += _run_findings(run, base, liveness_failed, baseline_total, shadowed)
+    liveness = _liveness(run, base, live_rows, liveness_failed)
+    tables = _tables(run, rows, proof_rows, liveness)
+    gaps = [r for r in run.rows if r.mutation and r.mutation.gap]
+    not_pinned = [r for r in gaps if not r.outcome.problem and not changed_tests(r, base)]
+    controls = [
+        Control(
+            "row 'none' (baseline)",
+            f"{baseline_total} tests, {len(base.outcome.failing)} failing",
+            baseline_total > 0 and not base.outcome.problem,
+        ),
+        Control("liveness", liveness, bool(live_rows) and not liveness_failed),
+        Control(
+            "module path proof",
+            "edited modules imported from the column's tree"
+            if not shadowed
+            else f"shadowed in {len(shadowed)} row(s)",
+            not shadowed,
+        ),
+    ]
+    summary = (
+        f"{len(run.rows) - 1} mutation(s) at {run.ref}; "
+        + liveness
+        + (f"; {len(not_pinned)} of {len(gaps)} gap(s) pinned by no test" if gaps else "")
+    )
+    return Section(
+        id="mutation",
+        title="Mutation controls" + (" and gap pinning" if gaps else ""),
+        summary=summary,
+        tables=tables,
+        findings=findings,
+        controls=controls,
+        not_verified=[
+            "only the given selection ran; tests outside it may pin what it does not",
+            "the project's addopts were neutralised; plugins' own options were not applied",
+            "a mutation that changes no outcome may still be caught by a test that is skipped here",
+        ],
+        data={
+            "ref": run.ref,
+            "commit": run.commit,
+            "tests": run.tests,
+            "marker": run.marker,
+            "evidence": evidence,
+            "rows": [_row_data(r, base) for r in run.rows],
+        },
+    )
+
+
+def _add_row(
+    run: MutationRun,
+    r: Row,
+    base: Row,
+    rows: list[list],
+    proof_rows: list[list],
+    findings: list[Finding],
+) -> None:
+    """One mutation's table row and sha proof rows, and its findings (a leaked edit, a survivor
+    expected to be killed, a gap no test pins)."""
+    o = r.outcome
+    kills = killed_by(r, base) if r.mutation else []
+    moved = changed_tests(r, base) if r.mutation else []
+    if r.mutation is None:
+        verdict = "baseline"
+    elif o.problem:
+        verdict = "not run"
+    elif r.mutation.gap:
+        verdict = "pinned" if moved else "NOT PINNED"
+    else:
+        verdict = "killed" if kills else "survived"
+    first = r.proofs[0] if r.proofs else None
+    rows.append(
+        [
+            r.name,
+            (r.mutation.expect or "") if r.mutation else "",
+            verdict,
+            *(o.count(k) for k in COUNTED),
+            Code(", ".join(kills[:5]) + (f" (+{len(kills) - 5})" if len(kills) > 5 else ""))
+            if kills
+            else "",
+            Sha(first.blob_before) if first and first.blob_before else None,
+            Sha(first.blob_after) if first and first.blob_after else None,
+            Sha(first.blob_user_after) if first and first.blob_user_after else None,
+            _proof_cell(r),
+            o.problem,
+        ]
+    )
+    for p in r.proofs:
+        unchanged = p.blob_user_before == p.blob_user_after
+        proof_rows.append(
             [
                 r.name,
-                (r.mutation.expect or "") if r.mutation else "",
-                verdict,
-                *(o.count(k) for k in COUNTED),
-                Code(", ".join(kills[:5]) + (f" (+{len(kills) - 5})" if len(kills) > 5 else ""))
-                if kills
-                else "",
-                Sha(first.blob_before) if first and first.blob_before else None,
-                Sha(first.blob_after) if first and first.blob_after else None,
-                Sha(first.blob_user_after) if first and first.blob_user_after else None,
-                _proof_cell(r),
-                o.problem,
+                Code(p.path),
+                Sha(p.blob_before) if p.blob_before else "(new)",
+                Sha(p.blob_after) if p.blob_after else "(deleted)",
+                Sha(p.blob_user_after) if p.blob_user_after else "(absent)",
+                "unchanged" if unchanged else "CHANGED",
             ]
         )
-        for p in r.proofs:
-            unchanged = p.blob_user_before == p.blob_user_after
-            proof_rows.append(
-                [
-                    r.name,
-                    Code(p.path),
-                    Sha(p.blob_before) if p.blob_before else "(new)",
-                    Sha(p.blob_after) if p.blob_after else "(deleted)",
-                    Sha(p.blob_user_after) if p.blob_user_after else "(absent)",
-                    "unchanged" if unchanged else "CHANGED",
-                ]
-            )
-            if not unchanged:
-                findings.append(
-                    Finding(
-                        "mutation-leaked",
-                        "P1",
-                        f"the user's copy of {p.path} changed during mutation {r.name}",
-                        key=f"{r.name}:{p.path}",
-                    )
-                )
-        if r.mutation and r.mutation.expect == "survived" and kills:
+        if not unchanged:
             findings.append(
                 Finding(
-                    "mutation-expectation",
-                    "P2",
-                    f"mutation {r.name} was expected to survive but {len(kills)} test(s) failed",
-                    ", ".join(kills[:10]),
-                    key=r.name,
+                    "mutation-leaked",
+                    "P1",
+                    f"the user's copy of {p.path} changed during mutation {r.name}",
+                    key=f"{r.name}:{p.path}",
                 )
             )
-        if r.mutation and r.mutation.gap and not o.problem and not moved:
-            counts = ", ".join(f"{o.count(k)} {k}" for k in COUNTED)
-            findings.append(
-                Finding(
-                    "gap-not-pinned",
-                    "P2",
-                    f"no test in this selection pins this gap: {r.name}",
-                    f"with the gap filled the selection gives {counts} — the same outcome for all "
-                    f"{len(o.outcomes)} tests as without it",
-                    key=f"{r.mutation.gap}:{run.tests}:{run.marker}",
-                )
+    if r.mutation and r.mutation.expect == "survived" and kills:
+        findings.append(
+            Finding(
+                "mutation-expectation",
+                "P2",
+                f"mutation {r.name} was expected to survive but {len(kills)} test(s) failed",
+                ", ".join(kills[:10]),
+                key=r.name,
             )
+        )
+    if r.mutation and r.mutation.gap and not o.problem and not moved:
+        counts = ", ".join(f"{o.count(k)} {k}" for k in COUNTED)
+        findings.append(
+            Finding(
+                "gap-not-pinned",
+                "P2",
+                f"no test in this selection pins this gap: {r.name}",
+                f"with the gap filled the selection gives {counts} — the same outcome for all "
+                f"{len(o.outcomes)} tests as without it",
+                key=f"{r.mutation.gap}:{run.tests}:{run.marker}",
+            )
+        )
 
+
+def _run_findings(
+    run: MutationRun,
+    base: Row,
+    liveness_failed: list[Row],
+    baseline_total: int,
+    shadowed: list[Row],
+) -> list[Finding]:
+    """Findings about the run as a whole: liveness, an empty or failing baseline, shadowing."""
+    findings: list[Finding] = []
     for r in liveness_failed:
         findings.append(
             Finding(
@@ -566,7 +635,10 @@ def mutation_section(run: MutationRun) -> Section:
                 key=f"{r.name}",
             )
         )
+    return findings
 
+
+def _liveness(run: MutationRun, base: Row, live_rows: list[Row], liveness_failed: list[Row]) -> str:
     if not live_rows:
         liveness = "no liveness mutation (expect: killed) declared — not evidence"
     elif liveness_failed:
@@ -580,6 +652,12 @@ def mutation_section(run: MutationRun) -> Section:
     liveness += " · rows " + provenance_text(
         [(r.key, "cache" if r.cached else "run") for r in run.rows if r.key]
     )
+    return liveness
+
+
+def _tables(
+    run: MutationRun, rows: list[list], proof_rows: list[list], liveness: str
+) -> list[Table]:
     selection = " ".join(run.tests) + (f" -m {run.marker!r}" if run.marker else "")
     table = Table(
         f"Mutations at {run.ref} — selection: {selection or '(all)'}",
@@ -613,70 +691,29 @@ def mutation_section(run: MutationRun) -> Section:
                 collapsed=len(proof_rows) > 8,
             )
         )
-    gaps = [r for r in run.rows if r.mutation and r.mutation.gap]
-    not_pinned = [r for r in gaps if not r.outcome.problem and not changed_tests(r, base)]
-    controls = [
-        Control(
-            "row 'none' (baseline)",
-            f"{baseline_total} tests, {len(base.outcome.failing)} failing",
-            baseline_total > 0 and not base.outcome.problem,
-        ),
-        Control("liveness", liveness, bool(live_rows) and not liveness_failed),
-        Control(
-            "module path proof",
-            "edited modules imported from the column's tree"
-            if not shadowed
-            else f"shadowed in {len(shadowed)} row(s)",
-            not shadowed,
-        ),
-    ]
-    summary = (
-        f"{len(run.rows) - 1} mutation(s) at {run.ref}; "
-        + liveness
-        + (f"; {len(not_pinned)} of {len(gaps)} gap(s) pinned by no test" if gaps else "")
-    )
-    return Section(
-        id="mutation",
-        title="Mutation controls" + (" and gap pinning" if gaps else ""),
-        summary=summary,
-        tables=tables,
-        findings=findings,
-        controls=controls,
-        not_verified=[
-            "only the given selection ran; tests outside it may pin what it does not",
-            "the project's addopts were neutralised; plugins' own options were not applied",
-            "a mutation that changes no outcome may still be caught by a test that is skipped here",
+    return tables
+
+
+def _row_data(r: Row, base: Row) -> dict[str, object]:
+    return {
+        "name": r.name,
+        "expect": r.mutation.expect if r.mutation else None,
+        "gap": r.mutation.gap if r.mutation else None,
+        "tree": r.tree,
+        "counts": {k: r.outcome.count(k) for k in COUNTED},
+        "killed_by": killed_by(r, base) if r.mutation else [],
+        "changed": changed_tests(r, base) if r.mutation else [],
+        "outcomes": r.outcome.outcomes,
+        "problem": r.outcome.problem,
+        "module_proofs": r.outcome.module_proofs,
+        "proofs": [
+            {
+                "path": p.path,
+                "baseline": p.blob_before,
+                "mutated": p.blob_after,
+                "restored": p.blob_user_after,
+                "user_before": p.blob_user_before,
+            }
+            for p in r.proofs
         ],
-        data={
-            "ref": run.ref,
-            "commit": run.commit,
-            "tests": run.tests,
-            "marker": run.marker,
-            "evidence": evidence,
-            "rows": [
-                {
-                    "name": r.name,
-                    "expect": r.mutation.expect if r.mutation else None,
-                    "gap": r.mutation.gap if r.mutation else None,
-                    "tree": r.tree,
-                    "counts": {k: r.outcome.count(k) for k in COUNTED},
-                    "killed_by": killed_by(r, base) if r.mutation else [],
-                    "changed": changed_tests(r, base) if r.mutation else [],
-                    "outcomes": r.outcome.outcomes,
-                    "problem": r.outcome.problem,
-                    "module_proofs": r.outcome.module_proofs,
-                    "proofs": [
-                        {
-                            "path": p.path,
-                            "baseline": p.blob_before,
-                            "mutated": p.blob_after,
-                            "restored": p.blob_user_after,
-                            "user_before": p.blob_user_before,
-                        }
-                        for p in r.proofs
-                    ],
-                }
-                for r in run.rows
-            ],
-        },
-    )
+    }
