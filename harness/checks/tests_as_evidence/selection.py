@@ -348,150 +348,13 @@ def selection_section(
     """Lane counts per ref, per file of interest, collection errors and unknown markers."""
     refs = [c.ref for c in collections]
     delta = len(collections) == 2
-    cols = ["lane", "expression", *refs] + (["Δ"] if delta else [])
-    rows: list[list[Cell]] = []
-    for lane in lanes:
-        if any(lane.name in c.invalid for c in collections):
-            rows.append(
-                [
-                    lane.name,
-                    Code(lane.expr),
-                    *["invalid -m"] * len(collections),
-                    *(["—"] if delta else []),
-                ]
-            )
-            continue
-        counts = [c.counts.get(lane.name, 0) for c in collections]
-        row: list[Cell] = [lane.name, Code(lane.expr or "(all)"), *counts]
-        if delta:
-            row.append(_delta(counts[0], counts[1]))
-        rows.append(row)
-    for name, expr in ((CONTROL_ALL, f"not {_SENTINEL}"), (CONTROL_NONE, _SENTINEL)):
-        counts = [c.counts.get(name, 0) for c in collections]
-        rows.append([name, Code(expr), *counts, *([_delta(counts[0], counts[1])] if delta else [])])
-    controls_ok = all(
-        c.counts.get(CONTROL_ALL) == c.total and c.counts.get(CONTROL_NONE) == 0 and c.complete
-        for c in collections
-    )
-    lane_table = Table(
-        "Tests selected per lane (one collection pass per ref)",
-        cols,
-        rows,
-        legend="counts are collected items matching the lane's -m expression after the project's own "
-        "collection hooks; addopts neutralised; Δ = second ref − first",
-        control=f"control rows: 'not {_SENTINEL}' must select every collected item and "
-        f"'{_SENTINEL}' none — "
-        + ("held" if controls_ok else "FAILED")
-        + " · collections "
-        + provenance_text([(c.key, "cache" if c.cached else "run") for c in collections if c.key]),
-    )
+    lane_table, controls_ok = _lane_table(collections, lanes, refs, delta)
     tables = [lane_table]
-
-    interest = list(files) or _changed_files(collections)
-    if interest:
-        frows: list[list[Cell]] = []
-        for path in interest:
-            for lane in lanes:
-                counts = [_file_count(c, path, lane.name) for c in collections]
-                frows.append(
-                    [
-                        Code(path),
-                        lane.name,
-                        *counts,
-                        *([_delta(counts[0], counts[1])] if delta else []),
-                    ]
-                )
-        tables.append(
-            Table(
-                "Tests selected per file of interest"
-                + ("" if files else " (files whose collected count changed)"),
-                ["file", "lane", *refs] + (["Δ"] if delta else []),
-                frows,
-                legend="a directory counts every file under it",
-                control="per-file counts come from the same pass as the lane totals",
-            )
-        )
-
+    tables += _file_table(collections, lanes, files, refs, delta)
     findings: list[Finding] = []
-    err_rows: list[list[Cell]] = [
-        [c.ref, Code(e["nodeid"]), e["message"]] for c in collections for e in c.errors
-    ]
-    if err_rows:
-        tables.append(
-            Table(
-                "Collection errors (counted apart; lane counts above exclude these files)",
-                ["ref", "node id", "error"],
-                err_rows,
-                control="pytest exit code per ref: "
-                + ", ".join(f"{c.ref}={c.exit_code}" for c in collections),
-            )
-        )
-        for c in collections:
-            if c.errors:
-                findings.append(
-                    Finding(
-                        "collection-error",
-                        "P2",
-                        f"{len(c.errors)} collection error(s) at {c.ref}: lane counts are a lower bound",
-                        "; ".join(e["nodeid"] for e in c.errors),
-                        key=f"{c.tree}:{len(c.errors)}",
-                    )
-                )
-    for lane in lanes:
-        bad = {c.ref: c.invalid[lane.name] for c in collections if lane.name in c.invalid}
-        if bad:
-            why = next(iter(bad.values())).splitlines()[0]
-            findings.append(
-                Finding(
-                    "lane-invalid-expression",
-                    "P1",
-                    f"lane {lane.name}: pytest refuses its -m expression {lane.expr!r}: "
-                    "the CI job selects nothing or fails",
-                    f"{why} (at {', '.join(bad)})",
-                    key=f"{lane.name}:{lane.expr}",
-                )
-            )
-            continue
-        zero = [c.ref for c in collections if c.counts.get(lane.name, 0) == 0 and c.total]
-        if zero:
-            findings.append(
-                Finding(
-                    "lane-selects-nothing",
-                    "P2",
-                    f"lane {lane.name} ({lane.expr or 'all'}) selects no test at {', '.join(zero)}",
-                    key=f"{lane.name}:{lane.expr}",
-                )
-            )
-    unk_rows: list[list[Cell]] = []
-    for c in collections:
-        for marker, n in sorted(c.unknown_used.items()):
-            unk_rows.append([c.ref, Code(marker), "on collected tests", n])
-        for lane_name, names in sorted(c.unknown_in_lanes.items()):
-            for marker in names:
-                unk_rows.append(
-                    [c.ref, Code(marker), f"in lane {lane_name}", c.counts.get(lane_name, 0)]
-                )
-    if unk_rows:
-        tables.append(
-            Table(
-                "Unknown markers (not registered in the project's configuration)",
-                ["ref", "marker", "where", "tests"],
-                unk_rows,
-                legend="'tests': items carrying it, or the lane's count",
-                control="registered = the project's `markers` ini lines plus pytest's built-ins",
-            )
-        )
-        for c in collections:
-            for lane_name, names in sorted(c.unknown_in_lanes.items()):
-                findings.append(
-                    Finding(
-                        "unknown-marker",
-                        "P2",
-                        f"lane {lane_name} names unregistered marker(s) {', '.join(names)} at {c.ref}",
-                        key=f"{lane_name}:{','.join(names)}",
-                    )
-                )
-
+    tables += _error_table(collections, findings)
+    findings += _lane_findings(collections, lanes)
+    tables += _unknown_markers(collections, findings)
     controls = [
         Control(
             "evaluator control (all / none rows)", "held" if controls_ok else "failed", controls_ok
@@ -529,6 +392,183 @@ def selection_section(
             "refs": [_collection_data(c) for c in collections],
         },
     )
+
+
+def _lane_table(
+    collections: Sequence[Collection], lanes: Sequence[Lane], refs: list[str], delta: bool
+) -> tuple[Table, bool]:
+    """Each lane's count per ref, with the all/none control rows; whether the controls held."""
+    cols = ["lane", "expression", *refs] + (["Δ"] if delta else [])
+    rows: list[list[Cell]] = []
+    for lane in lanes:
+        if any(lane.name in c.invalid for c in collections):
+            rows.append(
+                [
+                    lane.name,
+                    Code(lane.expr),
+                    *["invalid -m"] * len(collections),
+                    *(["—"] if delta else []),
+                ]
+            )
+            continue
+        counts = [c.counts.get(lane.name, 0) for c in collections]
+        row: list[Cell] = [lane.name, Code(lane.expr or "(all)"), *counts]
+        if delta:
+            row.append(_delta(counts[0], counts[1]))
+        rows.append(row)
+    for name, expr in ((CONTROL_ALL, f"not {_SENTINEL}"), (CONTROL_NONE, _SENTINEL)):
+        counts = [c.counts.get(name, 0) for c in collections]
+        rows.append([name, Code(expr), *counts, *([_delta(counts[0], counts[1])] if delta else [])])
+    controls_ok = all(
+        c.counts.get(CONTROL_ALL) == c.total and c.counts.get(CONTROL_NONE) == 0 and c.complete
+        for c in collections
+    )
+    lane_table = Table(
+        "Tests selected per lane (one collection pass per ref)",
+        cols,
+        rows,
+        legend="counts are collected items matching the lane's -m expression after the project's own "
+        "collection hooks; addopts neutralised; Δ = second ref − first",
+        control=f"control rows: 'not {_SENTINEL}' must select every collected item and "
+        f"'{_SENTINEL}' none — "
+        + ("held" if controls_ok else "FAILED")
+        + " · collections "
+        + provenance_text([(c.key, "cache" if c.cached else "run") for c in collections if c.key]),
+    )
+    return lane_table, controls_ok
+
+
+def _file_table(
+    collections: Sequence[Collection],
+    lanes: Sequence[Lane],
+    files: Sequence[str],
+    refs: list[str],
+    delta: bool,
+) -> list[Table]:
+    """Counts per file of interest (given, else those whose collected count changed)."""
+    tables: list[Table] = []
+    interest = list(files) or _changed_files(collections)
+    if interest:
+        frows: list[list[Cell]] = []
+        for path in interest:
+            for lane in lanes:
+                counts = [_file_count(c, path, lane.name) for c in collections]
+                frows.append(
+                    [
+                        Code(path),
+                        lane.name,
+                        *counts,
+                        *([_delta(counts[0], counts[1])] if delta else []),
+                    ]
+                )
+        tables.append(
+            Table(
+                "Tests selected per file of interest"
+                + ("" if files else " (files whose collected count changed)"),
+                ["file", "lane", *refs] + (["Δ"] if delta else []),
+                frows,
+                legend="a directory counts every file under it",
+                control="per-file counts come from the same pass as the lane totals",
+            )
+        )
+    return tables
+
+
+def _error_table(collections: Sequence[Collection], findings: list[Finding]) -> list[Table]:
+    """The collection errors (a table, and a finding per ref that has any)."""
+    tables: list[Table] = []
+    err_rows: list[list[Cell]] = [
+        [c.ref, Code(e["nodeid"]), e["message"]] for c in collections for e in c.errors
+    ]
+    if err_rows:
+        tables.append(
+            Table(
+                "Collection errors (counted apart; lane counts above exclude these files)",
+                ["ref", "node id", "error"],
+                err_rows,
+                control="pytest exit code per ref: "
+                + ", ".join(f"{c.ref}={c.exit_code}" for c in collections),
+            )
+        )
+        for c in collections:
+            if c.errors:
+                findings.append(
+                    Finding(
+                        "collection-error",
+                        "P2",
+                        f"{len(c.errors)} collection error(s) at {c.ref}: lane counts are a lower bound",
+                        "; ".join(e["nodeid"] for e in c.errors),
+                        key=f"{c.tree}:{len(c.errors)}",
+                    )
+                )
+    return tables
+
+
+def _lane_findings(collections: Sequence[Collection], lanes: Sequence[Lane]) -> list[Finding]:
+    """A lane whose -m expression pytest refuses, or that selects nothing."""
+    findings: list[Finding] = []
+    for lane in lanes:
+        bad = {c.ref: c.invalid[lane.name] for c in collections if lane.name in c.invalid}
+        if bad:
+            why = next(iter(bad.values())).splitlines()[0]
+            findings.append(
+                Finding(
+                    "lane-invalid-expression",
+                    "P1",
+                    f"lane {lane.name}: pytest refuses its -m expression {lane.expr!r}: "
+                    "the CI job selects nothing or fails",
+                    f"{why} (at {', '.join(bad)})",
+                    key=f"{lane.name}:{lane.expr}",
+                )
+            )
+            continue
+        zero = [c.ref for c in collections if c.counts.get(lane.name, 0) == 0 and c.total]
+        if zero:
+            findings.append(
+                Finding(
+                    "lane-selects-nothing",
+                    "P2",
+                    f"lane {lane.name} ({lane.expr or 'all'}) selects no test at {', '.join(zero)}",
+                    key=f"{lane.name}:{lane.expr}",
+                )
+            )
+    return findings
+
+
+def _unknown_markers(collections: Sequence[Collection], findings: list[Finding]) -> list[Table]:
+    """Markers not registered in the project's configuration (a table; a finding per lane)."""
+    tables: list[Table] = []
+    unk_rows: list[list[Cell]] = []
+    for c in collections:
+        for marker, n in sorted(c.unknown_used.items()):
+            unk_rows.append([c.ref, Code(marker), "on collected tests", n])
+        for lane_name, names in sorted(c.unknown_in_lanes.items()):
+            for marker in names:
+                unk_rows.append(
+                    [c.ref, Code(marker), f"in lane {lane_name}", c.counts.get(lane_name, 0)]
+                )
+    if unk_rows:
+        tables.append(
+            Table(
+                "Unknown markers (not registered in the project's configuration)",
+                ["ref", "marker", "where", "tests"],
+                unk_rows,
+                legend="'tests': items carrying it, or the lane's count",
+                control="registered = the project's `markers` ini lines plus pytest's built-ins",
+            )
+        )
+        for c in collections:
+            for lane_name, names in sorted(c.unknown_in_lanes.items()):
+                findings.append(
+                    Finding(
+                        "unknown-marker",
+                        "P2",
+                        f"lane {lane_name} names unregistered marker(s) {', '.join(names)} at {c.ref}",
+                        key=f"{lane_name}:{','.join(names)}",
+                    )
+                )
+
+    return tables
 
 
 def _delta(a: int, b: int) -> str:
