@@ -607,6 +607,34 @@ def sweep_section(result: SweepResult) -> Section:
     shadowed = {rel: e for rel, e in result.module_proofs.items() if e.get("status") == "shadowed"}
     runs_ok = result.clean_ok and result.forced_fail_ok and result.exit_code == 0
     evidence = runs_ok and not shadowed
+    survivors = [m for m in result.mutants if m.status == "survived" and m.on_changed_line]
+    tables = [_function_table(result, runs_ok), *_extra_tables(result, survivors)]
+    findings = _sweep_findings(result, runs_ok, shadowed, survivors)
+    controls = _sweep_controls(result)
+    total = len(result.mutants)
+    killed = sum(1 for m in result.mutants if m.status == "killed")
+    return Section(
+        id="sweep",
+        title="Mutation sweep (mutmut) of the changed functions",
+        summary=(
+            f"{len(result.functions)} changed function(s), {total} mutants, {killed} killed, "
+            f"{len(survivors)} surviving on changed lines"
+            + ("" if evidence or not result.functions else " — NOT EVIDENCE")
+        ),
+        tables=tables,
+        findings=findings,
+        controls=controls,
+        not_verified=[
+            "functions mutmut does not mutate (decorated, nested, module-level code) are not swept",
+            "mutants are mutmut's operators only; a survivor off the changed lines is counted, not listed",
+            "the project's pytest addopts apply inside mutmut's runs",
+        ],
+        data=_sweep_data(result),
+    )
+
+
+def _function_table(result: SweepResult, runs_ok: bool) -> Table:
+    """Mutants per changed function, by status."""
     rows: list[list] = []
     for fn in result.functions:
         mine = [m for m in result.mutants if m.path == fn.path and m.function == fn.qualname]
@@ -628,28 +656,30 @@ def sweep_section(result: SweepResult) -> Section:
                 on_changed,
             ]
         )
-    tables = [
-        Table(
-            "mutmut sweep per changed function",
-            [
-                "file",
-                "function",
-                "changed lines",
-                "mutants",
-                "killed",
-                "survived",
-                "no tests",
-                "other",
-                "survivors on changed lines",
-            ],
-            rows,
-            legend="other = timeout / suspicious / skipped / not checked; a function with 0 mutants has "
-            "nothing mutmut can mutate (or is decorated)",
-            control="mutmut's clean run and forced-fail run: "
-            + ("passed" if runs_ok else "FAILED — not evidence"),
-        )
-    ]
-    survivors = [m for m in result.mutants if m.status == "survived" and m.on_changed_line]
+    return Table(
+        "mutmut sweep per changed function",
+        [
+            "file",
+            "function",
+            "changed lines",
+            "mutants",
+            "killed",
+            "survived",
+            "no tests",
+            "other",
+            "survivors on changed lines",
+        ],
+        rows,
+        legend="other = timeout / suspicious / skipped / not checked; a function with 0 mutants has "
+        "nothing mutmut can mutate (or is decorated)",
+        control="mutmut's clean run and forced-fail run: "
+        + ("passed" if runs_ok else "FAILED — not evidence"),
+    )
+
+
+def _extra_tables(result: SweepResult, survivors: list[Mutant]) -> list[Table]:
+    """Survivors on changed lines; changed Python files not swept."""
+    tables: list[Table] = []
     if survivors:
         tables.append(
             Table(
@@ -670,6 +700,12 @@ def sweep_section(result: SweepResult) -> Section:
                 control="from the same diff as the functions above",
             )
         )
+    return tables
+
+
+def _sweep_findings(
+    result: SweepResult, runs_ok: bool, shadowed: dict[str, dict[str, Any]], survivors: list[Mutant]
+) -> list[Finding]:
     findings: list[Finding] = []
     if result.refused:
         findings.append(
@@ -722,7 +758,11 @@ def sweep_section(result: SweepResult) -> Section:
                     key=f"{fn.path}:{fn.qualname}",
                 )
             )
-    controls = (
+    return findings
+
+
+def _sweep_controls(result: SweepResult) -> list[Control]:
+    return (
         [
             Control(
                 "mutmut clean test run", "passed" if result.clean_ok else "failed", result.clean_ok
@@ -742,48 +782,32 @@ def sweep_section(result: SweepResult) -> Section:
         if result.functions
         else [Control("changed functions", "none found: nothing to sweep", None)]
     )
-    total = len(result.mutants)
-    killed = sum(1 for m in result.mutants if m.status == "killed")
-    return Section(
-        id="sweep",
-        title="Mutation sweep (mutmut) of the changed functions",
-        summary=(
-            f"{len(result.functions)} changed function(s), {total} mutants, {killed} killed, "
-            f"{len(survivors)} surviving on changed lines"
-            + ("" if evidence or not result.functions else " — NOT EVIDENCE")
-        ),
-        tables=tables,
-        findings=findings,
-        controls=controls,
-        not_verified=[
-            "functions mutmut does not mutate (decorated, nested, module-level code) are not swept",
-            "mutants are mutmut's operators only; a survivor off the changed lines is counted, not listed",
-            "the project's pytest addopts apply inside mutmut's runs",
+
+
+def _sweep_data(result: SweepResult) -> dict[str, object]:
+    return {
+        "base": result.base,
+        "head": result.head,
+        "tree": result.tree,
+        "exit_code": result.exit_code,
+        "mutmut": result.mutmut_version,
+        "module_proofs": result.module_proofs,
+        "config": result.config,
+        "functions": [
+            {"path": f.path, "function": f.qualname, "lines": f.lines} for f in result.functions
         ],
-        data={
-            "base": result.base,
-            "head": result.head,
-            "tree": result.tree,
-            "exit_code": result.exit_code,
-            "mutmut": result.mutmut_version,
-            "module_proofs": result.module_proofs,
-            "config": result.config,
-            "functions": [
-                {"path": f.path, "function": f.qualname, "lines": f.lines} for f in result.functions
-            ],
-            "mutants": [
-                {
-                    "name": m.name,
-                    "path": m.path,
-                    "function": m.function,
-                    "status": m.status,
-                    "line": m.line,
-                    "on_changed_line": m.on_changed_line,
-                }
-                for m in result.mutants
-            ],
-        },
-    )
+        "mutants": [
+            {
+                "name": m.name,
+                "path": m.path,
+                "function": m.function,
+                "status": m.status,
+                "line": m.line,
+                "on_changed_line": m.on_changed_line,
+            }
+            for m in result.mutants
+        ],
+    }
 
 
 def _proof_control(proofs: dict[str, dict[str, Any]]) -> Control:
