@@ -792,46 +792,7 @@ def backports_section(result: BackportsResult) -> Section:
     names = [r.name for r in result.releases]
     by = {(c.source, c.release): c for c in result.cells}
     counts = {n: Counter(by[(r.sha, n)].state for r in result.rows) for n in names}
-    table_rows: list[list[TableCell]] = [
-        [i, Sha(r.sha), r.subject, ", ".join(r.reasons), *(_shown(by[(r.sha, n)]) for n in names)]
-        for i, r in enumerate(result.rows, 1)
-    ]
-    control_text = "; ".join(f"{name}: {text}" for name, text, _ in result.controls) or "none"
-    tables = [
-        Table(
-            f"Release matrix: {result.source} × {', '.join(names)}",
-            ["#", "source", "subject", "row from", *names],
-            table_rows,
-            legend=LEGEND,
-            control=control_text,
-            collapsed=len(table_rows) > 40,
-        ),
-        Table(
-            "Releases (oldest first)",
-            ["release", "tip", "fork point", "picks", *STATES, "missing that apply"],
-            [
-                [
-                    Code(r.name),
-                    Sha(r.tip),
-                    Sha(r.fork),
-                    r.picks,
-                    *(counts[r.name][s] for s in STATES),
-                    sum(
-                        1
-                        for row in result.rows
-                        if by[(row.sha, r.name)].state == "missing"
-                        and by[(row.sha, r.name)].applies is True
-                    ),
-                ]
-                for r in result.releases
-            ],
-            legend="fork point: where the release leaves the source (the first parent of its oldest "
-            "first-parent commit not on the source); picks: the release's non-merge commits "
-            "fidelity judged; state counts are over the rows of the matrix",
-            control="every row gets exactly one state per release: the counts of a release sum to "
-            f"{len(result.rows)}",
-        ),
-    ]
+    tables = [_matrix_table(result, names, by), _releases_table(result, by, counts)]
     findings = _findings(result)
     total = Counter(c.state for c in result.cells)
     summary = f"{len(result.rows)} source commit(s) × {len(names)} release(s): " + (
@@ -845,16 +806,84 @@ def backports_section(result: BackportsResult) -> Section:
             len(result.cells) == len(result.rows) * len(names),
         )
     )
-    not_verified = [
-        "whether a pick that applies cleanly builds or passes tests (a trial merge of content only)",
-        "reached by lines: the added lines are present at the same path, not that they do the same "
-        "thing there (blank and punctuation-only lines are not compared)",
-        "commits on a release that came from somewhere other than the source branch",
-        "the candidate rule is a subject/trailer heuristic: fixes without 'fix' in their subject "
-        "are rows only when picked somewhere or listed in --candidates",
-        "n/a: a file that moved on the release counts as absent (its path is compared, not its "
-        "content)",
+    return printable(
+        Section(
+            SECTION_ID,
+            "Backports: source fixes × release branches",
+            summary,
+            tables,
+            findings,
+            controls,
+            list(_NOT_VERIFIED),
+            [],
+            _matrix_data(result),
+        )
+    )
+
+
+def _matrix_table(
+    result: BackportsResult, names: list[str], by: dict[tuple[str, str], MatrixCell]
+) -> Table:
+    table_rows: list[list[TableCell]] = [
+        [i, Sha(r.sha), r.subject, ", ".join(r.reasons), *(_shown(by[(r.sha, n)]) for n in names)]
+        for i, r in enumerate(result.rows, 1)
     ]
+    control_text = "; ".join(f"{name}: {text}" for name, text, _ in result.controls) or "none"
+    return Table(
+        f"Release matrix: {result.source} × {', '.join(names)}",
+        ["#", "source", "subject", "row from", *names],
+        table_rows,
+        legend=LEGEND,
+        control=control_text,
+        collapsed=len(table_rows) > 40,
+    )
+
+
+def _releases_table(
+    result: BackportsResult,
+    by: dict[tuple[str, str], MatrixCell],
+    counts: dict[str, Counter[str]],
+) -> Table:
+    return Table(
+        "Releases (oldest first)",
+        ["release", "tip", "fork point", "picks", *STATES, "missing that apply"],
+        [
+            [
+                Code(r.name),
+                Sha(r.tip),
+                Sha(r.fork),
+                r.picks,
+                *(counts[r.name][s] for s in STATES),
+                sum(
+                    1
+                    for row in result.rows
+                    if by[(row.sha, r.name)].state == "missing"
+                    and by[(row.sha, r.name)].applies is True
+                ),
+            ]
+            for r in result.releases
+        ],
+        legend="fork point: where the release leaves the source (the first parent of its oldest "
+        "first-parent commit not on the source); picks: the release's non-merge commits "
+        "fidelity judged; state counts are over the rows of the matrix",
+        control="every row gets exactly one state per release: the counts of a release sum to "
+        f"{len(result.rows)}",
+    )
+
+
+_NOT_VERIFIED = [
+    "whether a pick that applies cleanly builds or passes tests (a trial merge of content only)",
+    "reached by lines: the added lines are present at the same path, not that they do the same "
+    "thing there (blank and punctuation-only lines are not compared)",
+    "commits on a release that came from somewhere other than the source branch",
+    "the candidate rule is a subject/trailer heuristic: fixes without 'fix' in their subject "
+    "are rows only when picked somewhere or listed in --candidates",
+    "n/a: a file that moved on the release counts as absent (its path is compared, not its "
+    "content)",
+]
+
+
+def _matrix_data(result: BackportsResult) -> dict[str, object]:
     data: dict[str, object] = {
         "source": result.source,
         "releases": [
@@ -868,16 +897,4 @@ def backports_section(result: BackportsResult) -> Section:
         "cells": [c.as_dict() for c in result.cells],
         "release_order": "fork point committer date, then version numbers in the name",
     }
-    return printable(
-        Section(
-            SECTION_ID,
-            "Backports: source fixes × release branches",
-            summary,
-            tables,
-            findings,
-            controls,
-            not_verified,
-            [],
-            data,
-        )
-    )
+    return data
