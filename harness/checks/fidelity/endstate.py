@@ -13,7 +13,7 @@ from __future__ import annotations
 import bisect
 import difflib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -309,24 +309,7 @@ def end_states(
     later pick of the range moved (old → new); HEAD's file is read at the new path.
     """
     renamed = renamed or {}
-    plan: list[tuple[str, str, list[str]]] = []
-    for pick, files, sources in items:
-        if not sources:
-            continue
-        for hp, sp, pp, bp in files:
-            at_head = _at_head(hp, renamed)
-            plan.append(
-                (
-                    pick,
-                    hp,
-                    [
-                        f"{head}:{at_head}",
-                        f"{sources[-1]}:{sp}",
-                        f"{sources[0]}^:{pp}",
-                        f"{fork}:{bp}",
-                    ],
-                )
-            )
+    plan = _plan(items, fork, head, renamed)
     info = objects(repo, [s for _, _, specs in plan for s in specs])
     ids = [x[0] if x else None for x in info]
     # A file over the size limit is binary to git's diffs too: its row compares blob ids only.
@@ -379,52 +362,95 @@ def end_states(
         if _binary(hb) or _binary(ab):
             st.status = made_by.other(pick, (path, at_head), h) or "binary-differs"
             continue
-        after_l, parent_l = lines_of(a), lines_of(par)
-        pre: Counter[bytes] | None = (
-            None  # what separated the fork point from the source's parent (lazily)
-        )
-        # Where the source wrote: differences elsewhere come from the fork point or from other picks.
-        wrote = (
-            _touched(diff_at(parent_l, after_l), len(after_l), len(parent_l)) if after_l else None
-        )
-        mine = lines_by_pick.get(pick, {})
-        others = (totals.get(path, Counter()) - mine.get(path, Counter())) + (
-            totals.get(at_head, Counter()) - mine.get(at_head, Counter())
-            if at_head != path
-            else Counter()
-        )
-        for line, pos in diff_at(after_l, lines_of(h)):
-            inside = wrote is None or pos in wrote or (line[:1] == b"+" and pos - 1 in wrote)
-            if inside and pre is None:
-                if (par, b) not in pre_cache:
-                    pre_cache[(par, b)] = Counter(ordered_diff(parent_l, lines_of(b)))
-                pre = pre_cache[(par, b)].copy()
-            if (not inside and not others[line]) or (inside and pre is not None and pre[line] > 0):
-                if pre is not None:
-                    pre[line] -= 1
-                st.pre_existing += 1
-                cls = "pre-existing"
-            elif others[line] > 0:
-                others[line] -= 1
-                st.other_picks += 1
-                cls = "other-picks"
-            else:
-                st.introduced += 1
-                cls = "introduced"
-            if len(st.lines) < SHOWN_LINES:
-                st.lines.append((cls, line_shown(line)))
-        st.status = (
-            "introduced"
-            if st.introduced
-            else "other-picks"
-            if st.other_picks
-            else "pre-existing"
-            if st.pre_existing
-            else "newline-differs"
+        _classify(
+            st, pick, path, at_head, (h, a, par, b), lines_of, lines_by_pick, totals, pre_cache
         )
     for _ in arriving:  # every blob was read: this lets cat-file finish and checks its exit
         pass
     return out
+
+
+def _plan(
+    items: Sequence[Row], fork: str, head: str, renamed: dict[str, str]
+) -> list[tuple[str, str, list[str]]]:
+    """Per pick with sources, per file: the four blobs a row compares (HEAD, after the source,
+    the source's parent, the fork point), as ``rev:path`` specs."""
+    plan: list[tuple[str, str, list[str]]] = []
+    for pick, files, sources in items:
+        if not sources:
+            continue
+        for hp, sp, pp, bp in files:
+            at_head = _at_head(hp, renamed)
+            plan.append(
+                (
+                    pick,
+                    hp,
+                    [
+                        f"{head}:{at_head}",
+                        f"{sources[-1]}:{sp}",
+                        f"{sources[0]}^:{pp}",
+                        f"{fork}:{bp}",
+                    ],
+                )
+            )
+    return plan
+
+
+def _classify(
+    st: EndState,
+    pick: str,
+    path: str,
+    at_head: str,
+    quad: Sequence[str | None],
+    lines_of: Callable[[str | None], list[bytes]],
+    lines_by_pick: dict[str, dict[str, Counter[bytes]]],
+    totals: dict[str, Counter[bytes]],
+    pre_cache: dict[tuple[str | None, str | None], Counter[bytes]],
+) -> None:
+    """Each line by which HEAD's file differs from the source's: pre-existing (the fork point
+    already differed, or outside what the source wrote), another pick's, or introduced."""
+    h, a, par, b = quad
+    after_l, parent_l = lines_of(a), lines_of(par)
+    pre: Counter[bytes] | None = (
+        None  # what separated the fork point from the source's parent (lazily)
+    )
+    # Where the source wrote: differences elsewhere come from the fork point or from other picks.
+    wrote = _touched(diff_at(parent_l, after_l), len(after_l), len(parent_l)) if after_l else None
+    mine = lines_by_pick.get(pick, {})
+    others = (totals.get(path, Counter()) - mine.get(path, Counter())) + (
+        totals.get(at_head, Counter()) - mine.get(at_head, Counter())
+        if at_head != path
+        else Counter()
+    )
+    for line, pos in diff_at(after_l, lines_of(h)):
+        inside = wrote is None or pos in wrote or (line[:1] == b"+" and pos - 1 in wrote)
+        if inside and pre is None:
+            if (par, b) not in pre_cache:
+                pre_cache[(par, b)] = Counter(ordered_diff(parent_l, lines_of(b)))
+            pre = pre_cache[(par, b)].copy()
+        if (not inside and not others[line]) or (inside and pre is not None and pre[line] > 0):
+            if pre is not None:
+                pre[line] -= 1
+            st.pre_existing += 1
+            cls = "pre-existing"
+        elif others[line] > 0:
+            others[line] -= 1
+            st.other_picks += 1
+            cls = "other-picks"
+        else:
+            st.introduced += 1
+            cls = "introduced"
+        if len(st.lines) < SHOWN_LINES:
+            st.lines.append((cls, line_shown(line)))
+    st.status = (
+        "introduced"
+        if st.introduced
+        else "other-picks"
+        if st.other_picks
+        else "pre-existing"
+        if st.pre_existing
+        else "newline-differs"
+    )
 
 
 # One thread: the jobs of a run follow each other (they would only contend for the GIL).
