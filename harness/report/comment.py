@@ -119,6 +119,45 @@ def render(
 ) -> str:
     """The comment; never longer than ``limit`` characters."""
     printable(report)  # bytes that are not UTF-8 shown as \xNN
+    head, causes_cut = _head(report, limit)
+    tail = _tail(report)
+    full_line = f"Full report: {_where(full_report)}."
+    opening = "\n".join(head) + "\n"
+    closing = "\n".join(tail)
+    reserve = 1500  # the cut note
+    live = {f.id for f in open_findings(report)}
+    sections = [(s, any(f.id in live for f in s.findings)) for s in report.sections]
+    variants = [_variants(s, is_open) for s, is_open in sections]
+    budget = limit - len(opening) - len(closing) - len(full_line) - reserve
+    # Every section gets its smallest form; then, sections with open findings first, each grows one
+    # form at a time while the budget lasts. A section whose smallest form does not fit is left out.
+    chosen = _fit(variants, sections, budget)
+    parts = [variants[i][level][0] for i, level in enumerate(chosen) if level is not None]
+    cuts = ([causes_cut] if causes_cut else []) + [
+        variants[i][level][1] for i, level in enumerate(chosen) if level and variants[i][level][1]
+    ]
+    dropped = [s.title for (s, _), level in zip(sections, chosen, strict=False) if level is None]
+    note = ""
+    if cuts or dropped:
+        what = "; ".join(cuts + ([f"sections left out: {', '.join(dropped)}"] if dropped else []))
+        if len(what) > reserve - 200:
+            what = what[: reserve - 201] + "…"
+        note = f"**Cut to fit a pull request comment ({limit:,} characters):** {markdown.text(what)}.\n\n"
+    out = opening + "".join(parts) + closing + "\n" + note + full_line + "\n"
+    if len(out) > limit:  # a guard; the budget above keeps this from happening
+        keep = limit - len(note) - len(full_line) - 100
+        out = (
+            out[:keep].rsplit("\n", 1)[0]
+            + "\n\n…\n\n"
+            + (note or "**Cut to fit a pull request comment.**\n\n")
+            + full_line
+            + "\n"
+        )
+    return out
+
+
+def _head(report: Report, limit: int) -> tuple[list[str], str]:
+    """The marker, title, command line, verdict, causes and inputs; what the causes left out."""
     head = [MARKER, f"### {markdown.text(report.title)}", ""]
     if report.generated or report.command:
         meta = markdown.code(report.command) if report.command else ""
@@ -142,6 +181,11 @@ def render(
             "</details>",
             "",
         ]
+    return head, causes_cut
+
+
+def _tail(report: Report) -> list[str]:
+    """The not-verified notes, folded."""
     nv = report.all_not_verified()
     tail = [
         "<details><summary>Not verified</summary>",
@@ -156,16 +200,13 @@ def render(
         "</details>",
         "",
     ]
-    full_line = f"Full report: {_where(full_report)}."
-    opening = "\n".join(head) + "\n"
-    closing = "\n".join(tail)
-    reserve = 1500  # the cut note
-    live = {f.id for f in open_findings(report)}
-    sections = [(s, any(f.id in live for f in s.findings)) for s in report.sections]
-    variants = [_variants(s, is_open) for s, is_open in sections]
-    budget = limit - len(opening) - len(closing) - len(full_line) - reserve
-    # Every section gets its smallest form; then, sections with open findings first, each grows one
-    # form at a time while the budget lasts. A section whose smallest form does not fit is left out.
+    return tail
+
+
+def _fit(
+    variants: list[list[tuple[str, str]]], sections: list[tuple[Section, bool]], budget: int
+) -> list[int | None]:
+    """Which form of each section fits ``budget`` (None: left out)."""
     chosen: list[int | None] = []
     used = 0
     for options in variants:
@@ -187,25 +228,4 @@ def render(
                 used += grow
                 chosen[i] = level - 1
                 changed = True
-    parts = [variants[i][level][0] for i, level in enumerate(chosen) if level is not None]
-    cuts = ([causes_cut] if causes_cut else []) + [
-        variants[i][level][1] for i, level in enumerate(chosen) if level and variants[i][level][1]
-    ]
-    dropped = [s.title for (s, _), level in zip(sections, chosen, strict=False) if level is None]
-    note = ""
-    if cuts or dropped:
-        what = "; ".join(cuts + ([f"sections left out: {', '.join(dropped)}"] if dropped else []))
-        if len(what) > reserve - 200:
-            what = what[: reserve - 201] + "…"
-        note = f"**Cut to fit a pull request comment ({limit:,} characters):** {markdown.text(what)}.\n\n"
-    out = opening + "".join(parts) + closing + "\n" + note + full_line + "\n"
-    if len(out) > limit:  # a guard; the budget above keeps this from happening
-        keep = limit - len(note) - len(full_line) - 100
-        out = (
-            out[:keep].rsplit("\n", 1)[0]
-            + "\n\n…\n\n"
-            + (note or "**Cut to fit a pull request comment.**\n\n")
-            + full_line
-            + "\n"
-        )
-    return out
+    return chosen
