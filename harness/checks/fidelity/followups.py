@@ -167,21 +167,7 @@ def _candidates(
     near: dict[tuple[str, ...], list[str]] = {}
     store.ensure([s for v in units.values() for s in v])
     unit_paths = {u: {f.path for s in shas for f in store.changed(s)} for u, shas in units.items()}
-    paths_at: dict[str, Sequence[str]] = dict(touched) if touched is not None else {}
-    if (
-        touched is None
-    ):  # one name-only diff-tree for the window's commits (far cheaper than patches)
-        starts = [entry[s].author_time for u in units for s in u if s in entry] or [0]
-        paths_at.update(
-            paths_per_commit(
-                repo,
-                [
-                    c.sha
-                    for c in history
-                    if not c.is_merge and min(starts) <= c.author_time <= max(starts) + WINDOW
-                ],
-            )
-        )
+    paths_at = _paths_at(repo, history, units, entry, touched)
     # Per unit, only the commits that can say anything are visited (not the whole history after
     # it): the ones that name something and the ones changing one of the unit's paths.
     by_path: dict[str, list[int]] = {}
@@ -238,6 +224,33 @@ def _candidates(
         if close:
             near[unit] = [shas_at[i] for i in sorted(close)]
     return named, near
+
+
+def _paths_at(
+    repo: GitRepo,
+    history: Sequence[LogEntry],
+    units: dict[tuple[str, ...], list[str]],
+    entry: dict[str, LogEntry],
+    touched: dict[str, Sequence[str]] | None,
+) -> dict[str, Sequence[str]]:
+    """The paths each commit changes: ``touched`` (the history's own listing) when there is one,
+    else read for the commits within WINDOW of the units."""
+    paths_at: dict[str, Sequence[str]] = dict(touched) if touched is not None else {}
+    if (
+        touched is None
+    ):  # one name-only diff-tree for the window's commits (far cheaper than patches)
+        starts = [entry[s].author_time for u in units for s in u if s in entry] or [0]
+        paths_at.update(
+            paths_per_commit(
+                repo,
+                [
+                    c.sha
+                    for c in history
+                    if not c.is_merge and min(starts) <= c.author_time <= max(starts) + WINDOW
+                ],
+            )
+        )
+    return paths_at
 
 
 def _lines_of(
