@@ -392,11 +392,26 @@ def _expectation(
 
 def load_scenario(path: str | Path, *, require_probes: bool = True) -> Scenario:
     """Load and validate a scenario file (kind-specific probe keys are validated by each kind)."""
-    from harness.probes.kinds import get_kind, kind_names
-
     root = load_value(path)
     top = root.map((*PROBE_KEYS, *EXTRA_KEYS))
     base_dir = Path(path).resolve().parent
+    columns, where = _columns(top)
+    if not columns and require_probes:
+        raise root.error("refs: at least one ref column is required")
+    names = [c.name for c in columns]
+    default_rows = parse_rows(top.req("rows")) if "rows" in top else [{}]
+    probes_v = top.get("probes")
+    if probes_v is None and require_probes:
+        raise root.error("probes: at least one probe is required")
+    probes, pending = _probes(probes_v, default_rows, names, base_dir)
+    expectations = _expectations(top, probes, pending, names)
+    title = top.req("title").str() if "title" in top else Path(path).stem
+    extra = {k: v for k, v in top.items.items() if k in EXTRA_KEYS}
+    return Scenario(Path(path), title, columns, probes, expectations, extra, where)
+
+
+def _columns(top: Fields) -> tuple[list[Column], dict[str, Value]]:
+    """The ``refs`` and ``controls`` columns, each with where the scenario names its ref."""
     columns: list[Column] = []
     where: dict[str, Value] = {}
     refs_v = top.get("refs")
@@ -426,15 +441,16 @@ def load_scenario(path: str | Path, *, require_probes: bool = True) -> Scenario:
             desc = f.req("description").str() if "description" in f else ""
             columns.append(Column(name, ref_of.get(ref, ref), edits, "control", desc))
             where[name] = f.req("ref")
-    if not columns and require_probes:
-        raise root.error("refs: at least one ref column is required")
-    names = [c.name for c in columns]
-    default_rows = parse_rows(top.req("rows")) if "rows" in top else [{}]
+    return columns, where
+
+
+def _probes(
+    probes_v: Value | None, default_rows: list[dict[str, Any]], names: list[str], base_dir: Path
+) -> tuple[list[ProbeDef], list[tuple[Value, str]]]:
+    """The probes, each validated by its kind, and their ``expect`` entries (read after all)."""
+    from harness.probes.kinds import get_kind, kind_names
+
     probes: list[ProbeDef] = []
-    expectations: list[Expectation] = []
-    probes_v = top.get("probes")
-    if probes_v is None and require_probes:
-        raise root.error("probes: at least one probe is required")
     pending: list[tuple[Value, str]] = []
     for pv in probes_v.list() if probes_v is not None else []:
         pf = pv.map()
@@ -463,6 +479,14 @@ def load_scenario(path: str | Path, *, require_probes: bool = True) -> Scenario:
         probes.append(probe)
         if "expect" in pf:
             pending += [(x, pid) for x in pf.req("expect").list()]
+    return probes, pending
+
+
+def _expectations(
+    top: Fields, probes: list[ProbeDef], pending: list[tuple[Value, str]], names: list[str]
+) -> list[Expectation]:
+    """Each probe's ``expect`` entries, then the scenario's ``expectations``."""
+    expectations: list[Expectation] = []
     ids = [p.id for p in probes]
     by_id = {p.id: p for p in probes}
     for x, pid in pending:
@@ -478,6 +502,4 @@ def load_scenario(path: str | Path, *, require_probes: bool = True) -> Scenario:
             if e.probe is None and len(probes) > 1:
                 raise x.error("name the probe (the scenario has several)")
             expectations.append(e)
-    title = top.req("title").str() if "title" in top else Path(path).stem
-    extra = {k: v for k, v in top.items.items() if k in EXTRA_KEYS}
-    return Scenario(Path(path), title, columns, probes, expectations, extra, where)
+    return expectations
