@@ -26,7 +26,7 @@ from harness.git.apply import blob_sha
 from harness.git.repo import GitRepo
 from harness.git.tree import export_tree
 from harness.infra import workarea
-from harness.infra.stale_trees import alive, clean_stale, read_pid
+from harness.infra.stale_trees import clean_stale, owner_gone, read_pid
 
 IGNORED_DIRS = frozenset({"__pycache__", ".pytest_cache"})
 
@@ -158,7 +158,7 @@ def materialize(
     ident = identify(repo, column)
     lock = root / f"{ident.key}.lock"
     shared = _try_lock(lock)
-    if not shared and read_pid(lock) is not None and not alive(read_pid(lock) or 0):
+    if not shared and read_pid(lock) is not None and owner_gone(lock):
         lock.unlink(missing_ok=True)  # left by a killed run: take it over
         shutil.rmtree(root / ident.key, ignore_errors=True)
         shared = _try_lock(lock)

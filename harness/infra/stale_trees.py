@@ -11,11 +11,14 @@ import time
 from pathlib import Path
 
 STALE_SECONDS = 3 * 24 * 3600
+EMPTY_LOCK_SECONDS = 10.0
 _OWNED = re.compile(r"^[0-9a-f]{24}(\.tmp-\d+-\d+|-p\d+-\d+|\.lock|\.json)?$")
 
 
 def alive(pid: int) -> bool:
     """Whether process ``pid`` still runs (one owned by another user counts as running)."""
+    if pid <= 0:  # no process: os.kill would signal a process group (0) or every process (-1)
+        return False
     if pid == os.getpid():
         return True
     try:
@@ -45,6 +48,20 @@ def read_pid(lock: Path) -> int | None:
         return None
 
 
+def owner_gone(lock: Path, now: float | None = None) -> bool:
+    """Whether the run that holds ``lock`` is gone: its pid is unreadable or dead, or the lock was
+    left empty (a run killed between creating it and writing its pid) for over EMPTY_LOCK_SECONDS
+    (a live run writes its pid right after creating it)."""
+    pid = read_pid(lock)
+    if pid == 0:
+        try:
+            age = (now if now is not None else time.time()) - lock.stat().st_mtime
+        except OSError:
+            return True
+        return age > EMPTY_LOCK_SECONDS
+    return pid is None or not alive(pid)
+
+
 def clean_stale(root: Path, *, now: float | None = None) -> list[str]:
     """Remove what killed runs left behind, and trees unused for STALE_SECONDS; returns removed names."""
     removed: list[str] = []
@@ -56,8 +73,7 @@ def clean_stale(root: Path, *, now: float | None = None) -> list[str]:
         if not _OWNED.match(name) or entry.is_symlink():
             continue  # never touch what the harness did not create, nor follow a link
         if name.endswith(".lock"):
-            pid = read_pid(entry)
-            if pid is None or not alive(pid):
+            if owner_gone(entry, now):
                 key = name[: -len(".lock")]
                 shutil.rmtree(root / key, ignore_errors=True)
                 (root / f"{key}.json").unlink(missing_ok=True)
