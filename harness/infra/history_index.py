@@ -51,6 +51,7 @@ FORMAT = "harness.history-index/1"
 MAX_COMMITS = 400_000  # ~100 MiB of JSON with paths at most; a 100k-commit history is ~25 MiB
 MAX_DIFF_BYTES = 64 << 20
 MAX_RESULTS = 32
+MAX_MEMO = 50_000  # memo entries per kind (a resolution, a unit's follow-ups, an end-state row)
 MAX_FILE_BYTES = 512 << 20  # a larger file is not read: it is not one this code wrote
 _SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?\Z")
 _REST = 0.5  # past this share of commits missing, one walking log is cheaper than the gaps
@@ -169,10 +170,15 @@ class HistoryIndex:
         self._pending: list[tuple[tuple[str, ...], tuple[str, ...], str, dict[str, str]]] = []
         self._new_commits = False
         self._new_diffs = False
+        self._memos: dict[str, dict[str, list[Any]]] = {}  # kind → key → [last run used, value]
+        self._new_memos: set[str] = set()
         self.rebuilt: list[str] = []  # why a stored file was not used (tests read it)
         # What came from the index and what from git (tests and bench read it): commit rows,
         # diffs, whole answers.
-        self.served = {"commits": 0, "read": 0, "diffs": 0, "diffed": 0, "answers": 0, "built": 0}
+        self.served = {
+            "commits": 0, "read": 0, "diffs": 0, "diffed": 0, "answers": 0, "built": 0,
+            "recalled": 0, "remembered": 0,
+        }  # fmt: skip
 
     # -- files -------------------------------------------------------------------------------
     def _read(
@@ -468,6 +474,62 @@ class HistoryIndex:
             for old in kept[MAX_RESULTS:]:
                 old.unlink(missing_ok=True)
 
+    # -- memos -------------------------------------------------------------------------------
+    # Per-pick work kept by the content it is a function of (fidelity's resolutions, a unit's
+    # follow-ups, end-state rows): the caller builds the key from every input and checks the
+    # value's shape on the way back (``valid``); a value that fails is dropped, never used.
+    def _memo(self, kind: str) -> dict[str, list[Any]]:
+        with self._lock:
+            if kind not in self._memos:
+                self._memos[kind] = self._parse_memo(kind, self._read(f"memo-{kind}.json"))
+            return self._memos[kind]
+
+    def _parse_memo(self, kind: str, data: dict[str, Any] | None) -> dict[str, list[Any]]:
+        entries = data.get("entries") if data is not None else {}
+        if not isinstance(entries, dict) or not all(
+            isinstance(k, str) and isinstance(v, list) and len(v) == 2 and type(v[0]) is int
+            for k, v in entries.items()
+        ):
+            self.rebuilt.append(f"memo-{kind}.json: records of the wrong shape")
+            return {}
+        return entries
+
+    def recall(self, kind: str, key: str, valid: Callable[[Any], bool]) -> Any | None:
+        """The value remembered under ``key`` where ``valid`` accepts it, else None."""
+        memo = self._memo(kind)
+        with self._lock:
+            hit = memo.get(key)
+            if hit is None:
+                return None
+            if not valid(hit[1]):
+                del memo[key]
+                self.rebuilt.append(f"memo-{kind}.json: an entry of the wrong shape")
+                return None
+            hit[0] = self.run
+            self.served["recalled"] += 1
+            return hit[1]
+
+    def remember(self, kind: str, key: str, value: Any) -> None:
+        """Keep a JSON ``value`` under ``key`` (written at ``save``)."""
+        memo = self._memo(kind)
+        with self._lock:
+            memo[key] = [self.run, value]
+            self._new_memos.add(kind)
+            self.served["remembered"] += 1
+
+    def _save_memo(self, kind: str) -> None:
+        memo = self._memos[kind]
+        for k, v in self._parse_memo(kind, self._read(f"memo-{kind}.json")).items():
+            memo.setdefault(k, v)  # another run's entries
+        if len(memo) > MAX_MEMO:  # the entries unused for the most runs go first
+            for k in sorted(memo, key=lambda k: memo[k][0])[: len(memo) - MAX_MEMO]:
+                del memo[k]
+        try:
+            text = json.dumps({"stamp": self.stamp, "entries": memo}, separators=(",", ":"))
+        except (TypeError, ValueError):
+            return
+        write_atomic(self.dir / f"memo-{kind}.json", text, prefix=".tmp-", shared=False)
+
     # -- writing -----------------------------------------------------------------------------
     def save(self) -> None:
         """Write what this run learned, merged with what another run wrote meanwhile. The index
@@ -481,7 +543,7 @@ class HistoryIndex:
     def _save(self) -> None:
         with self._lock:
             self._settle_pending()
-            if not self._new_commits and not self._new_diffs:
+            if not self._new_commits and not self._new_diffs and not self._new_memos:
                 if any(self.dir.glob(".tmp-*")) or any((self.dir / "results").glob(".tmp-*")):
                     with self._locked():  # a killed writer's temporary file: removed under it
                         pass
@@ -491,7 +553,10 @@ class HistoryIndex:
                     self._save_commits()
                 if self._new_diffs and self._diffs is not None:
                     self._save_diffs()
+                for kind in sorted(self._new_memos):
+                    self._save_memo(kind)
             self._new_commits = self._new_diffs = False
+            self._new_memos.clear()
 
     def _save_commits(self) -> None:
         assert self.commits is not None
@@ -562,19 +627,30 @@ def pack(x: Any) -> Any:
     if t in _LEAF:
         return x
     if t is list:
-        return x[:] if all(type(v) in _LEAF for v in x) else [pack(v) for v in x]
+        if _strings(x):  # lines and paths: checked in C
+            return x[:]
+        return [v if type(v) in _LEAF else pack(v) for v in x]
     if t is dict:
         if _TAG not in x and all(type(k) is str for k in x):
             return {k: v if type(v) in _LEAF else pack(v) for k, v in x.items()}
         return {_TAG: "D", "v": [[pack(k), pack(v)] for k, v in x.items()]}
     if t is tuple:
-        return {_TAG: "T", "v": [pack(v) for v in x]}
+        return {_TAG: "T", "v": list(x) if _strings(x) else [pack(v) for v in x]}
     name = t.__name__
     if name in _PARTS and t.__module__ == "harness.report.model":
         from dataclasses import fields
 
         return {_TAG: name, "v": {f.name: pack(getattr(x, f.name)) for f in fields(x)}}
     raise TypeError(f"not kept: {name}")
+
+
+def _strings(x: list[Any] | tuple[Any, ...]) -> bool:
+    """Every item a str (``join`` checks it in C)."""
+    try:
+        "".join(x)
+    except TypeError:
+        return False
+    return True
 
 
 def _hook(d: dict[str, Any]) -> Any:

@@ -100,7 +100,19 @@ def _other(o: Any, out: list[str], nl: str) -> None:
 
 
 def _items(seq: Any, out: list[str], nl: str) -> None:
+    if seq and _strings(seq):  # lines and paths: written in C, one join
+        inner = nl + _STEP
+        out.append("[" + inner + ("," + inner).join(map(encode_basestring, seq)) + nl + "]")
+        return
     _block((("", x) for x in seq), bool(seq), "[]", out, nl)
+
+
+def _strings(seq: Any) -> bool:
+    try:
+        "".join(seq)
+    except TypeError:
+        return False
+    return True
 
 
 def _pairs(pairs: Any, any_: bool, out: list[str], nl: str) -> None:

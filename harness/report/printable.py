@@ -29,7 +29,8 @@ _FIELDS: dict[type, tuple[str, ...]] = {}  # a dataclass's field names, looked u
 
 
 def printable(obj: T) -> T:
-    """``obj`` with every string escaped; dataclasses are updated in place, containers rebuilt."""
+    """``obj`` with every string escaped; dataclasses are updated in place, a container that holds
+    something to escape is rebuilt (one that does not is returned as it is)."""
     kind = type(obj)
     if kind is str:
         text: str = obj  # type: ignore[assignment]
@@ -38,16 +39,10 @@ def printable(obj: T) -> T:
         return obj
     if isinstance(obj, str):
         return escape(obj)  # type: ignore[return-value]
-    if isinstance(obj, list):
-        return [printable(x) for x in obj]  # type: ignore[return-value]
-    if isinstance(obj, tuple):
-        return (
-            type(obj)(printable(x) for x in obj)
-            if not hasattr(obj, "_fields")
-            else type(obj)(*(printable(x) for x in obj))
-        )
+    if isinstance(obj, (list, tuple)):
+        return _sequence(obj)  # type: ignore[return-value]
     if isinstance(obj, dict):
-        return {printable(k): printable(v) for k, v in obj.items()}  # type: ignore[return-value]
+        return _mapping(obj)  # type: ignore[return-value]
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         names = _FIELDS.get(kind)
         if names is None:
@@ -62,3 +57,31 @@ def printable(obj: T) -> T:
                     pass
         return obj
     return obj
+
+
+def _ascii_strings(seq: Any) -> bool:
+    """Every item a str and all of them ASCII (checked in C: lines and paths, the bulk of a
+    report, cost no Python step each)."""
+    try:
+        return "".join(seq).isascii()
+    except TypeError:
+        return False
+
+
+def _sequence(obj: list[Any] | tuple[Any, ...]) -> list[Any] | tuple[Any, ...]:
+    if _ascii_strings(obj):
+        return obj
+    items = [printable(x) for x in obj]
+    if all(new is old for new, old in zip(items, obj, strict=True)):
+        return obj
+    if isinstance(obj, list):
+        return items
+    return type(obj)(*items) if hasattr(obj, "_fields") else type(obj)(items)
+
+
+def _mapping(obj: dict[Any, Any]) -> dict[Any, Any]:
+    keys_ok = _ascii_strings(obj)
+    values = [printable(v) for v in obj.values()]
+    if keys_ok and all(new is old for new, old in zip(values, obj.values(), strict=True)):
+        return obj
+    return {printable(k): v for k, v in zip(obj, values, strict=True)}

@@ -7,10 +7,11 @@ endstate.py and missing PR-branch commits in missing.py; this module builds the 
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -48,6 +49,7 @@ from harness.checks.fidelity.lines import (
     release_merges,
     source_own,
 )
+from harness.checks.fidelity.memo import Memo
 from harness.checks.fidelity.merges import brought_by, pr_commits
 from harness.checks.fidelity.missing import MissingResult, find_missing, iso
 from harness.checks.fidelity.release import compile_patterns, release_reason
@@ -62,6 +64,7 @@ from harness.checks.fidelity.units import complete_units
 from harness.checks.result import Checked, FidelityResult
 from harness.errors import UsageError
 from harness.git import Commit, GitRepo
+from harness.git.evidence import entries_at
 from harness.git.history import count_commits, fork_point, range_parents
 from harness.git.picks import LogEntry, object_ids
 from harness.git.picks import bodies as read_bodies
@@ -266,9 +269,14 @@ def _compare(
         )
 
     copied = _POOL.submit(_bodies, repo, index, [source], [fork], grep=ORIGIN_GREP)
-    res = SourceFinder(
-        repo, picks, history, forced, store, touched, titles, brought, found
-    ).resolve()
+    finder = functools.partial(SourceFinder, repo, history=history, store=store, touched=touched)
+    finder = functools.partial(finder, merge_titles=titles, brought=brought, found=found)
+    if forced:  # --map names sources of its own: nothing is kept
+        res = finder(picks=picks, mapping=forced).resolve()
+    else:
+        res = _resolve(
+            picks, finder, store, found, Memo(index, [source, fork, touched is not None])
+        )
     _name_origins(res, copies(repo, history, copied.result()))
     inner = pr_commits(
         history, brought, {s for r in res.values() if r.via == "merge" for s in r.sources}
@@ -294,6 +302,71 @@ def _compare(
         {c.sha: c.paths or () for c in touched.result()} if touched is not None else None
     )
     return merges, results, store, history, paths, left
+
+
+def _resolve(
+    picks: Sequence[Commit],
+    finder: Callable[..., SourceFinder],
+    store: PatchStore,
+    found: Callable[[dict[str, Resolution]], None],
+    memo: Memo,
+) -> dict[str, Resolution]:
+    """Each pick's source: kept answers from ``memo`` (scoped by the source history), the rest
+    from a ``SourceFinder`` (``finder(picks=..., mapping=...)``). A pick's answer depends on the
+    other picks only through the similarity search (``SourceFinder.similar``): answers found there
+    are used only when this run's similarity search is over the same picks, else searched again."""
+    known: dict[str, Resolution] = {}
+    similar: dict[str, list[str]] = {}
+    for p in picks:
+        v = memo.get("resolution", [p.sha], _valid_resolution)
+        if v is not None:
+            known[p.sha] = Resolution(list(v[0]), v[1], v[2], v[3], v[4])
+            if v[5] is not None:
+                similar[p.sha] = v[5]
+    if known:  # the kept picks' end states start now (their diffs read with the picks')
+        store.ensure(
+            [p.sha for p in picks] + sorted({s for r in known.values() for s in r.sources})
+        )
+        found({k: r for k, r in known.items() if r != Resolution()})
+    todo = [p for p in picks if p.sha not in known]
+    search = finder(picks=todo, mapping={})
+    res = search.resolve() if todo else {}
+    if similar and (search.similar or any(set(v) != set(similar) for v in similar.values())):
+        for sha in similar:
+            del known[sha]
+        search = finder(picks=[p for p in picks if p.sha not in known], mapping={})
+        res = search.resolve()
+        todo = [p for p in picks if p.sha not in known]
+    near = sorted(search.similar)
+    for p in todo:
+        r = res.get(p.sha) or Resolution()
+        memo.put(
+            "resolution",
+            [p.sha],
+            [
+                list(r.sources),
+                r.via,
+                r.confidence,
+                r.note,
+                r.found_by,
+                near if p.sha in near else None,
+            ],
+        )
+    return {**{k: r for k, r in known.items() if r != Resolution()}, **res}
+
+
+def _valid_resolution(v: Any) -> bool:
+    return (
+        isinstance(v, list)
+        and len(v) == 6
+        and isinstance(v[0], list)
+        and all(isinstance(x, str) for x in v[0])
+        and (v[1] is None or isinstance(v[1], str))
+        and (v[2] is None or type(v[2]) in (int, float))
+        and isinstance(v[3], str)
+        and (v[4] is None or isinstance(v[4], str))
+        and (v[5] is None or (isinstance(v[5], list) and all(isinstance(x, str) for x in v[5])))
+    )
 
 
 def _range_picks(
@@ -393,17 +466,30 @@ _RELEASE_SUBJECT = re.compile(
 )
 
 
-def _mark_absent(repo: GitRepo, results: Sequence[PickResult]) -> None:
+def _mark_absent(repo: GitRepo, results: Sequence[PickResult], memo: Memo) -> None:
     """The files a pick lacks that its parent does not have, or already holds as the source left
-    them (a submodule bump another pick brought): one ls-tree per such pick."""
+    them (a submodule bump another pick brought): one ls-tree per such pick, whose answers (a
+    function of the commit and the path) are kept in ``memo``."""
     wanted = [
         (r.commit.sha, f.path, f.source.new_blob if f.source else None)
         for r in results
         for f in r.files
         if f.only_source or f.status == "missing-from-pick"
     ]
+    ids: dict[tuple[str, str], str] = {}
+    todo: list[tuple[str, str]] = []
+    for pair in dict.fromkeys((f"{pick}^", path) for pick, path, _ in wanted):
+        kept = memo.get("entry", pair, lambda v: isinstance(v, str))
+        if kept is None:
+            todo.append(pair)
+        elif kept:  # "": the parent has no such path
+            ids[pair] = kept
+    got = entries_at(repo, todo)
+    for pair in todo:
+        memo.put("entry", pair, got.get(pair, ""))
+    ids.update(got)
     by_sha = {r.commit.sha: r for r in results}
-    absent, already = at_parent(repo, wanted)
+    absent, already = at_parent(wanted, ids)
     for pick, path in absent:
         by_sha[pick].absent.add(path)
     for pick, path in already:
@@ -582,7 +668,7 @@ def _check(
     # End states read blobs and diff them in Python, in a thread, from the moment a pick's sources
     # are known, while this thread waits on git for the other picks' sources, the PR branch, units
     # and follow-ups (none of which reads an end state).
-    jobs = EndStateJobs(repo, fork, head, worker)
+    jobs = EndStateJobs(repo, fork, head, worker, Memo(index, []))
     merges, results, store, history, touched, left = _compare(
         repo, base, head, source, mapping, fork, jobs, index
     )
@@ -622,13 +708,14 @@ def _check(
         picked,
         store,
         touched,
+        Memo(index, [source, fork]),
     )
     if index is not None:  # nothing more is read from the history: written while end states end
         _POOL.submit(index.save)
     states = jobs.result()
     for r in results:
         r.end_state = states.get(r.commit.sha, [])
-    _mark_absent(repo, results)
+    _mark_absent(repo, results, Memo(index, []))
     section = _section(
         results,
         merges,
@@ -1269,12 +1356,6 @@ def _controls(
                 st == "identical",
             )
         )
-    controls.append(
-        Control(
-            "batched git",
-            f"{store.batches} diff-tree process(es) for {len(results)} pick(s) "
-            f"and {len(history)} source commit(s)",
-            None,
-        )
-    )
+    # How many diff-tree processes a run started is not reported: with the history index it
+    # depends on what earlier runs kept, and the same inputs must give the same report.
     return controls

@@ -16,9 +16,10 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from harness.checks.fidelity.compare import FileResult
+from harness.checks.fidelity.memo import NO_MEMO, Memo
 from harness.git import GitRepo
 from harness.git.patch import FilePatch
 from harness.git.picks import objects
@@ -461,20 +462,37 @@ class EndStateJobs:
     """End states computed in a thread, or in a worker interpreter, as picks get their sources,
     while the remaining picks are still being resolved. Rows are independent of each
     other, so the union of the jobs' answers is the answer of one call over all rows. A pick whose
-    files or sources are not, at the end, what its job was given is computed again."""
+    files or sources are not, at the end, what its job was given is computed again.
 
-    def __init__(self, repo: GitRepo, fork: str, head: str, worker: Worker | None = None) -> None:
+    With a ``memo``, a pick whose every row is kept is not computed: a row is a function of its
+    four blobs (HEAD's is looked up, the others are named by commit and path), the lines the other
+    picks change at its paths and which other picks touch them (``_row_key``)."""
+
+    def __init__(
+        self,
+        repo: GitRepo,
+        fork: str,
+        head: str,
+        worker: Worker | None = None,
+        memo: Memo = NO_MEMO,
+    ) -> None:
         self.repo, self.fork, self.head = repo, fork, head
         self.worker = worker  # a second interpreter running ``end_states`` (else the thread)
+        self.memo = memo
         self.sent: dict[str, Row] = {}
         self.jobs: list[Future[dict[str, list[EndState]]]] = []
         self.lines: dict[str, dict[str, Counter[bytes]]] | None = None
         self.renamed: dict[str, str] = {}
+        self.kept: dict[str, list[EndState]] = {}  # picks answered by the memo (their last row)
+        self.keys: dict[str, list[str]] = {}  # a computed pick's row keys, to keep its answer
+        self._head_blobs: dict[str, str | None] = {}
+        self._sigs: dict[str, list[tuple[str, str]]] = {}  # path → (pick, its lines' digest)
 
     def picks(self, patches: dict[str, list[FilePatch]]) -> None:
         """Every pick's full diff (before any ``add``): the lines each pick changes and the paths
         later picks moved."""
         self.lines = pick_lines(patches)
+        self._sigs.clear()
         self.renamed = {
             f.old_path: f.path
             for files in patches.values()
@@ -488,6 +506,9 @@ class EndStateJobs:
         if not new or self.lines is None:
             return
         self.sent.update((r[0], r) for r in new)
+        new = self._recall(new)
+        if not new:
+            return
         if self.worker is None:
             args = (self.repo, self.fork, self.head, new, self.lines, self.renamed)
             self.jobs.append(_JOBS.submit(end_states, *args))
@@ -500,6 +521,67 @@ class EndStateJobs:
         }
         args = (self.repo, self.fork, self.head, new, lines, self.renamed)
         self.jobs.append(self.worker.submit(*args))
+
+    def _recall(self, rows: Sequence[Row]) -> list[Row]:
+        """The rows the memo does not answer (the others' answers are kept in ``kept``)."""
+        for r in rows:
+            self.kept.pop(r[0], None)
+            self.keys.pop(r[0], None)
+        if not self.memo:
+            return list(rows)
+        at_head = {_at_head(f[0], self.renamed) for r in rows for f in r[1]}
+        todo = sorted(x for x in at_head if x not in self._head_blobs)
+        for path, blob in zip(
+            todo, objects(self.repo, [f"{self.head}:{x}" for x in todo]), strict=True
+        ):
+            self._head_blobs[path] = blob[0] if blob else None
+        out: list[Row] = []
+        for r in rows:
+            keys = [self._row_key(r, f) for f in r[1]]
+            got = [self.memo.get("end-state", [k], _valid_row) for k in keys]
+            if all(g is not None for g in got):
+                self.kept[r[0]] = [_row_of(g) for g in got if g is not None]
+            else:
+                self.keys[r[0]] = keys
+                out.append(r)
+        return out
+
+    def _row_key(self, row: Row, f: tuple[str, str, str, str]) -> str:
+        """What one row of ``end_states`` reads, as text (``_plan`` and ``_classify``)."""
+        pick, _, sources = row
+        hp, sp, pp, bp = f
+        at_head = _at_head(hp, self.renamed)
+        others = [
+            f"{q}:{sig}"
+            for p in dict.fromkeys((hp, at_head))
+            for q, sig in self._at(p)
+            if q != pick
+        ]
+        return "\0".join(
+            [
+                hp, at_head, self._head_blobs.get(at_head) or "", f"{sources[-1]}:{sp}",
+                f"{sources[0]}^:{pp}", f"{self.fork}:{bp}", str(self.repo.big_file), *others,
+            ]
+        )  # fmt: skip
+
+    def _at(self, path: str) -> list[tuple[str, str]]:
+        """The picks that change ``path``, each with a digest of the lines it changes there."""
+        import hashlib
+
+        if not self._sigs and self.lines:  # first use: who changes which path
+            for q in sorted(self.lines):
+                for p in self.lines[q]:
+                    self._sigs.setdefault(p, []).append((q, ""))
+        if path in self._sigs and self._sigs[path][:1] and not self._sigs[path][0][1]:
+            assert self.lines is not None
+            out = []
+            for q, _ in self._sigs[path]:
+                h = hashlib.sha1()
+                for line, n in sorted(self.lines[q][path].items()):
+                    h.update(b"%d\0%s\0" % (n, line))
+                out.append((q, h.hexdigest()))
+            self._sigs[path] = out
+        return self._sigs.get(path, [])
 
     def finish(self, rows: Sequence[Row], patches: dict[str, list[FilePatch]]) -> None:
         """Every pick's final row: the ones not started yet, or started with another row, start."""
@@ -517,7 +599,41 @@ class EndStateJobs:
         out: dict[str, list[EndState]] = {}
         for job in self.jobs:  # in start order: a pick started again is answered by its last job
             out.update(job.result())
+        out.update(self.kept)  # a pick answered by the memo was not started again since
+        for pick, keys in self.keys.items():
+            got = out.get(pick)
+            if pick in self.sent and got is not None and len(got) == len(keys):
+                for k, st in zip(keys, got, strict=True):
+                    self.memo.put("end-state", [k], _row_value(st))
         return {k: v for k, v in out.items() if k in self.sent}
+
+
+def _row_value(st: EndState) -> list[object]:
+    return [
+        st.path, st.status, st.pre_existing, st.other_picks, st.introduced, st.head_blob,
+        st.source_blob, [list(x) for x in st.lines],
+    ]  # fmt: skip
+
+
+def _row_of(v: list[Any]) -> EndState:
+    """A row as ``_row_value`` kept it (``_valid_row`` checked its shape)."""
+    path, status, pre, other, intro, hb, sb, lines = v
+    return EndState(path, status, pre, other, intro, hb, sb, [(c, x) for c, x in lines])
+
+
+def _valid_row(v: object) -> bool:
+    return (
+        isinstance(v, list)
+        and len(v) == 8
+        and isinstance(v[0], str)
+        and isinstance(v[1], str)
+        and all(type(x) is int for x in v[2:5])
+        and all(x is None or isinstance(x, str) for x in v[5:7])
+        and isinstance(v[7], list)
+        and all(
+            isinstance(x, list) and len(x) == 2 and all(isinstance(y, str) for y in x) for x in v[7]
+        )
+    )
 
 
 class NoEndStates(EndStateJobs):

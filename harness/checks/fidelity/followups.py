@@ -21,6 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from harness.checks.fidelity.compare import is_doc_path, is_test_path, norm
+from harness.checks.fidelity.memo import NO_MEMO, Memo
 from harness.checks.fidelity.source import PatchStore, numbered, pr_numbers
 from harness.git import GitRepo
 from harness.git.picks import LogEntry, paths_per_commit
@@ -123,26 +124,74 @@ def find_followups(
     picked: set[str],
     store: PatchStore,
     touched: dict[str, Sequence[str]] | None,
+    memo: Memo = NO_MEMO,
 ) -> list[FollowUp]:
     """``units``: each source PR → its commits (the sources and, for a merge, the PR's commits);
-    ``unit_picks``: the picks carrying it; ``picked``: every commit some pick resolves to."""
+    ``unit_picks``: the picks carrying it; ``picked``: every commit some pick resolves to.
+
+    What a unit's later history says of it (``_unit_found``) is a function of the unit and the
+    source history alone: it is kept in ``memo`` (whose scope names the history) and only then
+    filtered by what this range's picks carry."""
     order = {c.sha: i for i, c in enumerate(history)}
     entry = {c.sha: c for c in history}
-    named, near = _candidates(repo, history, bodies, units, picked, store, touched, order, entry)
-    # Candidates are only searched: their ± lines (no context) are enough.
+    # Without the history's own path listing, paths are read from the earliest unit's date on: a
+    # commit authored before it cannot be a content candidate, so that date is part of the key.
+    since = min((entry[s].author_time for u in units for s in u if s in entry), default=0)
+    scope = [touched is not None or since]
+    found: dict[tuple[str, ...], list[Found]] = {}
+    for unit, shas in units.items():
+        kept = memo.get("followups", [*scope, list(unit), shas], _valid_found)
+        if kept is not None:
+            found[unit] = [(s, why, None if r is None else tuple(r)) for s, why, r in kept]
+    todo = {u: shas for u, shas in units.items() if u not in found}
+    if todo:
+        # Picked commits are left out afterwards (below), so that what is kept holds for any range.
+        named, near = _candidates(repo, history, bodies, todo, store, touched, order, entry, since)
+        # Candidates are only searched: their ± lines (no context) are enough.
+        store.ensure_lines(
+            [c for v in named.values() for c, _ in v] + [c for v in near.values() for c in v]
+        )
+        # A candidate near several units is read once: what it adds, and what it removes per file
+        # that it keeps (version pins left out), normalised.
+        per_sha: dict[str, tuple[Counter[bytes], list[tuple[str, list[bytes]]]]] = {}
+        for unit, shas in todo.items():
+            found[unit] = _unit_found(unit, shas, named, near, store, entry, order, per_sha)
+            memo.put(
+                "followups", [*scope, list(unit), shas], [[s, w, r] for s, w, r in found[unit]]
+            )
     store.ensure_lines(
-        [c for v in named.values() for c, _ in v] + [c for v in near.values() for c in v]
+        [s for v in found.values() for s, _, _ in v if s not in picked and s not in store.full]
     )
     carried = _keys(store, [p for v in unit_picks.values() for p in v])
-    # A candidate near several units is read once: what it adds, and what it removes per file
-    # that it keeps (version pins left out), normalised.
-    per_sha: dict[str, tuple[Counter[bytes], list[tuple[str, list[bytes]]]]] = {}
     out: list[FollowUp] = []
-    for unit, shas in units.items():
-        out += _unit_followups(
-            unit, shas, unit_picks, named, near, store, entry, order, carried, per_sha
-        )
+    for unit in units:
+        out += _unit_followups(unit, found[unit], unit_picks, picked, store, entry, carried)
     return out
+
+
+# A later commit of the source history that says something of a unit: (sha, why, rank), the rank
+# (subject says fix, share of removed lines, hits) only for a content-only candidate.
+Found = tuple[str, str, "tuple[int, float, int] | None"]
+
+
+def _valid_found(value: object) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(x, list)
+        and len(x) == 3
+        and isinstance(x[0], str)
+        and isinstance(x[1], str)
+        and (
+            x[2] is None
+            or (
+                isinstance(x[2], list)
+                and len(x[2]) == 3
+                and type(x[2][0]) is int
+                and type(x[2][1]) in (int, float)
+                and type(x[2][2]) is int
+            )
+        )
+        for x in value
+    )
 
 
 def _candidates(
@@ -150,11 +199,11 @@ def _candidates(
     history: Sequence[LogEntry],
     bodies: dict[str, str],
     units: dict[tuple[str, ...], list[str]],
-    picked: set[str],
     store: PatchStore,
     touched: dict[str, Sequence[str]] | None,
     order: dict[str, int],
     entry: dict[str, LogEntry],
+    since: int,
 ) -> tuple[dict[tuple[str, ...], list[tuple[str, str]]], dict[tuple[str, ...], list[str]]]:
     """Per unit: the later commits that name it (with why), and those that only change one of its
     paths within WINDOW (candidates, judged by their lines)."""
@@ -167,7 +216,7 @@ def _candidates(
     near: dict[tuple[str, ...], list[str]] = {}
     store.ensure([s for v in units.values() for s in v])
     unit_paths = {u: {f.path for s in shas for f in store.changed(s)} for u, shas in units.items()}
-    paths_at = _paths_at(repo, history, units, entry, touched)
+    paths_at = _paths_at(repo, history, units, entry, touched, since)
     # Per unit, only the commits that can say anything are visited (not the whole history after
     # it): the ones that name something and the ones changing one of the unit's paths.
     by_path: dict[str, list[int]] = {}
@@ -204,7 +253,7 @@ def _candidates(
         close: list[int] = []
         for i in sorted(asks):
             c = history[i]
-            if c.sha in own or c.sha in picked:
+            if c.sha in own:
                 continue
             why = _refers(c, bodies.get(c.sha, ""), [*unit, *shas], numbers, subjects, issues)
             if why:
@@ -216,11 +265,7 @@ def _candidates(
             ):
                 close.append(i)
         until = when + WINDOW
-        close += [
-            i
-            for i in changing - asks
-            if times[i] <= until and shas_at[i] not in own and shas_at[i] not in picked
-        ]
+        close += [i for i in changing - asks if times[i] <= until and shas_at[i] not in own]
         if close:
             near[unit] = [shas_at[i] for i in sorted(close)]
     return named, near
@@ -232,21 +277,22 @@ def _paths_at(
     units: dict[tuple[str, ...], list[str]],
     entry: dict[str, LogEntry],
     touched: dict[str, Sequence[str]] | None,
+    since: int,
 ) -> dict[str, Sequence[str]]:
     """The paths each commit changes: ``touched`` (the history's own listing) when there is one,
-    else read for the commits within WINDOW of the units."""
+    else read for the commits authored from ``since`` to WINDOW after the last of ``units``."""
     paths_at: dict[str, Sequence[str]] = dict(touched) if touched is not None else {}
     if (
         touched is None
     ):  # one name-only diff-tree for the window's commits (far cheaper than patches)
-        starts = [entry[s].author_time for u in units for s in u if s in entry] or [0]
+        until = max((entry[s].author_time for u in units for s in u if s in entry), default=0)
         paths_at.update(
             paths_per_commit(
                 repo,
                 [
                     c.sha
                     for c in history
-                    if not c.is_merge and min(starts) <= c.author_time <= max(starts) + WINDOW
+                    if not c.is_merge and since <= c.author_time <= until + WINDOW
                 ],
             )
         )
@@ -271,21 +317,18 @@ def _lines_of(
     return per_sha[sha]
 
 
-def _unit_followups(
+def _unit_found(
     unit: tuple[str, ...],
     shas: list[str],
-    unit_picks: dict[tuple[str, ...], list[str]],
     named: dict[tuple[str, ...], list[tuple[str, str]]],
     near: dict[tuple[str, ...], list[str]],
     store: PatchStore,
     entry: dict[str, LogEntry],
     order: dict[str, int],
-    carried: Counter[tuple[str, bytes]],
     per_sha: dict[str, tuple[Counter[bytes], list[tuple[str, list[bytes]]]]],
-) -> list[FollowUp]:
-    """One unit's follow-ups: the commits that name it, then the candidates that mostly rewrite
-    lines it added (ranked); none that a pick already carries."""
-    out: list[FollowUp] = []
+) -> list[Found]:
+    """One unit's later commits that name it, and the candidates that mostly rewrite lines it
+    added (with their rank), in history order."""
     added = {
         norm(ln)
         for s in shas
@@ -294,12 +337,7 @@ def _unit_followups(
         for ln in f.added
         if len(norm(ln)) >= 8
     }
-    pick_paths = {
-        f.path for p in unit_picks.get(unit, []) for f in store.changed(p) if is_code(f.path)
-    }
-    found: list[tuple[str, str, tuple[int, int, float, int] | None]] = [
-        (sha, why, None) for sha, why in named.get(unit, [])
-    ]
+    found: list[Found] = [(sha, why, None) for sha, why in named.get(unit, [])]
     unit_paths = {f.path for s in shas if not _merged_in(s, unit, entry) for f in store.changed(s)}
     for sha in near.get(unit, []):
         readded, gone = _lines_of(store, per_sha, sha)
@@ -315,16 +353,34 @@ def _unit_followups(
         hit = sum(1 for ln in removed if ln in added)
         # A fix of the source rewrites mostly its lines; a refactor that passes through them does not.
         if hit and hit >= FOCUS * len(removed):
-            code = int(bool(pick_paths & {f.path for f in store.changed(sha)}))
             fix = int(bool(_FIXLIKE.search(entry[sha].subject)))
             found.append(
                 (
                     sha,
                     f"changes lines the source added ({hit} of {len(removed)} removed)",
-                    (code, fix, round(hit / len(removed), 4), hit),
+                    (fix, round(hit / len(removed), 4), hit),
                 )
             )
-    for sha, why, rank in sorted(found, key=lambda t: order[t[0]]):
+    return sorted(found, key=lambda t: order[t[0]])
+
+
+def _unit_followups(
+    unit: tuple[str, ...],
+    found: Sequence[Found],
+    unit_picks: dict[tuple[str, ...], list[str]],
+    picked: set[str],
+    store: PatchStore,
+    entry: dict[str, LogEntry],
+    carried: Counter[tuple[str, bytes]],
+) -> list[FollowUp]:
+    """One unit's follow-ups: what ``_unit_found`` found, but none that a pick already carries."""
+    out: list[FollowUp] = []
+    pick_paths = {
+        f.path for p in unit_picks.get(unit, []) for f in store.changed(p) if is_code(f.path)
+    }
+    for sha, why, rank in found:
+        if sha in picked:
+            continue
         keys = _keys(store, [sha])
         if keys and sum((keys & carried).values()) >= CARRIED * sum(keys.values()):
             continue  # a pick carries it (e.g. a release-branch merge back into main)
@@ -332,10 +388,13 @@ def _unit_followups(
         if plus and sum((plus & carried).values()) == sum(plus.values()):
             continue  # an adapted pick already wrote every line it adds (numpy 2.3.x)
         paths = sorted({f.path for f in store.changed(sha)})
+        code = int(bool(pick_paths & set(paths)))
         if rank is not None:  # names nothing: a candidate, info
-            out.append(FollowUp(unit, sha, entry[sha].subject, why, paths, "info", False, rank))
+            out.append(
+                FollowUp(unit, sha, entry[sha].subject, why, paths, "info", False, (code, *rank))
+            )
             continue
-        sev: Severity = "P1" if pick_paths & set(paths) else "P2"
+        sev: Severity = "P1" if code else "P2"
         out.append(FollowUp(unit, sha, entry[sha].subject, why, paths, sev))
     return out
 

@@ -6,11 +6,9 @@ keeps that configuration elsewhere) are an adaptation to look at (P2), not a par
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from harness.checks.fidelity.compare import FileResult, is_test_path, norm
-from harness.git import GitRepo
-from harness.git.evidence import entries_at
 from harness.report.model import Severity
 
 # CI and repository tooling: workflows, CI folders, top-level tools/ and dotfiles (.clang-format,
@@ -100,12 +98,12 @@ def _moved(files: Sequence[FileResult], lacking: Sequence[FileResult]) -> bool:
 
 
 def at_parent(
-    repo: GitRepo, wanted: Sequence[tuple[str, str, str | None]]
+    wanted: Sequence[tuple[str, str, str | None]], ids: Mapping[tuple[str, str], str]
 ) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
-    """For (pick, path, the source's new object id) triples: the pairs whose path the pick's
-    parent does not have, and those where the parent already holds the source's result (another
-    pick brought it, e.g. the submodule bump the source carries)."""
-    ids = entries_at(repo, [(f"{pick}^", path) for pick, path, _ in wanted])
+    """For (pick, path, the source's new object id) triples, given the object ids at
+    ``(pick^, path)`` (``git/evidence.entries_at``; absent pairs left out): the pairs whose path the
+    pick's parent does not have, and those where the parent already holds the source's result
+    (another pick brought it, e.g. the submodule bump the source carries)."""
     absent, already = set(), set()
     for pick, path, new in wanted:
         got = ids.get((f"{pick}^", path))

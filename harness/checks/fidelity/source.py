@@ -281,6 +281,10 @@ class SourceFinder:
         ] = {}  # pick -> PR-number candidates its content did not confirm
         self.title_cands: dict[str, list[str]] = {}  # pick -> merges whose PR title is its subject
         self.siblings: dict[str, list[str]] = {}  # pick -> other releases' backports of its PR
+        # The picks searched by similarity: each one's answer depends on the others' (the
+        # candidates are the commits near any of them, and a line too common among them is no
+        # evidence), so a kept answer holds only for the same set (check.py's memo).
+        self.similar: list[str] = []
 
     def resolve(self) -> dict[str, Resolution]:
         res: dict[str, Resolution] = {}
@@ -552,7 +556,8 @@ class SourceFinder:
         self.found(dict(out))
         subject = self._by_subject({p: by_subject[p] for p in rest if p in by_subject})
         self._note_same_subject(rest, by_subject, subject)
-        scored = self._similar([p for p in rest if p not in subject], history, touched, names)
+        self.similar = [p for p in rest if p not in subject]
+        scored = self._similar(self.similar, history, touched, names)
         scored.update({p: [found] for p, found in subject.items()})
         out.update(self._by_score(scored, subject))
         return out
