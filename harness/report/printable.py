@@ -11,6 +11,8 @@ import dataclasses
 import re
 from typing import Any, TypeVar
 
+from harness.report.model import Code, Sha
+
 T = TypeVar("T")
 _LONE = re.compile("[\udc80-\udcff]")
 _OTHER = re.compile("[\ud800-\udfff]")
@@ -37,6 +39,12 @@ def printable(obj: T) -> T:
         return obj if text.isascii() else escape(text)  # type: ignore[return-value]
     if kind in _LEAVES:
         return obj
+    if kind is Code:  # cells: tens of thousands in a long report
+        code: Any = obj
+        return obj if code.text.isascii() else Code(escape(code.text))  # type: ignore[return-value]
+    if kind is Sha:
+        sha: Any = obj
+        return obj if sha.sha.isascii() else Sha(escape(sha.sha))  # type: ignore[return-value]
     if isinstance(obj, str):
         return escape(obj)  # type: ignore[return-value]
     if isinstance(obj, (list, tuple)):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 
@@ -11,6 +12,7 @@ from harness.checks.fidelity.check import fidelity_section
 from harness.checks.fidelity.endstate import diff_at
 from harness.git import GitRepo
 from harness.infra.offload import Worker
+from harness.report.model import Section
 
 A = [b"a", b"b", b"c", b"d", b"e"]
 B = [b"a", b"x", b"c", b"e", b"f"]
@@ -103,3 +105,35 @@ def test_what_the_function_prints_does_not_reach_the_answers():
     worker.close()
     assert [f.result(timeout=60) for f in futures] == [None, None]
     assert worker._proc is not None and worker._proc.wait(timeout=60) == 0  # answered there
+
+
+def test_a_worker_starts_only_for_rows_the_index_does_not_keep(builder, monkeypatch, tmp_path):
+    """With end-state rows kept in the history index, a re-run computes none and starts no worker;
+    one that must compute OFFLOAD_PICKS picks' rows starts it then, with the same answer."""
+    import harness.checks.fidelity.check as fidelity
+    from harness.infra.history_index import HistoryIndex
+
+    fork = _picks(builder, 4)
+    started: list[Worker] = []
+    monkeypatch.setattr(
+        "harness.infra.offload.Worker", lambda *a: started.append(Worker(*a)) or started[-1]
+    )
+    monkeypatch.setattr(fidelity, "OFFLOAD_PICKS", 1)
+    plain = fidelity_section(GitRepo(builder.path), fork, "release", "main")
+
+    def run() -> Section:
+        repo = GitRepo(builder.path)
+        index = HistoryIndex(repo, tmp_path / "index")
+        section = fidelity.fidelity_check(repo, fork, "release", "main", index=index).section
+        index.save()
+        for answer in (tmp_path / "index").rglob("results/*.json"):
+            answer.unlink()  # not served whole: the rows are what is tested
+        return section
+
+    assert run().data == plain.data and len(started) == 2  # cold: started up front
+    assert run().data == plain.data and len(started) == 2  # every row kept: none started
+    for memo in (tmp_path / "index").rglob("memo-end-state.json"):  # kept, but of no use
+        data = json.loads(memo.read_text())
+        data["entries"] = {k: [v[0], "not a row"] for k, v in data["entries"].items()}
+        memo.write_text(json.dumps(data))
+    assert run().data == plain.data and len(started) == 3  # rows to compute: started for them

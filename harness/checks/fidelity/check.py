@@ -618,11 +618,10 @@ def _fidelity(
     fork = fork_point(repo, base, head)
     # From OFFLOAD_PICKS picks on, end states run in a second interpreter, started now so that its
     # start-up overlaps git's work: they no longer share this one's GIL with the source search.
-    worker = None
-    if count_commits(repo, base, head)[1] >= OFFLOAD_PICKS and _cores() > 1:
-        from harness.infra.offload import Worker  # a small range never pays for its import
-
-        worker = Worker(end_states.__module__, end_states.__name__)
+    # Where the index keeps end-state rows, only once OFFLOAD_PICKS picks' rows must be computed.
+    workers = _Workers(count_commits(repo, base, head)[1] >= OFFLOAD_PICKS and _cores() > 1)
+    if workers.wanted and not (index is not None and index.holds("end-state")):
+        workers.start()
     try:
         return _check(
             repo,
@@ -633,13 +632,31 @@ def _fidelity(
             mapping,
             source_name,
             fork,
-            worker,
+            workers,
             compile_patterns(release_paths),
             index,
         )
     finally:
-        if worker is not None:
-            worker.close()
+        workers.close()
+
+
+class _Workers:
+    """The end-state worker interpreter of one run: started at most once, when ``wanted``."""
+
+    def __init__(self, wanted: bool) -> None:
+        self.wanted = wanted
+        self.worker: Worker | None = None
+
+    def start(self) -> Worker | None:
+        if self.wanted and self.worker is None:
+            from harness.infra.offload import Worker  # a small range never pays for its import
+
+            self.worker = Worker(end_states.__module__, end_states.__name__)
+        return self.worker
+
+    def close(self) -> None:
+        if self.worker is not None:
+            self.worker.close()
 
 
 def _cores() -> int:
@@ -658,7 +675,7 @@ def _check(
     mapping: Mapping[str, str | Sequence[str]] | None,
     source_name: str,
     fork: str,
-    worker: Worker | None,
+    workers: _Workers,
     release_paths: Sequence[re.Pattern[str]] = (),
     index: HistoryIndex | None = None,
 ) -> Checked[FidelityResult]:
@@ -668,7 +685,9 @@ def _check(
     # End states read blobs and diff them in Python, in a thread, from the moment a pick's sources
     # are known, while this thread waits on git for the other picks' sources, the PR branch, units
     # and follow-ups (none of which reads an end state).
-    jobs = EndStateJobs(repo, fork, head, worker, Memo(index, []))
+    jobs = EndStateJobs(
+        repo, fork, head, workers.worker, Memo(index, []), workers.start, OFFLOAD_PICKS
+    )
     merges, results, store, history, touched, left = _compare(
         repo, base, head, source, mapping, fork, jobs, index
     )

@@ -475,10 +475,15 @@ class EndStateJobs:
         head: str,
         worker: Worker | None = None,
         memo: Memo = NO_MEMO,
+        spawn: Callable[[], Worker | None] | None = None,
+        offload_at: int = 16,
     ) -> None:
         self.repo, self.fork, self.head = repo, fork, head
         self.worker = worker  # a second interpreter running ``end_states`` (else the thread)
         self.memo = memo
+        # Starts a worker (or says None) once ``offload_at`` picks' rows are to be computed.
+        self.spawn, self.offload_at = spawn, offload_at
+        self.computed = 0
         self.sent: dict[str, Row] = {}
         self.jobs: list[Future[dict[str, list[EndState]]]] = []
         self.lines: dict[str, dict[str, Counter[bytes]]] | None = None
@@ -509,6 +514,9 @@ class EndStateJobs:
         new = self._recall(new)
         if not new:
             return
+        self.computed += len(new)
+        if self.worker is None and self.spawn is not None and self.computed >= self.offload_at:
+            self.worker = self.spawn()
         if self.worker is None:
             args = (self.repo, self.fork, self.head, new, self.lines, self.renamed)
             self.jobs.append(_JOBS.submit(end_states, *args))

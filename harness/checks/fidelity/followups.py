@@ -134,19 +134,15 @@ def find_followups(
     filtered by what this range's picks carry."""
     order = {c.sha: i for i, c in enumerate(history)}
     entry = {c.sha: c for c in history}
-    # Without the history's own path listing, paths are read from the earliest unit's date on: a
-    # commit authored before it cannot be a content candidate, so that date is part of the key.
-    since = min((entry[s].author_time for u in units for s in u if s in entry), default=0)
-    scope = [touched is not None or since]
     found: dict[tuple[str, ...], list[Found]] = {}
     for unit, shas in units.items():
-        kept = memo.get("followups", [*scope, list(unit), shas], _valid_found)
+        kept = memo.get("followups", [list(unit), shas], _valid_found)
         if kept is not None:
             found[unit] = [(s, why, None if r is None else tuple(r)) for s, why, r in kept]
     todo = {u: shas for u, shas in units.items() if u not in found}
     if todo:
         # Picked commits are left out afterwards (below), so that what is kept holds for any range.
-        named, near = _candidates(repo, history, bodies, todo, store, touched, order, entry, since)
+        named, near = _candidates(repo, history, bodies, todo, store, touched, order, entry)
         # Candidates are only searched: their ± lines (no context) are enough.
         store.ensure_lines(
             [c for v in named.values() for c, _ in v] + [c for v in near.values() for c in v]
@@ -156,9 +152,7 @@ def find_followups(
         per_sha: dict[str, tuple[Counter[bytes], list[tuple[str, list[bytes]]]]] = {}
         for unit, shas in todo.items():
             found[unit] = _unit_found(unit, shas, named, near, store, entry, order, per_sha)
-            memo.put(
-                "followups", [*scope, list(unit), shas], [[s, w, r] for s, w, r in found[unit]]
-            )
+            memo.put("followups", [list(unit), shas], [[s, w, r] for s, w, r in found[unit]])
     store.ensure_lines(
         [s for v in found.values() for s, _, _ in v if s not in picked and s not in store.full]
     )
@@ -203,10 +197,10 @@ def _candidates(
     touched: dict[str, Sequence[str]] | None,
     order: dict[str, int],
     entry: dict[str, LogEntry],
-    since: int,
 ) -> tuple[dict[tuple[str, ...], list[tuple[str, str]]], dict[tuple[str, ...], list[str]]]:
     """Per unit: the later commits that name it (with why), and those that only change one of its
-    paths within WINDOW (candidates, judged by their lines)."""
+    paths, authored from its first commit to WINDOW after its last (candidates, judged by their
+    lines). Each unit's answer depends on no other unit (the memo keeps it by the unit alone)."""
     # Only commits that name something can name a source: a body the grep kept, a revert, a PR number.
     naming = {c.sha for c in history if c.sha in bodies or c.subject.startswith('Revert "')}
     by_number = numbered(
@@ -216,7 +210,7 @@ def _candidates(
     near: dict[tuple[str, ...], list[str]] = {}
     store.ensure([s for v in units.values() for s in v])
     unit_paths = {u: {f.path for s in shas for f in store.changed(s)} for u, shas in units.items()}
-    paths_at = _paths_at(repo, history, units, entry, touched, since)
+    paths_at = _paths_at(repo, history, units, entry, touched)
     # Per unit, only the commits that can say anything are visited (not the whole history after
     # it): the ones that name something and the ones changing one of the unit's paths.
     by_path: dict[str, list[int]] = {}
@@ -233,6 +227,8 @@ def _candidates(
             continue
         start = max(order[s] for s in on)
         when = max(entry[s].author_time for s in on)
+        # A commit authored before the unit's first one did not write against its lines.
+        first = min(entry[s].author_time for s in on)
         own = set(shas)
         numbers = {n for s in on for n in pr_numbers(entry[s].subject)}
         subjects = {entry[s].subject for s in on}
@@ -260,12 +256,14 @@ def _candidates(
                 named.setdefault(unit, []).append((c.sha, why))
             elif (
                 not c.is_merge
-                and c.author_time - when <= WINDOW
+                and first <= c.author_time <= when + WINDOW
                 and not unit_paths[unit].isdisjoint(paths_at.get(c.sha, ()))
             ):
                 close.append(i)
         until = when + WINDOW
-        close += [i for i in changing - asks if times[i] <= until and shas_at[i] not in own]
+        close += [
+            i for i in changing - asks if first <= times[i] <= until and shas_at[i] not in own
+        ]
         if close:
             near[unit] = [shas_at[i] for i in sorted(close)]
     return named, near
@@ -277,15 +275,15 @@ def _paths_at(
     units: dict[tuple[str, ...], list[str]],
     entry: dict[str, LogEntry],
     touched: dict[str, Sequence[str]] | None,
-    since: int,
 ) -> dict[str, Sequence[str]]:
     """The paths each commit changes: ``touched`` (the history's own listing) when there is one,
-    else read for the commits authored from ``since`` to WINDOW after the last of ``units``."""
+    else read for the commits authored from the first of ``units`` to WINDOW after the last."""
     paths_at: dict[str, Sequence[str]] = dict(touched) if touched is not None else {}
     if (
         touched is None
     ):  # one name-only diff-tree for the window's commits (far cheaper than patches)
-        until = max((entry[s].author_time for u in units for s in u if s in entry), default=0)
+        times = [entry[s].author_time for u in units for s in u if s in entry] or [0]
+        since, until = min(times), max(times)
         paths_at.update(
             paths_per_commit(
                 repo,
