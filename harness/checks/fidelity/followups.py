@@ -199,8 +199,9 @@ def _candidates(
     entry: dict[str, LogEntry],
 ) -> tuple[dict[tuple[str, ...], list[tuple[str, str]]], dict[tuple[str, ...], list[str]]]:
     """Per unit: the later commits that name it (with why), and those that only change one of its
-    paths, authored from its first commit to WINDOW after its last (candidates, judged by their
-    lines). Each unit's answer depends on no other unit (the memo keeps it by the unit alone)."""
+    paths, authored up to WINDOW after it (candidates, judged by their lines; a rebased commit
+    keeps an earlier author date). Each unit's answer depends on no other unit (the memo keeps it
+    by the unit alone)."""
     # Only commits that name something can name a source: a body the grep kept, a revert, a PR number.
     naming = {c.sha for c in history if c.sha in bodies or c.subject.startswith('Revert "')}
     by_number = numbered(
@@ -210,7 +211,7 @@ def _candidates(
     near: dict[tuple[str, ...], list[str]] = {}
     store.ensure([s for v in units.values() for s in v])
     unit_paths = {u: {f.path for s in shas for f in store.changed(s)} for u, shas in units.items()}
-    paths_at = _paths_at(repo, history, units, entry, touched)
+    paths_at = _paths_at(repo, history, units, order, entry, touched)
     # Per unit, only the commits that can say anything are visited (not the whole history after
     # it): the ones that name something and the ones changing one of the unit's paths.
     by_path: dict[str, list[int]] = {}
@@ -227,8 +228,6 @@ def _candidates(
             continue
         start = max(order[s] for s in on)
         when = max(entry[s].author_time for s in on)
-        # A commit authored before the unit's first one did not write against its lines.
-        first = min(entry[s].author_time for s in on)
         own = set(shas)
         numbers = {n for s in on for n in pr_numbers(entry[s].subject)}
         subjects = {entry[s].subject for s in on}
@@ -256,14 +255,12 @@ def _candidates(
                 named.setdefault(unit, []).append((c.sha, why))
             elif (
                 not c.is_merge
-                and first <= c.author_time <= when + WINDOW
+                and c.author_time <= when + WINDOW
                 and not unit_paths[unit].isdisjoint(paths_at.get(c.sha, ()))
             ):
                 close.append(i)
         until = when + WINDOW
-        close += [
-            i for i in changing - asks if first <= times[i] <= until and shas_at[i] not in own
-        ]
+        close += [i for i in changing - asks if times[i] <= until and shas_at[i] not in own]
         if close:
             near[unit] = [shas_at[i] for i in sorted(close)]
     return named, near
@@ -273,25 +270,21 @@ def _paths_at(
     repo: GitRepo,
     history: Sequence[LogEntry],
     units: dict[tuple[str, ...], list[str]],
+    order: dict[str, int],
     entry: dict[str, LogEntry],
     touched: dict[str, Sequence[str]] | None,
 ) -> dict[str, Sequence[str]]:
     """The paths each commit changes: ``touched`` (the history's own listing) when there is one,
-    else read for the commits authored from the first of ``units`` to WINDOW after the last."""
+    else read for the commits after the first of ``units`` authored up to WINDOW after the last."""
     paths_at: dict[str, Sequence[str]] = dict(touched) if touched is not None else {}
-    if (
-        touched is None
-    ):  # one name-only diff-tree for the window's commits (far cheaper than patches)
-        times = [entry[s].author_time for u in units for s in u if s in entry] or [0]
-        since, until = min(times), max(times)
+    on = [s for u in units for s in u if s in entry]
+    if touched is None and on:  # one name-only diff-tree for those (far cheaper than patches)
+        after = min(order[s] for s in on)
+        until = max(entry[s].author_time for s in on) + WINDOW
         paths_at.update(
             paths_per_commit(
                 repo,
-                [
-                    c.sha
-                    for c in history
-                    if not c.is_merge and since <= c.author_time <= until + WINDOW
-                ],
+                [c.sha for c in history[after + 1 :] if not c.is_merge and c.author_time <= until],
             )
         )
     return paths_at
