@@ -41,7 +41,7 @@ from harness.infra import process, workarea
 from harness.infra.cache import Cache, content_key, interpreter_fingerprint, provenance_text
 from harness.infra.progress import phase
 from harness.inputs import yamlpath
-from harness.report.model import Code, Control, Finding, Section, Sha, Table
+from harness.report.model import Anchors, Code, Control, Finding, Section, Sha, Table
 
 EXPECTS = ("killed", "survived")
 COUNTED = ("passed", "failed", "error", "skipped")
@@ -577,6 +577,7 @@ def _add_row(
                 f"with the gap filled the selection gives {counts} — the same outcome for all "
                 f"{len(o.outcomes)} tests as without it",
                 key=f"{r.mutation.gap}:{run.tests}:{run.marker}",
+                anchors=Anchors(commit=str(r.mutation.gap)),
             )
         )
 
