@@ -271,7 +271,9 @@ BOT = "pick-bot <41898282+pick-bot@users.noreply.github.com>"
 
 
 def commits() -> tuple[list[CommitSpec], dict[str, str]]:
-    """The demo history as commit specs, plus the extra branch names."""
+    """The demo history as commit specs, plus the extra branch names.
+
+    Long on purpose: the history is data, one spec per commit in order, read top to bottom."""
     typo = {"README.md": BASE_FILES["README.md"].replace("wrokers", "workers")}  # type: ignore[union-attr]
     c1 = {
         "serving/decoder.py": DECODER_C1,

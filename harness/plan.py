@@ -158,17 +158,7 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
     _add_traces(plan, repo, scenarios, refs, cached)
     _add_pins(plan, repo, scenarios, refs, cached)
     lane_ref, workflows, extra_lanes = _lanes_inputs(scenarios, refs, head)
-    plan.add(
-        "lanes",
-        "CI lanes",
-        lambda: cached(
-            ("lanes", lane_ref),
-            # pytest's own -m parser judges the expressions: its version is part of the key.
-            (json.dumps([workflows, extra_lanes], sort_keys=True), _pytest_version()),
-            lambda: lanes_section(repo, lane_ref, workflows, extra_lanes),
-        ),
-    )
-
+    _add_lanes(plan, repo, lane_ref, workflows, extra_lanes, cached)
     for sel_v in _all(scenarios, "selection"):
         plan.add(
             "selection",
@@ -220,6 +210,27 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
             "name the branch they came from with --source REF, or pass --no-fidelity"
         )
     return plan
+
+
+def _add_lanes(
+    plan: Plan,
+    repo: GitRepo,
+    lane_ref: str,
+    workflows: list[str] | None,
+    extra_lanes: list[dict[str, str]] | None,
+    cached: _GitCache,
+) -> None:
+    """The lanes step: the CI lanes at ``lane_ref``, cached by what they read."""
+    plan.add(
+        "lanes",
+        "CI lanes",
+        lambda: cached(
+            ("lanes", lane_ref),
+            # pytest's own -m parser judges the expressions: its version is part of the key.
+            (json.dumps([workflows, extra_lanes], sort_keys=True), _pytest_version()),
+            lambda: lanes_section(repo, lane_ref, workflows, extra_lanes),
+        ),
+    )
 
 
 def _read_inputs(

@@ -29,13 +29,13 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.checks.result import Checked
 from harness.errors import UsageError
-from harness.git import GitRepo
+from harness.git import Commit, GitRepo
 from harness.git.backports import (
     SourceCommit,
     TrialPick,
@@ -326,24 +326,12 @@ def backports_check(
     # One pass over the source history since the oldest fork point.
     history = source_log(repo, [src], [oldest])
     by_sha: dict[str, SourceCommit] = {c.sha: c for c in history}
-    in_scope: set[str] | None = None
-    if since is not None:
-        kind, value = since
-        if kind == "ref":
-            in_scope = reachable(repo, src, [value, oldest])
-        else:
-            in_scope = {c.sha for c in source_log(repo, [src], [oldest], since=value)}
+    in_scope = _in_scope(repo, src, oldest, since)
     reasons, prs, unmatched = _reasons(
         history, by_sha, picked, order, candidates, explicit, pattern, in_scope
     )
-
-    # Rows: source history order (newest first), then rows outside it (off-branch sources, older
-    # candidates) by commit time, newest first.
     position = {c.sha: i for i, c in enumerate(history)}
-    outside = [s for s in reasons if s not in position]
-    extra = {c.sha: c for c in (repo.commits(outside, no_walk=True) if outside else [])}
-    outside.sort(key=lambda s: (-(extra[s].committer_time if s in extra else 0), s))
-    row_shas = sorted((s for s in reasons if s in position), key=position.__getitem__) + outside
+    row_shas, extra = _row_order(repo, reasons, position)
 
     def subject(s: str) -> str:
         return by_sha[s].subject if s in by_sha else (extra[s].subject if s in extra else "")
@@ -377,6 +365,30 @@ def backports_check(
         controls,
     )
     return Checked(result, backports_section(result))
+
+
+def _in_scope(
+    repo: GitRepo, src: str, oldest: str, since: tuple[str, str] | None
+) -> set[str] | None:
+    """The source commits ``--since`` keeps (a ref: those it does not reach; a date: those
+    committed since), or None for all."""
+    if since is None:
+        return None
+    kind, value = since
+    if kind == "ref":
+        return reachable(repo, src, [value, oldest])
+    return {c.sha for c in source_log(repo, [src], [oldest], since=value)}
+
+
+def _row_order(
+    repo: GitRepo, reasons: Mapping[str, object], position: Mapping[str, int]
+) -> tuple[list[str], dict[str, Commit]]:
+    """Rows in source history order (newest first), then rows outside it (off-branch sources,
+    older candidates) by commit time, newest first; and those outside rows' commits."""
+    outside = [s for s in reasons if s not in position]
+    extra = {c.sha: c for c in (repo.commits(outside, no_walk=True) if outside else [])}
+    outside.sort(key=lambda s: (-(extra[s].committer_time if s in extra else 0), s))
+    return sorted((s for s in reasons if s in position), key=position.__getitem__) + outside, extra
 
 
 def _explicit_candidates(

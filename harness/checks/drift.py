@@ -365,25 +365,7 @@ def _findings(d: Drift, base: str, head: str) -> list[Finding]:
     total_added = sum(p.added for p in d.presence)
     total_present = sum(p.present for p in d.presence)
     if d.audit:
-        merge = (
-            "not attempted"
-            if d.merge.error
-            else "clean"
-            if d.merge.clean
-            else f"conflicts in {len(d.merge.conflicts)} file(s)"
-        )
-        findings.append(
-            Finding(
-                "drift-behind",
-                "info",
-                f"{head} is {len(d.base_commits)} commit(s) behind {base} "
-                f"({d.head_commits} of its own since the merge base {d.merge_base[:12]})",
-                f"audit form: {d.audit}; a trial merge of {base} into {head} ({merge}) and lines "
-                f"already on {base} ({total_present} of {total_added}) are shown, not gated",
-                key=f"{d.base}\0{d.head}\0behind",
-            )
-        )
-        return findings
+        return [_behind(d, base, head, total_added, total_present)]
     if d.merge.error:
         findings.append(
             Finding(
@@ -405,28 +387,7 @@ def _findings(d: Drift, base: str, head: str) -> list[Finding]:
                 key=f"{d.base}\0{d.head}\0conflict",
             )
         )
-    if total_added and total_present == total_added:
-        findings.append(
-            Finding(
-                "drift-redundant",
-                "P2",
-                f"{head}'s change is already on {base} by another route",
-                f"all {total_added} significant added line(s) exist at {base}'s tip",
-                key=f"{d.base}\0{d.head}\0redundant",
-            )
-        )
-    else:
-        for p in d.presence:
-            if p.added and p.present == p.added:
-                findings.append(
-                    Finding(
-                        "drift-file-present",
-                        "info",
-                        f"{p.path}: {head}'s added lines are all at {base} already",
-                        f"{p.added} line(s)",
-                        key=f"{p.path}\0present",
-                    )
-                )
+    findings += _already_there(d, base, head, total_added, total_present)
     if d.overlap and d.merge.clean:
         findings.append(
             Finding(
@@ -439,6 +400,53 @@ def _findings(d: Drift, base: str, head: str) -> list[Finding]:
             )
         )
     return findings
+
+
+def _behind(d: Drift, base: str, head: str, total_added: int, total_present: int) -> Finding:
+    """The audit form's one finding: how far the release is behind (info)."""
+    merge = (
+        "not attempted"
+        if d.merge.error
+        else "clean"
+        if d.merge.clean
+        else f"conflicts in {len(d.merge.conflicts)} file(s)"
+    )
+    return Finding(
+        "drift-behind",
+        "info",
+        f"{head} is {len(d.base_commits)} commit(s) behind {base} "
+        f"({d.head_commits} of its own since the merge base {d.merge_base[:12]})",
+        f"audit form: {d.audit}; a trial merge of {base} into {head} ({merge}) and lines "
+        f"already on {base} ({total_present} of {total_added}) are shown, not gated",
+        key=f"{d.base}\0{d.head}\0behind",
+    )
+
+
+def _already_there(
+    d: Drift, base: str, head: str, total_added: int, total_present: int
+) -> list[Finding]:
+    """HEAD's change already on BASE: all of it (P2), else each file whose lines all are (info)."""
+    if total_added and total_present == total_added:
+        return [
+            Finding(
+                "drift-redundant",
+                "P2",
+                f"{head}'s change is already on {base} by another route",
+                f"all {total_added} significant added line(s) exist at {base}'s tip",
+                key=f"{d.base}\0{d.head}\0redundant",
+            )
+        ]
+    return [
+        Finding(
+            "drift-file-present",
+            "info",
+            f"{p.path}: {head}'s added lines are all at {base} already",
+            f"{p.added} line(s)",
+            key=f"{p.path}\0present",
+        )
+        for p in d.presence
+        if p.added and p.present == p.added
+    ]
 
 
 def drift_section(repo: GitRepo, base: str, head: str, source: str | None = None) -> Section:

@@ -13,7 +13,17 @@ from harness.infra.cache import Cache, provenance_text
 from harness.inputs.scenario import Expectation, Scenario, row_label
 from harness.probes.engine import ColumnRun, ProbeRun, run_probes
 from harness.probes.kinds import CellResult
-from harness.report.model import Cell, Code, Control, Finding, Section, Sha, Table
+from harness.report.model import (
+    Anchors,
+    Cell,
+    Code,
+    Control,
+    ControlFacts,
+    Finding,
+    Section,
+    Sha,
+    Table,
+)
 
 SAME = "same"
 LEGEND = (
@@ -121,7 +131,7 @@ def probe_section(scenario: Scenario, probe: Any, run: ProbeRun) -> Section:
     proof_table = _proof_table(probe, cols, grid, run)
     findings, controls, broken = _control_checks(probe, cols, controls_cols, grid)
     _cell_checks(probe, names, grid, broken, findings, controls)
-    _expectation_checks(scenario, probe, grid, findings, controls)
+    _expectation_checks(scenario, probe, cols, grid, findings, controls)
     summary = (
         f"{len(probe.rows)} rows × {len(names)} columns ({', '.join(names)}); "
         f"{len(probe.rows) - len(unmoved)} row(s) differ between columns."
@@ -234,6 +244,7 @@ def _control_checks(
                     "the table is not evidence",
                     broken[c.column.name],
                     key=f"{probe.id}:{c.column.name}:broken",
+                    anchors=Anchors(controls=(control_facts(probe.id, c),)),
                 )
             )
             controls.append(
@@ -316,9 +327,38 @@ def _cell_checks(
         )
 
 
+def control_facts(probe_id: str, c: ColumnRun) -> ControlFacts:
+    """A control column as the verdict's causes name it: what its edits apply and change."""
+    return ControlFacts(
+        name=f"{probe_id}/{c.column.name}",
+        commits=tuple(e.commit for e in c.column.edits if e.commit),
+        paths=tuple(sorted({e.path for e in c.column.edits if e.path})),
+    )
+
+
+def _expectation_anchors(e: Expectation, probe_id: str, cols: list[ColumnRun]) -> Anchors:
+    """The controls an expectation is about: the columns it compares, or every control of the
+    table when it compares none; the column it compares against and that column's edits."""
+    other = e.same_as or e.differs_from
+    names = {e.column, other} if other else None
+    anchors = Anchors(
+        controls=tuple(
+            control_facts(probe_id, c)
+            for c in cols
+            if c.column.role == "control" and (names is None or c.column.name in names)
+        )
+    )
+    if other:
+        anchors["expects"] = (e.column, "same as" if e.same_as else "differs from", other)
+        col = next((c for c in cols if c.column.name == other), None)
+        anchors["other_edits"] = tuple(e.describe() for e in col.column.edits) if col else ()
+    return anchors
+
+
 def _expectation_checks(
     scenario: Scenario,
     probe: Any,
+    cols: list[ColumnRun],
     grid: dict[str, list[CellResult]],
     findings: list[Finding],
     controls: list[Control],
@@ -345,6 +385,7 @@ def _expectation_checks(
                     title,
                     f"{what} fails at {detail}",
                     key=f"{probe.id}:{what}",
+                    anchors=_expectation_anchors(e, probe.id, cols),
                 )
             )
 

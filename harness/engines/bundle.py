@@ -301,10 +301,71 @@ def build_bundle(
 
 
 def _fill(version: str, target: Target, folder: Path, max_bytes: int, log: Log) -> dict[str, Any]:
+    """Download the bundle's wheels into ``folder`` and write its manifest; returns the manifest."""
     files: list[dict[str, Any]] = []
     left_out: list[dict[str, str]] = []
     notes: list[str] = []
+    sglang_wheel = _download_sglang(version, target, folder, log)
+    files.append({"file": sglang_wheel, "role": "sglang"})
+    pins = exact_pins(wheel_requires(folder / sglang_wheel))
+    lock_version, lock = lock_for(version)
+    if lock_version != version:
+        notes.append(
+            f"no import trace for {version}: used the {lock_version} lock with {version}'s own pins"
+        )
+    ship, if_pure = _dependencies(lock, pins, target, left_out)
+    for wheel in download(target, ship, folder, log).values():
+        files.append({"file": wheel, "role": "dependency"})
+    for spec, wheel in download(target, sorted(if_pure), folder, log).items():
+        files.append(
+            {"file": wheel, "role": "dependency", "why": if_pure[spec] + ": shipped (pure python)"}
+        )
+    _ship_what_shipped_wheels_need(target, folder, files, left_out, lock, log)
+    standins: dict[str, str] = {}
+    engine_kwargs: dict[str, Any] = {}
+    for name, (package, source, kwargs) in FIT_OR_STANDIN.items():
+        want = pins.get(name) or lock.get(name, "")
+        why = _fit(name, want, target, folder, max_bytes, files, notes, log)
+        if why is None:
+            continue
+        standin = build_standin_wheel(package, folder, name, Path(__file__).with_name(source))
+        files.append({"file": standin.name, "role": "standin", "why": why})
+        standins[package] = why
+        engine_kwargs.update(kwargs)
+        left_out.append(
+            {"name": name, "version": want, "reason": why + ": STAND-IN shipped instead"}
+        )
+    _describe_files(folder, files)
+    requirements = [f"{f['name']}=={f['version']}" for f in files]
+    manifest: dict[str, Any] = {
+        "schema": SCHEMA,
+        "engine": "sglang",
+        "version": version,
+        "runtime": "gpu",
+        "target": {
+            "python_version": target.python_version,
+            "platform": target.platform,
+            "platform_tags": target.platform_tags,
+            "has_source": target.has_source,
+            "has_count": len(target.has),
+        },
+        "lock": lock_version,
+        "files": files,
+        "left_out": sorted(left_out, key=lambda x: x["name"]),
+        "standins": standins,
+        "notes": notes,
+        "engine_env": STANDIN_ENV if "sgl_kernel" in standins else {},
+        "engine_kwargs": engine_kwargs,
+        "requirements": requirements,
+        "install": "pip install --no-index --find-links DIR --no-deps " + " ".join(requirements),
+        "max_bytes": max_bytes,
+    }
+    _write_manifest(folder, manifest)
+    return manifest
 
+
+def _download_sglang(version: str, target: Target, folder: Path, log: Log) -> str:
+    """The sglang wheel's file name, downloaded into ``folder`` for ``target``."""
     before = _wheels(folder)
     proc = _pip(
         [
@@ -321,15 +382,14 @@ def _fill(version: str, target: Target, folder: Path, max_bytes: int, log: Log) 
     new = _wheels(folder) - before
     if proc.returncode != 0 or not new:
         raise UsageError(_no_sglang_wheel(version, target))
-    sglang_wheel = new.pop()
-    files.append({"file": sglang_wheel, "role": "sglang"})
-    pins = exact_pins(wheel_requires(folder / sglang_wheel))
-    lock_version, lock = lock_for(version)
-    if lock_version != version:
-        notes.append(
-            f"no import trace for {version}: used the {lock_version} lock with {version}'s own pins"
-        )
+    return new.pop()
 
+
+def _dependencies(
+    lock: dict[str, str], pins: dict[str, str], target: Target, left_out: list[dict[str, str]]
+) -> tuple[list[str], dict[str, str]]:
+    """What the lock's packages need shipped (``name==version``), and the pure-python ones shipped
+    over a mismatched target version (spec → why); what is not shipped goes to ``left_out``."""
     ship: list[str] = []
     if_pure: dict[str, str] = {}
     for name, traced in sorted(lock.items()):
@@ -366,85 +426,62 @@ def _fill(version: str, target: Target, folder: Path, max_bytes: int, log: Log) 
             left_out.append({"name": name, "version": want, "reason": why})
         else:
             ship.append(f"{name}=={want}")
-    for wheel in download(target, ship, folder, log).values():
-        files.append({"file": wheel, "role": "dependency"})
-    for spec, wheel in download(target, sorted(if_pure), folder, log).items():
-        files.append(
-            {"file": wheel, "role": "dependency", "why": if_pure[spec] + ": shipped (pure python)"}
-        )
-    _ship_what_shipped_wheels_need(target, folder, files, left_out, lock, log)
+    return ship, if_pure
 
-    standins: dict[str, str] = {}
-    engine_kwargs: dict[str, Any] = {}
-    for name, (package, source, kwargs) in FIT_OR_STANDIN.items():
-        want = pins.get(name) or lock.get(name, "")
-        left = max_bytes - _folder_bytes(folder) - _MANIFEST_ALLOWANCE
-        entry = index_wheel(name, want, target) if want else None
-        size = entry.get("size") if entry else None
-        if size is None:
-            why = f"{name}=={want}: no wheel size from the index for this target"
-        elif size > left:
-            why = f"{name}=={want}: {size / MIB:.1f} MiB wheel, {max(left, 0) / MIB:.1f} MiB left under --max-size"
-        else:  # it fits: download it (bounded by the budget) and read what it needs
-            wheel_name = download(target, [f"{name}=={want}"], folder, log)[f"{name}=={want}"]
-            shipped = {_name_version(f["file"])[0] for f in files}
-            needs = set(required_names(wheel_requires(folder / wheel_name), target))
-            unmet = sorted(needs - set(target.has) - shipped - {"sglang"})
-            if not unmet:
-                files.append({"file": wheel_name, "role": "fits"})
-                if name == "sglang-kernel":
-                    notes.append(
-                        f"real {name}=={want}: built against sglang's torch pin; the target's torch must match"
-                    )
-                continue
-            (folder / wheel_name).unlink()
-            why = f"{name}=={want}: needs {', '.join(unmet)}, which neither the target nor the bundle has"
-        standin = build_standin_wheel(package, folder, name, Path(__file__).with_name(source))
-        files.append({"file": standin.name, "role": "standin", "why": why})
-        standins[package] = why
-        engine_kwargs.update(kwargs)
-        left_out.append(
-            {"name": name, "version": want, "reason": why + ": STAND-IN shipped instead"}
-        )
 
+def _fit(
+    name: str,
+    want: str,
+    target: Target,
+    folder: Path,
+    max_bytes: int,
+    files: list[dict[str, Any]],
+    notes: list[str],
+    log: Log,
+) -> str | None:
+    """Ship the real ``name==want`` when it fits under the budget and what it needs is there (None),
+    else why a stand-in goes instead."""
+    left = max_bytes - _folder_bytes(folder) - _MANIFEST_ALLOWANCE
+    entry = index_wheel(name, want, target) if want else None
+    size = entry.get("size") if entry else None
+    if size is None:
+        return f"{name}=={want}: no wheel size from the index for this target"
+    if size > left:
+        return f"{name}=={want}: {size / MIB:.1f} MiB wheel, {max(left, 0) / MIB:.1f} MiB left under --max-size"
+    # It fits: download it (bounded by the budget) and read what it needs.
+    wheel_name = download(target, [f"{name}=={want}"], folder, log)[f"{name}=={want}"]
+    shipped = {_name_version(f["file"])[0] for f in files}
+    needs = set(required_names(wheel_requires(folder / wheel_name), target))
+    unmet = sorted(needs - set(target.has) - shipped - {"sglang"})
+    if not unmet:
+        files.append({"file": wheel_name, "role": "fits"})
+        if name == "sglang-kernel":
+            notes.append(
+                f"real {name}=={want}: built against sglang's torch pin; the target's torch must match"
+            )
+        return None
+    (folder / wheel_name).unlink()
+    return f"{name}=={want}: needs {', '.join(unmet)}, which neither the target nor the bundle has"
+
+
+def _describe_files(folder: Path, files: list[dict[str, Any]]) -> None:
+    """Each file's name, version, size and sha256; sorted by name."""
     for f in files:
         path = folder / f["file"]
         f["name"], f["version"] = _name_version(f["file"])
         f["size"], f["sha256"] = path.stat().st_size, _sha256(path)
     files.sort(key=lambda f: f["name"])
-    requirements = [f"{f['name']}=={f['version']}" for f in files]
-    manifest: dict[str, Any] = {
-        "schema": SCHEMA,
-        "engine": "sglang",
-        "version": version,
-        "runtime": "gpu",
-        "target": {
-            "python_version": target.python_version,
-            "platform": target.platform,
-            "platform_tags": target.platform_tags,
-            "has_source": target.has_source,
-            "has_count": len(target.has),
-        },
-        "lock": lock_version,
-        "files": files,
-        "left_out": sorted(left_out, key=lambda x: x["name"]),
-        "standins": standins,
-        "notes": notes,
-        "engine_env": STANDIN_ENV if "sgl_kernel" in standins else {},
-        "engine_kwargs": engine_kwargs,
-        "requirements": requirements,
-        "install": "pip install --no-index --find-links DIR --no-deps " + " ".join(requirements),
-        "max_bytes": max_bytes,
-    }
+
+
+def _write_manifest(folder: Path, manifest: dict[str, Any]) -> None:
+    """Write bundle.json with ``total_bytes`` set, which counts bundle.json itself (whose size
+    depends on the total's digits)."""
     manifest["total_bytes"] = 0
-    for _ in range(
-        4
-    ):  # the total counts bundle.json itself, whose size depends on the total's digits
+    for _ in range(4):
         (folder / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
         if manifest["total_bytes"] == _folder_bytes(folder):
             break
         manifest["total_bytes"] = _folder_bytes(folder)
-    return manifest
 
 
 def read_bundle(folder: Path, version: str | None = None) -> dict[str, Any]:

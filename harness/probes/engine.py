@@ -128,14 +128,50 @@ def run_probes(
     cache = cache or Cache()
     scenario.check_refs(repo)
     columns = [ColumnRun(c, identify(repo, c)) for c in scenario.columns]
-    interp = interpreter_fingerprint(python, cache)
-    defs = {p.id: definition_hash(p) for p in probes}
-    cells: dict[tuple[str, str], list[CellResult | None]] = {}
-    keys: dict[tuple[str, str], list[str]] = {}
-    todo: dict[str, list[Any]] = {}
     run = ProbeRun(columns, {}, python)
     executor = executor or LocalExecutor()
     remote = executor.name != "local"
+    cells, keys, todo = _from_cache(repo, columns, probes, python, cache, remote, run)
+    needing = [cr for cr in columns if cr.column.name in todo]
+    if jobs is not None and jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, got {jobs}")
+    workers = max(1, min(jobs or len(needing) or 1, len(needing) or 1))
+    if progress:
+        progress(
+            f"{sum(len(v) for v in cells.values())} cells, {run.from_cache} from cache; "
+            f"{len(needing)} column(s) to run with {workers} worker(s) ({executor.name})"
+        )
+    tasks = _column_tasks(repo, needing, todo, cells, python, workroot, remote)
+    for cr, task, res in zip(
+        needing, tasks, executor.run(tasks, jobs=jobs if remote else workers), strict=False
+    ):
+        _apply(repo, cr, task.args[1], res, cells, keys, cache, run)
+    run.cells = {
+        k: [c or CellResult(None, "error", "not run") for c in v] for k, v in cells.items()
+    }
+    run.seconds = time.monotonic() - started
+    return run
+
+
+_Cells = dict[tuple[str, str], list[CellResult | None]]
+
+
+def _from_cache(
+    repo: GitRepo,
+    columns: list[ColumnRun],
+    probes: list[Any],
+    python: str,
+    cache: Cache,
+    remote: bool,
+    run: ProbeRun,
+) -> tuple[_Cells, dict[tuple[str, str], list[str]], dict[str, list[Any]]]:
+    """Each (probe, column)'s cells from the cache (None where not cached) and their keys, and per
+    column the probes it must still run (a column whose proofs are not cached is listed too)."""
+    interp = interpreter_fingerprint(python, cache)
+    defs = {p.id: definition_hash(p) for p in probes}
+    cells: _Cells = {}
+    keys: dict[tuple[str, str], list[str]] = {}
+    todo: dict[str, list[Any]] = {}
     for cr in columns:
         for p in probes:
             if p.columns is not None and cr.column.name not in p.columns:
@@ -153,25 +189,33 @@ def run_probes(
             run.from_cache += sum(h is not None for h in hits)
             if any(h is None for h in hits):
                 todo.setdefault(cr.column.name, []).append(p)
-        cached_proofs = cache.get(content_key("column-proofs", ENGINE_VERSION, cr.ident.key))
-        if cached_proofs is None:
+        if not _cached_proofs(repo, cache, cr):
             todo.setdefault(cr.column.name, [])
-        else:
-            cr.proofs = [EditProof(**d) for d in cached_proofs]
-            for pr in cr.proofs:
-                pr.blob_user_before = pr.blob_user_after = user_blob(
-                    repo, cr.ident.commit_sha, pr.path
-                )
+    return cells, keys, todo
 
-    needing = [cr for cr in columns if cr.column.name in todo]
-    if jobs is not None and jobs < 1:
-        raise UsageError(f"--jobs must be at least 1, got {jobs}")
-    workers = max(1, min(jobs or len(needing) or 1, len(needing) or 1))
-    if progress:
-        progress(
-            f"{sum(len(v) for v in cells.values())} cells, {run.from_cache} from cache; "
-            f"{len(needing)} column(s) to run with {workers} worker(s) ({executor.name})"
-        )
+
+def _cached_proofs(repo: GitRepo, cache: Cache, cr: ColumnRun) -> bool:
+    """Set the column's edit proofs from the cache (the user's copies read now); False when none."""
+    cached_proofs = cache.get(content_key("column-proofs", ENGINE_VERSION, cr.ident.key))
+    if cached_proofs is None:
+        return False
+    cr.proofs = [EditProof(**d) for d in cached_proofs]
+    for pr in cr.proofs:
+        pr.blob_user_before = pr.blob_user_after = user_blob(repo, cr.ident.commit_sha, pr.path)
+    return True
+
+
+def _column_tasks(
+    repo: GitRepo,
+    needing: list[ColumnRun],
+    todo: dict[str, list[Any]],
+    cells: _Cells,
+    python: str,
+    workroot: Path | None,
+    remote: bool,
+) -> list[Task[ColumnOutcome]]:
+    """One task per column that has cells to run: its probes with the rows not cached (each probe's
+    input files shipped with it under a remote executor)."""
     inputs: dict[str, InputFiles] = {}
     tasks: list[Task[ColumnOutcome]] = []
     for cr in needing:
@@ -195,15 +239,7 @@ def run_probes(
                 cr.column.name,
             )
         )
-    for cr, task, res in zip(
-        needing, tasks, executor.run(tasks, jobs=jobs if remote else workers), strict=False
-    ):
-        _apply(repo, cr, task.args[1], res, cells, keys, cache, run)
-    run.cells = {
-        k: [c or CellResult(None, "error", "not run") for c in v] for k, v in cells.items()
-    }
-    run.seconds = time.monotonic() - started
-    return run
+    return tasks
 
 
 def column_timeout(jobs: list[ColumnJob]) -> float:

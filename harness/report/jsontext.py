@@ -1,11 +1,12 @@
 """Report objects as indented JSON text in one pass.
 
-``dumps(obj)`` writes dataclasses as objects of their fields, ``Sha`` and ``Code`` cells as their
-strings, tuples as arrays and dictionary keys as ``str(k)``, indented by two spaces, non-ASCII
-kept: the bytes of ``json.dumps(indent=2, ensure_ascii=False)`` over that conversion. What is not
-printable (surrogate-escaped bytes, shown as ``\\xNN`` as ``report.printable`` shows them; DEL, C1
-controls, bidi overrides, which stay the same once parsed) is escaped in the finished text by one
-scan. tests/report/test_jsontext.py holds it to the walks it replaced.
+``dumps(obj)`` writes dataclasses as objects of their fields (but those marked ``UNRENDERED``),
+``Sha`` and ``Code`` cells as their strings, tuples as arrays and dictionary keys as ``str(k)``,
+indented by two spaces, non-ASCII kept: the bytes of ``json.dumps(indent=2, ensure_ascii=False)``
+over that conversion. What is not printable (surrogate-escaped bytes, shown as ``\\xNN`` as
+``report.printable`` shows them; DEL, C1 controls, bidi overrides, which stay the same once parsed)
+is escaped in the finished text by one scan. tests/report/test_jsontext.py holds it to the walks it
+replaced.
 """
 
 from __future__ import annotations
@@ -83,7 +84,9 @@ def _other(o: Any, out: list[str], nl: str) -> None:
     elif isinstance(o, Code):
         _write(o.text, out, nl)
     elif is_dataclass(o) and not isinstance(o, type):
-        _NAMES[type(o)] = names = tuple(f.name for f in fields(o))
+        _NAMES[type(o)] = names = tuple(
+            f.name for f in fields(o) if f.metadata.get("rendered", True)
+        )
         _pairs(((n, getattr(o, n)) for n in names), bool(names), out, nl)
     elif isinstance(o, dict):
         _pairs(((str(k), v) for k, v in o.items()), bool(o), out, nl)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 Severity = Literal["P1", "P2", "info"]
 SEVERITY_RANK: dict[str, int] = {"P1": 2, "P2": 1, "info": 0}
@@ -51,6 +51,48 @@ class Table:
     weight: int = 0
 
 
+class MissingCommit(TypedDict):
+    """A PR-branch commit the pick lacks."""
+
+    sha: str
+    subject: str
+    paths: tuple[str, ...]  # the files it changes
+
+
+class PickFacts(TypedDict):
+    """A pick, as its action names it."""
+
+    sha: str
+    source: str  # its first source, "" when it has none
+    differ: tuple[str, ...]  # files that differ from the source
+    lacking: tuple[str, ...]  # files with source lines the pick lacks
+
+
+class ControlFacts(TypedDict):
+    """A probe's control column."""
+
+    name: str  # "<probe>/<column>"
+    commits: tuple[str, ...]  # the commits its edits apply
+    paths: tuple[str, ...]  # the files its edits change
+
+
+class Anchors(TypedDict, total=False):
+    """What a finding is about, set by the check that raised it: the verdict's causes group and
+    word findings by these (harness/verdict/causes.py), never by a section's ``data``."""
+
+    commit: str  # a commit the finding names (a gap no test pins)
+    missing: MissingCommit  # the PR-branch commit a missing-commit finding is about
+    lacks: str  # the pick that lacks the PR branch's later commits ("" when none matched)
+    pick: PickFacts  # the pick the finding is about
+    controls: tuple[ControlFacts, ...]  # the controls a probe finding is about
+    expects: tuple[str, str, str]  # (column, "same as" | "differs from", other column)
+    other_edits: tuple[str, ...]  # the edits of that other column, as the scenario describes them
+
+
+# Field metadata of what renderers leave out: the report's bytes do not depend on it.
+UNRENDERED = {"rendered": False}
+
+
 @dataclass
 class Finding:
     """Something a reviewer must act on (P1/P2) or know (info)."""
@@ -63,6 +105,8 @@ class Finding:
     id: str = ""
     status: str = ""  # ledger: new / still present / resolved / retracted (set by compare)
     waived: str = ""  # reason, when a policy waiver applies
+    # Not rendered; kept with the section by the caches (plain values, so their codecs keep it).
+    anchors: Anchors = field(default_factory=lambda: Anchors(), metadata=UNRENDERED)
 
     def __post_init__(self) -> None:
         if not self.id:

@@ -206,21 +206,7 @@ def run_action(
     unknown = set(given) - set(ctx["inputs"])
     if unknown:
         raise ValueError(f"inputs the action does not declare: {sorted(unknown)}")
-    base_env = {
-        k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "RUNNER_", "INPUT_"))
-    }
-    base_env.update(
-        GITHUB_WORKSPACE=str(workspace),
-        GITHUB_EVENT_PATH=str(event_path),
-        GITHUB_EVENT_NAME=str(github.get("event_name", "")),
-        GITHUB_REPOSITORY=str(github.get("repository", "")),
-        GITHUB_RUN_ID=str(github.get("run_id", "")),
-        GITHUB_SERVER_URL=str(github.get("server_url", "https://github.com")),
-        GITHUB_API_URL=str(github.get("api_url", "")),
-        GITHUB_ACTION_PATH=str(action.parent),
-        GITHUB_STEP_SUMMARY=str(summary),
-        RUNNER_TEMP=str(temp),
-    )
+    base_env = _runner_env(github, action, workspace, event_path, summary, temp)
     runs, failed = [], False
     for n, step in enumerate(doc["runs"]["steps"]):
         sid = str(step.get("id") or f"step{n}")
@@ -239,23 +225,7 @@ def run_action(
                 raise ValueError(f"no stand-in for uses: {step['uses']}")
             result = StepRun(sid, ran=True, outputs=uses[name](with_), log=f"(stand-in for {name})")
         else:
-            out_file = temp / f"output-{n}"
-            out_file.write_text("", encoding="utf-8")
-            env = dict(base_env, GITHUB_OUTPUT=str(out_file))
-            env.update({k: render(v, ctx) for k, v in (step.get("env") or {}).items()})
-            script = temp / f"step-{n}.sh"
-            script.write_text(render(step["run"], ctx), encoding="utf-8")
-            proc = process.run(
-                ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
-                cwd=str(workspace),
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=600,
-            )
-            result = StepRun(
-                sid, True, proc.returncode, proc.stdout + proc.stderr, _outputs(out_file)
-            )
+            result = _run_step(sid, n, step, ctx, base_env, workspace, temp)
         failed = failed or result.code != 0
         ctx["steps"][sid] = {
             "outputs": result.outputs,
@@ -263,3 +233,58 @@ def run_action(
         }
         runs.append(result)
     return ActionRun(runs, summary.read_text(encoding="utf-8"), failed)
+
+
+def _runner_env(
+    github: Mapping[str, Any],
+    action: Path,
+    workspace: Path,
+    event_path: Path,
+    summary: Path,
+    temp: Path,
+) -> dict[str, str]:
+    """The environment a runner gives every ``run:`` step (this process's, without its own
+    ``GITHUB_*``/``RUNNER_*``/``INPUT_*``)."""
+    base_env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "RUNNER_", "INPUT_"))
+    }
+    base_env.update(
+        GITHUB_WORKSPACE=str(workspace),
+        GITHUB_EVENT_PATH=str(event_path),
+        GITHUB_EVENT_NAME=str(github.get("event_name", "")),
+        GITHUB_REPOSITORY=str(github.get("repository", "")),
+        GITHUB_RUN_ID=str(github.get("run_id", "")),
+        GITHUB_SERVER_URL=str(github.get("server_url", "https://github.com")),
+        GITHUB_API_URL=str(github.get("api_url", "")),
+        GITHUB_ACTION_PATH=str(action.parent),
+        GITHUB_STEP_SUMMARY=str(summary),
+        RUNNER_TEMP=str(temp),
+    )
+    return base_env
+
+
+def _run_step(
+    sid: str,
+    n: int,
+    step: Mapping[str, Any],
+    ctx: dict[str, Any],
+    base_env: dict[str, str],
+    workspace: Path,
+    temp: Path,
+) -> StepRun:
+    """A ``run:`` step in bash, its ``${{ }}`` rendered, its outputs read from ``GITHUB_OUTPUT``."""
+    out_file = temp / f"output-{n}"
+    out_file.write_text("", encoding="utf-8")
+    env = dict(base_env, GITHUB_OUTPUT=str(out_file))
+    env.update({k: render(v, ctx) for k, v in (step.get("env") or {}).items()})
+    script = temp / f"step-{n}.sh"
+    script.write_text(render(step["run"], ctx), encoding="utf-8")
+    proc = process.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
+        cwd=str(workspace),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    return StepRun(sid, True, proc.returncode, proc.stdout + proc.stderr, _outputs(out_file))

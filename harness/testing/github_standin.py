@@ -79,103 +79,8 @@ class StandInGitHub:
 
     # -- the server ---------------------------------------------------------------------------------
     def __enter__(self) -> StandInGitHub:
-        state = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:  # quiet
-                pass
-
-            def _send(
-                self, code: int, doc: Any = None, headers: dict[str, str] | None = None
-            ) -> None:
-                raw = (
-                    b""
-                    if doc is None
-                    else (doc if isinstance(doc, bytes) else json.dumps(doc).encode())
-                )
-                self.send_response(code)
-                for k, v in (headers or {}).items():
-                    self.send_header(k, v)
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-            def _handle(self, method: str) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length) if length else b""
-                body: Any = json.loads(raw) if raw else {}
-                auth = self.headers.get("Authorization") == f"Bearer {state.token}"
-                state.requests.append(Recorded(method, self.path, auth, body))
-                url = urllib.parse.urlsplit(self.path)
-                query = dict(urllib.parse.parse_qsl(url.query))
-                if url.path.startswith("/_storage/"):
-                    if self.headers.get("Authorization"):
-                        return self._send(
-                            400, {"message": "storage refuses an Authorization header"}
-                        )
-                    return self._send(200, state.zips[int(url.path.rsplit("/", 1)[1])])
-                if not auth:
-                    return self._send(401, {"message": "Bad credentials"})
-                route = _route(method, url.path)
-                if route is None:
-                    return self._send(404, {"message": "Not Found (stand-in)"})
-                name, args = route
-                if name == "list_comments":
-                    return self._page(state.comments.get(int(args[0]), []), query, None)
-                if name == "create_comment":
-                    cid = state.add_comment(int(args[0]), body["body"], user="github-actions[bot]")
-                    return self._send(201, {"id": cid, "body": body["body"]})
-                if name == "update_comment":
-                    for cs in state.comments.values():
-                        for c in cs:
-                            if c["id"] == int(args[0]):
-                                c["body"] = body["body"]
-                                return self._send(200, c)
-                    return self._send(404, {"message": "no such comment"})
-                if name == "pull":
-                    pull = state.pulls.get(int(args[0]))
-                    return (
-                        self._send(200, pull) if pull else self._send(404, {"message": "no pull"})
-                    )
-                if name in ("artifacts", "run_artifacts"):
-                    arts = [
-                        {
-                            **a,
-                            "archive_download_url": f"{state.url}/repos/{args[0]}/actions/artifacts/{a['id']}/zip",
-                        }
-                        for a in state.artifacts
-                        if ("name" not in query or a["name"] == query["name"])
-                        and (name == "artifacts" or a["workflow_run"]["id"] == int(args[1]))
-                    ]
-                    return self._page(arts, query, "artifacts")
-                if name == "artifact_zip":
-                    return self._send(302, None, {"Location": f"{state.url}/_storage/{args[1]}"})
-                return self._send(404, {"message": "Not Found (stand-in)"})
-
-            def _page(self, items: list[Any], query: dict[str, str], key: str | None) -> None:
-                page = int(query.get("page", "1"))
-                size = state.page_size
-                chunk = items[(page - 1) * size : page * size]
-                headers = {}
-                if page * size < len(items):
-                    nxt = dict(query, page=str(page + 1))
-                    path = urllib.parse.urlsplit(self.path).path
-                    headers["Link"] = (
-                        f'<{state.url}{path}?{urllib.parse.urlencode(nxt)}>; rel="next"'
-                    )
-                doc = {"total_count": len(items), key: chunk} if key else chunk
-                self._send(200, doc, headers)
-
-            def do_GET(self) -> None:
-                self._handle("GET")
-
-            def do_POST(self) -> None:
-                self._handle("POST")
-
-            def do_PATCH(self) -> None:
-                self._handle("PATCH")
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        handler = type("Handler", (_Handler,), {"state": self})
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
         return self
@@ -203,3 +108,98 @@ def _route(method: str, path: str) -> tuple[str, tuple[str, ...]] | None:
         if m == method and hit:
             return name, hit.groups()
     return None
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """Answers one request from ``state`` (a subclass per server sets it) and records it there."""
+
+    state: StandInGitHub
+
+    def log_message(self, *args: Any) -> None:  # quiet
+        pass
+
+    def _send(self, code: int, doc: Any = None, headers: dict[str, str] | None = None) -> None:
+        raw = b"" if doc is None else (doc if isinstance(doc, bytes) else json.dumps(doc).encode())
+        self.send_response(code)
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+    def _handle(self, method: str) -> None:
+        state = self.state
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        body: Any = json.loads(raw) if raw else {}
+        auth = self.headers.get("Authorization") == f"Bearer {state.token}"
+        state.requests.append(Recorded(method, self.path, auth, body))
+        url = urllib.parse.urlsplit(self.path)
+        query = dict(urllib.parse.parse_qsl(url.query))
+        if url.path.startswith("/_storage/"):
+            if self.headers.get("Authorization"):
+                return self._send(400, {"message": "storage refuses an Authorization header"})
+            return self._send(200, state.zips[int(url.path.rsplit("/", 1)[1])])
+        if not auth:
+            return self._send(401, {"message": "Bad credentials"})
+        route = _route(method, url.path)
+        if route is None:
+            return self._send(404, {"message": "Not Found (stand-in)"})
+        self._answer(*route, query, body)
+
+    def _answer(self, name: str, args: tuple[str, ...], query: dict[str, str], body: Any) -> None:
+        """The answer of the route ``name`` (its path's groups ``args``)."""
+        state = self.state
+        if name == "list_comments":
+            return self._page(state.comments.get(int(args[0]), []), query, None)
+        if name == "create_comment":
+            cid = state.add_comment(int(args[0]), body["body"], user="github-actions[bot]")
+            return self._send(201, {"id": cid, "body": body["body"]})
+        if name == "update_comment":
+            return self._update_comment(int(args[0]), body["body"])
+        if name == "pull":
+            pull = state.pulls.get(int(args[0]))
+            return self._send(200, pull) if pull else self._send(404, {"message": "no pull"})
+        if name in ("artifacts", "run_artifacts"):
+            arts = [
+                {
+                    **a,
+                    "archive_download_url": f"{state.url}/repos/{args[0]}/actions/artifacts/{a['id']}/zip",
+                }
+                for a in state.artifacts
+                if ("name" not in query or a["name"] == query["name"])
+                and (name == "artifacts" or a["workflow_run"]["id"] == int(args[1]))
+            ]
+            return self._page(arts, query, "artifacts")
+        if name == "artifact_zip":
+            return self._send(302, None, {"Location": f"{state.url}/_storage/{args[1]}"})
+        return self._send(404, {"message": "Not Found (stand-in)"})
+
+    def _update_comment(self, cid: int, text: str) -> None:
+        for cs in self.state.comments.values():
+            for c in cs:
+                if c["id"] == cid:
+                    c["body"] = text
+                    return self._send(200, c)
+        return self._send(404, {"message": "no such comment"})
+
+    def _page(self, items: list[Any], query: dict[str, str], key: str | None) -> None:
+        page = int(query.get("page", "1"))
+        size = self.state.page_size
+        chunk = items[(page - 1) * size : page * size]
+        headers = {}
+        if page * size < len(items):
+            nxt = dict(query, page=str(page + 1))
+            path = urllib.parse.urlsplit(self.path).path
+            headers["Link"] = f'<{self.state.url}{path}?{urllib.parse.urlencode(nxt)}>; rel="next"'
+        doc = {"total_count": len(items), key: chunk} if key else chunk
+        self._send(200, doc, headers)
+
+    def do_GET(self) -> None:
+        self._handle("GET")
+
+    def do_POST(self) -> None:
+        self._handle("POST")
+
+    def do_PATCH(self) -> None:
+        self._handle("PATCH")

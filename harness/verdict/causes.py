@@ -1,13 +1,14 @@
 """Root causes: open findings that stem from one commit or are of one kind, with one action each.
 
 Computed once, before rendering (renderers only lay ``Report.causes`` out): the verdict layer's
-causes and actions are decided here, from each finding's kind and key and its section's data, never
-from rendered text. Each open finding gets *anchors*: ``commit:<sha>`` (a commit the pick lacks, a
-gap, a control's apply-commit), ``lacks:<pick>`` (the pick that lacks the PR-branch commits),
-``pick:<sha>`` (the pick a finding is about), ``control:<probe>/<column>`` and
-``missing-file:<path>`` (a file a missing commit changes, which a control edits: the control re-does
-that commit); findings sharing an anchor join one cause. A pick's files are no anchor: two picks (a
-superset and a subset) that touch one file are two stories. Findings without anchors are grouped by kind.
+causes and actions are decided here, from each finding's kind and the typed ``Finding.anchors`` the
+check that raised it set (never from a section's ``data`` or rendered text). Each open finding gets
+*anchors*: ``commit:<sha>`` (a commit the pick lacks, a gap, a control's apply-commit),
+``lacks:<pick>`` (the pick that lacks the PR-branch commits), ``pick:<sha>`` (the pick a finding is
+about), ``control:<probe>/<column>`` and ``missing-file:<path>`` (a file a missing commit changes,
+which a control edits: the control re-does that commit); findings sharing an anchor join one cause.
+A pick's files are no anchor: two picks (a superset and a subset) that touch one file are two
+stories. Findings without anchors are grouped by kind.
 
 A cause is titled by a finding of its own severity; its action names the commits (short SHAs) and
 is safe: no "re-pick it" for a pick without a source or an intended adaptation, never "make HEAD
@@ -19,22 +20,20 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
-from typing import Any
 
 from harness.report.model import (
     SEVERITY_RANK,
     Cause,
     Finding,
+    MissingCommit,
+    PickFacts,
     Report,
-    Section,
     bounded,
     open_findings,
 )
 
-_EXPECT_KEY = re.compile(
-    r"^(?P<probe>.+?):(?P<col>\S+) (?P<rel>same as|differs from) (?P<other>\S+)$"
-)
 _SHA = re.compile(r"\b[0-9a-f]{10,40}\b")
 _TEXT = 200  # characters of a title or action before "…"
 
@@ -94,57 +93,33 @@ def _control_name(probe_col: str) -> str:
     return f"{col} (probe {probe})" if probe else col
 
 
-def _section_of(report: Report) -> dict[str, Section]:
-    return {f.id: s for s in report.sections for f in s.findings}
+def _missing(report: Report) -> list[MissingCommit]:
+    """The commits missing from the pick, in history order: every missing-commit finding's, open
+    or not."""
+    found = (f.anchors["missing"] for f in report.findings if "missing" in f.anchors)
+    return list({c["sha"]: c for c in found}.values())
 
 
-def _fidelity(report: Report) -> dict[str, Any]:
-    return next((s.data for s in report.sections if s.id == "fidelity"), {})
-
-
-def _missing(report: Report) -> list[dict[str, Any]]:
-    """The fidelity section's commits missing from the pick, in history order."""
-    return list(_fidelity(report).get("missing_commits", []))
-
-
-def _pick_of(f: Finding) -> str | None:
-    if f.kind.startswith("pick-") or f.kind == "end-state-introduced":
-        return f.key.partition(":")[0]
-    return None
-
-
-def anchors(f: Finding, section: Section | None, missing: dict[str, dict[str, Any]]) -> list[str]:
-    """What a finding is about: commits, the pick, controls (empty when it names none)."""
-    data = section.data if section is not None else {}
+def anchors(f: Finding, missing_paths: Collection[str] = ()) -> list[str]:
+    """What a finding is about: commits, the pick, controls (empty when it names none);
+    ``missing_paths``: the files the missing commits change."""
+    a = f.anchors
     out: list[str] = []
-    pick = _pick_of(f)
-    missing_paths = {x["path"] for c in missing.values() for x in c.get("files", [])}
-    if f.kind == "missing-commit":
-        lacking, _, sha = f.key.rpartition(":")
-        out.append(f"commit:{sha}")
-        if lacking:
-            out.append(f"lacks:{lacking}")
-        out += [f"missing-file:{x['path']}" for x in missing.get(sha, {}).get("files", [])]
-    elif pick is not None:
-        out.append(f"pick:{pick}")
-        if missing and data.get("source_branch_pick") == pick:
-            out.append(f"lacks:{pick}")  # the PR-branch commits this pick lacks
-    elif f.kind == "gap-not-pinned":
-        out.append(f"commit:{f.key.partition(':')[0]}")
-    elif f.kind in ("probe-expectation", "probe-control-broken"):
-        m = _EXPECT_KEY.match(f.key)
-        if f.kind == "probe-control-broken":
-            names = {f.key.split(":")[-2]}
-        else:
-            names = {m["col"], m["other"]} if m else set()
-        for col in data.get("columns", []):
-            if col.get("role") == "control" and (not names or col.get("name") in names):
-                out.append(f"control:{data.get('probe', '')}/{col['name']}")
-                out += [f"commit:{c}" for c in col.get("edit_commits", [])]
-                # A control that edits what a missing commit changes re-does that commit.
-                out += [
-                    f"missing-file:{p}" for p in col.get("edit_paths", []) if p in missing_paths
-                ]
+    if "missing" in a:
+        out.append(f"commit:{a['missing']['sha']}")
+        out.append(f"lacks:{a.get('lacks', '')}")
+        out += [f"missing-file:{p}" for p in a["missing"]["paths"]]
+    elif "pick" in a:
+        out.append(f"pick:{a['pick']['sha']}")
+        if "lacks" in a:
+            out.append(f"lacks:{a['lacks']}")  # the PR-branch commits this pick lacks
+    elif "commit" in a:
+        out.append(f"commit:{a['commit']}")
+    for control in a.get("controls", ()):
+        out.append(f"control:{control['name']}")
+        out += [f"commit:{c}" for c in control["commits"]]
+        # A control that edits what a missing commit changes re-does that commit.
+        out += [f"missing-file:{p}" for p in control["paths"] if p in missing_paths]
     return out
 
 
@@ -171,10 +146,9 @@ def group(report: Report, head: str = "HEAD") -> list[Cause]:
     live = open_findings(report)
     order = {f.id: i for i, f in enumerate(report.findings)}
     live.sort(key=lambda f: order.get(f.id, 0))
-    sections = _section_of(report)
-    missing_list = _missing(report)
-    missing = {c["sha"]: c for c in missing_list}
-    found = {f.id: anchors(f, sections.get(f.id), missing) for f in live}
+    missing = _missing(report)
+    missing_paths = {p for c in missing for p in c["paths"]}
+    found = {f.id: anchors(f, missing_paths) for f in live}
     groups = _Groups([f.id for f in live])
     owner: dict[str, str] = {}
     for f in live:
@@ -186,23 +160,24 @@ def group(report: Report, head: str = "HEAD") -> list[Cause]:
     members: dict[str, list[Finding]] = {}
     for f in live:
         members.setdefault(groups.find(f.id), []).append(f)
-    ctx = _Context(head, missing_list, _picks(report), sections)
+    ctx = _Context(head, missing, _picks(report))
     causes = [_cause(fs, [a for f in fs for a in found[f.id]], ctx) for fs in members.values()]
     return sorted(
         causes, key=lambda c: -SEVERITY_RANK[c.severity]
     )  # stable: first appearance within a severity
 
 
-def _picks(report: Report) -> dict[str, dict[str, Any]]:
-    return {p["pick"]: p for p in _fidelity(report).get("picks", []) if "pick" in p}
+def _picks(report: Report) -> dict[str, PickFacts]:
+    return {
+        f.anchors["pick"]["sha"]: f.anchors["pick"] for f in report.findings if "pick" in f.anchors
+    }
 
 
 @dataclass
 class _Context:
     head: str
-    missing: list[dict[str, Any]]
-    picks: dict[str, dict[str, Any]]
-    sections: dict[str, Section]
+    missing: list[MissingCommit]
+    picks: dict[str, PickFacts]
 
 
 def _shas_of(fs: list[Finding]) -> str:
@@ -221,11 +196,11 @@ def _shas_of(fs: list[Finding]) -> str:
 def _pick_action(lead: Finding, pick: str, ctx: _Context) -> str:
     """What to do about one pick, by the kind of its most severe finding: never "re-pick" a pick
     that has no source or whose difference may be an intended adaptation."""
-    p = ctx.picks.get(pick, {})
-    src = p.get("source") or ""
+    p = ctx.picks.get(pick, PickFacts(sha=pick, source="", differ=(), lacking=()))
+    src = p["source"]
     of = f" {_short(src)}" if src else ""
-    differ = [x["path"] for x in p.get("files", []) if not x.get("same")]
-    lacking = [x["path"] for x in p.get("files", []) if x.get("only_in_source")] or differ
+    differ = list(p["differ"])
+    lacking = list(p["lacking"]) or differ
     files = f" ({bounded(differ)})" if differ else ""
     if lead.kind == "pick-subset" and lead.severity == "P1":
         return (
@@ -260,31 +235,28 @@ def _control_action(
             f"fix the edit of control {', '.join(controls)} in the scenario (it does not apply "
             "to its ref), then re-run: until then the probe table has no control"
         )
-    m = _EXPECT_KEY.match(lead.key)
-    if m and m["rel"] == "same as" and commits:
-        return f"cherry-pick -x {bounded([_short(c) for c in commits], sep=' ')} onto {ctx.head}, then re-run"
-    if m and m["rel"] == "same as":
-        col = _column(ctx, lead, m["other"]) or {}
-        edits = bounded([re.sub(r"\s+", " ", e) for e in col.get("edits", [])], 3, "; ")
+    expects = lead.anchors.get("expects")
+    if expects is None:
         return (
-            f"make {ctx.head} behave like control {m['other']}"
+            "read the probe table against its control, fix the code or the expectation, then re-run"
+        )
+    col, rel, other = expects
+    if rel == "same as" and commits:
+        return f"cherry-pick -x {bounded([_short(c) for c in commits], sep=' ')} onto {ctx.head}, then re-run"
+    if rel == "same as":
+        edits = bounded(
+            [re.sub(r"\s+", " ", e) for e in lead.anchors.get("other_edits", ())], 3, "; "
+        )
+        return (
+            f"make {ctx.head} behave like control {other}"
             + (f" (it {edits})" if edits else "")
             + ", or correct the expectation; then re-run"
         )
-    if m:  # "differs from": the control is the bug (put back); HEAD must not become it
-        return (
-            f"{m['col']} should differ from control {m['other']} (the code without the fix) and "
-            f"does not: check that {ctx.head} carries the fix and that the probe exercises it"
-        )
-    return "read the probe table against its control, fix the code or the expectation, then re-run"
-
-
-def _column(ctx: _Context, f: Finding, name: str) -> dict[str, Any] | None:
-    section = ctx.sections.get(f.id)
-    for col in section.data.get("columns", []) if section is not None else []:
-        if col.get("name") == name:
-            return dict(col)
-    return None
+    # "differs from": the control is the bug (put back); HEAD must not become it
+    return (
+        f"{col} should differ from control {other} (the code without the fix) and "
+        f"does not: check that {ctx.head} carries the fix and that the probe exercises it"
+    )
 
 
 def _cause(fs: list[Finding], anchor_list: list[str], ctx: _Context) -> Cause:

@@ -5,7 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from harness.report.model import Finding, Report, Section
+from harness.report.model import (
+    Anchors,
+    ControlFacts,
+    Finding,
+    PickFacts,
+    Report,
+    Section,
+)
 from harness.verdict.causes import anchors, group
 
 
@@ -81,7 +88,7 @@ def test_findings_without_anchors_group_by_kind_and_an_unrelated_file_stays_apar
     causes = group(report)
     assert [x.findings for x in causes] == [[a.id, b.id], [c.id]]
     assert "aaaaaaaa bbbbbbbb" in causes[0].action
-    assert anchors(c, None, {}) == []
+    assert anchors(c) == []
 
 
 def test_verdict_counts_root_causes(demo_dir: Path) -> None:
@@ -92,12 +99,42 @@ def test_verdict_counts_root_causes(demo_dir: Path) -> None:
 
 
 def _probe(probe: str, key: str, columns: list[dict], sev: str = "P1") -> Section:
-    return Section(
-        f"probe-{probe}",
-        probe,
-        findings=[Finding("probe-expectation", sev, f"{probe} expectation fails", key=key)],  # type: ignore[arg-type]
-        data={"probe": probe, "columns": columns},
+    """A probe section whose expectation finding carries the anchors probe_table sets: the
+    controls it compares (of ``columns``), the comparison and the other column's edits."""
+    col, rest = key.partition(":")[2].split(" ", 1)
+    rel, other = rest.rsplit(" ", 1)
+    controls = tuple(
+        ControlFacts(
+            name=f"{probe}/{c['name']}",
+            commits=tuple(c["edit_commits"]),
+            paths=tuple(c["edit_paths"]),
+        )
+        for c in columns
+        if c["role"] == "control" and c["name"] in (col, other)
     )
+    edits = next(tuple(c.get("edits", ())) for c in columns if c["name"] == other)
+    finding = Finding(
+        "probe-expectation",
+        sev,  # type: ignore[arg-type]
+        f"{probe} expectation fails",
+        key=key,
+        anchors=Anchors(controls=controls, expects=(col, rel, other), other_edits=edits),
+    )
+    return Section(f"probe-{probe}", probe, findings=[finding])
+
+
+def _pick(
+    kind: str, sev: str, title: str, sha: str, files: list[dict], source: str = ""
+) -> Finding:
+    """A pick finding with the anchors fidelity sets (its pick, its source, the files)."""
+    facts = PickFacts(
+        sha=sha,
+        source=source,
+        differ=tuple(f["path"] for f in files if not f.get("same")),
+        lacking=tuple(f["path"] for f in files if f.get("only_in_source")),
+    )
+    status = kind.removeprefix("pick-")
+    return Finding(kind, sev, title, key=f"{sha}:{status}", anchors=Anchors(pick=facts))  # type: ignore[arg-type]
 
 
 COLUMNS = [
@@ -134,12 +171,16 @@ def test_a_pick_and_a_control_on_one_file_are_two_causes_and_actions_are_safe() 
     fidelity = Section(
         "fidelity",
         "Fidelity",
-        findings=[Finding("pick-adapted", "P2", "pick 1 is adapted", key=f"{pick}:adapted")],
-        data={
-            "picks": [
-                {"pick": pick, "source": "d" * 40, "files": [{"path": "srv/x.py", "same": False}]}
-            ]
-        },
+        findings=[
+            _pick(
+                "pick-adapted",
+                "P2",
+                "pick 1 is adapted",
+                pick,
+                [{"path": "srv/x.py", "same": False}],
+                "d" * 40,
+            )
+        ],
     )
     report = Report(
         "t",
@@ -182,11 +223,10 @@ def test_superset_and_subset_picks_on_one_file_stay_apart_and_titles_match_sever
         "fidelity",
         "Fidelity",
         findings=[
-            Finding("pick-superset", "P2", "pick 1 is superset", key=f"{sup}:superset"),
-            Finding("pick-subset", "P1", "pick 2 is subset", key=f"{sub}:subset"),
-            Finding("pick-no-source", "P2", "pick 3 is no-source", key=f"{'5' * 40}:no-source"),
+            _pick("pick-superset", "P2", "pick 1 is superset", sup, picks[0]["files"], "3" * 40),
+            _pick("pick-subset", "P1", "pick 2 is subset", sub, picks[1]["files"], "4" * 40),
+            _pick("pick-no-source", "P2", "pick 3 is no-source", "5" * 40, []),
         ],
-        data={"picks": picks},
     )
     causes = group(Report("t", "", [fidelity]), head="rel")
     assert [(c.severity, c.title) for c in causes] == [
@@ -200,3 +240,71 @@ def test_superset_and_subset_picks_on_one_file_stay_apart_and_titles_match_sever
     assert "re-pick" not in nosource.action and "55555555" in nosource.action
     assert subset.action.count("pkg/m") <= 5 and "more" in subset.action
     assert all(len(c.title) <= 200 and len(c.action) <= 200 for c in causes)
+
+
+def _demo_report(demo_dir: Path) -> Report:
+    """The demo's compare as the command builds it (sections from the cache the demo filled)."""
+    from harness import demo
+    from harness.commands.demo import scenario_path
+    from harness.compare import CompareInputs, build_report, run_plan
+    from harness.git import GitRepo
+    from harness.plan import plan_for
+
+    repo = GitRepo(demo_dir / "repo")
+    inputs = CompareInputs(
+        base=demo.REFS["base"],
+        head=demo.REFS["head"],
+        source=demo.REFS["source"],
+        source_branch=demo.REFS["source_branch"],
+        scenario_paths=[str(scenario_path())],
+    )
+    sections, _ = run_plan(plan_for(repo, inputs))
+    return build_report(repo, inputs, sections, [], "", "")
+
+
+def test_causes_come_from_the_findings_anchors_never_from_section_data(demo_dir: Path) -> None:
+    """The checks set each finding's anchors; causes read those alone: the demo's causes with
+    every section's data gone are the report's, and with the anchors gone they are not."""
+    from harness.demo import REFS
+
+    doc, _ = _causes(demo_dir)
+    want = [(c["id"], c["title"], c["action"], c["findings"]) for c in doc["causes"]]
+    report = _demo_report(demo_dir)
+    missing = [f for f in report.findings if f.kind == "missing-commit"]
+    assert missing and all(f.anchors["missing"]["sha"] in f.key for f in missing)
+    (subset,) = [f for f in report.findings if f.kind == "pick-subset"]
+    assert subset.anchors["lacks"] == subset.anchors["pick"]["sha"] == subset.key.split(":")[0]
+    (gap,) = [f for f in report.findings if f.kind == "gap-not-pinned"]
+    assert gap.anchors["commit"] == missing[0].anchors["missing"]["sha"]
+    expectation = next(f for f in report.findings if f.kind == "probe-expectation")
+    assert expectation.anchors["controls"] and expectation.anchors["expects"][1] == "same as"
+    for s in report.sections:
+        s.data = {}
+    got = [(c.id, c.title, c.action, c.findings) for c in group(report, REFS["head"])]
+    assert got == want
+    for f in report.findings:
+        f.anchors = Anchors()
+    lost = group(report, REFS["head"])
+    assert not any("lacks 2 commit(s)" in c.title for c in lost)
+    assert len(lost) > len(want)
+
+
+def test_anchors_are_kept_by_the_section_caches_and_left_out_of_the_report() -> None:
+    from harness.infra.cache import _dec, _enc
+    from harness.infra.history_index import pack, unpack
+    from harness.report.jsontext import dumps
+
+    anchors_ = Anchors(
+        pick=PickFacts(sha="a" * 40, source="b" * 40, differ=("x.py",), lacking=()),
+        lacks="a" * 40,
+        controls=(ControlFacts(name="p/fixed", commits=("c" * 40,), paths=("x.py",)),),
+        expects=("head", "same as", "fixed"),
+        other_edits=("replace in x.py: a → b",),
+    )
+    section = Section(
+        "fidelity", "F", findings=[Finding("pick-subset", "P1", "t", key="k", anchors=anchors_)]
+    )
+    assert _dec(json.loads(json.dumps(_enc(section)))).findings[0].anchors == anchors_
+    assert unpack(json.dumps(pack(section))).findings[0].anchors == anchors_
+    text = dumps(section)
+    assert "anchors" not in text and "fixed" not in text and "b" * 40 not in text

@@ -38,7 +38,11 @@ def to_jsonable(obj: object) -> object:
     if isinstance(obj, Code):
         return obj.text
     if is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: to_jsonable(getattr(obj, f.name)) for f in fields(obj)}
+        return {
+            f.name: to_jsonable(getattr(obj, f.name))
+            for f in fields(obj)
+            if f.metadata.get("rendered", True)  # a field added since (Finding.anchors) is not
+        }
     if isinstance(obj, dict):
         return {str(k): to_jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):

@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from harness.checks.fidelity.anchors import anchored
 from harness.checks.fidelity.compare import (
     EMPTY_SHA1,
     PICK_STATUSES,
@@ -930,7 +931,7 @@ def _findings(
     if missing:
         out += _missing_findings(missing)
     out += _followup_findings(followups)
-    return out
+    return anchored(out, results, missing)
 
 
 def _pick_verdict(

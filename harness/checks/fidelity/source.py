@@ -103,16 +103,9 @@ def strip_numbers(subject: str) -> str:
     return " ".join(s.split()).lower()
 
 
-def trailer_shas(message: str) -> list[str]:
-    """The origins a message names (``cherry picked from commit X``, ``[PR #N/X backport]``, …)."""
-    return origins(message)
-
-
 def needs_content_search(picks: Sequence[Commit], mapping: dict[str, list[str]]) -> bool:
     """Whether some pick names its source neither by --map, trailer nor PR number."""
-    return any(
-        p.sha not in mapping and not trailer_shas(p.message) and not named_prs(p) for p in picks
-    )
+    return any(p.sha not in mapping and not origins(p.message) and not named_prs(p) for p in picks)
 
 
 @dataclass
@@ -344,7 +337,7 @@ class SourceFinder:
 
     def _trailers(self) -> dict[str, list[str]]:
         """Trailer shas per pick, resolved in one batch; ones on the source history preferred."""
-        named = {p.sha: trailer_shas(p.message) for p in self.picks if p.sha not in self.mapping}
+        named = {p.sha: origins(p.message) for p in self.picks if p.sha not in self.mapping}
         specs = sorted({t for ts in named.values() for t in ts})
         ids = dict(
             zip(specs, object_ids(self.repo, [f"{t}^{{commit}}" for t in specs]), strict=False)

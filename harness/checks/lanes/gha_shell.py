@@ -402,6 +402,8 @@ class _Reader:
 
     # -- wrappers ------------------------------------------------------------------------------
     def words(self, words: Sequence[Word], env: Vars, via: tuple[str, ...], depth: int) -> None:
+        """Follow a simple command through its wrappers (``env``, ``timeout``, ``uv run``,
+        ``coverage run``, docker, shells, scripts, tox, pixi) to the pytest it runs, if any."""
         i = 0
         while i < len(words):
             head = words[i].text
@@ -410,16 +412,7 @@ class _Reader:
                 i += 1  # a ${{ }} in command position: assignments (or nothing) once rendered
                 continue
             if base == "env":
-                i = _skip_opts(words, i + 1, "env")
-                while i < len(words) and re.match(_NAME + "=", words[i].text):
-                    name, _, value = words[i].text.partition("=")
-                    env = {
-                        **env,
-                        name: self.expand(
-                            Word(value, words[i].params, words[i].unknown, words[i].pos), env
-                        ),
-                    }
-                    i += 1
+                i, env = self.env_assignments(words, _skip_opts(words, i + 1, "env"), env)
                 continue
             if base in _PASS:
                 i = _skip_opts(words, i + 1, base)
@@ -478,7 +471,23 @@ class _Reader:
                 self.pytest(words[i + (2 if head == "-m" else 1) :], env, via)
                 return
             break
-        rest = words[i:]
+        self.not_followed(words[i:])
+
+    def env_assignments(self, words: Sequence[Word], i: int, env: Vars) -> tuple[int, Vars]:
+        """``env NAME=VALUE …``: the position after the assignments, and ``env`` with them."""
+        while i < len(words) and re.match(_NAME + "=", words[i].text):
+            name, _, value = words[i].text.partition("=")
+            env = {
+                **env,
+                name: self.expand(
+                    Word(value, words[i].params, words[i].unknown, words[i].pos), env
+                ),
+            }
+            i += 1
+        return i, env
+
+    def not_followed(self, rest: Sequence[Word]) -> None:
+        """A command not read whose arguments look like pytest with ``-m``: said, with why."""
         if (
             rest
             and posixpath.basename(rest[0].text) not in _SILENT

@@ -34,14 +34,14 @@ from harness.checks.tests_as_evidence.pytest_run import (
 from harness.columns.edits import Edit, EditProof, edit_from_mapping, resolve_commits
 from harness.columns.trees import Column, identify, materialize, user_blob
 from harness.errors import UsageError
-from harness.executors import Executor, Task, TreeSpec
+from harness.executors import Executor, Task, TaskResult, TreeSpec
 from harness.executors.local import LocalExecutor
 from harness.git.repo import GitRepo
 from harness.infra import process, workarea
 from harness.infra.cache import Cache, content_key, interpreter_fingerprint, provenance_text
 from harness.infra.progress import phase
 from harness.inputs import yamlpath
-from harness.report.model import Code, Control, Finding, Section, Sha, Table
+from harness.report.model import Anchors, Code, Control, Finding, Section, Sha, Table
 
 EXPECTS = ("killed", "survived")
 COUNTED = ("passed", "failed", "error", "skipped")
@@ -266,6 +266,16 @@ def _from_cache(
     return Row(mutation, Outcome(**hit["outcome"]), hit["tree"], proofs, key, cached=True)
 
 
+def _column(commit: str, mutation: Mutation | None) -> Column:
+    """Row "none" is the ref itself; a mutation is a control column with its edits."""
+    return Column(
+        mutation.name if mutation else "none",
+        commit,
+        list(mutation.edits) if mutation else [],
+        role="control" if mutation else "ref",
+    )
+
+
 def run_mutations(
     repo: GitRepo,
     ref: str,
@@ -300,12 +310,7 @@ def run_mutations(
         # Every column's edits are applied before any test runs: a mutation that does not apply is
         # bad input (exit 2) found before the work starts, or, for a gap, a row saying why.
         for mutation in [None, *mutations]:
-            column = Column(
-                mutation.name if mutation else "none",
-                commit,
-                list(mutation.edits) if mutation else [],
-                role="control" if mutation else "ref",
-            )
+            column = _column(commit, mutation)
             try:
                 key = row_key(
                     repo, column, tests, marker, proof_paths, python, timeout, setup, cache
@@ -334,34 +339,34 @@ def run_mutations(
             )
         results = executor.run(tasks, jobs=jobs or (1 if executor.name == "local" else None))
     for i, task, res in zip(slots, tasks, results, strict=False):
-        mutation = task.args[0]
-        if (
-            res.status != "ok" or res.value is None
-        ):  # past its timeout, or its worker lost: not cached
-            rows[i] = Row(mutation, Outcome(problem=res.detail), key=task.key)
-            continue
-        row = res.value
-        for p in row.proofs:
-            if (
-                p.blob_user_after is None
-            ):  # packed trees: the user's copy is read here, after the run
-                p.blob_user_after = user_blob(repo, commit, p.path)
-        if row.tree:  # it ran (a gap that does not apply has no key, as before)
-            row.key = task.key
-            if not row.outcome.problem:  # a timeout or crash is measured again next time
-                cache.put(
-                    task.key,
-                    {
-                        "outcome": asdict(row.outcome),
-                        "tree": row.tree,
-                        "proofs": [
-                            {**asdict(p), "blob_user_before": None, "blob_user_after": None}
-                            for p in row.proofs
-                        ],
-                    },
-                )
-        rows[i] = row
+        rows[i] = _ran(repo, commit, cache, task, res)
     return MutationRun(ref, commit, list(tests), marker, [r for r in rows if r is not None])
+
+
+def _ran(repo: GitRepo, commit: str, cache: Cache, task: Task[Row], res: TaskResult[Row]) -> Row:
+    """A row task's row, cached when it measured something (on the driver)."""
+    mutation = task.args[0]
+    if res.status != "ok" or res.value is None:  # past its timeout, or its worker lost: not cached
+        return Row(mutation, Outcome(problem=res.detail), key=task.key)
+    row = res.value
+    for p in row.proofs:
+        if p.blob_user_after is None:  # packed trees: the user's copy is read here, after the run
+            p.blob_user_after = user_blob(repo, commit, p.path)
+    if row.tree:  # it ran (a gap that does not apply has no key, as before)
+        row.key = task.key
+        if not row.outcome.problem:  # a timeout or crash is measured again next time
+            cache.put(
+                task.key,
+                {
+                    "outcome": asdict(row.outcome),
+                    "tree": row.tree,
+                    "proofs": [
+                        {**asdict(p), "blob_user_before": None, "blob_user_after": None}
+                        for p in row.proofs
+                    ],
+                },
+            )
+    return row
 
 
 def mutation_row(
@@ -511,20 +516,12 @@ def _add_row(
     o = r.outcome
     kills = killed_by(r, base) if r.mutation else []
     moved = changed_tests(r, base) if r.mutation else []
-    if r.mutation is None:
-        verdict = "baseline"
-    elif o.problem:
-        verdict = "not run"
-    elif r.mutation.gap:
-        verdict = "pinned" if moved else "NOT PINNED"
-    else:
-        verdict = "killed" if kills else "survived"
     first = r.proofs[0] if r.proofs else None
     rows.append(
         [
             r.name,
             (r.mutation.expect or "") if r.mutation else "",
-            verdict,
+            _verdict(r, kills, moved),
             *(o.count(k) for k in COUNTED),
             Code(", ".join(kills[:5]) + (f" (+{len(kills) - 5})" if len(kills) > 5 else ""))
             if kills
@@ -536,6 +533,45 @@ def _add_row(
             o.problem,
         ]
     )
+    _add_proofs(r, proof_rows, findings)
+    if r.mutation and r.mutation.expect == "survived" and kills:
+        findings.append(
+            Finding(
+                "mutation-expectation",
+                "P2",
+                f"mutation {r.name} was expected to survive but {len(kills)} test(s) failed",
+                ", ".join(kills[:10]),
+                key=r.name,
+            )
+        )
+    if r.mutation and r.mutation.gap and not o.problem and not moved:
+        counts = ", ".join(f"{o.count(k)} {k}" for k in COUNTED)
+        findings.append(
+            Finding(
+                "gap-not-pinned",
+                "P2",
+                f"no test in this selection pins this gap: {r.name}",
+                f"with the gap filled the selection gives {counts} — the same outcome for all "
+                f"{len(o.outcomes)} tests as without it",
+                key=f"{r.mutation.gap}:{run.tests}:{run.marker}",
+                anchors=Anchors(commit=str(r.mutation.gap)),
+            )
+        )
+
+
+def _verdict(r: Row, kills: list[str], moved: list[str]) -> str:
+    """A row's verdict: the baseline, not run, a gap pinned or not, a mutation killed or not."""
+    if r.mutation is None:
+        return "baseline"
+    if r.outcome.problem:
+        return "not run"
+    if r.mutation.gap:
+        return "pinned" if moved else "NOT PINNED"
+    return "killed" if kills else "survived"
+
+
+def _add_proofs(r: Row, proof_rows: list[list], findings: list[Finding]) -> None:
+    """A row's sha proof rows, and a finding for each user's copy the mutation changed."""
     for p in r.proofs:
         unchanged = p.blob_user_before == p.blob_user_after
         proof_rows.append(
@@ -557,28 +593,6 @@ def _add_row(
                     key=f"{r.name}:{p.path}",
                 )
             )
-    if r.mutation and r.mutation.expect == "survived" and kills:
-        findings.append(
-            Finding(
-                "mutation-expectation",
-                "P2",
-                f"mutation {r.name} was expected to survive but {len(kills)} test(s) failed",
-                ", ".join(kills[:10]),
-                key=r.name,
-            )
-        )
-    if r.mutation and r.mutation.gap and not o.problem and not moved:
-        counts = ", ".join(f"{o.count(k)} {k}" for k in COUNTED)
-        findings.append(
-            Finding(
-                "gap-not-pinned",
-                "P2",
-                f"no test in this selection pins this gap: {r.name}",
-                f"with the gap filled the selection gives {counts} — the same outcome for all "
-                f"{len(o.outcomes)} tests as without it",
-                key=f"{r.mutation.gap}:{run.tests}:{run.marker}",
-            )
-        )
 
 
 def _run_findings(

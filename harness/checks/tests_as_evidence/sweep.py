@@ -24,7 +24,7 @@ from harness.checks.paths import is_test_path
 from harness.checks.tests_as_evidence.pytest_run import mutmut_env, output_text, run_in_tree
 from harness.columns.trees import Column
 from harness.errors import HarnessError, UsageError
-from harness.executors import Executor, Task, TreeSpec
+from harness.executors import Executor, Task, TaskResult, TreeSpec
 from harness.executors.local import LocalExecutor
 from harness.git.mutation import changed_lines
 from harness.git.repo import GitRepo
@@ -385,36 +385,48 @@ def run_sweep(
         with phase(f"mutmut over {len(functions)} changed function(s)"):
             done = executor.run(tasks, jobs=1 if executor.name == "local" else None)
         result.seconds = time.monotonic() - start
-        parts = [r.value if r.status == "ok" and r.value is not None else None for r in done]
-        if any(p is not None and p.exit_code is None for p in parts) or any(
-            r.status == "timeout" for r in done
-        ):
-            result.exit_code = None
-        else:
-            lost = [r.detail for r in done if r.status != "ok"]
-            if lost:
-                raise HarnessError(f"mutmut sweep: {lost[0]}")
-            shard_parts = [p for p in parts if p is not None]
-            result.exit_code = next((p.exit_code for p in shard_parts if p.exit_code), 0)
-            out = "\n".join(p.output for p in shard_parts)
-            result.output_tail = out[-3000:]
-            result.clean_ok = all(
-                "Failed to run clean test" not in p.output and "Running clean tests" in p.output
-                for p in shard_parts
-            )
-            result.forced_fail_ok = all(
-                "Unable to force test failures" not in p.output
-                and "Running mutation testing" in p.output
-                for p in shard_parts
-            )
-            result.mutmut_version = _mutmut_version(python)
-            merge_shards(tree_dir, shard_parts, None if n == 1 else lists)
-            result.mutants = _read_results(tree_dir, functions)
-            result.module_proofs = merge_proofs(shard_parts)
+        _read_shards(result, done, tree_dir, python, None if n == 1 else lists)
     result.leaked = bool(user_mutants and user_mutants.exists() and not existed)
     if result.exit_code is None:
         raise UsageError(f"mutmut ran past {timeout:.0f}s (raise --timeout or narrow --tests)")
     return result
+
+
+def _read_shards(
+    result: SweepResult,
+    done: Sequence[TaskResult[ShardResult]],
+    tree_dir: Path,
+    python: str,
+    lists: list[list[str]] | None,
+) -> None:
+    """Fold the shards' runs into ``result``: their exit code (None when one timed out), output,
+    the clean and forced-fail checks, and the mutants' verdicts merged into ``tree_dir``
+    (``lists``: each shard's mutant names, None for one shard)."""
+    parts = [r.value if r.status == "ok" and r.value is not None else None for r in done]
+    if any(p is not None and p.exit_code is None for p in parts) or any(
+        r.status == "timeout" for r in done
+    ):
+        result.exit_code = None
+        return
+    lost = [r.detail for r in done if r.status != "ok"]
+    if lost:
+        raise HarnessError(f"mutmut sweep: {lost[0]}")
+    shard_parts = [p for p in parts if p is not None]
+    result.exit_code = next((p.exit_code for p in shard_parts if p.exit_code), 0)
+    out = "\n".join(p.output for p in shard_parts)
+    result.output_tail = out[-3000:]
+    result.clean_ok = all(
+        "Failed to run clean test" not in p.output and "Running clean tests" in p.output
+        for p in shard_parts
+    )
+    result.forced_fail_ok = all(
+        "Unable to force test failures" not in p.output and "Running mutation testing" in p.output
+        for p in shard_parts
+    )
+    result.mutmut_version = _mutmut_version(python)
+    merge_shards(tree_dir, shard_parts, lists)
+    result.mutants = _read_results(tree_dir, result.functions)
+    result.module_proofs = merge_proofs(shard_parts)
 
 
 @dataclass
