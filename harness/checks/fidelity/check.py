@@ -209,10 +209,8 @@ def _compare(
     dict[str, Sequence[str]] | None,
     Counter[str],
 ]:
-    """The picks, their sources and comparisons. Kept as one function past 80 lines for a reason:
-    the end-state jobs' callbacks (``rows``, ``found``) close over the history, the patch store
-    and the source order built here, while threads read the history's paths and bodies; the
-    range's picks are ``_range_picks`` and each pick's comparison ``_pick_results``."""
+    """The picks, their sources and comparisons: the range's picks are ``_range_picks``, the
+    source side ``_Sources``, the search ``_resolve`` and each pick's comparison ``_pick_results``."""
     # The source history since the fork point on HEAD's own line (``fork``): what SOURCE has beyond
     # it, even where HEAD later merged it back in (earlier picks' sources are then ancestors of HEAD).
     full_history = _history(repo, index, [source], [fork])
@@ -240,15 +238,49 @@ def _compare(
         if touched is not None and any(c.is_merge for c in history)
         else {}
     )
-    order = {c.sha: i for i, c in enumerate(history)}
-    store = PatchStore(repo, {c.sha: c.parents[0] for c in history if c.is_merge}, index)
-    brought = brought_by(history, source)
-    merge_shas = {c.sha for c in history if c.is_merge}
+    side = _Sources(repo, history, source, index, picks, jobs)
+    copied = _POOL.submit(_bodies, repo, index, [source], [fork], grep=ORIGIN_GREP)
+    finder = functools.partial(
+        SourceFinder, repo, history=history, store=side.store, touched=touched, merge_titles=titles
+    )
+    finder = functools.partial(finder, brought=side.brought, found=side.found)
+    if forced:  # --map names sources of its own: nothing is kept
+        res = finder(picks=picks, mapping=forced).resolve()
+    else:
+        scope = Memo(index, [source, fork, touched is not None])
+        res = _resolve(picks, finder, side.store, side.found, scope)
+    _name_origins(res, copies(repo, history, copied.result()))
+    results = side.results(res, reached)
+    paths: dict[str, Sequence[str]] | None = (
+        {c.sha: c.paths or () for c in touched.result()} if touched is not None else None
+    )
+    return merges, results, side.store, history, paths, left
 
-    def rows(found: Mapping[str, Resolution]) -> list[Row]:
+
+class _Sources:
+    """The source side of one run: its history, the patch store reading it, and the end states
+    started as the picks' sources are found (``found``, called by the source search)."""
+
+    def __init__(
+        self,
+        repo: GitRepo,
+        history: list[LogEntry],
+        source: str,
+        index: HistoryIndex | None,
+        picks: Sequence[Commit],
+        jobs: EndStateJobs,
+    ) -> None:
+        self.history, self.picks, self.jobs = history, picks, jobs
+        self.order = {c.sha: i for i, c in enumerate(history)}
+        self.store = PatchStore(repo, {c.sha: c.parents[0] for c in history if c.is_merge}, index)
+        self.brought = brought_by(history, source)
+        self.merge_shas = {c.sha for c in history if c.is_merge}
+
+    def _rows(self, found: Mapping[str, Resolution]) -> list[Row]:
         out: list[Row] = []
+        store = self.store
         for sha, r in found.items():
-            sources = sorted(r.sources, key=lambda s: order.get(s, len(order)))
+            sources = sorted(r.sources, key=lambda s: self.order.get(s, len(self.order)))
             if not all(s in store.full or s in store.lines for s in sources):
                 continue  # not read yet: its end states start with the last job
             # Files pair by path and signed lines: the sources' -U0 diffs pair as their full ones.
@@ -258,51 +290,41 @@ def _compare(
             out.append((sha, file_paths(files), sources))
         return out
 
-    def found(res: dict[str, Resolution]) -> None:
-        if jobs.lines is None:
-            jobs.picks({p.sha: store.full[p.sha].files for p in picks})
-        jobs.add(rows(res))
+    def found(self, res: dict[str, Resolution]) -> None:
+        """Sources found for these picks: their end states start now."""
+        if self.jobs.lines is None:
+            self.jobs.picks({p.sha: self.store.full[p.sha].files for p in self.picks})
+        self.jobs.add(self._rows(res))
         # Their full diffs (and a merge source's PR commits) are read while the search goes on.
         sources = {s for r in res.values() for s in r.sources}
-        store.prefetch(
-            sorted(sources)
-            + [c for cs in pr_commits(history, brought, sources & merge_shas).values() for c in cs]
-        )
+        inner = pr_commits(self.history, self.brought, sources & self.merge_shas)
+        self.store.prefetch(sorted(sources) + [c for cs in inner.values() for c in cs])
 
-    copied = _POOL.submit(_bodies, repo, index, [source], [fork], grep=ORIGIN_GREP)
-    finder = functools.partial(SourceFinder, repo, history=history, store=store, touched=touched)
-    finder = functools.partial(finder, merge_titles=titles, brought=brought, found=found)
-    if forced:  # --map names sources of its own: nothing is kept
-        res = finder(picks=picks, mapping=forced).resolve()
-    else:
-        res = _resolve(
-            picks, finder, store, found, Memo(index, [source, fork, touched is not None])
+    def results(
+        self, res: Mapping[str, Resolution], reached: Mapping[str, str]
+    ) -> list[PickResult]:
+        """Each pick compared with its sources; every pick's end states started."""
+        history, store, picks = self.history, self.store, self.picks
+        merged = {s for r in res.values() if r.via == "merge" for s in r.sources}
+        inner = pr_commits(history, self.brought, merged)
+        # The PR commits of merge sources are read with them: the follow-ups need their changes.
+        store.ensure(
+            [s for r in res.values() for s in r.sources]
+            + [p.sha for p in picks]
+            + [c for cs in inner.values() for c in cs]
         )
-    _name_origins(res, copies(repo, history, copied.result()))
-    inner = pr_commits(
-        history, brought, {s for r in res.values() if r.via == "merge" for s in r.sources}
-    )
-    # The PR commits of merge sources are read with them: the follow-ups need their changes.
-    store.ensure(
-        [s for r in res.values() for s in r.sources]
-        + [p.sha for p in picks]
-        + [c for cs in inner.values() for c in cs]
-    )
-    subjects = {c.sha: c.subject for c in history}
-    results = _pick_results(picks, res, store, order, reached, inner, subjects)
-    _later_copies(
-        results,
-        {c.sha: c.commit_time for c in history},
-        {c.sha: c.author_time for c in history},
-    )
-    jobs.finish(
-        [(r.commit.sha, file_paths(r.files), r.resolution.sources) for r in results],
-        {p.sha: store.full[p.sha].files for p in picks},
-    )
-    paths: dict[str, Sequence[str]] | None = (
-        {c.sha: c.paths or () for c in touched.result()} if touched is not None else None
-    )
-    return merges, results, store, history, paths, left
+        subjects = {c.sha: c.subject for c in history}
+        results = _pick_results(picks, res, store, self.order, reached, inner, subjects)
+        _later_copies(
+            results,
+            {c.sha: c.commit_time for c in history},
+            {c.sha: c.author_time for c in history},
+        )
+        self.jobs.finish(
+            [(r.commit.sha, file_paths(r.files), r.resolution.sources) for r in results],
+            {p.sha: store.full[p.sha].files for p in picks},
+        )
+        return results
 
 
 def _resolve(
@@ -692,32 +714,9 @@ def _check(
     merges, results, store, history, touched, left = _compare(
         repo, base, head, source, mapping, fork, jobs, index
     )
-    missing = None
-    if branch_tip:
-        branch = repo.commits([branch_tip], [source, base], no_merges=True)
-        store.ensure([c.sha for c in branch])
-        on_branch = {c.sha for c in branch}
-        missing = find_missing(
-            branch,
-            store.full,
-            {r.commit.sha: store.keys(r.commit.sha) for r in results},
-            [r.commit.sha for r in results if on_branch & set(r.resolution.sources)],
-        )
-        target = next((r for r in results if missing.pick == r.commit.sha), None)
-        if (
-            target and target.resolution.sources
-        ):  # a pick of a PR-branch commit completes the squash's pick
-            for r in results:
-                if on_branch & set(r.resolution.sources):
-                    r.unit = tuple(target.resolution.sources)
+    missing = _branch(repo, branch_tip, source, base, results, store)
     complete_units(results, store)  # type: ignore[arg-type]  # PickResult has the fields _Pick names
-    units: dict[tuple[str, ...], list[str]] = {}
-    unit_picks: dict[tuple[str, ...], list[str]] = {}
-    for r in results:
-        if r.unit:
-            units.setdefault(r.unit, list(r.unit))
-            units[r.unit] += [c for c, _ in r.pr_commits if c not in units[r.unit]]
-            unit_picks.setdefault(r.unit, []).append(r.commit.sha)
+    units, unit_picks = _units(results)
     picked = {s for r in results for s in r.resolution.sources}
     followups = find_followups(
         repo,
@@ -750,6 +749,50 @@ def _check(
     _account(section, left, len(results))
     gaps = tuple(c.sha for c in missing.missing) if missing is not None else ()
     return Checked(FidelityResult(tuple(r.commit.sha for r in results), gaps), section)
+
+
+def _branch(
+    repo: GitRepo,
+    branch_tip: str | None,
+    source: str,
+    base: str,
+    results: Sequence[PickResult],
+    store: PatchStore,
+) -> MissingResult | None:
+    """The source PR branch's commits the picks lack (``--source-branch``); a pick of one of its
+    commits completes the squash's pick (its unit becomes the squash's sources)."""
+    if not branch_tip:
+        return None
+    branch = repo.commits([branch_tip], [source, base], no_merges=True)
+    store.ensure([c.sha for c in branch])
+    on_branch = {c.sha for c in branch}
+    missing = find_missing(
+        branch,
+        store.full,
+        {r.commit.sha: store.keys(r.commit.sha) for r in results},
+        [r.commit.sha for r in results if on_branch & set(r.resolution.sources)],
+    )
+    target = next((r for r in results if missing.pick == r.commit.sha), None)
+    if target and target.resolution.sources:
+        for r in results:
+            if on_branch & set(r.resolution.sources):
+                r.unit = tuple(target.resolution.sources)
+    return missing
+
+
+def _units(
+    results: Sequence[PickResult],
+) -> tuple[dict[tuple[str, ...], list[str]], dict[tuple[str, ...], list[str]]]:
+    """Each source PR the picks carry → its commits (a merge source's PR commits too), and the
+    picks carrying it."""
+    units: dict[tuple[str, ...], list[str]] = {}
+    unit_picks: dict[tuple[str, ...], list[str]] = {}
+    for r in results:
+        if r.unit:
+            units.setdefault(r.unit, list(r.unit))
+            units[r.unit] += [c for c, _ in r.pr_commits if c not in units[r.unit]]
+            unit_picks.setdefault(r.unit, []).append(r.commit.sha)
+    return units, unit_picks
 
 
 def _account(section: Section, left: Counter[str], picks: int) -> None:
