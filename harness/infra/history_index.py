@@ -650,20 +650,29 @@ def pack(x: Any) -> Any:
             return x[:]
         return [v if type(v) in _LEAF else pack(v) for v in x]
     if t is dict:
-        if _TAG not in x and all(type(k) is str for k in x):
+        if _TAG not in x and _strings(x):  # (its keys)
             return {k: v if type(v) in _LEAF else pack(v) for k, v in x.items()}
         return {_TAG: "D", "v": [[pack(k), pack(v)] for k, v in x.items()]}
     if t is tuple:
         return {_TAG: "T", "v": list(x) if _strings(x) else [pack(v) for v in x]}
-    name = t.__name__
-    if name in _PARTS and t.__module__ == "harness.report.model":
+    names = _FIELDS.get(t)
+    if names is None:
+        if t.__name__ not in _PARTS or t.__module__ != "harness.report.model":
+            raise TypeError(f"not kept: {t.__name__}")
         from dataclasses import fields
 
-        return {_TAG: name, "v": {f.name: pack(getattr(x, f.name)) for f in fields(x)}}
-    raise TypeError(f"not kept: {name}")
+        names = _FIELDS[t] = tuple(f.name for f in fields(x))
+    values = {}
+    for n in names:
+        v = getattr(x, n)
+        values[n] = v if type(v) in _LEAF else pack(v)
+    return {_TAG: t.__name__, "v": values}
 
 
-def _strings(x: list[Any] | tuple[Any, ...]) -> bool:
+_FIELDS: dict[type, tuple[str, ...]] = {}  # a report part's field names, looked up once
+
+
+def _strings(x: list[Any] | tuple[Any, ...] | dict[Any, Any]) -> bool:
     """Every item a str (``join`` checks it in C)."""
     try:
         "".join(x)

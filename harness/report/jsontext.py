@@ -128,13 +128,23 @@ def _block(entries: Any, any_: bool, brackets: str, out: list[str], nl: str) -> 
         out.append(brackets)
         return
     inner = nl + _STEP
+    sep = "," + inner
     out.append(brackets[0] + inner)
     first = True
     for prefix, value in entries:
-        if not first:
-            out.append("," + inner)
-        first = False
+        if first:
+            first = False
+        else:
+            out.append(sep)
         if prefix:
             out.append(prefix)
-        _write(value, out, inner)
+        kind = type(value)  # the common leaves here, without a call each
+        if kind is str:
+            out.append(encode_basestring(value))
+        elif value is None:
+            out.append("null")
+        elif kind is int:
+            out.append(int.__repr__(value))
+        else:
+            _write(value, out, inner)
     out.append(nl + brackets[1])

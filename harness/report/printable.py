@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from itertools import chain
 from typing import Any, TypeVar
 
 from harness.report.model import Code, Sha
@@ -67,7 +68,7 @@ def printable(obj: T) -> T:
     return obj
 
 
-def _ascii_strings(seq: Any) -> bool:
+def _ascii_strings(seq: Any) -> bool:  # (a dict: its keys)
     """Every item a str and all of them ASCII (checked in C: lines and paths, the bulk of a
     report, cost no Python step each)."""
     try:
@@ -79,8 +80,17 @@ def _ascii_strings(seq: Any) -> bool:
 def _sequence(obj: list[Any] | tuple[Any, ...]) -> list[Any] | tuple[Any, ...]:
     if _ascii_strings(obj):
         return obj
-    items = [printable(x) for x in obj]
-    if all(new is old for new, old in zip(items, obj, strict=True)):
+    # Pairs of strings (an end state's classed lines): all checked in C as well.
+    if obj and set(map(type, obj)) == {tuple} and _ascii_strings(chain.from_iterable(obj)):
+        return obj
+    items: list[Any] | None = None
+    for i, x in enumerate(obj):
+        new = _escaped(x)
+        if new is not x:
+            if items is None:
+                items = list(obj)
+            items[i] = new
+    if items is None:
         return obj
     if isinstance(obj, list):
         return items
@@ -88,8 +98,24 @@ def _sequence(obj: list[Any] | tuple[Any, ...]) -> list[Any] | tuple[Any, ...]:
 
 
 def _mapping(obj: dict[Any, Any]) -> dict[Any, Any]:
-    keys_ok = _ascii_strings(obj)
-    values = [printable(v) for v in obj.values()]
-    if keys_ok and all(new is old for new, old in zip(values, obj.values(), strict=True)):
+    changed: dict[Any, Any] | None = None
+    for k, v in obj.items():
+        new = _escaped(v)
+        if new is not v:
+            if changed is None:
+                changed = {}
+            changed[k] = new
+    if changed is None and _ascii_strings(obj):
         return obj
-    return {printable(k): v for k, v in zip(obj, values, strict=True)}
+    changed = changed or {}
+    return {printable(k): changed.get(k, v) for k, v in obj.items()}
+
+
+def _escaped(x: Any) -> Any:
+    """``printable(x)``, without a call for the leaves a report is mostly made of."""
+    kind = type(x)
+    if kind is str:
+        return x if x.isascii() else escape(x)
+    if kind in _LEAVES:
+        return x
+    return printable(x)

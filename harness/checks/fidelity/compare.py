@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections import Counter
@@ -47,11 +48,8 @@ FILE_STATUSES = (
 
 def checksum(lines: Iterable[bytes]) -> str:
     """First 8 hex of sha1 over the lines, each followed by "\\n" (empty input → da39a3ee)."""
-    h = hashlib.sha1()
-    for ln in lines:
-        h.update(ln)
-        h.update(b"\n")
-    return h.hexdigest()[:8]
+    got = list(lines)
+    return hashlib.sha1(b"\n".join(got) + b"\n" if got else b"").hexdigest()[:8]
 
 
 def norm(line: bytes) -> bytes:
@@ -91,6 +89,10 @@ class Side:
     new_blob: str | None
 
     def figures(self) -> dict[str, object]:
+        return dict(self._figures)
+
+    @functools.cached_property
+    def _figures(self) -> dict[str, object]:  # the table and the JSON both show them
         return {
             "added": len(self.added),
             "removed": len(self.removed),
