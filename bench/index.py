@@ -14,6 +14,8 @@ commit whose files are the same at its parent and at HEAD has its blobs written 
   cold       an empty cache: the index is built and written
   warm       the same range again on the cache the cold run left
   new pick   BASE..bench-pick on a copy of that warm cache: one pick more to judge
+  history kept  the same range, its whole answer dropped: history, greps, diffs and the per-pick
+             memos from the index
 
 Prints the ratios warm/cold (goal <= 0.1) and new pick/cold (goal <= 0.2), cold/no index (what
 building the index costs), and that the JSON reports are the same bytes (command line aside)
@@ -189,7 +191,7 @@ def measure(name: str, repo: Path, rng: str, source: str, repeat: int, tmp: Path
             run(repo, picked, source, snapshot, tmp / "new.json", env, "new pick")
         )
         run(repo, picked, source, None, tmp / "new-plain.json", env)
-        # The same range, its answer dropped: history, greps and diffs from the index.
+        # The same range, its answer dropped: history, greps, diffs and memos from the index.
         for folder in (cache / "history").iterdir():
             if folder.is_dir():
                 shutil.rmtree(folder / "results", ignore_errors=True)
