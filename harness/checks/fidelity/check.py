@@ -247,8 +247,8 @@ def _compare(
     if forced:  # --map names sources of its own: nothing is kept
         res = finder(picks=picks, mapping=forced).resolve()
     else:
-        scope = Memo(index, [source, fork, touched is not None])
-        res = _resolve(picks, finder, side.store, side.found, scope)
+        scope = Memo(index, [source, fork])
+        res = _resolve(picks, finder, side.store, side.found, scope, touched is not None)
     _name_origins(res, copies(repo, history, copied.result()))
     results = side.results(res, reached)
     paths: dict[str, Sequence[str]] | None = (
@@ -333,16 +333,19 @@ def _resolve(
     store: PatchStore,
     found: Callable[[dict[str, Resolution]], None],
     memo: Memo,
+    listed: bool,
 ) -> dict[str, Resolution]:
     """Each pick's source: kept answers from ``memo`` (scoped by the source history), the rest
-    from a ``SourceFinder`` (``finder(picks=..., mapping=...)``). A pick's answer depends on the
-    other picks only through the similarity search (``SourceFinder.similar``): answers found there
-    are used only when this run's similarity search is over the same picks, else searched again."""
+    from a ``SourceFinder`` (``finder(picks=..., mapping=...)``). A pick searched by content was
+    searched with or without the history's paths and PR titles (``listed``): its answer holds only
+    for the same. A pick's answer depends on the other picks only through the similarity search
+    (``SourceFinder.similar``): answers found there are used only when this run's similarity
+    search is over the same picks, else searched again."""
     known: dict[str, Resolution] = {}
     similar: dict[str, list[str]] = {}
     for p in picks:
         v = memo.get("resolution", [p.sha], _valid_resolution)
-        if v is not None:
+        if v is not None and v[6] in (None, listed):
             known[p.sha] = Resolution(list(v[0]), v[1], v[2], v[3], v[4])
             if v[5] is not None:
                 similar[p.sha] = v[5]
@@ -373,6 +376,7 @@ def _resolve(
                 r.note,
                 r.found_by,
                 near if p.sha in near else None,
+                listed if p.sha in search.searched else None,
             ],
         )
     return {**{k: r for k, r in known.items() if r != Resolution()}, **res}
@@ -381,7 +385,7 @@ def _resolve(
 def _valid_resolution(v: Any) -> bool:
     return (
         isinstance(v, list)
-        and len(v) == 6
+        and len(v) == 7
         and isinstance(v[0], list)
         and all(isinstance(x, str) for x in v[0])
         and (v[1] is None or isinstance(v[1], str))
@@ -389,6 +393,7 @@ def _valid_resolution(v: Any) -> bool:
         and isinstance(v[3], str)
         and (v[4] is None or isinstance(v[4], str))
         and (v[5] is None or (isinstance(v[5], list) and all(isinstance(x, str) for x in v[5])))
+        and v[6] in (None, True, False)
     )
 
 

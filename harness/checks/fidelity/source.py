@@ -278,6 +278,9 @@ class SourceFinder:
         # candidates are the commits near any of them, and a line too common among them is no
         # evidence), so a kept answer holds only for the same set (check.py's memo).
         self.similar: list[str] = []
+        # The picks searched by content (after the named sources): their answers also depend on
+        # whether the history's paths and the merges' PR titles were read (check.py's memo).
+        self.searched: set[str] = set()
 
     def resolve(self) -> dict[str, Resolution]:
         res: dict[str, Resolution] = {}
@@ -317,6 +320,7 @@ class SourceFinder:
                 res[sha] = r
         self.found(dict(res))
         unresolved = [p.sha for p in self.picks if p.sha not in res]
+        self.searched = set(unresolved)
         res.update(self._search(unresolved))
         for sha, cands in self.siblings.items():
             if not res.get(sha, Resolution()).sources:  # only a sibling carries it: name that

@@ -90,6 +90,11 @@ def test_a_new_pick_recalls_the_others_and_gives_the_plain_answer(builder, tmp_p
     # A new pick at a path an earlier pick changed: HEAD's a.py moved, that pick's row is new.
     builder.cherry_pick(later, "-x")
     _same_as_plain(builder.path, base, root)
+    # A pick that names nothing: the history's paths are read now. The earlier picks named their
+    # sources, so their kept answers still hold; the new one is searched by content.
+    builder.commit("Tune a", {"a.py": (builder.path / "a.py").read_text() + "tail = 1\n"})
+    idx = _same_as_plain(builder.path, base, root)
+    assert idx.served["recalled"] >= 4
 
 
 @pytest.mark.parametrize("kind", ["resolution", "followups", "end-state", "entry"])
