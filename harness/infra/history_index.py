@@ -525,6 +525,7 @@ class HistoryIndex:
                 return None
             hit[0] = self.run
             self.served["recalled"] += 1
+            self.served[f"recalled {kind}"] = self.served.get(f"recalled {kind}", 0) + 1
             return hit[1]
 
     def remember(self, kind: str, key: str, value: Any) -> None:
