@@ -585,7 +585,9 @@ def _backports_step(
         from harness.checks.backports import backports_check
 
         def build() -> Section:
-            return backports_check(repo, source, releases, candidates, rule, since).section
+            return backports_check(
+                repo, source, releases, candidates, rule, since, index=cached.index()
+            ).section
 
         options = (json.dumps([listed, rule_text, since_text], sort_keys=True),)
         return cached(("backports", source, *releases), options, build)

@@ -32,6 +32,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness.checks.result import Checked
 from harness.errors import UsageError
@@ -52,6 +53,9 @@ from harness.git.patch import FilePatch, diff_many
 from harness.report.model import Cell as TableCell
 from harness.report.model import Code, Control, Finding, Section, Sha, Table
 from harness.report.printable import printable
+
+if TYPE_CHECKING:
+    from harness.infra.history_index import HistoryIndex
 
 SECTION_ID = "backports"
 STATES = ("picked", "in-fork", "reached", "missing", "n/a")
@@ -256,13 +260,16 @@ class _ReleasePicks:
     unsourced: dict[str, str] = field(default_factory=dict)  # subject key → pick with no source
 
 
-def picks_with_sources(repo: GitRepo, source: str, tip: str, fork: str) -> _ReleasePicks:
+def picks_with_sources(
+    repo: GitRepo, source: str, tip: str, fork: str, index: HistoryIndex | None = None
+) -> _ReleasePicks:
     """Each pick of ``source..tip`` with its source commits and fidelity status, from fidelity's
     own source finding (``picks_and_sources``: no end states, units or follow-ups). ``fork`` is
-    the release's fork point (fidelity finds the same one)."""
+    the release's fork point (fidelity finds the same one); ``index``: the repository's history
+    index (histories, diffs and resolutions kept between releases and runs; the same answer)."""
     from harness.checks.fidelity.check import picks_and_sources
 
-    results = picks_and_sources(repo, source, tip, source)
+    results = picks_and_sources(repo, source, tip, source, index)
     from harness.checks.fidelity.source import strip_numbers
 
     out = _ReleasePicks(count=len(results))
@@ -302,9 +309,11 @@ def backports_check(
     since: tuple[str, str] | None = None,
     *,
     trial: bool = True,
+    index: HistoryIndex | None = None,
 ) -> Checked[BackportsResult]:
     """The matrix of ``source``'s fixes × ``releases`` (refs as given; resolved here, so an unknown
-    one is a usage error before any work)."""
+    one is a usage error before any work); ``index``: the history index the releases' source
+    finding reads through (``picks_with_sources``)."""
     src = repo.resolve(source)
     names = list(dict.fromkeys(releases))
     if not names:
@@ -318,7 +327,7 @@ def backports_check(
     picked: dict[str, _ReleasePicks] = {}
     for n in order:
         picked[n] = (
-            picks_with_sources(repo, src, tips[n], forks[n])
+            picks_with_sources(repo, src, tips[n], forks[n], index)
             if tips[n] != forks[n]
             else _ReleasePicks()
         )

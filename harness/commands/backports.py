@@ -42,6 +42,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "fix(...):; a 'Fixes #N' line always counts)",
     )
     p.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="read the source history from git alone: nothing kept in or read from the history index",
+    )
+    p.add_argument(
         "--no-trial",
         action="store_true",
         help="do not try cherry-picks of missing commits (applies is null)",
@@ -61,9 +66,13 @@ def run(args: argparse.Namespace) -> int:
     source = repo.resolve(args.source)
     releases = [repo.resolve(r) for r in args.release]
     since = since_of(repo, args.since)
+    from harness.infra.history_index import open_index
+
+    index = open_index(repo, enabled=not args.no_cache)
     checked = backports_check(
-        repo, args.source, args.release, candidates, rule, since, trial=not args.no_trial
-    )
+        repo, args.source, args.release, candidates, rule, since, trial=not args.no_trial,
+        index=index,
+    )  # fmt: skip
     inputs = {
         "source": f"{args.source} @ {source[:12]}",
         "releases": ", ".join(

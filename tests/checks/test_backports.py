@@ -32,6 +32,7 @@ from harness.checks.backports import (
 )
 from harness.errors import UsageError
 from harness.git import GitRepo
+from harness.infra.history_index import HistoryIndex
 from harness.testing.repos import RepoBuilder, bare_snapshot
 
 
@@ -433,3 +434,27 @@ def test_bad_source_and_date_since(mx: Matrix, run_cli) -> None:
     rows = json.loads(out)["sections"][0]["data"]["rows"]
     assert not any("rule" in r["from"] for r in rows)  # nothing committed after 2100
     assert any("picked" in r["from"] for r in rows)
+
+
+def test_the_history_index_gives_the_same_matrix(
+    mx: Matrix, run_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """backports reads the releases' source history through the history index (kept in the
+    private cache): cold and warm give the --no-cache matrix, and the second run recalls what the
+    first kept; --no-cache writes nothing."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(cache))
+    args = ("--format", "json", "--fail-on", "never")
+    code, plain, _ = run_cli(*_cli(mx, *args, "--no-cache"))
+    assert code == 0 and not (cache / "history").exists()
+    for _ in range(2):
+        code, out, _ = run_cli(*_cli(mx, *args))
+        assert code == 0 and json.loads(out)["sections"] == json.loads(plain)["sections"]
+    (folder,) = [p for p in (cache / "history").iterdir() if p.is_dir()]
+    assert {"index.json", "diffs.json", "memo-resolution.json"} <= {
+        p.name for p in folder.iterdir()
+    }
+    index = HistoryIndex(GitRepo(mx.b.path), cache / "history")
+    again = backports_check(GitRepo(mx.b.path), "main", ["rel1", "rel2"], index=index)
+    assert index.served.get("recalled resolution", 0) > 0 and index.served["read"] == 0
+    assert again.section.data == json.loads(plain)["sections"][0]["data"]

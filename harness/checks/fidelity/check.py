@@ -553,12 +553,19 @@ def _later_copies(
             r.copy_of = copies[srcs[0]]
 
 
-def picks_and_sources(repo: GitRepo, base: str, head: str, source: str) -> list[PickResult]:
+def picks_and_sources(
+    repo: GitRepo, base: str, head: str, source: str, index: HistoryIndex | None = None
+) -> list[PickResult]:
     """Each pick of base..head (resolved shas) with its sources and status: fidelity's own source
     finding, without end states, units or follow-ups (the backports matrix joins these per
-    release)."""
+    release), through the history index where there is one (the same answer)."""
     fork = fork_point(repo, base, head)
-    return _compare(repo, base, head, source, None, fork, NoEndStates(repo, fork, head))[1]
+    try:
+        jobs = NoEndStates(repo, fork, head)
+        return _compare(repo, base, head, source, None, fork, jobs, index)[1]
+    finally:
+        if index is not None:
+            index.save()
 
 
 def fidelity_section(
