@@ -174,3 +174,18 @@ def test_an_end_state_row_is_computed_again_when_heads_file_moves(builder, tmp_p
     (row_before,) = before.section.data["picks"][0]["end_state"]
     (row_after,) = after.section.data["picks"][0]["end_state"]
     assert row_before["head_blob"] != row_after["head_blob"]
+
+
+def test_memos_stay_within_their_bounds(builder, tmp_path, monkeypatch):
+    from harness.infra import history_index as hi
+
+    monkeypatch.setattr(hi, "MAX_MEMO", 3)
+    base, later = _shared(builder)
+    root = tmp_path / "index"
+    for sha in later:
+        builder.cherry_pick(sha, "-x")
+        _same_as_plain(builder.path, base, root)
+        _drop_answers(root)
+    for kind, path in _memo_files(root).items():
+        assert len(json.loads(path.read_text())["entries"]) <= 3, kind
+        assert path.stat().st_mode & 0o077 == 0  # private, as the rest of the cache
