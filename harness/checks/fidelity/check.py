@@ -1230,7 +1230,7 @@ def _section(
         tables.append(_branch_table(missing, source_branch))
     data["follow_ups"] = [f.as_dict() for f in followups]
     tables.append(_followups_table(followups, source_name, history))
-    controls = _controls(results, store, history)
+    controls = _controls(results, store)
     findings = _findings(
         results, merges, {c.sha for c in history}, missing, followups, release_paths
     )
@@ -1403,9 +1403,7 @@ def _followups_table(
     )
 
 
-def _controls(
-    results: Sequence[PickResult], store: PatchStore, history: Sequence[LogEntry]
-) -> list[Control]:
+def _controls(results: Sequence[PickResult], store: PatchStore) -> list[Control]:
     self_files = next((r for r in results if r.files), None)
     controls = [
         Control(
