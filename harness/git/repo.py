@@ -251,6 +251,7 @@ class GitRepo:
             )
             raise UsageError(f"unknown ref {ref!r} (not a {kind} in {self.git_dir}{hint})")
         self._resolved[(ref, kind)] = out
+        self._resolved[(out, kind)] = out  # the id itself, asked again later, is known too
         return out
 
     def preresolve(self, refs: Iterable[str], kinds: Sequence[str] = ("commit", "tree")) -> None:
