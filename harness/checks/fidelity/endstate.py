@@ -261,8 +261,8 @@ def pick_lines(patches: dict[str, list]) -> dict[str, dict[str, Counter[bytes]]]
         per: dict[str, Counter[bytes]] = {}
         for f in files:
             c = per.setdefault(f.path, Counter())
-            c.update(b"+" + x for x in f.added)
-            c.update(b"-" + x for x in f.removed)
+            c.update(map(b"+".__add__, f.added))
+            c.update(map(b"-".__add__, f.removed))
         out[pick] = per
     return out
 
