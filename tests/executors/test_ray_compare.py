@@ -7,6 +7,9 @@ import importlib.util
 import json
 import os
 import re
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -35,14 +38,22 @@ MARK = {mark!r}
 
 
 def _ray_worker():
-    """The Ray worker above this probe process (its parent is the harness's reaper), or None."""
+    """The Ray worker above this probe process (its parent is the harness's reaper), or None. The
+    walk ends where the ancestry does: init's parent is 0 (no /proc/0), and a test run started in
+    the background is init's child, two steps above the reaper; an ancestor may also end mid-walk.
+    Raising there made the local run's cell an error: a finding the Ray run had not."""
     pid = os.getppid()
     for _ in range(4):
-        with open(f"/proc/{{pid}}/cmdline", "rb") as fh:
-            if fh.read().startswith(b"ray::"):
-                return pid
-        with open(f"/proc/{{pid}}/stat", "rb") as fh:
-            data = fh.read()
+        if pid <= 1:
+            return None
+        try:
+            with open(f"/proc/{{pid}}/cmdline", "rb") as fh:
+                if fh.read().startswith(b"ray::"):
+                    return pid
+            with open(f"/proc/{{pid}}/stat", "rb") as fh:
+                data = fh.read()
+        except OSError:
+            return None
         pid = int(data[data.rindex(b")") + 2 :].split()[1])
     return None
 
@@ -57,6 +68,27 @@ def run(n):
             os.kill(worker, signal.SIGKILL)
     return n * 10
 '''
+
+# Runs the killer's row n=2 in a process whose parent has ended: it is left to init (or the nearest
+# subreaper), so its ancestry ends one step up; writes {"value": ...} or {"error": ...} to argv[2].
+ORPHAN = """import importlib.util, json, os, sys, time
+probe, result = sys.argv[1], sys.argv[2]
+middle = os.getpid()
+if os.fork():
+    os._exit(0)
+while os.getppid() == middle:
+    time.sleep(0.01)
+try:
+    spec = importlib.util.spec_from_file_location("killer", probe)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    got = {"value": module.run(2)}
+except Exception as exc:
+    got = {"error": f"{type(exc).__name__}: {exc}"}
+with open(result + ".tmp", "w") as fh:
+    json.dump(got, fh)
+os.rename(result + ".tmp", result)
+"""
 
 KILL_SCENARIO = """refs: {{base: release/1.0, head: backport/42}}
 probes:
@@ -186,6 +218,31 @@ def test_a_worker_killed_mid_run_is_retried_and_the_bytes_match(
     doc = json.loads((out / "report.json").read_text())
     table = next(s for s in doc["sections"] if s["id"] == "probe-survives-a-lost-worker")
     assert "crash" not in json.dumps(table["data"]) and "30" in json.dumps(table["data"])
+
+
+def test_the_killer_outside_ray_is_a_plain_value_whatever_its_ancestry(tmp_path: Path) -> None:
+    """Outside Ray the killer kills nothing and row n=2 is 20, also where the ancestry ends within
+    the walk: a suite started in the background runs as init's child (reaper, pytest, init, then
+    0). The walk read /proc/0 there and raised, so only the local report had a failed cell (the
+    full-suite failure of the kill test: 10 findings from 5 causes against Ray's 9 from 4)."""
+    mark = tmp_path / "killed"
+    probe = tmp_path / "killer.py"
+    probe.write_text(KILLER.format(mark=str(mark)))
+    result = tmp_path / "result.json"
+    quiet = subprocess.DEVNULL
+    subprocess.run(
+        [sys.executable, "-c", ORPHAN, str(probe), str(result)],
+        check=True,
+        stdin=quiet,
+        stdout=quiet,
+        stderr=quiet,
+        timeout=30,
+    )
+    deadline = time.monotonic() + 30
+    while not result.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert json.loads(result.read_text()) == {"value": 20}
+    assert not mark.exists()
 
 
 def test_a_warm_rerun_schedules_nothing_remote(
