@@ -8,6 +8,7 @@ endstate.py and missing PR-branch commits in missing.py; this module builds the 
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import re
 from collections import Counter
@@ -247,7 +248,7 @@ def _compare(
     if forced:  # --map names sources of its own: nothing is kept
         res = finder(picks=picks, mapping=forced).resolve()
     else:
-        scope = Memo(index, [source, fork])
+        scope = Memo(index, [source, fork, _history_id(history)])
         res = _resolve(picks, finder, side.store, side.found, scope, touched is not None)
     _name_origins(res, copies(repo, history, copied.result()))
     results = side.results(res, reached)
@@ -325,6 +326,12 @@ class _Sources:
             {p.sha: store.full[p.sha].files for p in picks},
         )
         return results
+
+
+def _history_id(history: Sequence[LogEntry]) -> str:
+    """The source's own history as the memos' scope: besides the source tip and the fork point it
+    depends on which of HEAD's own commits the source reached (a release merged forward)."""
+    return hashlib.sha1("\n".join(c.sha for c in history).encode("ascii")).hexdigest()
 
 
 def _resolve(
@@ -739,7 +746,7 @@ def _check(
         picked,
         store,
         touched,
-        Memo(index, [source, fork]),
+        Memo(index, [source, fork, _history_id(history)]),
     )
     if index is not None:  # nothing more is read from the history: written while end states end
         _POOL.submit(index.save)
