@@ -189,3 +189,36 @@ def test_memos_stay_within_their_bounds(builder, tmp_path, monkeypatch):
     for kind, path in _memo_files(root).items():
         assert len(json.loads(path.read_text())["entries"]) <= 3, kind
         assert path.stat().st_mode & 0o077 == 0  # private, as the rest of the cache
+
+
+def test_a_searched_pick_is_searched_again_once_titles_are_read(builder, tmp_path):
+    """A pick whose PR number names nothing is searched by content; while every pick names a
+    source the merges' PR titles are not read, and it is found by similarity. Once a pick that
+    names nothing joins, titles are read and the same pick is found by its PR's title: its kept
+    answer (searched without them) is not used."""
+    body = "".join(f"thing_{i} = compute({i})\n" for i in range(30))
+    builder.commit("base", {"a.py": body, "b.py": body})
+    builder.branch("release")
+    builder.branch("feat")
+    builder.checkout("feat")
+    improved = body.replace("thing_4 = compute(4)", "thing_4 = compute(4, fast=True)")
+    improved = improved.replace("thing_9 = compute(9)", "thing_9 = compute(9, fast=True)")
+    builder.commit("Add the fast path", {"a.py": improved})
+    builder.checkout("main")
+    builder.merge("feat", "Merge pull request #7 from someone/feat\n\nImprove the thing")
+    other = body.replace("thing_20 = compute(20)", "thing_20 = compute(20, 2)")
+    builder.commit("Tune b", {"b.py": other})
+    builder.checkout("release")
+    base = builder.rev("HEAD")
+    adapted = improved.replace("thing_12 = compute(12)", "thing_12 = compute(12)  # kept")
+    builder.commit("Improve the thing (#99)", {"a.py": adapted})
+    root = tmp_path / "index"
+    _same_as_plain(builder.path, base, root)
+    before, _ = _run(builder.path, base, None)
+    builder.commit("Tune b on the release", {"b.py": other})  # names nothing: titles are read
+    _drop_answers(root)
+    _same_as_plain(builder.path, base, root)
+    after, _ = _run(builder.path, base, None)
+    was, now = (c.section.data["picks"][0]["found_by"] for c in (before, after))
+    # The case this test is about: the same pick, found another way once titles are read.
+    assert was != now == "title"
