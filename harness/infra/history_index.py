@@ -9,24 +9,27 @@ run reads from git only what is new since the last one (the range walk itself is
 Layout, under ``<cache>/history/<repo key>/`` (the cache folder is private: 0700, owner-checked by
 ``harness/infra/workarea.py``):
 
-- ``index.json``: commit rows and grep answers; ``diffs.json``: raw ``diff-tree`` chunks
-  (base64); ``results/<key>.json``: whole answers. Each file names the format, the harness code
-  digest, the git version and the repository it describes (``stamp``); a file that does not
-  parse, whose stamp differs, or whose records have the wrong shape is ignored whole and
-  rebuilt, never partly trusted. JSON only (no pickle: a planted file must not run code).
+- ``index.json``: commit rows and grep answers; ``diffs.json``: where each raw ``diff-tree``
+  chunk lies (``diffs-<sha1>.pack``: chunks end to end, named by their content; a run appends
+  one pack of what it diffed, not a rewrite of every diff) with the chunk's length and sha1,
+  checked on every read; ``memo-<kind>.json``: per-pick memos; ``results/<key>.json``: whole
+  answers. Each JSON file names the format, the harness code digest, the git version and the
+  repository it describes (``stamp``); a file that does not parse, whose stamp differs, or whose
+  records have the wrong shape is ignored whole and rebuilt, never partly trusted; a chunk whose
+  pack is gone or whose bytes do not match is diffed again. JSON and raw git text only (no
+  pickle: a planted file must not run code).
 - Writes are atomic (``harness/infra/atomic.py``: a killed run leaves the previous file or none) and
   serialised by an ``flock`` on ``lock``: a writer re-reads the file under the lock and adds what
   it learned, so two concurrent runs each keep the other's rows.
-- Bounded: at most ``MAX_COMMITS`` commit rows, ``MAX_DIFF_BYTES`` of diff text and
-  ``MAX_RESULTS`` answers; past a bound the rows unused for the most runs go first.
+- Bounded: at most ``MAX_COMMITS`` commit rows, ``MAX_DIFF_BYTES`` of diff text (in at most
+  ``MAX_PACKS`` packs: past that, or with more dead bytes than live ones, they are merged into
+  one) and ``MAX_RESULTS`` answers; past a bound the rows unused for the most runs go first.
 
 ``--no-cache`` (and a cache that cannot be used) means no index: nothing read, nothing written.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import json
 import os
@@ -50,11 +53,13 @@ if TYPE_CHECKING:
 FORMAT = "harness.history-index/1"
 MAX_COMMITS = 400_000  # ~100 MiB of JSON with paths at most; a 100k-commit history is ~25 MiB
 MAX_DIFF_BYTES = 64 << 20
+MAX_PACKS = 8
 MAX_RESULTS = 32
 MAX_MEMO = 50_000  # memo entries per kind (a resolution, a unit's follow-ups, an end-state row)
 _MEMO_LIMITS = {"walk": 8}  # a walk is a whole history's commit ids (~0.9 MB at 20k commits)
 MAX_FILE_BYTES = 512 << 20  # a larger file is not read: it is not one this code wrote
 _SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?\Z")
+_PACK = re.compile(r"[0-9a-f]{40}\Z")  # a pack's name: the sha1 of its bytes
 _REST = 0.5  # past this share of commits missing, one walking log is cheaper than the gaps
 
 # A commit row: [parents, author time, commit time, subject, paths or None, last run used,
@@ -170,7 +175,10 @@ class HistoryIndex:
         self.commits: dict[str, Row] | None = None  # None: not loaded yet
         self.greps: list[str] = []
         self.run = 1
-        self._diffs: dict[str, list[Any]] | None = None  # key → [last run used, base64 text]
+        # key → [last run used, pack, offset, length, sha1 of the chunk]
+        self._diffs: dict[str, list[Any]] | None = None
+        self._fresh: dict[str, bytes] = {}  # chunks diffed by this run, packed at ``save``
+        self._seen: dict[str, tuple[int, int, int]] = {}  # a file's stamp when this run read it
         self._order: dict[tuple[tuple[str, ...], tuple[str, ...]], list[str]] = {}
         self._pending: list[tuple[tuple[str, ...], tuple[str, ...], str, dict[str, str]]] = []
         self._new_commits = False
@@ -193,8 +201,11 @@ class HistoryIndex:
         path = self.dir / name
         try:
             with open(path, "rb") as fh:
+                st = os.fstat(fh.fileno())
+                self._seen[name] = (st.st_ino, st.st_size, st.st_mtime_ns)
                 raw = fh.read(MAX_FILE_BYTES + 1)
         except FileNotFoundError:
+            self._seen[name] = (0, 0, 0)
             return None
         except OSError as e:
             self.rebuilt.append(f"{name}: {e.strerror}")
@@ -211,6 +222,23 @@ class HistoryIndex:
             self.rebuilt.append(f"{name}: another format, harness, git or repository")
             return None
         return data
+
+    def _theirs(self, name: str) -> dict[str, Any] | None:
+        """``name`` as another run left it since this run read it (None: unchanged or gone). A
+        file replaced gets a new inode: an unchanged stamp is an unchanged file."""
+        try:
+            st = os.stat(self.dir / name)
+        except FileNotFoundError:
+            return None
+        if self._seen.get(name) == (st.st_ino, st.st_size, st.st_mtime_ns):
+            return None
+        return self._read(name)
+
+    def _write(self, name: str, text: str) -> None:
+        """Write a file of the index (under the lock); this run knows it as written."""
+        write_atomic(self.dir / name, text, prefix=".tmp-", shared=False)
+        st = os.stat(self.dir / name)
+        self._seen[name] = (st.st_ino, st.st_size, st.st_mtime_ns)
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
@@ -262,9 +290,16 @@ class HistoryIndex:
         if not isinstance(diffs, dict) or not all(
             isinstance(k, str)
             and isinstance(v, list)
-            and len(v) == 2
+            and len(v) == 5
             and type(v[0]) is int
             and isinstance(v[1], str)
+            and _PACK.match(v[1]) is not None
+            and type(v[2]) is int
+            and type(v[3]) is int
+            and 0 <= v[2]
+            and 0 <= v[3] <= MAX_DIFF_BYTES
+            and isinstance(v[4], str)
+            and _PACK.match(v[4]) is not None
             for k, v in diffs.items()
         ):
             self.rebuilt.append("diffs.json: records of the wrong shape")
@@ -420,14 +455,21 @@ class HistoryIndex:
         keys = [f"{c}:{a or ''}:{'full' if context else 'U0'}" for c, a in pairs]
         chunks: dict[str, bytes] = {}
         with self._lock:
+            packed: dict[str, list[tuple[str, list[Any]]]] = {}
             for k in keys:
-                hit = kept.get(k)
-                if hit is not None:
-                    try:
-                        chunks[k] = base64.b64decode(hit[1], validate=True)
-                        hit[0] = self.run
-                    except (binascii.Error, ValueError):
+                if k in self._fresh:
+                    chunks[k] = self._fresh[k]
+                elif k in kept:
+                    packed.setdefault(kept[k][1], []).append((k, kept[k]))
+            for pack, hits in packed.items():
+                got = _read_chunks(self.dir / f"diffs-{pack}.pack", [h[2:] for _, h in hits])
+                for (k, hit), chunk in zip(hits, got, strict=True):
+                    if chunk is None:  # the pack is gone (merged by another run) or damaged
                         kept.pop(k, None)
+                        self.rebuilt.append(f"diffs-{pack}.pack: {k} not as kept")
+                    else:
+                        chunks[k] = chunk
+                        hit[0] = self.run
         todo = [(p, k) for p, k in zip(pairs, keys, strict=True) if k not in chunks]
         self.served["diffs"] += len(pairs) - len(todo)
         self.served["diffed"] += len(todo)
@@ -435,8 +477,7 @@ class HistoryIndex:
             fresh = diff_chunks(self.repo, [p for p, _ in todo], context=context)
             with self._lock:
                 for (_, k), chunk in zip(todo, fresh, strict=True):
-                    chunks[k] = chunk
-                    kept[k] = [self.run, base64.b64encode(chunk).decode("ascii")]
+                    chunks[k] = self._fresh[k] = chunk
                 self._new_diffs = True
         return [Patch(c, a, parse_files(chunks[k])) for (c, a), k in zip(pairs, keys, strict=True)]
 
@@ -538,7 +579,7 @@ class HistoryIndex:
 
     def _save_memo(self, kind: str) -> None:
         memo = self._memos[kind]
-        for k, v in self._parse_memo(kind, self._read(f"memo-{kind}.json")).items():
+        for k, v in self._parse_memo(kind, self._theirs(f"memo-{kind}.json")).items():
             memo.setdefault(k, v)  # another run's entries
         most = min(MAX_MEMO, _MEMO_LIMITS.get(kind, MAX_MEMO))
         if len(memo) > most:  # the entries unused for the most runs go first
@@ -548,7 +589,7 @@ class HistoryIndex:
             text = json.dumps({"stamp": self.stamp, "entries": memo}, separators=(",", ":"))
         except (TypeError, ValueError):
             return
-        write_atomic(self.dir / f"memo-{kind}.json", text, prefix=".tmp-", shared=False)
+        self._write(f"memo-{kind}.json", text)
 
     # -- writing -----------------------------------------------------------------------------
     def save(self) -> None:
@@ -580,7 +621,7 @@ class HistoryIndex:
 
     def _save_commits(self) -> None:
         assert self.commits is not None
-        theirs, their_greps, their_run = self._parse_commits(self._read("index.json"))
+        theirs, their_greps, their_run = self._parse_commits(self._theirs("index.json"))
         run = max(self.run, their_run - 1)
         for sha, row in theirs.items():  # another run's rows: keep them, its grep bits renumbered
             mine = self.commits.get(sha)
@@ -603,22 +644,85 @@ class HistoryIndex:
             {"stamp": self.stamp, "run": run, "greps": self.greps, "commits": self.commits},
             separators=(",", ":"),
         )
-        write_atomic(self.dir / "index.json", text, prefix=".tmp-", shared=False)
+        self._write("index.json", text)
 
     def _save_diffs(self) -> None:
+        """One pack of the chunks this run diffed, and the table merged with another run's; then
+        packs nothing points at go, and many or mostly dead packs are merged into one."""
         assert self._diffs is not None
-        theirs = self._parse_diffs(self._read("diffs.json"))
-        for k, v in theirs.items():
-            self._diffs.setdefault(k, v)
-        total = sum(len(v[1]) for v in self._diffs.values())
-        if total > MAX_DIFF_BYTES:
-            for k in sorted(self._diffs, key=lambda k: self._diffs[k][0]):  # type: ignore[index]
-                total -= len(self._diffs[k][1])
-                del self._diffs[k]
+        table = self._diffs
+        for k, v in self._parse_diffs(self._theirs("diffs.json")).items():
+            mine = table.get(k)
+            if mine is None or mine[1] != v[1]:  # theirs, or where another run moved it
+                table[k] = [max(v[0], mine[0] if mine else 0), *v[1:]]
+        fresh = [(k, c) for k, c in self._fresh.items() if k not in table]
+        if fresh:
+            data = b"".join(c for _, c in fresh)
+            pack = hashlib.sha1(data).hexdigest()
+            write_atomic(self.dir / f"diffs-{pack}.pack", data, prefix=".tmp-", shared=False)
+            at = 0
+            for k, c in fresh:
+                table[k] = [self.run, pack, at, len(c), hashlib.sha1(c).hexdigest()]
+                at += len(c)
+        self._fresh.clear()
+        total = sum(v[3] for v in table.values())
+        if total > MAX_DIFF_BYTES:  # the chunks unused for the most runs go first
+            for k in sorted(table, key=lambda k: table[k][0]):
+                total -= table.pop(k)[3]
                 if total <= MAX_DIFF_BYTES:
                     break
-        text = json.dumps({"stamp": self.stamp, "diffs": self._diffs}, separators=(",", ":"))
-        write_atomic(self.dir / "diffs.json", text, prefix=".tmp-", shared=False)
+        sizes = {p.name[6:-5]: p.stat().st_size for p in self.dir.glob("diffs-*.pack")}
+        for k in [k for k, v in table.items() if v[1] not in sizes]:
+            del table[k]  # its pack is gone
+        live = {v[1] for v in table.values()}
+        if len(live) > MAX_PACKS or sum(sizes[p] for p in live) > 2 * total + (1 << 20):
+            self._merge_packs(table)
+            live = {v[1] for v in table.values()}
+        text = json.dumps({"stamp": self.stamp, "diffs": table}, separators=(",", ":"))
+        self._write("diffs.json", text)
+        for name in set(sizes) - live:
+            (self.dir / f"diffs-{name}.pack").unlink(missing_ok=True)
+
+    def _merge_packs(self, table: dict[str, list[Any]]) -> None:
+        """Every live chunk into one new pack (a chunk that does not read back is dropped)."""
+        parts: list[bytes] = []
+        at = 0
+        by_pack: dict[str, list[str]] = {}
+        for k, v in table.items():
+            by_pack.setdefault(v[1], []).append(k)
+        moved: dict[str, list[Any]] = {}
+        for pack, keys in by_pack.items():
+            got = _read_chunks(self.dir / f"diffs-{pack}.pack", [table[k][2:] for k in keys])
+            for k, chunk in zip(keys, got, strict=True):
+                if chunk is not None:
+                    parts.append(chunk)
+                    moved[k] = [table[k][0], "", at, len(chunk), table[k][4]]
+                    at += len(chunk)
+        data = b"".join(parts)
+        pack = hashlib.sha1(data).hexdigest()
+        write_atomic(self.dir / f"diffs-{pack}.pack", data, prefix=".tmp-", shared=False)
+        table.clear()
+        for k, v in moved.items():
+            v[1] = pack
+            table[k] = v
+
+
+def _read_chunks(path: Path, spans: Sequence[Sequence[Any]]) -> list[bytes | None]:
+    """The chunks at ``spans`` ([offset, length, sha1]) of a pack, each None where the pack is
+    missing or its bytes there do not hash to the sha1 kept."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return [None] * len(spans)
+    try:
+        out: list[bytes | None] = []
+        for at, size, sha in spans:
+            chunk = os.pread(fd, size, at)
+            ok = len(chunk) == size and hashlib.sha1(chunk).hexdigest() == sha
+            out.append(chunk if ok else None)
+        return out
+    finally:
+        os.close(fd)
 
 
 def open_index(repo: GitRepo, enabled: bool = True) -> HistoryIndex | None:

@@ -222,7 +222,7 @@ def killed(*args, **kw):  # the temporary file is written, the rename never happ
     os.kill(os.getpid(), signal.SIGKILL)
 
 real = os.replace
-os.replace = lambda a, b: killed() if Path(b).name == sys.argv[4] else real(a, b)
+os.replace = lambda a, b: killed() if Path(b).name.startswith(sys.argv[4]) else real(a, b)
 repo, base, root = GitRepo(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
 index = HistoryIndex(repo, root)
 fidelity_check(repo, base, "release", "main", index=index)
@@ -230,13 +230,15 @@ index.save()
 """
 
 
-@pytest.mark.parametrize("target", ["index.json", "diffs.json"])
+@pytest.mark.parametrize("target", ["index.json", "diffs.json", "diffs-"])
 def test_a_killed_writer_leaves_no_partial_file(builder, tmp_path, target):
     base, later = _history(builder)
     repo, root = GitRepo(builder.path), tmp_path / "index"
     _run(repo, base, root)
     folder = next(p for p in root.iterdir() if p.is_dir())
-    before = (folder / target).read_bytes()
+    packs = sorted(p.name for p in folder.glob("diffs-*.pack"))
+    target = target if target != "diffs-" else packs[0][:6]  # a new pack's write is killed
+    before = (folder / target).read_bytes() if target != "diffs-" else b""
     builder.checkout("main")  # something new to write: a source commit, and a pick of it
     fresh = builder.commit("Raise a_29 (#20)", {"a.py": A.replace("a_29 = 29", "a_29 = 2900")})
     builder.checkout("release")
@@ -245,7 +247,10 @@ def test_a_killed_writer_leaves_no_partial_file(builder, tmp_path, target):
         [sys.executable, "-c", _KILLED, str(builder.path), base, str(root), target]
     )
     assert proc.returncode == -signal.SIGKILL
-    assert (folder / target).read_bytes() == before  # the old file, whole
+    if target == "diffs-":
+        assert sorted(p.name for p in folder.glob("diffs-*.pack")) == packs  # no partial pack
+    else:
+        assert (folder / target).read_bytes() == before  # the old file, whole
     plain, _ = _run(GitRepo(builder.path), base, None)
     checked, idx = _run(GitRepo(builder.path), base, root)
     assert checked.section == plain.section and idx is not None and not idx.rebuilt
@@ -257,6 +262,7 @@ def test_the_index_stays_within_its_bounds(builder, tmp_path, monkeypatch):
     monkeypatch.setattr(hi, "MAX_COMMITS", 6)
     monkeypatch.setattr(hi, "MAX_DIFF_BYTES", 2000)
     monkeypatch.setattr(hi, "MAX_RESULTS", 2)
+    monkeypatch.setattr(hi, "MAX_PACKS", 2)
     root = tmp_path / "index"
     for sha in later[:4]:
         builder.cherry_pick(sha)
@@ -266,8 +272,62 @@ def test_the_index_stays_within_its_bounds(builder, tmp_path, monkeypatch):
     folder = next(p for p in root.iterdir() if p.is_dir())
     assert len(json.loads((folder / "index.json").read_text())["commits"]) <= 6
     diffs = json.loads((folder / "diffs.json").read_text())["diffs"]
-    assert sum(len(v[1]) for v in diffs.values()) <= 2000
+    assert 0 < sum(v[3] for v in diffs.values()) <= 2000
+    packs = {p.name[6:-5] for p in folder.glob("diffs-*.pack")}
+    assert {v[1] for v in diffs.values()} == packs and len(packs) <= 2  # merged, none dead
     assert len(list((folder / "results").glob("*.json"))) <= 2
+
+
+def test_a_new_pick_adds_a_pack_and_rewrites_no_diff(builder, tmp_path):
+    base, later = _history(builder)
+    root = tmp_path / "index"
+    _run(GitRepo(builder.path), base, root)
+    folder = next(p for p in root.iterdir() if p.is_dir())
+    (first,) = folder.glob("diffs-*.pack")
+    kept, inode = first.read_bytes(), first.stat().st_ino
+    builder.cherry_pick(later[0])
+    plain, _ = _run(GitRepo(builder.path), base, None)
+    checked, idx = _run(GitRepo(builder.path), base, root)
+    assert checked.section == plain.section and idx is not None and idx.served["diffed"] > 0
+    assert first.read_bytes() == kept and first.stat().st_ino == inode  # appended beside it
+    assert len(list(folder.glob("diffs-*.pack"))) == 2
+    _, idx = _run(GitRepo(builder.path), base, root)
+    assert idx is not None and idx.served["diffed"] == 0 and idx.served["answers"] == 1
+
+
+@pytest.mark.parametrize("how", ["truncated", "a byte changed", "gone", "a symlink"])
+def test_a_damaged_pack_is_diffed_again(builder, tmp_path, how):
+    base, _ = _history(builder)
+    repo, root = GitRepo(builder.path), tmp_path / "index"
+    plain, _ = _run(repo, base, None)
+    _run(repo, base, root)
+    folder = next(p for p in root.iterdir() if p.is_dir())
+    (pack,) = folder.glob("diffs-*.pack")
+    data = pack.read_bytes()
+    if how == "truncated":
+        pack.write_bytes(data[: len(data) // 2])
+    elif how == "a byte changed":  # in every chunk, whichever this run reads
+        changed = bytearray(data)
+        for _, _, at, size, _ in json.loads((folder / "diffs.json").read_text())["diffs"].values():
+            changed[at + size // 2] ^= 1
+        pack.write_bytes(bytes(changed))
+    elif how == "gone":
+        pack.unlink()
+    else:  # a planted link to a file with the same bytes: not followed
+        (tmp_path / "elsewhere").write_bytes(data)
+        pack.unlink()
+        pack.symlink_to(tmp_path / "elsewhere")
+    for answer in (folder / "results").glob("*.json"):
+        answer.unlink()
+    again, idx = _run(GitRepo(builder.path), base, root)
+    assert again.section == plain.section and again.result == plain.result
+    assert idx is not None and idx.served["diffed"] > 0
+    assert any("pack" in why for why in idx.rebuilt), "the damage went unnoticed"
+    for answer in (folder / "results").glob("*.json"):
+        answer.unlink()
+    checked, idx = _run(GitRepo(builder.path), base, root)
+    assert checked.section == plain.section and idx is not None and not idx.rebuilt
+    assert idx.served["diffed"] == 0
 
 
 def test_pack_round_trips_what_a_section_holds():
