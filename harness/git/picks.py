@@ -106,6 +106,8 @@ class LogEntry(NamedTuple):
 
     @property
     def is_merge(self) -> bool:
+        # A loop over a whole history tests ``len(c.parents) > 1`` itself: this call, 100k times
+        # over, was a tenth of a run after one new pick.
         return len(self.parents) > 1
 
 

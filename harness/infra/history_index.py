@@ -352,13 +352,16 @@ class HistoryIndex:
         self._keep(got, paths)
         self.served["read"] += len(got)
         self.served["commits"] += len(order) - len(got)
+        make, run = tuple.__new__, self.run  # LogEntry._make without its keyword wrapper
         with self._lock:
             out = []
             for s in order:
                 r = commits[s]
-                r[5] = self.run
+                r[5] = run
                 out.append(
-                    LogEntry(s, tuple(r[0]), r[1], r[3], tuple(r[4]) if paths else None, r[2])
+                    make(
+                        LogEntry, (s, tuple(r[0]), r[1], r[3], tuple(r[4]) if paths else None, r[2])
+                    )
                 )
             return out
 

@@ -57,9 +57,11 @@ from harness.checks.fidelity.missing import MissingResult, find_missing, iso
 from harness.checks.fidelity.release import compile_patterns, release_reason
 from harness.checks.fidelity.severity import at_parent, pick_severity
 from harness.checks.fidelity.source import (
+    HistoryFacts,
     PatchStore,
     Resolution,
     SourceFinder,
+    named_prs,
     needs_content_search,
 )
 from harness.checks.fidelity.units import complete_units
@@ -236,7 +238,7 @@ def _compare(
     # PR titles of merges: only picks that name no source (no trailer, no number) are matched by title.
     titles = (
         _bodies(repo, index, [source], [fork], merges=True)
-        if touched is not None and any(c.is_merge for c in history)
+        if touched is not None and any(len(c.parents) > 1 for c in history)
         else {}
     )
     side = _Sources(repo, history, source, index, picks, jobs)
@@ -244,6 +246,9 @@ def _compare(
     finder = functools.partial(
         SourceFinder, repo, history=history, store=side.store, touched=touched, merge_titles=titles
     )
+    facts = HistoryFacts(history)
+    facts.numbered({n for p in picks for n in named_prs(p)})  # one scan for every search
+    finder = functools.partial(finder, facts=facts)
     finder = functools.partial(finder, brought=side.brought, found=side.found)
     if forced:  # --map names sources of its own: nothing is kept
         res = finder(picks=picks, mapping=forced).resolve()
@@ -252,9 +257,7 @@ def _compare(
         res = _resolve(picks, finder, side.store, side.found, scope, touched is not None)
     _name_origins(res, copies(repo, history, copied.result()))
     results = side.results(res, reached)
-    paths: dict[str, Sequence[str]] | None = (
-        {c.sha: c.paths or () for c in touched.result()} if touched is not None else None
-    )
+    paths: dict[str, Sequence[str]] | None = facts.paths(touched) if touched is not None else None
     return merges, results, side.store, history, paths, left
 
 
@@ -273,9 +276,18 @@ class _Sources:
     ) -> None:
         self.history, self.picks, self.jobs = history, picks, jobs
         self.order = {c.sha: i for i, c in enumerate(history)}
-        self.store = PatchStore(repo, {c.sha: c.parents[0] for c in history if c.is_merge}, index)
+        self.store = PatchStore(
+            repo, {c.sha: c.parents[0] for c in history if len(c.parents) > 1}, index
+        )
         self.brought = brought_by(history, source)
-        self.merge_shas = {c.sha for c in history if c.is_merge}
+        self.merge_shas = {c.sha for c in history if len(c.parents) > 1}
+        self._by_merge: dict[str, list[str]] | None = None
+
+    def _pr_commits(self, merges: set[str]) -> dict[str, list[str]]:
+        """``pr_commits`` of these merges, from one pass over the history for all of them."""
+        if self._by_merge is None:
+            self._by_merge = pr_commits(self.history, self.brought, self.merge_shas)
+        return {m: self._by_merge.get(m, []) for m in merges}
 
     def _rows(self, found: Mapping[str, Resolution]) -> list[Row]:
         out: list[Row] = []
@@ -298,7 +310,7 @@ class _Sources:
         self.jobs.add(self._rows(res))
         # Their full diffs (and a merge source's PR commits) are read while the search goes on.
         sources = {s for r in res.values() for s in r.sources}
-        inner = pr_commits(self.history, self.brought, sources & self.merge_shas)
+        inner = self._pr_commits(sources & self.merge_shas)
         self.store.prefetch(sorted(sources) + [c for cs in inner.values() for c in cs])
 
     def results(
@@ -307,7 +319,7 @@ class _Sources:
         """Each pick compared with its sources; every pick's end states started."""
         history, store, picks = self.history, self.store, self.picks
         merged = {s for r in res.values() if r.via == "merge" for s in r.sources}
-        inner = pr_commits(history, self.brought, merged)
+        inner = self._pr_commits(merged)
         # The PR commits of merge sources are read with them: the follow-ups need their changes.
         store.ensure(
             [s for r in res.values() for s in r.sources]

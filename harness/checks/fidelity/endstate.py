@@ -466,7 +466,7 @@ class EndStateJobs:
 
     With a ``memo``, a pick whose every row is kept is not computed: a row is a function of its
     four blobs (HEAD's is looked up, the others are named by commit and path), the lines the other
-    picks change at its paths and which other picks touch them (``_row_key``)."""
+    picks change at its paths, named by those picks (``_row_key``)."""
 
     def __init__(
         self,
@@ -491,7 +491,7 @@ class EndStateJobs:
         self.kept: dict[str, list[EndState]] = {}  # picks answered by the memo (their last row)
         self.keys: dict[str, list[str]] = {}  # a computed pick's row keys, to keep its answer
         self._head_blobs: dict[str, str | None] = {}
-        self._sigs: dict[str, list[tuple[str, str]]] = {}  # path → (pick, its lines' digest)
+        self._sigs: dict[str, list[str]] = {}  # path → the picks that change it
 
     def picks(self, patches: dict[str, list[FilePatch]]) -> None:
         """Every pick's full diff (before any ``add``): the lines each pick changes and the paths
@@ -559,12 +559,7 @@ class EndStateJobs:
         pick, _, sources = row
         hp, sp, pp, bp = f
         at_head = _at_head(hp, self.renamed)
-        others = [
-            f"{q}:{sig}"
-            for p in dict.fromkeys((hp, at_head))
-            for q, sig in self._at(p)
-            if q != pick
-        ]
+        others = [q for p in dict.fromkeys((hp, at_head)) for q in self._at(p) if q != pick]
         return "\0".join(
             [
                 hp, at_head, self._head_blobs.get(at_head) or "", f"{sources[-1]}:{sp}",
@@ -572,23 +567,13 @@ class EndStateJobs:
             ]
         )  # fmt: skip
 
-    def _at(self, path: str) -> list[tuple[str, str]]:
-        """The picks that change ``path``, each with a digest of the lines it changes there."""
-        import hashlib
-
+    def _at(self, path: str) -> list[str]:
+        """The picks that change ``path``. The lines a pick changes there are a function of the
+        pick commit itself (its diff against its parent): its id stands for them."""
         if not self._sigs and self.lines:  # first use: who changes which path
             for q in sorted(self.lines):
                 for p in self.lines[q]:
-                    self._sigs.setdefault(p, []).append((q, ""))
-        if path in self._sigs and self._sigs[path][:1] and not self._sigs[path][0][1]:
-            assert self.lines is not None
-            out = []
-            for q, _ in self._sigs[path]:
-                h = hashlib.sha1()
-                for line, n in sorted(self.lines[q][path].items()):
-                    h.update(b"%d\0%s\0" % (n, line))
-                out.append((q, h.hexdigest()))
-            self._sigs[path] = out
+                    self._sigs.setdefault(p, []).append(q)
         return self._sigs.get(path, [])
 
     def finish(self, rows: Sequence[Row], patches: dict[str, list[FilePatch]]) -> None:

@@ -216,7 +216,7 @@ def _candidates(
     # it): the ones that name something and the ones changing one of the unit's paths.
     by_path: dict[str, list[int]] = {}
     for i, c in enumerate(history):
-        if not c.is_merge:
+        if len(c.parents) < 2:
             for x in paths_at.get(c.sha, ()):
                 by_path.setdefault(x, []).append(i)
     naming_at = sorted(order[s] for s in naming)
@@ -254,7 +254,7 @@ def _candidates(
             if why:
                 named.setdefault(unit, []).append((c.sha, why))
             elif (
-                not c.is_merge
+                len(c.parents) < 2
                 and c.author_time <= when + WINDOW
                 and not unit_paths[unit].isdisjoint(paths_at.get(c.sha, ()))
             ):
@@ -284,7 +284,11 @@ def _paths_at(
         paths_at.update(
             paths_per_commit(
                 repo,
-                [c.sha for c in history[after + 1 :] if not c.is_merge and c.author_time <= until],
+                [
+                    c.sha
+                    for c in history[after + 1 :]
+                    if len(c.parents) < 2 and c.author_time <= until
+                ],
             )
         )
     return paths_at

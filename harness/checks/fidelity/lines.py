@@ -109,7 +109,7 @@ def release_merges(history: Sequence[LogEntry], own: set[str]) -> set[str]:
     return {
         c.sha
         for c in history
-        if c.is_merge and any(p in own or p not in shas for p in c.parents[1:])
+        if len(c.parents) > 1 and any(p in own or p not in shas for p in c.parents[1:])
     }
 
 
@@ -117,7 +117,7 @@ def source_own(history: Sequence[LogEntry], tip: str, release: set[str]) -> set[
     """The source history reached from its tip, except through (and including) a release merge:
     the first parent of such a merge is followed, the merge and its second side are not."""
     parents = {c.sha: c.parents for c in history}
-    follow = {c.sha for c in history if c.is_merge and c.sha not in release}
+    follow = {c.sha for c in history if len(c.parents) > 1 and c.sha not in release}
     reached = _reach(parents, tip, follow)
     return reached - release
 

@@ -225,6 +225,77 @@ def patch_id(files: Sequence[FilePatch]) -> str:
     return h.hexdigest()
 
 
+def _joined(spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted closed intervals, overlapping ones joined (each commit time is tested once each)."""
+    out: list[tuple[int, int]] = []
+    for lo, hi in spans:
+        if out and lo <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        else:
+            out.append((lo, hi))
+    return out
+
+
+def _within(
+    shas: Sequence[str], committed: Mapping[str, int], spans: Sequence[tuple[int, int]]
+) -> set[str]:
+    """The commits of ``shas`` committed within one of ``spans`` (sorted, disjoint)."""
+    if len(spans) == 1:
+        lo, hi = spans[0]
+        return {s for s in shas if lo <= committed[s] <= hi}
+    starts = [lo for lo, _ in spans]
+    out = set()
+    for s in shas:
+        t = committed[s]
+        i = bisect.bisect_right(starts, t) - 1
+        if i >= 0 and t <= spans[i][1]:
+            out.add(s)
+    return out
+
+
+class HistoryFacts:
+    """What the source search reads of one source history, computed once for every search over
+    it (a run may search twice: a new pick in the similarity search makes the others search again)."""
+
+    def __init__(self, history: Sequence[LogEntry]) -> None:
+        self.merges = {c.sha for c in history if len(c.parents) > 1}
+        self.order = {c.sha: i for i, c in enumerate(history)}
+        self.subjects = {c.sha: c.subject for c in history}
+        self.committed = {c.sha: c.commit_time for c in history}
+        self.plain = [c.sha for c in history if len(c.parents) < 2]  # its non-merge commits
+        self.by_authored: dict[int, list[LogEntry]] = {}
+        for c in history:
+            if len(c.parents) < 2:
+                self.by_authored.setdefault(c.author_time, []).append(c)
+        self._paths: tuple[object, dict[str, Sequence[str]]] | None = None
+        self._history = history
+        self._numbered: tuple[set[int], dict[int, list[str]]] = (set(), {})
+        self._text: tuple[Sequence[str], tuple[str, list[int]]] | None = None
+
+    def numbered(self, wanted: set[int]) -> dict[int, list[str]]:
+        """``numbered(history, wanted)``: one scan for every number asked so far (a caller that
+        names all of them first makes it the only one)."""
+        known, found = self._numbered
+        if not wanted <= known:
+            known = known | wanted
+            self._numbered = known, (found := numbered(self._history, known))
+        return {n: found[n] for n in wanted if n in found}
+
+    def paths(self, touched: Future[list[LogEntry]]) -> dict[str, Sequence[str]]:
+        """Each commit's changed paths, from the history listed with them."""
+        if self._paths is None or self._paths[0] is not touched:
+            self._paths = (touched, {c.sha: c.paths or () for c in touched.result()})
+        return self._paths[1]
+
+    def subject_text(self, shas: Sequence[str]) -> tuple[str, list[int]]:
+        """The lower-cased subjects of ``shas``, one per line, and where each line starts."""
+        if self._text is None or self._text[0] is not shas:
+            lowered = [self.subjects[s].lower() for s in shas]
+            starts = list(itertools.accumulate((len(x) + 1 for x in lowered[:-1]), initial=0))
+            self._text = (shas, ("\n".join(lowered), starts))
+        return self._text[1]
+
+
 class SourceFinder:
     """Resolves the picks of a range against the source history (oldest first)."""
 
@@ -239,6 +310,7 @@ class SourceFinder:
         merge_titles: dict[str, str] | None = None,
         brought: dict[str, str] | None = None,
         found: Callable[[dict[str, Resolution]], None] | None = None,
+        facts: HistoryFacts | None = None,
     ) -> None:
         self.brought = brought or {}  # commit -> the merge that brought it into the source branch
         # Told of sources as they are found (with the picks' full diffs and the named sources'
@@ -252,23 +324,19 @@ class SourceFinder:
             mapping,
             store,
         )
-        self.merges = {c.sha for c in history if c.is_merge}
+        facts = facts or HistoryFacts(history)
+        self.facts, self.merges = facts, facts.merges
         # A merge's PR title (first line of its body, "Merge pull request #N from …" keeps it there).
         self.by_title: dict[str, list[str]] = {}
         for sha, title in (merge_titles or {}).items():
             if title and sha in self.merges:
                 self.by_title.setdefault(strip_numbers(title.splitlines()[0]), []).append(sha)
-        self.order = {c.sha: i for i, c in enumerate(history)}
-        self.by_number = numbered(history, {n for p in picks for n in named_prs(p)})
-        self.subjects = {c.sha: c.subject for c in history}
-        self.committed = {c.sha: c.commit_time for c in history}
+        self.order, self.subjects, self.committed = facts.order, facts.subjects, facts.committed
+        self.by_number = facts.numbered({n for p in picks for n in named_prs(p)})
         self.pick_of = {p.sha: p for p in picks}
         # A cherry-pick keeps the author date and the subject: a pick without -x that git could not
         # apply as it was (adapted) still carries that signature.
-        self.by_authored: dict[int, list[LogEntry]] = {}
-        for c in history:
-            if not c.is_merge:
-                self.by_authored.setdefault(c.author_time, []).append(c)
+        self.by_authored = facts.by_authored
         self.rejected: dict[
             str, str
         ] = {}  # pick -> PR-number candidates its content did not confirm
@@ -424,7 +492,7 @@ class SourceFinder:
         """Paths each source commit changes (the log started early in a thread, else one
         ``diff-tree --name-only`` process): no diff is read to list them."""
         if self.touched is not None:
-            return {c.sha: c.paths or () for c in self.touched.result()}
+            return self.facts.paths(self.touched)
         self.store.batches += 1
         return dict(paths_per_commit(self.repo, history))
 
@@ -445,9 +513,7 @@ class SourceFinder:
             return {}
         # One lower-cased text of all subjects, searched in C for each key's longest word; only
         # the subjects it occurs in are stripped and compared.
-        lowered = [self.subjects[s].lower() for s in history]
-        text = "\n".join(lowered)
-        starts = list(itertools.accumulate((len(x) + 1 for x in lowered[:-1]), initial=0))
+        text, starts = self.facts.subject_text(history)
         found: dict[str, str] = {}
         for p, key in keys.items():
             word = max(key.split(), key=len)
@@ -491,9 +557,7 @@ class SourceFinder:
             return {}
         paths = {x for p in picks for x in names[p]}
         windows = {p: self._window(p) for p in picks}
-        within = {
-            s for s in history if any(lo <= self.committed[s] <= hi for lo, hi in windows.values())
-        }
+        within = _within(history, self.committed, _joined(sorted(windows.values())))
         candidates = [
             s for s in history if s in within and not paths.isdisjoint(touched.get(s, ()))
         ]
@@ -528,7 +592,7 @@ class SourceFinder:
         todo = [p for p in unresolved if self.store.full[p].files]
         if not todo:
             return {}
-        history = [c.sha for c in self.history if not c.is_merge]
+        history = self.facts.plain
         touched = self._touched(history)
         names = {p: _paths(self.store.full[p].files) for p in todo}
         in_order = self._patch_id_candidates(todo, history, touched, names)
