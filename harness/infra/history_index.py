@@ -37,6 +37,7 @@ import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -750,19 +751,31 @@ _LEAF = (str, int, float, bool, type(None))
 def pack(x: Any) -> Any:
     """``x`` as a JSON value ``unpack`` turns back into an equal object; TypeError for what it
     does not know."""
+    if _CODE is None:
+        _cells()
+    return _pack(x)
+
+
+def _pack(x: Any) -> Any:
     t = type(x)
     if t in _LEAF:
         return x
     if t is list:
         if _strings(x):  # lines and paths: checked in C
             return x[:]
-        return [v if type(v) in _LEAF else pack(v) for v in x]
+        if x and set(map(type, x)) == {tuple} and _strings(chain.from_iterable(x)):
+            return {_TAG: "L", "v": [list(v) for v in x]}  # an end state's classed lines
+        return [v if type(v) in _LEAF else _pack(v) for v in x]
     if t is dict:
         if _TAG not in x and _strings(x):  # (its keys)
-            return {k: v if type(v) in _LEAF else pack(v) for k, v in x.items()}
-        return {_TAG: "D", "v": [[pack(k), pack(v)] for k, v in x.items()]}
+            return {k: v if type(v) in _LEAF else _pack(v) for k, v in x.items()}
+        return {_TAG: "D", "v": [[_pack(k), _pack(v)] for k, v in x.items()]}
     if t is tuple:
-        return {_TAG: "T", "v": list(x) if _strings(x) else [pack(v) for v in x]}
+        return {_TAG: "T", "v": list(x) if _strings(x) else [_pack(v) for v in x]}
+    if t is _CODE:  # cells: thousands in a report, one small object each
+        return {_TAG: "C", "v": x.text}
+    if t is _SHA_CELL:
+        return {_TAG: "S", "v": x.sha}
     names = _FIELDS.get(t)
     if names is None:
         if t.__name__ not in _PARTS or t.__module__ != "harness.report.model":
@@ -773,14 +786,23 @@ def pack(x: Any) -> Any:
     values = {}
     for n in names:
         v = getattr(x, n)
-        values[n] = v if type(v) in _LEAF else pack(v)
+        values[n] = v if type(v) in _LEAF else _pack(v)
     return {_TAG: t.__name__, "v": values}
 
 
 _FIELDS: dict[type, tuple[str, ...]] = {}  # a report part's field names, looked up once
+_CODE: Any = None  # harness.report.model's Code and Sha, once ``pack`` or ``_hook`` needs them
+_SHA_CELL: Any = None
 
 
-def _strings(x: list[Any] | tuple[Any, ...] | dict[Any, Any]) -> bool:
+def _cells() -> None:
+    global _CODE, _SHA_CELL
+    from harness.report.model import Code, Sha
+
+    _CODE, _SHA_CELL = Code, Sha
+
+
+def _strings(x: Any) -> bool:
     """Every item a str (``join`` checks it in C)."""
     try:
         "".join(x)
@@ -796,8 +818,14 @@ def _hook(d: dict[str, Any]) -> Any:
     v = d["v"]
     if tag == "T" and isinstance(v, list):
         return tuple(v)
+    if tag == "L" and isinstance(v, list) and all(type(x) is list for x in v):
+        return [tuple(x) for x in v]
     if tag == "D" and isinstance(v, list):
         return {k: x for k, x in v}
+    if tag in ("C", "S") and type(v) is str:
+        if _CODE is None:
+            _cells()
+        return _CODE(v) if tag == "C" else _SHA_CELL(v)
     if tag in _PARTS and isinstance(v, dict):
         from harness.report import model
 

@@ -342,11 +342,21 @@ def test_pack_round_trips_what_a_section_holds():
         "summary",
         tables=[Table("t", ["a", "b"], [[Code("x"), Sha("ab" * 20)], [1, "\x1b[31m"]], legend="l")],
         controls=[Control("c", "v", None)],
-        data={"odd": odd, 3: "int key", "t": (1, (2, 3)), "list": [{"x": ("y",)}]},
+        data={
+            "odd": odd,
+            3: "int key",
+            "t": (1, (2, 3)),
+            "list": [{"x": ("y",)}],
+            "lines": [("added", "+x"), ("context", "\udcff")],  # an end state's classed lines
+            "mixed": [("a", 1), ("b", "c")],
+            "cells": [Code("c"), Sha("cd" * 20), ["nested", Code("d")]],
+        },
     )
     back = unpack(json.dumps(pack(section)))
     assert back == section
     assert type(back.data["t"]) is tuple and back.data["odd"] == odd
+    assert [type(x) for x in back.data["lines"] + back.data["mixed"]] == [tuple] * 4
+    assert [type(x) for x in back.data["cells"]] == [Code, Sha, list]
     with pytest.raises(TypeError):
         pack({"x": object()})
     for bad in (
