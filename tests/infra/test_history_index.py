@@ -409,3 +409,29 @@ def test_compare_uses_the_index_unless_no_cache(builder, tmp_path, monkeypatch, 
         return section["data"]
 
     assert fidelity("a") == fidelity("b")
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        lambda row: row[0].append("F" * 40),  # an upper-case parent id
+        lambda row: row[0].append("a" * 39),  # a short one
+        lambda row: row[0].append(40),  # not a string
+        lambda row: row.__setitem__(4, ["a.py", 3]),  # a path that is not a string
+        lambda row: row.__setitem__(6, 1 << 30),  # a grep bit past the greps kept
+        lambda row: row.__setitem__(7, {"x": "body"}),  # a grep body under no grep number
+    ],
+)
+def test_a_commit_row_of_the_wrong_shape_rebuilds_the_rows(builder, tmp_path, bad):
+    base, _ = _history(builder)
+    repo, root = GitRepo(builder.path), tmp_path / "index"
+    plain, _ = _run(repo, base, None)
+    _run(repo, base, root)
+    files = _index_files(root)
+    data = json.loads(files["index"].read_text())
+    bad(data["commits"][sorted(data["commits"])[-1]])
+    files["index"].write_text(json.dumps(data))
+    files["answer"].unlink()
+    again, idx = _run(GitRepo(builder.path), base, root)
+    assert again.section == plain.section
+    assert idx is not None and "index.json: records of the wrong shape" in idx.rebuilt
