@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from harness.checks.fidelity.anchors import anchored
@@ -61,7 +62,6 @@ from harness.checks.fidelity.source import (
     PatchStore,
     Resolution,
     SourceFinder,
-    named_prs,
     needs_content_search,
 )
 from harness.checks.fidelity.units import complete_units
@@ -241,13 +241,12 @@ def _compare(
         if touched is not None and any(len(c.parents) > 1 for c in history)
         else {}
     )
-    side = _Sources(repo, history, source, index, picks, jobs)
+    facts = HistoryFacts(history)
+    side = _Sources(repo, history, source, index, picks, jobs, facts)
     copied = _POOL.submit(_bodies, repo, index, [source], [fork], grep=ORIGIN_GREP)
     finder = functools.partial(
         SourceFinder, repo, history=history, store=side.store, touched=touched, merge_titles=titles
     )
-    facts = HistoryFacts(history)
-    facts.numbered({n for p in picks for n in named_prs(p)})  # one scan for every search
     finder = functools.partial(finder, facts=facts)
     finder = functools.partial(finder, brought=side.brought, found=side.found)
     if forced:  # --map names sources of its own: nothing is kept
@@ -273,14 +272,14 @@ class _Sources:
         index: HistoryIndex | None,
         picks: Sequence[Commit],
         jobs: EndStateJobs,
+        facts: HistoryFacts,
     ) -> None:
         self.history, self.picks, self.jobs = history, picks, jobs
-        self.order = {c.sha: i for i, c in enumerate(history)}
-        self.store = PatchStore(
-            repo, {c.sha: c.parents[0] for c in history if len(c.parents) > 1}, index
-        )
+        self.facts = facts
+        self.order, self.merge_shas = facts.order, facts.merges
+        first = {c.sha: c.parents[0] for c in history if c.sha in facts.merges}
+        self.store = PatchStore(repo, first, index)
         self.brought = brought_by(history, source)
-        self.merge_shas = {c.sha for c in history if len(c.parents) > 1}
         self._by_merge: dict[str, list[str]] | None = None
 
     def _pr_commits(self, merges: set[str]) -> dict[str, list[str]]:
@@ -343,7 +342,7 @@ class _Sources:
 def _history_id(history: Sequence[LogEntry]) -> str:
     """The source's own history as the memos' scope: besides the source tip and the fork point it
     depends on which of HEAD's own commits the source reached (a release merged forward)."""
-    return hashlib.sha1("\n".join(c.sha for c in history).encode("ascii")).hexdigest()
+    return hashlib.sha1("\n".join(map(itemgetter(0), history)).encode("ascii")).hexdigest()
 
 
 def _resolve(

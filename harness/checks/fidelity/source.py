@@ -11,6 +11,7 @@ import bisect
 import functools
 import hashlib
 import itertools
+import operator
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -253,28 +254,39 @@ def _within(
     return out
 
 
+_SHA, _PARENTS, _SUBJECT, _COMMITTED = (operator.itemgetter(i) for i in (0, 1, 3, 5))  # LogEntry
+
+
 class HistoryFacts:
     """What the source search reads of one source history, computed once for every search over
     it (a run may search twice: a new pick in the similarity search makes the others search again)."""
 
     def __init__(self, history: Sequence[LogEntry]) -> None:
-        self.merges = {c.sha for c in history if len(c.parents) > 1}
-        self.order = {c.sha: i for i, c in enumerate(history)}
-        self.subjects = {c.sha: c.subject for c in history}
-        self.committed = {c.sha: c.commit_time for c in history}
-        self.plain = [c.sha for c in history if len(c.parents) < 2]  # its non-merge commits
-        self.by_authored: dict[int, list[LogEntry]] = {}
-        for c in history:
-            if len(c.parents) < 2:
-                self.by_authored.setdefault(c.author_time, []).append(c)
+        # Built with C-level maps over the history's columns: a 20k-commit history, every run.
+        shas = list(map(_SHA, history))
+        sizes = list(map(len, map(_PARENTS, history)))
+        self.merges = set(itertools.compress(shas, map((1).__lt__, sizes)))
+        self.order = dict(zip(shas, range(len(shas)), strict=True))
+        self.subjects = dict(zip(shas, map(_SUBJECT, history), strict=True))
+        self.committed = dict(zip(shas, map(_COMMITTED, history), strict=True))
+        self.plain = list(itertools.compress(shas, map((2).__gt__, sizes)))  # non-merge commits
         self._paths: tuple[object, dict[str, Sequence[str]]] | None = None
         self._history = history
         self._numbered: tuple[set[int], dict[int, list[str]]] = (set(), {})
         self._text: tuple[Sequence[str], tuple[str, list[int]]] | None = None
 
+    @functools.cached_property
+    def by_authored(self) -> dict[int, list[LogEntry]]:
+        """The non-merge commits by author time."""
+        out: dict[int, list[LogEntry]] = {}
+        for c in self._history:
+            if len(c.parents) < 2:
+                out.setdefault(c.author_time, []).append(c)
+        return out
+
     def numbered(self, wanted: set[int]) -> dict[int, list[str]]:
-        """``numbered(history, wanted)``: one scan for every number asked so far (a caller that
-        names all of them first makes it the only one)."""
+        """``numbered(history, wanted)``, kept for every number asked so far (a second search
+        asking no new number scans nothing)."""
         known, found = self._numbered
         if not wanted <= known:
             known = known | wanted
@@ -291,7 +303,8 @@ class HistoryFacts:
         """The lower-cased subjects of ``shas``, one per line, and where each line starts."""
         if self._text is None or self._text[0] is not shas:
             lowered = [self.subjects[s].lower() for s in shas]
-            starts = list(itertools.accumulate((len(x) + 1 for x in lowered[:-1]), initial=0))
+            sizes = map((1).__add__, map(len, lowered[:-1]))  # each line and its newline
+            starts = list(itertools.accumulate(sizes, initial=0))
             self._text = (shas, ("\n".join(lowered), starts))
         return self._text[1]
 
@@ -336,7 +349,6 @@ class SourceFinder:
         self.pick_of = {p.sha: p for p in picks}
         # A cherry-pick keeps the author date and the subject: a pick without -x that git could not
         # apply as it was (adapted) still carries that signature.
-        self.by_authored = facts.by_authored
         self.rejected: dict[
             str, str
         ] = {}  # pick -> PR-number candidates its content did not confirm
@@ -479,7 +491,7 @@ class SourceFinder:
         subject = strip_numbers(c.subject)
         cands = [
             x.sha
-            for x in self.by_authored.get(c.author_time, [])
+            for x in self.facts.by_authored.get(c.author_time, [])
             if strip_numbers(x.subject) == subject
         ]
         if len(cands) != 1:
