@@ -122,6 +122,8 @@ FILE_LEGEND = (
     "· renamed (paired across paths) · binary (blob ids compared)"
 )
 
+_SHA = itemgetter(0)  # a LogEntry's sha
+
 
 @dataclass
 class PickResult:
@@ -1250,7 +1252,7 @@ def _section(
     tables.append(_followups_table(followups, source_name, history))
     controls = _controls(results, store)
     findings = _findings(
-        results, merges, {c.sha for c in history}, missing, followups, release_paths
+        results, merges, set(map(_SHA, history)), missing, followups, release_paths
     )
     _weigh(tables, results, findings)
     section = Section(

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from operator import itemgetter
 
 from harness.git import GitRepo
 from harness.git.picks import LogEntry, object_ids
@@ -41,6 +42,9 @@ ORIGIN_GREP = (
     r"backport\]",
 )
 
+_SHA_PARENTS = itemgetter(0, 1)  # a LogEntry's (sha, parents)
+_SHA = itemgetter(0)  # a LogEntry's sha
+
 
 def origins(message: str) -> list[str]:
     """The commits a message names as its origin, in order, lower-cased (short shas kept short)."""
@@ -54,7 +58,7 @@ def origins(message: str) -> list[str]:
 
 def first_parent_line(history: Sequence[LogEntry], tip: str) -> set[str]:
     """The source's first-parent line within its history (newest to the fork point)."""
-    parents = {c.sha: c.parents for c in history}
+    parents: dict[str, tuple[str, ...]] = dict(map(_SHA_PARENTS, history))
     line: set[str] = set()
     at: str | None = tip
     while at is not None and at in parents and at not in line:
@@ -105,7 +109,7 @@ def own_commits(
 def release_merges(history: Sequence[LogEntry], own: set[str]) -> set[str]:
     """Merges of the source history that merged the release branch in: their second parent is one
     of HEAD's own commits, or is not in the history at all (behind the fork point, on HEAD's line)."""
-    shas = {c.sha for c in history}
+    shas = set(map(_SHA, history))
     return {
         c.sha
         for c in history
@@ -116,7 +120,7 @@ def release_merges(history: Sequence[LogEntry], own: set[str]) -> set[str]:
 def source_own(history: Sequence[LogEntry], tip: str, release: set[str]) -> set[str]:
     """The source history reached from its tip, except through (and including) a release merge:
     the first parent of such a merge is followed, the merge and its second side are not."""
-    parents = {c.sha: c.parents for c in history}
+    parents: dict[str, tuple[str, ...]] = dict(map(_SHA_PARENTS, history))
     follow = {c.sha for c in history if len(c.parents) > 1 and c.sha not in release}
     reached = _reach(parents, tip, follow)
     return reached - release
@@ -133,7 +137,7 @@ def copies(repo: GitRepo, history: Sequence[LogEntry], bodies: Mapping[str, str]
     named = {sha: ns for sha, ns in named.items() if ns}
     specs = sorted({n for ns in named.values() for n in ns})
     ids = dict(zip(specs, object_ids(repo, [f"{n}^{{commit}}" for n in specs]), strict=True))
-    shas = {c.sha for c in history}
+    shas = set(map(_SHA, history))
     out: dict[str, str] = {}
     for sha, ns in named.items():
         found = [o for o in (ids[n] for n in ns) if o is not None and o in shas and o != sha]

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import itemgetter
 
 from harness.git.picks import LogEntry
+
+_SHA_PARENTS = itemgetter(0, 1)  # a LogEntry's (sha, parents)
 
 
 def brought_by(history: Sequence[LogEntry], tip: str) -> dict[str, str]:
@@ -13,7 +16,7 @@ def brought_by(history: Sequence[LogEntry], tip: str) -> dict[str, str]:
     One pass over the history already read (no git): merges are visited oldest first, so whatever
     an earlier merge or the first-parent line holds is reachable from a later merge's first parent.
     """
-    parents = {c.sha: c.parents for c in history}
+    parents: dict[str, tuple[str, ...]] = dict(map(_SHA_PARENTS, history))
     line: list[str] = []
     sha: str | None = tip
     while sha in parents:
