@@ -9,7 +9,7 @@ run reads from git only what is new since the last one (the range walk itself is
 Layout, under ``<cache>/history/<repo key>/`` (the cache folder is private: 0700, owner-checked by
 ``harness/infra/workarea.py``):
 
-- ``index.json``: commit rows and grep answers; ``diffs.json``: where each raw ``diff-tree``
+- ``index.json``: commit rows (column by column) and grep answers; ``diffs.json``: where each raw ``diff-tree``
   chunk lies (``diffs-<sha1>.pack``: chunks end to end, named by their content; a run appends
   one pack of what it diffed, not a rewrite of every diff) with the chunk's length and sha1,
   checked on every read; ``memo-<kind>.json``: per-pick memos; ``results/<key>.json``: whole
@@ -51,7 +51,7 @@ from harness.infra.atomic import write_atomic
 if TYPE_CHECKING:
     from harness.checks.result import Checked, FidelityResult
 
-FORMAT = "harness.history-index/1"
+FORMAT = "harness.history-index/2"
 MAX_COMMITS = 400_000  # ~100 MiB of JSON with paths at most; a 100k-commit history is ~25 MiB
 MAX_DIFF_BYTES = 64 << 20
 MAX_PACKS = 8
@@ -68,51 +68,58 @@ _REST = 0.5  # past this share of commits missing, one walking log is cheaper th
 Row = list[Any]
 
 
-def _valid_rows(commits: dict[str, Any], greps: int) -> bool:
-    """Every commit row of the shape ``Row`` describes. Checked column by column, the ids in C:
-    a 100k-commit index is read back on every run that is not served whole."""
-    rows = list(commits.values())
-    top = 1 << greps
-    if not all(
-        type(r) is list
-        and len(r) == 8
-        and type(r[0]) is list
-        and type(r[1]) is int
-        and type(r[2]) is int
-        and type(r[3]) is str
-        and (r[4] is None or type(r[4]) is list)
-        and type(r[5]) is int
-        and type(r[6]) is int
-        and 0 <= r[6] < top
-        for r in rows
+_COLUMNS = ("sha", "parents", "author", "committed", "subject", "paths", "used", "checked")
+
+
+def _rows_of(data: dict[str, Any], greps: int) -> dict[str, Row] | None:
+    """The commit rows of ``index.json`` (kept column by column: read back and checked in C on
+    every run that is not served whole), or None where any record has the wrong shape."""
+    cols, bodies = data.get("columns"), data.get("bodies")
+    if not isinstance(cols, dict) or not all(type(cols.get(c)) is list for c in _COLUMNS):
+        return None
+    shas, parents, author, committed, subject, paths, used, checked = (cols[c] for c in _COLUMNS)
+    n = len(shas)
+    if any(len(cols[c]) != n for c in _COLUMNS) or not isinstance(bodies, dict):
+        return None
+    if not (
+        _ids(shas)
+        and set(map(type, parents)) <= {list}
+        and _ids(chain.from_iterable(parents))
+        and all(set(map(type, x)) <= {int} for x in (author, committed, used, checked))
+        and (not checked or (min(checked) >= 0 and max(checked) < 1 << greps))
+        and _strings(subject)
+        and set(map(type, paths)) <= {list, type(None)}
+        and _strings(chain.from_iterable(filter(None, paths)))
     ):
-        return False
-    if not (_ids(commits) and _ids(chain.from_iterable(r[0] for r in rows))):
-        return False
-    if not _strings(chain.from_iterable(r[4] for r in rows if r[4] is not None)):
-        return False
-    return all(
-        type(r[7]) is dict
-        and all(
-            type(k) is str and k.isdigit() and int(k) < greps and type(v) is str
-            for k, v in r[7].items()
-        )
-        for r in rows
-        if r[7] is not None
-    )
+        return None
+    text: list[Any] = [None] * n
+    if bodies:
+        at = dict(zip(shas, range(n), strict=True))
+        for sha, b in bodies.items():
+            if sha not in at or type(b) is not dict or not b:
+                return None
+            if not all(
+                type(k) is str and k.isdigit() and int(k) < greps and type(v) is str
+                for k, v in b.items()
+            ):
+                return None
+            text[at[sha]] = b
+    columns = zip(parents, author, committed, subject, paths, used, checked, text, strict=True)
+    rows = dict(zip(shas, map(list, columns), strict=True))
+    return rows if len(rows) == n else None
 
 
-_HEX = re.compile(r"[0-9a-f]*")
+_HEX = b"0123456789abcdef"
 
 
 def _ids(xs: Any) -> bool:
     """Every item a full commit id: 40 or 64 hex digits (lengths and digits checked in C)."""
     xs = list(xs)
     try:
-        text = "".join(xs)
-    except TypeError:
+        digits = "".join(xs).encode("ascii")
+    except (TypeError, UnicodeEncodeError):
         return False
-    return set(map(len, xs)) <= {40, 64} and _HEX.fullmatch(text) is not None
+    return set(map(len, xs)) <= {40, 64} and not digits.translate(None, _HEX)
 
 
 def _code_digest(root: Path) -> str:
@@ -283,18 +290,20 @@ class HistoryIndex:
     def _parse_commits(self, data: dict[str, Any] | None) -> tuple[dict[str, Row], list[str], int]:
         if data is None:
             return {}, [], 1
-        greps, commits, run = data.get("greps"), data.get("commits"), data.get("run")
-        if (
-            not isinstance(greps, list)
-            or not all(isinstance(g, str) for g in greps)
-            or len(greps) > 30
-            or not isinstance(commits, dict)
-            or type(run) is not int
-            or run < 0
-            or not _valid_rows(commits, len(greps))
-        ):
+        greps, run = data.get("greps"), data.get("run")
+        commits = (
+            _rows_of(data, len(greps))
+            if isinstance(greps, list)
+            and all(isinstance(g, str) for g in greps)
+            and len(greps) <= 30
+            and type(run) is int
+            and run >= 0
+            else None
+        )
+        if commits is None:
             self.rebuilt.append("index.json: records of the wrong shape")
             return {}, [], 1
+        assert isinstance(greps, list) and isinstance(run, int)
         return commits, greps, run + 1
 
     def _load_diffs(self) -> dict[str, list[Any]]:
@@ -661,11 +670,16 @@ class HistoryIndex:
             ranked = sorted(self.commits, key=lambda s: self.commits[s][5])  # type: ignore[index]
             for sha in ranked[: len(self.commits) - MAX_COMMITS]:
                 del self.commits[sha]
-        text = json.dumps(
-            {"stamp": self.stamp, "run": run, "greps": self.greps, "commits": self.commits},
-            separators=(",", ":"),
-        )
-        self._write("index.json", text)
+        rows = list(self.commits.values())
+        columns = list(zip(*rows, strict=True)) if rows else [()] * 8
+        doc = {
+            "stamp": self.stamp,
+            "run": run,
+            "greps": self.greps,
+            "columns": dict(zip(_COLUMNS, [list(self.commits), *columns[:7]], strict=True)),
+            "bodies": {s: r[7] for s, r in self.commits.items() if r[7]},
+        }
+        self._write("index.json", json.dumps(doc, separators=(",", ":")))
 
     def _save_diffs(self) -> None:
         """One pack of the chunks this run diffed, and the table merged with another run's; then

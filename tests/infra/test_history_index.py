@@ -111,9 +111,8 @@ def _damage(path: Path, how: str, other: Path) -> None:
         path.write_text(json.dumps(data))
     elif how == "wrong types":
         data = json.loads(text)
-        if "commits" in data:
-            sha = next(iter(data["commits"]))
-            data["commits"][sha][1] = "yesterday"
+        if "columns" in data:
+            data["columns"]["author"][0] = "yesterday"
         elif "diffs" in data:
             key = next(iter(data["diffs"]))
             data["diffs"][key] = {"not": "a pair"}
@@ -270,7 +269,7 @@ def test_the_index_stays_within_its_bounds(builder, tmp_path, monkeypatch):
         checked, idx = _run(GitRepo(builder.path), base, root)
         assert checked.section == plain.section and idx is not None and not idx.rebuilt
     folder = next(p for p in root.iterdir() if p.is_dir())
-    assert len(json.loads((folder / "index.json").read_text())["commits"]) <= 6
+    assert len(json.loads((folder / "index.json").read_text())["columns"]["sha"]) <= 6
     diffs = json.loads((folder / "diffs.json").read_text())["diffs"]
     assert 0 < sum(v[3] for v in diffs.values()) <= 2000
     packs = {p.name[6:-5] for p in folder.glob("diffs-*.pack")}
@@ -414,12 +413,16 @@ def test_compare_uses_the_index_unless_no_cache(builder, tmp_path, monkeypatch, 
 @pytest.mark.parametrize(
     "bad",
     [
-        lambda row: row[0].append("F" * 40),  # an upper-case parent id
-        lambda row: row[0].append("a" * 39),  # a short one
-        lambda row: row[0].append(40),  # not a string
-        lambda row: row.__setitem__(4, ["a.py", 3]),  # a path that is not a string
-        lambda row: row.__setitem__(6, 1 << 30),  # a grep bit past the greps kept
-        lambda row: row.__setitem__(7, {"x": "body"}),  # a grep body under no grep number
+        lambda d: d["columns"]["parents"][-1].append("F" * 40),  # an upper-case parent id
+        lambda d: d["columns"]["parents"][-1].append("a" * 39),  # a short one
+        lambda d: d["columns"]["parents"][-1].append(40),  # not a string
+        lambda d: d["columns"]["sha"].__setitem__(0, d["columns"]["sha"][1]),  # one id twice
+        lambda d: d["columns"]["paths"].__setitem__(-1, ["a.py", 3]),  # a path not a string
+        lambda d: d["columns"]["checked"].__setitem__(-1, 1 << 30),  # a grep bit past the greps
+        lambda d: d["columns"]["used"].__setitem__(-1, True),  # not an int
+        lambda d: d["columns"]["subject"].pop(),  # a column shorter than the others
+        lambda d: d["bodies"].__setitem__(d["columns"]["sha"][0], {"x": "body"}),  # no grep
+        lambda d: d["bodies"].__setitem__("b" * 40, {"0": "body"}),  # a commit not kept
     ],
 )
 def test_a_commit_row_of_the_wrong_shape_rebuilds_the_rows(builder, tmp_path, bad):
@@ -429,9 +432,11 @@ def test_a_commit_row_of_the_wrong_shape_rebuilds_the_rows(builder, tmp_path, ba
     _run(repo, base, root)
     files = _index_files(root)
     data = json.loads(files["index"].read_text())
-    bad(data["commits"][sorted(data["commits"])[-1]])
+    bad(data)
     files["index"].write_text(json.dumps(data))
     files["answer"].unlink()
     again, idx = _run(GitRepo(builder.path), base, root)
     assert again.section == plain.section
     assert idx is not None and "index.json: records of the wrong shape" in idx.rebuilt
+    checked, idx = _run(GitRepo(builder.path), base, root)  # ... and whole again
+    assert checked.section == plain.section and idx is not None and not idx.rebuilt
