@@ -37,7 +37,9 @@ import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from functools import partial
 from itertools import chain
+from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -63,6 +65,8 @@ _SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?\Z")
 _PACK = re.compile(r"[0-9a-f]{40}\Z")  # a pack's name: the sha1 of its bytes
 _REST = 0.5  # past this share of commits missing, one walking log is cheaper than the gaps
 
+# (a Row's columns, for C-level maps over many rows)
+_PARENT_COL, _AUTHOR_COL, _COMMITTED_COL, _SUBJECT_COL, _PATHS_COL = map(itemgetter, range(5))
 # A commit row: [parents, author time, commit time, subject, paths or None, last run used,
 # greps checked (bit i: the i-th grep key), {grep bit: body} of the greps it matched].
 Row = list[Any]
@@ -174,7 +178,7 @@ def _set_body(row: Row, name: str, body: str | None) -> None:
 
 
 def _shas(value: Any) -> bool:
-    return isinstance(value, list) and all(type(x) is str and len(x) in (40, 64) for x in value)
+    return isinstance(value, list) and _ids(value)
 
 
 def repo_key(repo: GitRepo) -> str:
@@ -379,18 +383,20 @@ class HistoryIndex:
         self._keep(got, paths)
         self.served["read"] += len(got)
         self.served["commits"] += len(order) - len(got)
-        make, run = tuple.__new__, self.run  # LogEntry._make without its keyword wrapper
         with self._lock:
-            out = []
-            for s in order:
-                r = commits[s]
-                r[5] = run
-                out.append(
-                    make(
-                        LogEntry, (s, tuple(r[0]), r[1], r[3], tuple(r[4]) if paths else None, r[2])
-                    )
-                )
-            return out
+            rows = list(map(commits.__getitem__, order))
+            for r in rows:
+                r[5] = self.run
+            # LogEntry._make without its keyword wrapper, column by column in C.
+            columns = (
+                order,
+                map(tuple, map(_PARENT_COL, rows)),
+                map(_AUTHOR_COL, rows),
+                map(_SUBJECT_COL, rows),
+                map(tuple, map(_PATHS_COL, rows)) if paths else [None] * len(rows),
+                map(_COMMITTED_COL, rows),
+            )
+            return list(map(partial(tuple.__new__, LogEntry), zip(*columns, strict=True)))
 
     def _keep(self, got: Sequence[LogEntry], paths: bool) -> None:
         commits = self._load_commits()
