@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import fields, is_dataclass
+from itertools import chain
 from json.encoder import encode_basestring  # the C encoder where CPython has it
 from typing import Any
 
@@ -107,6 +108,18 @@ def _items(seq: Any, out: list[str], nl: str) -> None:
         inner = nl + _STEP
         out.append("[" + inner + ("," + inner).join(map(encode_basestring, seq)) + nl + "]")
         return
+    if seq and set(map(type, seq)) == {tuple} and _strings(chain.from_iterable(seq)):
+        # Pairs of strings (an end state's classed lines): each one join, no call per item.
+        inner = nl + _STEP
+        deeper = inner + _STEP
+        pairs = (
+            "[" + deeper + ("," + deeper).join(map(encode_basestring, t)) + inner + "]"
+            if t
+            else "[]"
+            for t in seq
+        )
+        out.append("[" + inner + ("," + inner).join(pairs) + nl + "]")
+        return
     _block((("", x) for x in seq), bool(seq), "[]", out, nl)
 
 
@@ -145,6 +158,10 @@ def _block(entries: Any, any_: bool, brackets: str, out: list[str], nl: str) -> 
             out.append("null")
         elif kind is int:
             out.append(int.__repr__(value))
+        elif kind is Code:  # table cells
+            out.append(encode_basestring(value.text))
+        elif kind is Sha:
+            out.append(encode_basestring(value.sha))
         else:
             _write(value, out, inner)
     out.append(nl + brackets[1])

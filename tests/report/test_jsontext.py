@@ -68,7 +68,7 @@ def _value(r: random.Random, depth: int = 0) -> object:
     def text() -> str:
         return "".join(r.choice(_CHARS) for _ in range(r.randint(0, 6)))
 
-    kind = r.randint(0, 14 if depth < 4 else 6)
+    kind = r.randint(0, 15 if depth < 4 else 6)
     leaves = [
         text,
         lambda: r.randint(-(10**6), 10**20),
@@ -90,6 +90,8 @@ def _value(r: random.Random, depth: int = 0) -> object:
         lambda: _Named(inner(), inner()),
         lambda: Table(text(), [text()], [[inner(), inner()]], text()),
         lambda: {r.randint(0, 5): inner(), text(): inner()},
+        # an end state's classed lines: tuples of strings, some empty (written without a walk)
+        lambda: [tuple(text() for _ in range(r.randint(0, 3))) for _ in range(r.randint(1, 4))],
     ][kind - len(leaves)]()
 
 
