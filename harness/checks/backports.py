@@ -325,12 +325,16 @@ def backports_check(
     forks, times, order, oldest = _forks(repo, src, names, tips)
 
     picked: dict[str, _ReleasePicks] = {}
-    for n in order:
-        picked[n] = (
-            picks_with_sources(repo, src, tips[n], forks[n], index)
-            if tips[n] != forks[n]
-            else _ReleasePicks()
-        )
+    try:
+        for n in order:
+            picked[n] = (
+                picks_with_sources(repo, src, tips[n], forks[n], index)
+                if tips[n] != forks[n]
+                else _ReleasePicks()
+            )
+    finally:
+        if index is not None:  # what every release read, written once
+            index.save()
 
     # One pass over the source history since the oldest fork point.
     history = source_log(repo, [src], [oldest])

@@ -578,14 +578,11 @@ def picks_and_sources(
 ) -> list[PickResult]:
     """Each pick of base..head (resolved shas) with its sources and status: fidelity's own source
     finding, without end states, units or follow-ups (the backports matrix joins these per
-    release), through the history index where there is one (the same answer)."""
+    release), through the history index where there is one (the same answer; the caller saves
+    it, once for every release)."""
     fork = fork_point(repo, base, head)
-    try:
-        jobs = NoEndStates(repo, fork, head)
-        return _compare(repo, base, head, source, None, fork, jobs, index)[1]
-    finally:
-        if index is not None:
-            index.save()
+    jobs = NoEndStates(repo, fork, head)
+    return _compare(repo, base, head, source, None, fork, jobs, index)[1]
 
 
 def fidelity_section(
