@@ -19,6 +19,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from harness.checks.fidelity.compare import is_doc_path, is_test_path, norm
 from harness.checks.fidelity.memo import NO_MEMO, Memo
@@ -86,30 +87,53 @@ class FollowUp:
         }
 
 
+class _Refs(NamedTuple):
+    """What a commit's message names, read once (every unit after it asks)."""
+
+    fixes: list[str]  # "Fixes: <sha>" prefixes, in order
+    reverts: list[str]  # "reverts commit <sha>" prefixes, in order
+    reverted: str | None  # the subject a 'Revert "…"' subject names
+    follows: list[str]  # "follow-up to #N" numbers, in order
+    numbers: set[int]  # the subject's PR numbers
+    issues: set[int]  # the issues it says it fixes
+
+
+def _refs(c: LogEntry, body: str) -> _Refs:
+    text = c.subject + "\n" + body
+    return _Refs(
+        _FIXES.findall(text),
+        _REVERTS.findall(text),
+        c.subject[8:].rstrip('"') if c.subject.startswith('Revert "') else None,
+        _FOLLOW.findall(text),
+        set(pr_numbers(c.subject)),
+        issues_fixed(text),
+    )
+
+
 def _refers(
-    c: LogEntry,
-    body: str,
+    r: _Refs,
     shas: Sequence[str],
     numbers: set[int],
     subjects: set[str],
     issues: frozenset[int] | set[int] = frozenset(),
 ) -> str | None:
-    text = c.subject + "\n" + body
-    for m in _FIXES.findall(text):
+    """Why a commit whose message names ``r`` follows the unit of ``shas`` (its PR ``numbers``,
+    ``subjects`` and fixed ``issues``), or None."""
+    for m in r.fixes:
         if any(s.startswith(m.lower()) for s in shas):
             return f"Fixes: {m[:12]}"
-    for m in _REVERTS.findall(text):
+    for m in r.reverts:
         if any(s.startswith(m.lower()) for s in shas):
             return f"reverts {m[:12]}"
-    if c.subject.startswith('Revert "') and c.subject[8:].rstrip('"') in subjects:
+    if r.reverted is not None and r.reverted in subjects:
         return "reverts the source (by subject)"
-    for n in _FOLLOW.findall(text):
+    for n in r.follows:
         if int(n) in numbers:
             return f"follow-up to #{n}"
-    same = numbers & set(pr_numbers(c.subject))
+    same = numbers & r.numbers
     if same:
         return f"same PR number #{min(same)}"
-    fixed = issues & issues_fixed(text) - numbers
+    fixed = issues & r.issues - numbers
     if fixed:
         return f"fixes the same issue #{min(fixed)}"
     return None
@@ -220,6 +244,7 @@ def _candidates(
             for x in paths_at.get(c.sha, ()):
                 by_path.setdefault(x, []).append(i)
     naming_at = sorted(order[s] for s in naming)
+    read: dict[str, _Refs] = {}  # a naming commit's references, read for the first unit asking
     times = [c.author_time for c in history]
     shas_at = [c.sha for c in history]
     for unit, shas in units.items():
@@ -250,7 +275,10 @@ def _candidates(
             c = history[i]
             if c.sha in own:
                 continue
-            why = _refers(c, bodies.get(c.sha, ""), [*unit, *shas], numbers, subjects, issues)
+            refs = read.get(c.sha)
+            if refs is None:
+                refs = read[c.sha] = _refs(c, bodies.get(c.sha, ""))
+            why = _refers(refs, [*unit, *shas], numbers, subjects, issues)
             if why:
                 named.setdefault(unit, []).append((c.sha, why))
             elif (
