@@ -306,7 +306,7 @@ class _Sources:
 
     def found(self, res: dict[str, Resolution]) -> None:
         """Sources found for these picks: their end states start now."""
-        if self.jobs.lines is None:
+        if not self.jobs.given:
             self.jobs.picks({p.sha: self.store.full[p.sha].files for p in self.picks})
         self.jobs.add(self._rows(res))
         # Their full diffs (and a merge source's PR commits) are read while the search goes on.

@@ -486,17 +486,31 @@ class EndStateJobs:
         self.computed = 0
         self.sent: dict[str, Row] = {}
         self.jobs: list[Future[dict[str, list[EndState]]]] = []
-        self.lines: dict[str, dict[str, Counter[bytes]]] | None = None
+        self._patches: dict[str, list[FilePatch]] | None = None  # every pick's, once given
+        self._lines: dict[str, dict[str, Counter[bytes]]] | None = None
         self.renamed: dict[str, str] = {}
         self.kept: dict[str, list[EndState]] = {}  # picks answered by the memo (their last row)
         self.keys: dict[str, list[str]] = {}  # a computed pick's row keys, to keep its answer
         self._head_blobs: dict[str, str | None] = {}
         self._sigs: dict[str, list[str]] = {}  # path → the picks that change it
 
+    @property
+    def given(self) -> bool:
+        """Whether every pick's diff was given (``picks``)."""
+        return self._patches is not None
+
+    @property
+    def lines(self) -> dict[str, dict[str, Counter[bytes]]] | None:
+        """The lines each pick changes, per path (counted once some row must be computed: a run
+        whose rows are all kept never needs them)."""
+        if self._lines is None and self._patches is not None:
+            self._lines = pick_lines(self._patches)
+        return self._lines
+
     def picks(self, patches: dict[str, list[FilePatch]]) -> None:
         """Every pick's full diff (before any ``add``): the lines each pick changes and the paths
         later picks moved."""
-        self.lines = pick_lines(patches)
+        self._patches, self._lines = patches, None
         self._sigs.clear()
         self.renamed = {
             f.old_path: f.path
@@ -508,7 +522,7 @@ class EndStateJobs:
     def add(self, rows: Sequence[Row]) -> None:
         """Start the end states of these picks (the ones not started yet)."""
         new = [r for r in rows if r[0] not in self.sent and r[2]]
-        if not new or self.lines is None:
+        if not new or self._patches is None:
             return
         self.sent.update((r[0], r) for r in new)
         new = self._recall(new)
@@ -517,15 +531,17 @@ class EndStateJobs:
         self.computed += len(new)
         if self.worker is None and self.spawn is not None and self.computed >= self.offload_at:
             self.worker = self.spawn()
+        every = self.lines
+        assert every is not None  # (the picks were given)
         if self.worker is None:
-            args = (self.repo, self.fork, self.head, new, self.lines, self.renamed)
+            args = (self.repo, self.fork, self.head, new, every, self.renamed)
             self.jobs.append(_JOBS.submit(end_states, *args))
             return
         # A row reads the picks' lines at its own path and where HEAD holds it, no others: the
         # worker is sent those (a pick vendoring thousands of files is not pickled for every job).
         wanted = {x for r in new for f in r[1] for x in (f[0], _at_head(f[0], self.renamed))}
         lines = {
-            pick: {p: c for p, c in per.items() if p in wanted} for pick, per in self.lines.items()
+            pick: {p: c for p, c in per.items() if p in wanted} for pick, per in every.items()
         }
         args = (self.repo, self.fork, self.head, new, lines, self.renamed)
         self.jobs.append(self.worker.submit(*args))
@@ -570,15 +586,15 @@ class EndStateJobs:
     def _at(self, path: str) -> list[str]:
         """The picks that change ``path``. The lines a pick changes there are a function of the
         pick commit itself (its diff against its parent): its id stands for them."""
-        if not self._sigs and self.lines:  # first use: who changes which path
-            for q in sorted(self.lines):
-                for p in self.lines[q]:
+        if not self._sigs and self._patches:  # first use: who changes which path
+            for q in sorted(self._patches):
+                for p in dict.fromkeys(f.path for f in self._patches[q]):
                     self._sigs.setdefault(p, []).append(q)
         return self._sigs.get(path, [])
 
     def finish(self, rows: Sequence[Row], patches: dict[str, list[FilePatch]]) -> None:
         """Every pick's final row: the ones not started yet, or started with another row, start."""
-        if self.lines is None:
+        if self._patches is None:
             self.picks(patches)
         for r in rows:
             if self.sent.get(r[0], r) != r:
@@ -634,7 +650,7 @@ class NoEndStates(EndStateJobs):
     backports matrix), so the source finding reads no blob and starts no job."""
 
     def picks(self, patches: dict[str, list[FilePatch]]) -> None:
-        self.lines = {}
+        self._patches = {}
 
     def add(self, rows: Sequence[Row]) -> None:
         return None
