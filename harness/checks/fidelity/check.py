@@ -283,6 +283,8 @@ class _Sources:
         self.store = PatchStore(repo, first, index)
         self.brought = brought_by(history, source)
         self._by_merge: dict[str, list[str]] | None = None
+        # (pick, its sources in history order) → its files compared, made once for both uses
+        self.compared: dict[tuple[str, tuple[str, ...]], list[FileResult]] = {}
 
     def _pr_commits(self, merges: set[str]) -> dict[str, list[str]]:
         """``pr_commits`` of these merges, from one pass over the history for all of them."""
@@ -301,6 +303,8 @@ class _Sources:
             files = compare_files(
                 store.full[sha].files, [f for s in sources for f in store.changed(s)]
             )
+            if all(s in store.full for s in sources):  # the comparison ``results`` makes
+                self.compared[(sha, tuple(sources))] = files
             out.append((sha, file_paths(files), sources))
         return out
 
@@ -328,7 +332,9 @@ class _Sources:
             + [c for cs in inner.values() for c in cs]
         )
         subjects = {c.sha: c.subject for c in history}
-        results = _pick_results(picks, res, store, self.order, reached, inner, subjects)
+        results = _pick_results(
+            picks, res, store, self.order, reached, inner, subjects, self.compared
+        )
         _later_copies(
             results,
             {c.sha: c.commit_time for c in history},
@@ -451,13 +457,17 @@ def _pick_results(
     reached: Mapping[str, str],
     inner: Mapping[str, Sequence[str]],
     subjects: Mapping[str, str],
+    compared: Mapping[tuple[str, tuple[str, ...]], list[FileResult]] | None = None,
 ) -> list[PickResult]:
-    """Each pick compared file by file with its sources (ordered as the history is)."""
-    results = []
+    """Each pick compared file by file with its sources (ordered as the history is; ``compared``:
+    comparisons already made, by pick and sources)."""
+    results, compared = [], compared or {}
     for p in picks:
         r = res.get(p.sha) or Resolution()
         r.sources = sorted(r.sources, key=lambda s: order.get(s, len(order)))
-        files = compare_files(store.full[p.sha].files, store.files(r.sources))
+        files = compared.get((p.sha, tuple(r.sources)))
+        if files is None:
+            files = compare_files(store.full[p.sha].files, store.files(r.sources))
         status = pick_status(files, bool(r.sources))
         if status == "no-source" and p.sha in reached:
             status = "forward-merged"  # made on this branch; the commit itself reached the source
