@@ -5,7 +5,6 @@ Modules are discovered, so adding a verb is adding a file.
 
 from __future__ import annotations
 
-import ast
 import importlib
 import pkgutil
 from pathlib import Path
@@ -32,6 +31,8 @@ def discover(only: str | None = None) -> list[ModuleType]:
 def summaries() -> dict[str, str]:
     """Verb → its HELP line, read from the module sources without importing them (``harness --help``
     must not pay for every verb's imports)."""
+    import ast  # (only the verb list reads a source)
+
     out = {}
     for name in names():
         tree = ast.parse((Path(__file__).parent / f"{name}.py").read_text(encoding="utf-8"))
