@@ -35,7 +35,7 @@ import json
 import os
 import re
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import partial
 from itertools import chain
@@ -263,7 +263,7 @@ class HistoryIndex:
             return None
         return self._read(name)
 
-    def _write(self, name: str, text: str) -> None:
+    def _write(self, name: str, text: str | Iterable[str]) -> None:
         """Write a file of the index (under the lock); this run knows it as written."""
         write_atomic(self.dir / name, text, prefix=".tmp-", shared=False)
         st = os.stat(self.dir / name)
@@ -676,16 +676,20 @@ class HistoryIndex:
             ranked = sorted(self.commits, key=lambda s: self.commits[s][5])  # type: ignore[index]
             for sha in ranked[: len(self.commits) - MAX_COMMITS]:
                 del self.commits[sha]
-        rows = list(self.commits.values())
-        columns = list(zip(*rows, strict=True)) if rows else [()] * 8
-        doc = {
-            "stamp": self.stamp,
-            "run": run,
-            "greps": self.greps,
-            "columns": dict(zip(_COLUMNS, [list(self.commits), *columns[:7]], strict=True)),
-            "bodies": {s: r[7] for s, r in self.commits.items() if r[7]},
-        }
-        self._write("index.json", json.dumps(doc, separators=(",", ":")))
+        commits = self.commits
+        rows = list(commits.values())
+        head = json.dumps({"stamp": self.stamp, "run": run, "greps": self.greps})
+        bodies = {s: r[7] for s, r in commits.items() if r[7]}
+
+        def parts() -> Iterator[str]:  # one column at a time (100k commits: ~20 MB of text)
+            yield head[:-1] + ', "columns": {'
+            for i, name in enumerate(_COLUMNS):
+                column = list(commits) if i == 0 else list(map(itemgetter(i - 1), rows))
+                yield ("," if i else "") + json.dumps(name) + ":"
+                yield json.dumps(column, separators=(",", ":"))
+            yield '}, "bodies": ' + json.dumps(bodies, separators=(",", ":")) + "}"
+
+        self._write("index.json", parts())
 
     def _save_diffs(self) -> None:
         """One pack of the chunks this run diffed, and the table merged with another run's; then
@@ -698,9 +702,12 @@ class HistoryIndex:
                 table[k] = [max(v[0], mine[0] if mine else 0), *v[1:]]
         fresh = [(k, c) for k, c in self._fresh.items() if k not in table]
         if fresh:
-            data = b"".join(c for _, c in fresh)
-            pack = hashlib.sha1(data).hexdigest()
-            write_atomic(self.dir / f"diffs-{pack}.pack", data, prefix=".tmp-", shared=False)
+            named = hashlib.sha1()
+            for _, c in fresh:
+                named.update(c)
+            pack = named.hexdigest()
+            chunks = (c for _, c in fresh)  # written one by one, never joined
+            write_atomic(self.dir / f"diffs-{pack}.pack", chunks, prefix=".tmp-", shared=False)
             at = 0
             for k, c in fresh:
                 table[k] = [self.run, pack, at, len(c), hashlib.sha1(c).hexdigest()]
