@@ -70,6 +70,8 @@ def run(args: argparse.Namespace) -> int:
     base_name, head_name = range_of(args)
     base, head = repo.resolve(base_name), repo.resolve(head_name)
     index = open_index(repo, enabled=not args.no_cache)
+    if index is not None:
+        index.prime_range(base, head)  # the range's walk, merge base and commits, where kept
     # An answer the history index keeps for these very commits needs no check module; else the
     # check's modules (~40 ms of imports) load while git answers the range's first questions.
     kept = _kept(index, repo, base, head, args) if index is not None and not mapping else None
@@ -84,6 +86,8 @@ def run(args: argparse.Namespace) -> int:
     )
     if kept is not None:
         section = kept.section
+        if index is not None and index.keep_range(base, head):
+            index.save()
     else:
         if loading is not None:
             loading.join()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.git.repo import GitRepo
+from harness.git.repo import Commit, GitRepo
 
 
 def shallow_commits(repo: GitRepo) -> set[str]:
@@ -35,6 +35,14 @@ def range_parents(repo: GitRepo, base: str, head: str) -> list[list[str]]:
         out = repo.run_text(["rev-list", "--parents", head, f"^{base}", "--"])
         repo.walks[key] = [line.split() for line in out.splitlines()]
     return repo.walks[key]
+
+
+def range_commits(repo: GitRepo, base: str, head: str) -> list[Commit]:
+    """The commits of ``base..head``, oldest first (``git log --reverse``), kept for the run."""
+    key = (base, head)
+    if key not in repo.ranges:
+        repo.ranges[key] = repo.commits([head], [base])
+    return repo.ranges[key]
 
 
 def count_commits(repo: GitRepo, base: str, head: str) -> tuple[int, int]:

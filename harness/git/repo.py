@@ -50,6 +50,7 @@ class Commit:
         return self.subject + ("\n\n" + self.body if self.body else "")
 
 
+_FULL_ID = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?\Z")
 _LOG_FIELDS = ("%H", "%P", "%T", "%an", "%ae", "%at", "%ad", "%cn", "%ce", "%ct", "%cd", "%s", "%b")
 
 
@@ -135,6 +136,8 @@ class GitRepo:
         self._resolved: dict[tuple[str, str], str] = {}
         self.big_file = BIG_FILE
         self.walks: dict[tuple[str, str], list[list[str]]] = {}  # git/history.py range_parents
+        self.ranges: dict[tuple[str, str], list[Commit]] = {}  # git/history.py range_commits
+        self.bases: dict[tuple[str, str], str | None] = {}  # merge bases of two commit ids
 
     def owns(self, path: str | os.PathLike[str]) -> bool:
         """Whether ``path`` (existing or not; links resolved) lies inside this repository's work
@@ -297,8 +300,12 @@ class GitRepo:
         return self.resolve(base), self.resolve(head)
 
     def merge_base(self, a: str, b: str) -> str | None:
-        out = self.run(["merge-base", a, b], check=False).decode().strip()
-        return out or None
+        if (a, b) in self.bases:  # (kept only for commit ids: what they name never moves)
+            return self.bases[(a, b)]
+        out = self.run(["merge-base", a, b], check=False).decode().strip() or None
+        if _FULL_ID.match(a) and _FULL_ID.match(b):
+            self.bases[(a, b)] = out
+        return out
 
     def is_ancestor(self, a: str, b: str) -> bool:
         proc = subprocess.run(

@@ -38,12 +38,12 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import partial
-from itertools import chain
+from itertools import chain, compress
 from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.git import GitRepo
+from harness.git import GitError, GitRepo
 from harness.git.patch import Patch, diff_chunks, parse_files
 from harness.git.picks import LogEntry, bodies_of, entries, walk
 from harness.git.picks import bodies as log_bodies
@@ -59,7 +59,9 @@ MAX_DIFF_BYTES = 64 << 20
 MAX_PACKS = 8
 MAX_RESULTS = 32
 MAX_MEMO = 50_000  # memo entries per kind (a resolution, a unit's follow-ups, an end-state row)
-_MEMO_LIMITS = {"walk": 8}  # a walk is a whole history's commit ids (~0.9 MB at 20k commits)
+# A walk is a whole history's commit ids (~0.9 MB at 20k commits); a range its commits' messages.
+_MEMO_LIMITS = {"walk": 8, "range": 16, "range-heads": 64}
+MAX_RANGE = 5_000  # commits of a range kept
 MAX_FILE_BYTES = 512 << 20  # a larger file is not read: it is not one this code wrote
 _SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?\Z")
 _PACK = re.compile(r"[0-9a-f]{40}\Z")  # a pack's name: the sha1 of its bytes
@@ -67,6 +69,13 @@ _REST = 0.5  # past this share of commits missing, one walking log is cheaper th
 
 # (a Row's columns, for C-level maps over many rows)
 _PARENT_COL, _AUTHOR_COL, _COMMITTED_COL, _SUBJECT_COL, _PATHS_COL = map(itemgetter, range(5))
+_CHECKED_COL = itemgetter(6)
+
+
+def _has_body(row: Any) -> bool:
+    return row is not None and bool(row[7])
+
+
 # A commit row: [parents, author time, commit time, subject, paths or None, last run used,
 # greps checked (bit i: the i-th grep key), {grep bit: body} of the greps it matched].
 Row = list[Any]
@@ -179,6 +188,48 @@ def _set_body(row: Row, name: str, body: str | None) -> None:
 
 def _shas(value: Any) -> bool:
     return isinstance(value, list) and _ids(value)
+
+
+_COMMIT_TYPES = (str, tuple, str, str, str, int, str, str, str, int, str, str, str, bool)
+
+
+def _fields(c: Any) -> list[Any]:
+    """A ``git.repo.Commit`` as a JSON list (its fields in order)."""
+    return [c.sha, list(c.parents), c.tree, c.author_name, c.author_email, c.author_time,
+            c.author_tz, c.committer_name, c.committer_email, c.committer_time, c.committer_tz,
+            c.subject, c.body, c.dated]  # fmt: skip
+
+
+def _commit(f: list[Any]) -> Any:
+    from harness.git.repo import Commit
+
+    return Commit(f[0], tuple(f[1]), *f[2:])
+
+
+def _valid_range(v: Any) -> bool:
+    """[walk ([sha, *parents] each), merge base (None: none; "": not asked), commits (``_fields``
+    each, or None: not read)]."""
+    if not (isinstance(v, list) and len(v) == 3 and isinstance(v[0], list)):
+        return False
+    walk, merge_base, commits = v
+    if not (
+        all(type(c) is list and c for c in walk)
+        and _ids(chain.from_iterable(walk))
+        and (merge_base is None or merge_base == "" or _shas([merge_base]))
+    ):
+        return False
+    if commits is None:
+        return True
+    return type(commits) is list and all(
+        type(c) is list
+        and len(c) == 14
+        and all(
+            type(x) is t or (t is tuple and type(x) is list and _ids(x))
+            for x, t in zip(c, _COMMIT_TYPES, strict=True)
+        )
+        and _ids(c[:1] + c[2:3])
+        for c in commits
+    )
 
 
 def repo_key(repo: GitRepo) -> str:
@@ -438,7 +489,14 @@ class HistoryIndex:
         order = self._walk(include, exclude)
         mask, name = 1 << bit, str(bit)
         with self._lock:
-            missing = [s for s in order if s not in commits or not commits[s][6] & mask]
+            rows: list[Any] = list(map(commits.get, order))
+            # Every commit known and checked against this grep: tested in C, the common case.
+            if None not in rows and all(map(mask.__and__, map(_CHECKED_COL, rows))):
+                missing: list[str] = []
+            else:
+                missing = [
+                    s for s, r in zip(order, rows, strict=True) if r is None or not r[6] & mask
+                ]
         if len(missing) > _REST * len(order):
             got = log_bodies(self.repo, include, exclude, merges=merges, grep=grep)
             with self._lock:
@@ -453,7 +511,12 @@ class HistoryIndex:
                         _set_body(commits[s], name, fresh[s])
                 self._new_commits = True
             out: dict[str, str] = {}
-            for s in reversed(order):  # git log's order: newest first
+            # Only rows with a body kept (or a fresh one) can answer, in git log's order (newest
+            # first): picked out in C.
+            rows = list(map(commits.get, order))
+            bodied = compress(order, map(_has_body, rows))
+            wanted = set(fresh).union(bodied)
+            for s in filter(wanted.__contains__, reversed(order)):
                 body = fresh.get(s)
                 if body is None and s in commits:
                     body = (commits[s][7] or {}).get(name)
@@ -626,6 +689,77 @@ class HistoryIndex:
         except (TypeError, ValueError):
             return
         self._write(f"memo-{kind}.json", text)
+
+    # -- the range -----------------------------------------------------------------------------
+    # BASE..HEAD between two commit ids is a function of them: its walk (``[sha, *parents]``), the
+    # merge base and its commits are kept, so a warm run asks git none of them, and a range one
+    # line of commits longer than a kept one (a PR gained a commit) asks git only for those.
+    def prime_range(self, base: str, head: str) -> None:
+        """Seed the repository's caches of ``base..head`` (``git/history.py``) from the index."""
+        repo = self.repo
+        if not (_SHA.match(base) and _SHA.match(head)) or (base, head) in repo.walks:
+            return
+        kept = self.recall("range", json.dumps([base, head]), _valid_range)
+        if kept is None:
+            kept = self._extended(base, head)
+        if kept is not None:
+            walk, merge_base, commits = kept
+            repo.walks[(base, head)] = walk
+            if merge_base != "":  # ("": not asked when it was kept)
+                repo.bases[(base, head)] = merge_base
+            if commits is not None:
+                repo.ranges[(base, head)] = [_commit(c) for c in commits]
+
+    def _extended(self, base: str, head: str) -> list[Any] | None:
+        """``base..head`` from a kept ``base..H`` where the commits of ``head ^base ^H`` are one
+        line on H (each one's only parent the next, the oldest's H): the walk is theirs then H's
+        (git walks that line before H), the merge base is H's (none of them is BASE's), the commits
+        H's then theirs, oldest first. None where no kept range is such an H."""
+        from harness.git.repo import Commit
+
+        for h in reversed(self.recall("range-heads", base, _shas) or []):
+            kept = self.recall("range", json.dumps([base, h]), _valid_range)
+            if kept is None or kept[2] is None:
+                continue
+            try:
+                text = self.repo.run_text(
+                    ["rev-list", "--parents", head, f"^{base}", f"^{h}", "--"]
+                )
+            except GitError:
+                return None  # (a commit no longer there: the range is walked as without a memo)
+            new = [line.split() for line in text.splitlines()]
+            parents = [c[1:] for c in new]
+            if not new or new[0][0] != head or parents[-1] != [h]:
+                continue
+            if any(ps != [new[i + 1][0]] for i, ps in enumerate(parents[:-1])):
+                continue
+            commits: list[Commit] = self.repo.commits([c[0] for c in reversed(new)], no_walk=True)
+            if [c.sha for c in commits] != [c[0] for c in reversed(new)]:
+                continue
+            self.served["ranges extended"] = self.served.get("ranges extended", 0) + 1
+            return [new + kept[0], kept[1], kept[2] + [_fields(c) for c in commits]]
+        return None
+
+    def keep_range(self, base: str, head: str) -> bool:
+        """Remember what the repository's caches hold of ``base..head`` (a range of at most
+        MAX_RANGE commits; its merge base once asked, its commits once a check read them),
+        merged with what is kept; whether anything was new."""
+        repo = self.repo
+        walk = repo.walks.get((base, head))
+        if walk is None or len(walk) > MAX_RANGE:
+            return False
+        key = json.dumps([base, head])
+        kept = self.recall("range", key, _valid_range) or [walk, "", None]
+        merge_base = repo.bases.get((base, head), kept[1])
+        read = repo.ranges.get((base, head))
+        commits = kept[2] if read is None else [_fields(c) for c in read]
+        value = [walk, merge_base, commits]
+        if value == kept:
+            return False
+        self.remember("range", key, value)
+        heads = [h for h in self.recall("range-heads", base, _shas) or [] if h != head]
+        self.remember("range-heads", base, [*heads[-7:], head])
+        return True
 
     # -- writing -----------------------------------------------------------------------------
     def save(self) -> None:

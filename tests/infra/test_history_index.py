@@ -440,3 +440,75 @@ def test_a_commit_row_of_the_wrong_shape_rebuilds_the_rows(builder, tmp_path, ba
     assert idx is not None and "index.json: records of the wrong shape" in idx.rebuilt
     checked, idx = _run(GitRepo(builder.path), base, root)  # ... and whole again
     assert checked.section == plain.section and idx is not None and not idx.rebuilt
+
+
+def _range_from_git(path: Path, base: str, head: str) -> tuple[list[list[str]], str | None, list]:
+    from harness.git.history import range_commits, range_parents
+
+    repo = GitRepo(path)  # a fresh one: nothing primed
+    return (
+        range_parents(repo, base, head),
+        repo.merge_base(base, head),
+        range_commits(repo, base, head),
+    )
+
+
+def _primed(path: Path, root: Path, base: str, head: str):
+    from harness.git.history import range_commits, range_parents
+
+    repo = GitRepo(path)
+    index = HistoryIndex(repo, root)
+    index.prime_range(base, head)
+    primed = (base, head) in repo.walks and (base, head) in repo.ranges
+    got = (
+        range_parents(repo, base, head),
+        repo.merge_base(base, head),
+        range_commits(repo, base, head),
+    )
+    return primed, got, index
+
+
+def test_the_range_is_kept_and_a_line_of_new_commits_extends_it(builder, tmp_path):
+    base, later = _history(builder)
+    root = tmp_path / "index"
+    head = builder.rev("release")
+    _run(GitRepo(builder.path), base, root)
+    primed, got, _ = _primed(builder.path, root, base, head)
+    assert primed and got == _range_from_git(builder.path, base, head)  # a warm run asks git none
+    # Two new picks on the release: one line on the kept head.
+    builder.cherry_pick(later[0])
+    new = builder.cherry_pick(later[1])
+    primed, got, index = _primed(builder.path, root, base, new)
+    assert primed and index.served.get("ranges extended") == 1
+    assert got == _range_from_git(builder.path, base, new)  # walk, merge base, commits in order
+    plain, _ = _run(GitRepo(builder.path), base, None)
+    checked, _ = _run(GitRepo(builder.path), base, root)
+    assert checked.section == plain.section
+
+
+@pytest.mark.parametrize("shape", ["a merge on top", "another branch", "damaged"])
+def test_a_range_that_is_not_a_line_on_a_kept_one_is_walked_by_git(builder, tmp_path, shape):
+    base, later = _history(builder)
+    root = tmp_path / "index"
+    _run(GitRepo(builder.path), base, root)
+    if shape == "a merge on top":  # main merged into the release: its merge base moves
+        head = builder.merge("main", "Merge main into the release")
+    elif shape == "another branch":  # the same base, a head the kept one is not below
+        builder.branch("other", base)
+        builder.checkout("other")
+        head = builder.cherry_pick(later[2])
+    else:
+        head = builder.rev("release")
+        folder = next(p for p in root.iterdir() if p.is_dir())
+        memo = json.loads((folder / "memo-range.json").read_text())
+        for entry in memo["entries"].values():
+            entry[1][1] = "not a commit id"
+        (folder / "memo-range.json").write_text(json.dumps(memo))
+    primed, got, index = _primed(builder.path, root, base, head)
+    assert not primed and not index.served.get("ranges extended")
+    assert got == _range_from_git(builder.path, base, head)
+    if shape == "damaged":
+        assert any("memo-range.json" in why for why in index.rebuilt)
+    plain, _ = _run(GitRepo(builder.path), base, None, head=head)
+    checked, _ = _run(GitRepo(builder.path), base, root, head=head)
+    assert checked.section == plain.section

@@ -69,7 +69,7 @@ from harness.checks.result import Checked, FidelityResult
 from harness.errors import UsageError
 from harness.git import Commit, GitRepo
 from harness.git.evidence import entries_at
-from harness.git.history import count_commits, fork_point, range_parents
+from harness.git.history import count_commits, fork_point, range_commits, range_parents
 from harness.git.picks import LogEntry, object_ids
 from harness.git.picks import bodies as read_bodies
 from harness.git.picks import history as read_history
@@ -429,7 +429,7 @@ def _range_picks(
     """HEAD's own commits of the range (what it made or picked, not what a merge of the source
     brought), its picks (the non-merge ones) and merges, and a count of the commits left out."""
     walk, line = range_parents(repo, base, head), first_parent_line(full_history, source)
-    every = repo.commits([head], [base])
+    every = range_commits(repo, base, head)
     # A merge whose tree is its first parent's ("-s ours", an old release branch joined in)
     # carried nothing here: the commits it brought are history only.
     joined = [c.sha for c in every if c.is_merge]
@@ -635,11 +635,13 @@ def fidelity_check(
     release = tuple(release_paths)
     if index is None:
         return _fidelity(repo, base, head, source, named, mapping, release)
+    index.prime_range(base, head)
     try:
         if mapping:  # --map names refs of its own: not kept whole
             return _fidelity(repo, base, head, source, named, mapping, release, index)
         return _answer(index, repo, base, head, source, named, release)
     finally:
+        index.keep_range(base, head)
         index.save()
 
 

@@ -540,9 +540,7 @@ class EndStateJobs:
         # A row reads the picks' lines at its own path and where HEAD holds it, no others: the
         # worker is sent those (a pick vendoring thousands of files is not pickled for every job).
         wanted = {x for r in new for f in r[1] for x in (f[0], _at_head(f[0], self.renamed))}
-        lines = {
-            pick: {p: c for p, c in per.items() if p in wanted} for pick, per in every.items()
-        }
+        lines = {pick: {p: c for p, c in per.items() if p in wanted} for pick, per in every.items()}
         args = (self.repo, self.fork, self.head, new, lines, self.renamed)
         self.jobs.append(self.worker.submit(*args))
 
