@@ -106,7 +106,8 @@ def _main(argv: Sequence[str] | None) -> int:
         if args.verb not in WITHOUT_REPOSITORY:
             from harness.git import GitRepo
 
-            workarea.check_outside(GitRepo(args.repo).owns)
+            args._git = GitRepo(args.repo)  # the verb reads the repository found here
+            workarea.check_outside(args._git.owns)
         workarea.check_areas()
         return int(args._run(args))
     except UsageError as exc:

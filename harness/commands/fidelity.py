@@ -63,11 +63,13 @@ def parse_map(items: list[str]) -> dict[str, list[str]]:
 def run(args: argparse.Namespace) -> int:
     check_output_path(args)
     mapping = parse_map(args.map)
-    repo = GitRepo(args.repo)  # the first git call: what follows is imported while nothing waits
+    repo = getattr(args, "_git", None) or GitRepo(args.repo)  # (the one the command line found)
     from harness.checks.judgeable import judge_range
     from harness.infra.history_index import open_index
 
     base_name, head_name = range_of(args)
+    # Every ref the run names, resolved in one process (a bad one is left to ``resolve``'s error).
+    repo.preresolve([base_name, head_name, args.source, args.source_branch or ""], ("commit",))
     base, head = repo.resolve(base_name), repo.resolve(head_name)
     index = open_index(repo, enabled=not args.no_cache)
     if index is not None:

@@ -3,20 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 from harness.git.repo import Commit, GitRepo
 
 
 def shallow_commits(repo: GitRepo) -> set[str]:
-    """Commits whose parents this repository lacks (``$GIT_DIR/shallow``); empty when not shallow."""
-    if repo.run_text(["rev-parse", "--is-shallow-repository"]).strip() != "true":
-        return set()
-    rel = repo.run_text(["rev-parse", "--git-path", "shallow"]).strip()
-    path = Path(rel) if Path(rel).is_absolute() else repo.git_dir / rel
+    """Commits whose parents this repository lacks (``$GIT_DIR/shallow``, read as git reads it:
+    no process); empty when not shallow."""
     try:
-        return set(path.read_text(encoding="ascii", errors="replace").split())
-    except OSError:
+        return set(repo.shallow_file().read_text(encoding="ascii", errors="replace").split())
+    except OSError:  # not shallow (no such file), or unreadable as before
         return set()
 
 

@@ -280,9 +280,14 @@ class GitRepo:
                 if tree:
                     self._resolved.setdefault((commit, "tree"), tree)
 
+    def shallow_file(self) -> Path:
+        """Where git keeps the shallow boundary (``git rev-parse --git-path shallow``: the common
+        folder's, a linked worktree's too)."""
+        return self._common_dir / "shallow"
+
     def is_shallow(self) -> bool:
         """Whether history was cut off when this repository was fetched (``$GIT_DIR/shallow`` exists)."""
-        return (self.git_dir / "shallow").exists() or (self._common_dir / "shallow").exists()
+        return (self.git_dir / "shallow").exists() or self.shallow_file().exists()
 
     def try_resolve(self, ref: str, kind: str = "commit") -> str | None:
         try:
