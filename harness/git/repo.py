@@ -11,7 +11,7 @@ import os
 import re
 import subprocess
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,6 +50,27 @@ class Commit:
         return self.subject + ("\n\n" + self.body if self.body else "")
 
 
+# The one --batch-check format kept running, and how each format the harness asks is read off
+# its answer (an object found: "<id> <type> <size>"; else git's own "<spec> missing" line).
+_CHECK = "%(objectname) %(objecttype) %(objectsize)"
+_FOUND = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})? \S+ \d+\Z")
+
+
+def _fields_of(*wanted: int) -> Callable[[str], str]:
+    def pick(line: str) -> str:
+        if not _FOUND.match(line):
+            return line
+        parts = line.split(" ")
+        return " ".join(parts[i] for i in wanted)
+
+    return pick
+
+
+_CHECK_FORMATS: dict[str, Callable[[str], str]] = {
+    _CHECK: _fields_of(0, 1, 2),
+    "%(objectname) %(objecttype)": _fields_of(0, 1),
+    "%(objecttype) %(objectsize)": _fields_of(1, 2),
+}
 _FULL_ID = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?\Z")
 _LOG_FIELDS = ("%H", "%P", "%T", "%an", "%ae", "%at", "%ad", "%cn", "%ce", "%ct", "%cd", "%s", "%b")
 
@@ -133,6 +154,8 @@ class GitRepo:
             raise UsageError(f"{where}: {found}")
         self.git_dir, self._common_dir, self.bare, self.work_tree = found
         self._batch: subprocess.Popen[bytes] | None = None
+        self._checker: subprocess.Popen[bytes] | None = None  # cat-file --batch-check, kept
+        self._check_lock = threading.Lock()
         self._resolved: dict[tuple[str, str], str] = {}
         self.big_file = BIG_FILE
         self.walks: dict[tuple[str, str], list[list[str]]] = {}  # git/history.py range_parents
@@ -150,8 +173,13 @@ class GitRepo:
         """The repository as another interpreter opens it (``harness/infra/offload.py``): its paths and
         limits; no running process, no memo."""
         state = dict(self.__dict__)
-        state.update(_batch=None, _resolved={}, walks={})
+        state.update(_batch=None, _checker=None, _resolved={}, walks={}, ranges={}, bases={})
+        state.pop("_check_lock")
         return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        self._check_lock = threading.Lock()
 
     # -- running git ---------------------------------------------------------------
     def _env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -480,11 +508,16 @@ class GitRepo:
             raise GitError(["cat-file", "--batch"], code, err.decode("utf-8", "replace"))
 
     def batch_check(self, specs: Sequence[str], fmt: str) -> list[str]:
-        """One ``cat-file --batch-check=<fmt>`` answer line per spec, in one process ("" for a spec
-        that holds a newline or NUL and cannot be asked; "<spec> missing" for an absent object)."""
+        """One ``cat-file --batch-check=<fmt>`` answer line per spec ("" for a spec that holds a
+        newline or NUL and cannot be asked; "<spec> missing" for an absent object). The formats
+        the harness asks are answered by one process kept for the run (``_checker``)."""
         asked = [s for s in specs if "\n" not in s and "\0" not in s]
         if not asked:
             return [""] * len(specs)
+        pick = _CHECK_FORMATS.get(fmt)
+        if pick is not None:
+            picked = iter([pick(line) for line in self._check(asked)])
+            return [next(picked, "") if "\n" not in s and "\0" not in s else "" for s in specs]
         proc = self.popen(["cat-file", f"--batch-check={fmt}"])
         out, err = proc.communicate(
             b"".join(s.encode("utf-8", "surrogateescape") + b"\n" for s in asked)
@@ -495,6 +528,32 @@ class GitRepo:
             )
         answers = iter(out.decode("utf-8", "surrogateescape").split("\n"))
         return [next(answers, "") if "\n" not in s and "\0" not in s else "" for s in specs]
+
+    def _check(self, specs: Sequence[str]) -> list[str]:
+        """``cat-file --batch-check`` lines (id, type, size) from the process kept for the run,
+        asked a few hundred at a time (neither pipe fills while the other waits)."""
+        with self._check_lock:
+            out: list[str] = []
+            for at in range(0, len(specs), 256):
+                chunk = specs[at : at + 256]
+                proc = self._checker
+                if proc is None or proc.poll() is not None:
+                    proc = self._checker = self.popen(["cat-file", f"--batch-check={_CHECK}"])
+                assert proc.stdin is not None and proc.stdout is not None
+                try:
+                    proc.stdin.write(
+                        b"".join(s.encode("utf-8", "surrogateescape") + b"\n" for s in chunk)
+                    )
+                    proc.stdin.flush()
+                    lines = [proc.stdout.readline() for _ in chunk]
+                except (BrokenPipeError, OSError) as exc:
+                    self._checker = None
+                    raise GitError(["cat-file", "--batch-check"], -1, str(exc)) from None
+                if not all(line.endswith(b"\n") for line in lines):  # git stopped
+                    self._checker = None
+                    raise GitError(["cat-file", "--batch-check"], proc.wait(), "no answer")
+                out += [line[:-1].decode("utf-8", "surrogateescape") for line in lines]
+            return out
 
     def _sizes(self, specs: Sequence[str]) -> list[int | None]:
         """Each blob's size (None: missing, or not a blob)."""
@@ -536,10 +595,11 @@ class GitRepo:
         return data
 
     def close(self) -> None:
-        if self._batch is not None and self._batch.poll() is None:
-            self._batch.stdin.close()  # type: ignore[union-attr]
-            self._batch.wait()
-        self._batch = None
+        for proc in (self._batch, self._checker):
+            if proc is not None and proc.poll() is None:
+                proc.stdin.close()  # type: ignore[union-attr]
+                proc.wait()
+        self._batch = self._checker = None
 
 
 def run_git(
