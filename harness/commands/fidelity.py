@@ -72,8 +72,6 @@ def run(args: argparse.Namespace) -> int:
     repo.preresolve([base_name, head_name, args.source, args.source_branch or ""], ("commit",))
     base, head = repo.resolve(base_name), repo.resolve(head_name)
     index = open_index(repo, enabled=not args.no_cache)
-    if index is not None:
-        index.prime_range(base, head)  # the range's walk, merge base and commits, where kept
     # An answer the history index keeps for these very commits needs no check module; else the
     # check's modules (~40 ms of imports) load while git answers the range's first questions.
     kept = _kept(index, repo, base, head, args) if index is not None and not mapping else None
@@ -83,6 +81,8 @@ def run(args: argparse.Namespace) -> int:
             target=importlib.import_module, args=("harness.checks.fidelity.check",), daemon=True
         )
         loading.start()
+    if index is not None:
+        index.prime_range(base, head)  # the range's walk, merge base and commits, where kept
     facts = judge_range(
         repo, base_name, head_name, source=args.source, source_branch=args.source_branch, picks=True
     )
