@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import threading
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -538,7 +539,7 @@ class GitRepo:
                 chunk = specs[at : at + 256]
                 proc = self._checker
                 if proc is None or proc.poll() is not None:
-                    proc = self._checker = self.popen(["cat-file", f"--batch-check={_CHECK}"])
+                    proc = self._checker = self._kept(["cat-file", f"--batch-check={_CHECK}"])
                 assert proc.stdin is not None and proc.stdout is not None
                 try:
                     proc.stdin.write(
@@ -584,7 +585,7 @@ class GitRepo:
             return None
         proc = self._batch
         if proc is None or proc.poll() is not None:
-            proc = self._batch = self.popen(["cat-file", "--batch"])
+            proc = self._batch = self._kept(["cat-file", "--batch"])
         assert proc.stdin is not None and proc.stdout is not None
         proc.stdin.write(spec.encode("utf-8", "surrogateescape") + b"\n")
         proc.stdin.flush()
@@ -594,12 +595,32 @@ class GitRepo:
         data = proc.stdout.read(int(header[2]) + 1)[:-1]
         return data
 
+    def _kept(self, args: Sequence[str]) -> subprocess.Popen[bytes]:
+        """A batch process kept for the run: ended (its input closed, then reaped) by ``close``,
+        or when the repository object goes, or at exit."""
+        proc = self.popen(args)
+        weakref.finalize(self, _end, proc)
+        return proc
+
     def close(self) -> None:
         for proc in (self._batch, self._checker):
-            if proc is not None and proc.poll() is None:
-                proc.stdin.close()  # type: ignore[union-attr]
-                proc.wait()
+            if proc is not None:
+                _end(proc)
         self._batch = self._checker = None
+
+
+def _end(proc: subprocess.Popen[bytes]) -> None:
+    """End a kept batch process: EOF on its input, then reaped (killed if it does not stop)."""
+    if proc.poll() is None:
+        try:
+            proc.stdin.close()  # type: ignore[union-attr]
+            proc.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            proc.kill()
+            proc.wait()
+    for pipe in (proc.stdout, proc.stderr):
+        if pipe is not None:
+            pipe.close()
 
 
 def run_git(
