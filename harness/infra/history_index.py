@@ -717,25 +717,21 @@ class HistoryIndex:
         H's then theirs, oldest first. None where no kept range is such an H."""
         from harness.git.repo import Commit
 
-        for h in reversed(self.recall("range-heads", base, _shas) or []):
+        for h in reversed((self.recall("range-heads", base, _shas) or [])[-3:]):  # the latest
             kept = self.recall("range", json.dumps([base, h]), _valid_range)
             if kept is None or kept[2] is None:
                 continue
-            try:
-                text = self.repo.run_text(
-                    ["rev-list", "--parents", head, f"^{base}", f"^{h}", "--"]
-                )
+            try:  # one log: the new commits, newest first, with their parents
+                got: list[Commit] = self.repo.commits([head], [base, h], reverse=False)
             except GitError:
                 return None  # (a commit no longer there: the range is walked as without a memo)
-            new = [line.split() for line in text.splitlines()]
+            new = [[c.sha, *c.parents] for c in got]
             parents = [c[1:] for c in new]
             if not new or new[0][0] != head or parents[-1] != [h]:
                 continue
             if any(ps != [new[i + 1][0]] for i, ps in enumerate(parents[:-1])):
                 continue
-            commits: list[Commit] = self.repo.commits([c[0] for c in reversed(new)], no_walk=True)
-            if [c.sha for c in commits] != [c[0] for c in reversed(new)]:
-                continue
+            commits = got[::-1]
             self.served["ranges extended"] = self.served.get("ranges extended", 0) + 1
             return [new + kept[0], kept[1], kept[2] + [_fields(c) for c in commits]]
         return None
