@@ -57,6 +57,21 @@ _CHECK = "%(objectname) %(objecttype) %(objectsize)"
 _FOUND = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})? \S+ \d+\Z")
 
 
+_CHECK_SPEC = 1024  # longer specs (paths are rarely this long) go to a process of their own
+
+
+def _exchanges(specs: Sequence[str]) -> Iterator[Sequence[str]]:
+    """``specs`` cut into runs of at most 256 specs and 16 KiB."""
+    start, size = 0, 0
+    for i, spec in enumerate(specs):
+        if i > start and (i - start >= 256 or size + len(spec) + 1 > 16 << 10):
+            yield specs[start:i]
+            start, size = i, 0
+        size += len(spec) + 1
+    if start < len(specs):
+        yield specs[start:]
+
+
 def _fields_of(*wanted: int) -> Callable[[str], str]:
     def pick(line: str) -> str:
         if not _FOUND.match(line):
@@ -336,8 +351,15 @@ class GitRepo:
     def merge_base(self, a: str, b: str) -> str | None:
         if (a, b) in self.bases:  # (kept only for commit ids: what they name never moves)
             return self.bases[(a, b)]
-        out = self.run(["merge-base", a, b], check=False).decode().strip() or None
-        if _FULL_ID.match(a) and _FULL_ID.match(b):
+        proc = subprocess.run(
+            self._argv(["merge-base", a, b]),
+            capture_output=True,
+            env=self._env(),
+            cwd=str(self.git_dir),
+        )
+        out = proc.stdout.decode().strip() or None
+        # 1: no merge base (an answer); anything else but 0 is an error, never kept.
+        if proc.returncode in (0, 1) and _FULL_ID.match(a) and _FULL_ID.match(b):
             self.bases[(a, b)] = out
         return out
 
@@ -516,7 +538,7 @@ class GitRepo:
         if not asked:
             return [""] * len(specs)
         pick = _CHECK_FORMATS.get(fmt)
-        if pick is not None:
+        if pick is not None and max(map(len, asked)) <= _CHECK_SPEC:
             picked = iter([pick(line) for line in self._check(asked)])
             return [next(picked, "") if "\n" not in s and "\0" not in s else "" for s in specs]
         proc = self.popen(["cat-file", f"--batch-check={fmt}"])
@@ -532,11 +554,11 @@ class GitRepo:
 
     def _check(self, specs: Sequence[str]) -> list[str]:
         """``cat-file --batch-check`` lines (id, type, size) from the process kept for the run,
-        asked a few hundred at a time (neither pipe fills while the other waits)."""
+        asked at most 256 specs and 16 KiB at a time: git echoes a missing spec, so neither pipe
+        fills while the other waits."""
         with self._check_lock:
             out: list[str] = []
-            for at in range(0, len(specs), 256):
-                chunk = specs[at : at + 256]
+            for chunk in _exchanges(specs):
                 proc = self._checker
                 if proc is None or proc.poll() is not None:
                     proc = self._checker = self._kept(["cat-file", f"--batch-check={_CHECK}"])
@@ -598,15 +620,23 @@ class GitRepo:
     def _kept(self, args: Sequence[str]) -> subprocess.Popen[bytes]:
         """A batch process kept for the run: ended (its input closed, then reaped) by ``close``,
         or when the repository object goes, or at exit."""
-        proc = self.popen(args)
+        proc = subprocess.Popen(
+            self._argv(args),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,  # (never read while it runs: a full pipe would block git)
+            env=self._env(),
+            cwd=str(self.git_dir),
+        )
         weakref.finalize(self, _end, proc)
         return proc
 
     def close(self) -> None:
-        for proc in (self._batch, self._checker):
-            if proc is not None:
-                _end(proc)
-        self._batch = self._checker = None
+        with self._check_lock:
+            for proc in (self._batch, self._checker):
+                if proc is not None:
+                    _end(proc)
+            self._batch = self._checker = None
 
 
 def _end(proc: subprocess.Popen[bytes]) -> None:

@@ -34,6 +34,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -57,6 +58,7 @@ FORMAT = "harness.history-index/2"
 MAX_COMMITS = 400_000  # ~100 MiB of JSON with paths at most; a 100k-commit history is ~25 MiB
 MAX_DIFF_BYTES = 64 << 20
 MAX_PACKS = 8
+MAX_PACK_BYTES = 1 << 40  # an offset past this is not one this code wrote
 MAX_RESULTS = 32
 MAX_MEMO = 50_000  # memo entries per kind (a resolution, a unit's follow-ups, an end-state row)
 # A walk is a whole history's commit ids (~0.9 MB at 20k commits); a range its commits' messages.
@@ -65,6 +67,7 @@ MAX_RANGE = 5_000  # commits of a range kept
 MAX_FILE_BYTES = 512 << 20  # a larger file is not read: it is not one this code wrote
 _SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?\Z")
 _PACK = re.compile(r"[0-9a-f]{40}\Z")  # a pack's name: the sha1 of its bytes
+_BIT = re.compile(r"[0-9]{1,2}")  # a grep's number in a commit row
 _REST = 0.5  # past this share of commits missing, one walking log is cheaper than the gaps
 
 # (a Row's columns, for C-level maps over many rows)
@@ -112,7 +115,10 @@ def _rows_of(data: dict[str, Any], greps: int) -> dict[str, Row] | None:
             if sha not in at or type(b) is not dict or not b:
                 return None
             if not all(
-                type(k) is str and k.isdigit() and int(k) < greps and type(v) is str
+                type(k) is str
+                and _BIT.fullmatch(k) is not None
+                and int(k) < greps
+                and type(v) is str
                 for k, v in b.items()
             ):
                 return None
@@ -258,7 +264,7 @@ class HistoryIndex:
         # key → [last run used, pack, offset, length, sha1 of the chunk]
         self._diffs: dict[str, list[Any]] | None = None
         self._fresh: dict[str, bytes] = {}  # chunks diffed by this run, packed at ``save``
-        self._seen: dict[str, tuple[int, int, int]] = {}  # a file's stamp when this run read it
+        self._seen: dict[str, tuple[int, ...]] = {}  # a file's stamp when this run read it
         self._order: dict[tuple[tuple[str, ...], tuple[str, ...]], list[str]] = {}
         self._pending: list[tuple[tuple[str, ...], tuple[str, ...], str, dict[str, str]]] = []
         self._new_commits = False
@@ -282,10 +288,10 @@ class HistoryIndex:
         try:
             with open(path, "rb") as fh:
                 st = os.fstat(fh.fileno())
-                self._seen[name] = (st.st_ino, st.st_size, st.st_mtime_ns)
+                self._seen[name] = _stamp(st)
                 raw = fh.read(MAX_FILE_BYTES + 1)
         except FileNotFoundError:
-            self._seen[name] = (0, 0, 0)
+            self._seen[name] = ()
             return None
         except OSError as e:
             self.rebuilt.append(f"{name}: {e.strerror}")
@@ -310,7 +316,7 @@ class HistoryIndex:
             st = os.stat(self.dir / name)
         except FileNotFoundError:
             return None
-        if self._seen.get(name) == (st.st_ino, st.st_size, st.st_mtime_ns):
+        if self._seen.get(name) == _stamp(st):
             return None
         return self._read(name)
 
@@ -318,7 +324,7 @@ class HistoryIndex:
         """Write a file of the index (under the lock); this run knows it as written."""
         write_atomic(self.dir / name, text, prefix=".tmp-", shared=False)
         st = os.stat(self.dir / name)
-        self._seen[name] = (st.st_ino, st.st_size, st.st_mtime_ns)
+        self._seen[name] = _stamp(st)
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
@@ -378,7 +384,7 @@ class HistoryIndex:
             and _PACK.match(v[1]) is not None
             and type(v[2]) is int
             and type(v[3]) is int
-            and 0 <= v[2]
+            and 0 <= v[2] <= MAX_PACK_BYTES
             and 0 <= v[3] <= MAX_DIFF_BYTES
             and isinstance(v[4], str)
             and _PACK.match(v[4]) is not None
@@ -724,12 +730,16 @@ class HistoryIndex:
             try:  # one log: the new commits, newest first, with their parents
                 got: list[Commit] = self.repo.commits([head], [base, h], reverse=False)
             except GitError:
-                return None  # (a commit no longer there: the range is walked as without a memo)
+                continue  # (a commit no longer there)
             new = [[c.sha, *c.parents] for c in got]
             parents = [c[1:] for c in new]
             if not new or new[0][0] != head or parents[-1] != [h]:
                 continue
             if any(ps != [new[i + 1][0]] for i, ps in enumerate(parents[:-1])):
+                continue
+            # Dated before what the range holds (a skewed clock): git's date-ordered walk could
+            # stop or order otherwise there; walked by git.
+            if min(c.committer_time for c in got) < max((c[9] for c in kept[2]), default=0):
                 continue
             commits = got[::-1]
             self.served["ranges extended"] = self.served.get("ranges extended", 0) + 1
@@ -849,7 +859,7 @@ class HistoryIndex:
                 total -= table.pop(k)[3]
                 if total <= MAX_DIFF_BYTES:
                     break
-        sizes = {p.name[6:-5]: p.stat().st_size for p in self.dir.glob("diffs-*.pack")}
+        sizes = _packs(self.dir)
         for k in [k for k, v in table.items() if v[1] not in sizes]:
             del table[k]  # its pack is gone
         live = {v[1] for v in table.values()}
@@ -885,6 +895,29 @@ class HistoryIndex:
             table[k] = v
 
 
+def _stamp(st: os.stat_result) -> tuple[int, ...]:
+    """What tells a replaced file from the one this run read (a new inode may reuse a freed
+    number, and a same-size rewrite may share an mtime tick: the change time moves too)."""
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _packs(folder: Path) -> dict[str, int]:
+    """The packs in ``folder`` (regular files named by a sha1), by name, with their sizes; a
+    link or other thing of such a name is removed (it is not one this code wrote)."""
+    out: dict[str, int] = {}
+    for p in folder.glob("diffs-*.pack"):
+        name = p.name[6:-5]
+        try:
+            st = p.lstat()
+        except OSError:
+            continue
+        if _PACK.match(name) and stat.S_ISREG(st.st_mode):
+            out[name] = st.st_size
+        elif not stat.S_ISDIR(st.st_mode):
+            p.unlink(missing_ok=True)
+    return out
+
+
 def _read_chunks(path: Path, spans: Sequence[Sequence[Any]]) -> list[bytes | None]:
     """The chunks at ``spans`` ([offset, length, sha1]) of a pack, each None where the pack is
     missing or its bytes there do not hash to the sha1 kept."""
@@ -895,7 +928,11 @@ def _read_chunks(path: Path, spans: Sequence[Sequence[Any]]) -> list[bytes | Non
     try:
         out: list[bytes | None] = []
         for at, size, sha in spans:
-            chunk = os.pread(fd, size, at)
+            try:
+                chunk = os.pread(fd, size, at)
+            except (OSError, OverflowError):
+                out.append(None)
+                continue
             ok = len(chunk) == size and hashlib.sha1(chunk).hexdigest() == sha
             out.append(chunk if ok else None)
         return out

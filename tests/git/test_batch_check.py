@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import subprocess
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -64,3 +65,25 @@ def test_threads_share_the_kept_process(builder, specs):
     repo._checker.wait()
     assert repo.batch_check(specs, fmt) == want and repo._checker is not first
     repo.close()
+
+
+def test_long_missing_specs_never_fill_both_pipes(builder, specs):
+    """git echoes a missing spec: 300 specs of 1 KB each would fill both pipes if asked at once."""
+    repo = GitRepo(builder.path)
+    fmt = "%(objectname) %(objecttype) %(objectsize)"
+    long = [f"HEAD:{'d' * 1000}/{i}" for i in range(300)] + ["HEAD:a.py", f"HEAD:{'e' * 5000}"]
+    done: list[list[str]] = []
+    worker = threading.Thread(target=lambda: done.append(repo.batch_check(long, fmt)), daemon=True)
+    worker.start()
+    worker.join(60)
+    assert done, "batch_check hung"
+    assert done[0] == _plain(builder.path, long, fmt)
+    repo.close()
+
+
+def test_a_failed_merge_base_is_not_kept(builder, specs):
+    repo = GitRepo(builder.path)
+    head, nothing = builder.rev("HEAD"), "1" * 40
+    assert repo.merge_base(head, nothing) is None  # git fails: no such commit
+    assert (head, nothing) not in repo.bases
+    assert repo.merge_base(head, head) == head and repo.bases[(head, head)] == head

@@ -422,6 +422,7 @@ def test_compare_uses_the_index_unless_no_cache(builder, tmp_path, monkeypatch, 
         lambda d: d["columns"]["used"].__setitem__(-1, True),  # not an int
         lambda d: d["columns"]["subject"].pop(),  # a column shorter than the others
         lambda d: d["bodies"].__setitem__(d["columns"]["sha"][0], {"x": "body"}),  # no grep
+        lambda d: d["bodies"].__setitem__(d["columns"]["sha"][0], {"\u00b2": "body"}),  # "²"
         lambda d: d["bodies"].__setitem__("b" * 40, {"0": "body"}),  # a commit not kept
     ],
 )
@@ -486,13 +487,17 @@ def test_the_range_is_kept_and_a_line_of_new_commits_extends_it(builder, tmp_pat
     assert checked.section == plain.section
 
 
-@pytest.mark.parametrize("shape", ["a merge on top", "another branch", "damaged"])
+@pytest.mark.parametrize("shape", ["a merge on top", "another branch", "damaged", "dated earlier"])
 def test_a_range_that_is_not_a_line_on_a_kept_one_is_walked_by_git(builder, tmp_path, shape):
     base, later = _history(builder)
     root = tmp_path / "index"
     _run(GitRepo(builder.path), base, root)
     if shape == "a merge on top":  # main merged into the release: its merge base moves
         head = builder.merge("main", "Merge main into the release")
+    elif shape == "dated earlier":  # a skewed clock: git's date-ordered walk is left to git
+        head = builder.commit(
+            "A commit from the past", {"c.py": "c = 1\n"}, committer_time=1_000_000_000
+        )
     elif shape == "another branch":  # the same base, a head the kept one is not below
         builder.branch("other", base)
         builder.checkout("other")
@@ -512,3 +517,48 @@ def test_a_range_that_is_not_a_line_on_a_kept_one_is_walked_by_git(builder, tmp_
     plain, _ = _run(GitRepo(builder.path), base, None, head=head)
     checked, _ = _run(GitRepo(builder.path), base, root, head=head)
     assert checked.section == plain.section
+
+
+def test_files_named_like_packs_that_are_not_packs_are_left_out(builder, tmp_path):
+    base, later = _history(builder)
+    repo, root = GitRepo(builder.path), tmp_path / "index"
+    plain, _ = _run(repo, base, None)
+    _run(repo, base, root)
+    folder = next(p for p in root.iterdir() if p.is_dir())
+    (folder / f"diffs-{'a' * 40}.pack").symlink_to(tmp_path / "nowhere")  # dangling
+    (folder / f"diffs-{'b' * 40}.pack").mkdir()
+    (folder / "diffs-odd.pack").write_bytes(b"x")
+    for answer in (folder / "results").glob("*.json"):
+        answer.unlink()
+    builder.cherry_pick(later[0])  # something new to write
+    plain, _ = _run(GitRepo(builder.path), base, None)
+    checked, idx = _run(GitRepo(builder.path), base, root)
+    assert checked.section == plain.section and idx is not None and not idx.rebuilt
+    names = {p.name for p in folder.iterdir()}
+    assert f"diffs-{'a' * 40}.pack" not in names and "diffs-odd.pack" not in names
+    assert (folder / f"diffs-{'b' * 40}.pack").is_dir()  # (a folder is not removed)
+    assert len(json.loads((folder / "diffs.json").read_text())["diffs"]) > 0
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        lambda e: e.__setitem__(2, 1 << 63),  # an offset no pack has (os.pread would overflow)
+        lambda e: e.__setitem__(3, -1),
+        lambda e: e.__setitem__(1, "../" + "a" * 37),  # a pack name that is a path
+    ],
+)
+def test_a_diff_entry_out_of_bounds_rebuilds_the_table(builder, tmp_path, bad):
+    base, _ = _history(builder)
+    repo, root = GitRepo(builder.path), tmp_path / "index"
+    plain, _ = _run(repo, base, None)
+    _run(repo, base, root)
+    folder = next(p for p in root.iterdir() if p.is_dir())
+    table = json.loads((folder / "diffs.json").read_text())
+    bad(next(iter(table["diffs"].values())))
+    (folder / "diffs.json").write_text(json.dumps(table))
+    for answer in (folder / "results").glob("*.json"):
+        answer.unlink()
+    again, idx = _run(GitRepo(builder.path), base, root)
+    assert again.section == plain.section
+    assert idx is not None and "diffs.json: records of the wrong shape" in idx.rebuilt

@@ -300,10 +300,15 @@ class _Sources:
             if not all(s in store.full or s in store.lines for s in sources):
                 continue  # not read yet: its end states start with the last job
             # Files pair by path and signed lines: the sources' -U0 diffs pair as their full ones.
-            files = compare_files(
-                store.full[sha].files, [f for s in sources for f in store.changed(s)]
-            )
-            if all(s in store.full for s in sources):  # the comparison ``results`` makes
+            # Which diffs are full is decided once (a prefetch may complete one meanwhile): only a
+            # comparison of full diffs is the one ``results`` makes.
+            full = [store.full.get(s) for s in sources]
+            if all(full):
+                theirs = [f for p in full if p is not None for f in p.files]
+            else:
+                theirs = [f for s in sources for f in store.changed(s)]
+            files = compare_files(store.full[sha].files, theirs)
+            if all(full):
                 self.compared[(sha, tuple(sources))] = files
             out.append((sha, file_paths(files), sources))
         return out
