@@ -97,6 +97,21 @@ def _index_files(root: Path) -> dict[str, Path]:
     return files
 
 
+def _indexed(builder: RepoBuilder, tmp_path: Path):
+    """The history, its answer without an index, and the index a first run left (and its folder)."""
+    base, later = _history(builder)
+    repo, root = GitRepo(builder.path), tmp_path / "index"
+    plain, _ = _run(repo, base, None)
+    _run(repo, base, root)
+    return base, later, plain, root, next(p for p in root.iterdir() if p.is_dir())
+
+
+def _drop_answers(folder: Path) -> None:
+    """The whole answers go: the next run reads the rest of the index."""
+    for answer in (folder / "results").glob("*.json"):
+        answer.unlink()
+
+
 def _damage(path: Path, how: str, other: Path) -> None:
     text = path.read_text()
     if how == "truncated":
@@ -296,11 +311,7 @@ def test_a_new_pick_adds_a_pack_and_rewrites_no_diff(builder, tmp_path):
 
 @pytest.mark.parametrize("how", ["truncated", "a byte changed", "gone", "a symlink"])
 def test_a_damaged_pack_is_diffed_again(builder, tmp_path, how):
-    base, _ = _history(builder)
-    repo, root = GitRepo(builder.path), tmp_path / "index"
-    plain, _ = _run(repo, base, None)
-    _run(repo, base, root)
-    folder = next(p for p in root.iterdir() if p.is_dir())
+    base, _, plain, root, folder = _indexed(builder, tmp_path)
     (pack,) = folder.glob("diffs-*.pack")
     data = pack.read_bytes()
     if how == "truncated":
@@ -316,14 +327,12 @@ def test_a_damaged_pack_is_diffed_again(builder, tmp_path, how):
         (tmp_path / "elsewhere").write_bytes(data)
         pack.unlink()
         pack.symlink_to(tmp_path / "elsewhere")
-    for answer in (folder / "results").glob("*.json"):
-        answer.unlink()
+    _drop_answers(folder)
     again, idx = _run(GitRepo(builder.path), base, root)
     assert again.section == plain.section and again.result == plain.result
     assert idx is not None and idx.served["diffed"] > 0
     assert any("pack" in why for why in idx.rebuilt), "the damage went unnoticed"
-    for answer in (folder / "results").glob("*.json"):
-        answer.unlink()
+    _drop_answers(folder)
     checked, idx = _run(GitRepo(builder.path), base, root)
     assert checked.section == plain.section and idx is not None and not idx.rebuilt
     assert idx.served["diffed"] == 0
@@ -520,16 +529,11 @@ def test_a_range_that_is_not_a_line_on_a_kept_one_is_walked_by_git(builder, tmp_
 
 
 def test_files_named_like_packs_that_are_not_packs_are_left_out(builder, tmp_path):
-    base, later = _history(builder)
-    repo, root = GitRepo(builder.path), tmp_path / "index"
-    plain, _ = _run(repo, base, None)
-    _run(repo, base, root)
-    folder = next(p for p in root.iterdir() if p.is_dir())
+    base, later, plain, root, folder = _indexed(builder, tmp_path)
     (folder / f"diffs-{'a' * 40}.pack").symlink_to(tmp_path / "nowhere")  # dangling
     (folder / f"diffs-{'b' * 40}.pack").mkdir()
     (folder / "diffs-odd.pack").write_bytes(b"x")
-    for answer in (folder / "results").glob("*.json"):
-        answer.unlink()
+    _drop_answers(folder)
     builder.cherry_pick(later[0])  # something new to write
     plain, _ = _run(GitRepo(builder.path), base, None)
     checked, idx = _run(GitRepo(builder.path), base, root)
@@ -549,16 +553,11 @@ def test_files_named_like_packs_that_are_not_packs_are_left_out(builder, tmp_pat
     ],
 )
 def test_a_diff_entry_out_of_bounds_rebuilds_the_table(builder, tmp_path, bad):
-    base, _ = _history(builder)
-    repo, root = GitRepo(builder.path), tmp_path / "index"
-    plain, _ = _run(repo, base, None)
-    _run(repo, base, root)
-    folder = next(p for p in root.iterdir() if p.is_dir())
+    base, _, plain, root, folder = _indexed(builder, tmp_path)
     table = json.loads((folder / "diffs.json").read_text())
     bad(next(iter(table["diffs"].values())))
     (folder / "diffs.json").write_text(json.dumps(table))
-    for answer in (folder / "results").glob("*.json"):
-        answer.unlink()
+    _drop_answers(folder)
     again, idx = _run(GitRepo(builder.path), base, root)
     assert again.section == plain.section
     assert idx is not None and "diffs.json: records of the wrong shape" in idx.rebuilt
