@@ -492,7 +492,7 @@ class EndStateJobs:
         self.kept: dict[str, list[EndState]] = {}  # picks answered by the memo (their last row)
         self.keys: dict[str, list[str]] = {}  # a computed pick's row keys, to keep its answer
         self._head_blobs: dict[str, str | None] = {}
-        self._sigs: dict[str, list[str]] = {}  # path → the picks that change it
+        self._touching: dict[str, list[str]] = {}  # path → the picks that change it
 
     @property
     def given(self) -> bool:
@@ -511,7 +511,7 @@ class EndStateJobs:
         """Every pick's full diff (before any ``add``): the lines each pick changes and the paths
         later picks moved."""
         self._patches, self._lines = patches, None
-        self._sigs.clear()
+        self._touching.clear()
         self.renamed = {
             f.old_path: f.path
             for files in patches.values()
@@ -584,11 +584,11 @@ class EndStateJobs:
     def _at(self, path: str) -> list[str]:
         """The picks that change ``path``. The lines a pick changes there are a function of the
         pick commit itself (its diff against its parent): its id stands for them."""
-        if not self._sigs and self._patches:  # first use: who changes which path
+        if not self._touching and self._patches:  # first use: who changes which path
             for q in sorted(self._patches):
                 for p in dict.fromkeys(f.path for f in self._patches[q]):
-                    self._sigs.setdefault(p, []).append(q)
-        return self._sigs.get(path, [])
+                    self._touching.setdefault(p, []).append(q)
+        return self._touching.get(path, [])
 
     def finish(self, rows: Sequence[Row], patches: dict[str, list[FilePatch]]) -> None:
         """Every pick's final row: the ones not started yet, or started with another row, start."""
