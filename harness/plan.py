@@ -255,6 +255,13 @@ def _read_inputs(
         [inputs.base, inputs.head, inputs.source or "", inputs.source_branch or ""]
         + [c.ref for s in scenarios for c in s.columns]
     )
+    if not inputs.no_cache:  # the range's walk, merge base and commits, where the index keeps them
+        from harness.infra.history_index import open_index
+
+        base, head = repo.try_resolve(inputs.base), repo.try_resolve(inputs.head)
+        index = open_index(repo) if base and head else None
+        if index is not None and base and head:
+            index.prime_range(base, head)
     # Shallow history, a missing source branch or an empty range: exit 2 before any section runs.
     facts = judge_range(
         repo,
