@@ -259,7 +259,7 @@ def _read_inputs(
         from harness.infra.history_index import open_index
 
         base, head = repo.try_resolve(inputs.base), repo.try_resolve(inputs.head)
-        index = open_index(repo) if base and head else None
+        index = open_index(repo) if base and head else None  # (a bad ref: nothing is opened)
         if index is not None and base and head:
             index.prime_range(base, head)
     # Shallow history, a missing source branch or an empty range: exit 2 before any section runs.

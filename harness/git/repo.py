@@ -87,7 +87,6 @@ _CHECK_FORMATS: dict[str, Callable[[str], str]] = {
     "%(objectname) %(objecttype)": _fields_of(0, 1),
     "%(objecttype) %(objectsize)": _fields_of(1, 2),
 }
-_FULL_ID = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?\Z")
 _LOG_FIELDS = ("%H", "%P", "%T", "%an", "%ae", "%at", "%ad", "%cn", "%ce", "%ct", "%cd", "%s", "%b")
 
 
@@ -359,7 +358,7 @@ class GitRepo:
         )
         out = proc.stdout.decode().strip() or None
         # 1: no merge base (an answer); anything else but 0 is an error, never kept.
-        if proc.returncode in (0, 1) and _FULL_ID.match(a) and _FULL_ID.match(b):
+        if proc.returncode in (0, 1) and _OBJECT_ID.fullmatch(a) and _OBJECT_ID.fullmatch(b):
             self.bases[(a, b)] = out
         return out
 

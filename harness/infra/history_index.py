@@ -310,8 +310,8 @@ class HistoryIndex:
         return data
 
     def _theirs(self, name: str) -> dict[str, Any] | None:
-        """``name`` as another run left it since this run read it (None: unchanged or gone). A
-        file replaced gets a new inode: an unchanged stamp is an unchanged file."""
+        """``name`` as another run left it since this run read it (None: unchanged or gone): a
+        file replaced has another stamp (``_stamp``)."""
         try:
             st = os.stat(self.dir / name)
         except FileNotFoundError:
@@ -842,16 +842,8 @@ class HistoryIndex:
                 table[k] = [max(v[0], mine[0] if mine else 0), *v[1:]]
         fresh = [(k, c) for k, c in self._fresh.items() if k not in table]
         if fresh:
-            named = hashlib.sha1()
-            for _, c in fresh:
-                named.update(c)
-            pack = named.hexdigest()
-            chunks = (c for _, c in fresh)  # written one by one, never joined
-            write_atomic(self.dir / f"diffs-{pack}.pack", chunks, prefix=".tmp-", shared=False)
-            at = 0
-            for k, c in fresh:
-                table[k] = [self.run, pack, at, len(c), hashlib.sha1(c).hexdigest()]
-                at += len(c)
+            for k, v in self._write_pack(fresh).items():
+                table[k] = [self.run, *v]
         self._fresh.clear()
         total = sum(v[3] for v in table.values())
         if total > MAX_DIFF_BYTES:  # the chunks unused for the most runs go first
@@ -873,26 +865,32 @@ class HistoryIndex:
 
     def _merge_packs(self, table: dict[str, list[Any]]) -> None:
         """Every live chunk into one new pack (a chunk that does not read back is dropped)."""
-        parts: list[bytes] = []
-        at = 0
         by_pack: dict[str, list[str]] = {}
         for k, v in table.items():
             by_pack.setdefault(v[1], []).append(k)
-        moved: dict[str, list[Any]] = {}
+        live: list[tuple[str, bytes]] = []
         for pack, keys in by_pack.items():
             got = _read_chunks(self.dir / f"diffs-{pack}.pack", [table[k][2:] for k in keys])
-            for k, chunk in zip(keys, got, strict=True):
-                if chunk is not None:
-                    parts.append(chunk)
-                    moved[k] = [table[k][0], "", at, len(chunk), table[k][4]]
-                    at += len(chunk)
-        data = b"".join(parts)
-        pack = hashlib.sha1(data).hexdigest()
-        write_atomic(self.dir / f"diffs-{pack}.pack", data, prefix=".tmp-", shared=False)
+            live += [(k, c) for k, c in zip(keys, got, strict=True) if c is not None]
+        used = {k: table[k][0] for k, _ in live}
         table.clear()
-        for k, v in moved.items():
-            v[1] = pack
-            table[k] = v
+        for k, v in self._write_pack(live).items():
+            table[k] = [used[k], *v]
+
+    def _write_pack(self, chunks: Sequence[tuple[str, bytes]]) -> dict[str, list[Any]]:
+        """One pack of these chunks (named by the sha1 of its bytes, written a chunk at a time);
+        each key's [pack, offset, length, sha1 of the chunk]."""
+        named = hashlib.sha1()
+        for _, c in chunks:
+            named.update(c)
+        pack = named.hexdigest()
+        data = (c for _, c in chunks)
+        write_atomic(self.dir / f"diffs-{pack}.pack", data, prefix=".tmp-", shared=False)
+        out, at = {}, 0
+        for k, c in chunks:
+            out[k] = [pack, at, len(c), hashlib.sha1(c).hexdigest()]
+            at += len(c)
+        return out
 
 
 def _stamp(st: os.stat_result) -> tuple[int, ...]:

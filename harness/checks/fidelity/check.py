@@ -15,7 +15,6 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from harness.checks.fidelity.anchors import anchored
@@ -70,7 +69,7 @@ from harness.errors import UsageError
 from harness.git import Commit, GitRepo
 from harness.git.evidence import entries_at
 from harness.git.history import count_commits, fork_point, range_commits, range_parents
-from harness.git.picks import LogEntry, object_ids
+from harness.git.picks import ENTRY_SHA, LogEntry, object_ids
 from harness.git.picks import bodies as read_bodies
 from harness.git.picks import history as read_history
 from harness.report.model import (
@@ -121,8 +120,6 @@ FILE_LEGEND = (
     "lines differ: not a mismatch) · whitespace-only · adapted · extra-in-pick · missing-from-pick "
     "· renamed (paired across paths) · binary (blob ids compared)"
 )
-
-_SHA = itemgetter(0)  # a LogEntry's sha
 
 
 @dataclass
@@ -355,7 +352,7 @@ class _Sources:
 def _history_id(history: Sequence[LogEntry]) -> str:
     """The source's own history as the memos' scope: besides the source tip and the fork point it
     depends on which of HEAD's own commits the source reached (a release merged forward)."""
-    return hashlib.sha1("\n".join(map(itemgetter(0), history)).encode("ascii")).hexdigest()
+    return hashlib.sha1("\n".join(map(ENTRY_SHA, history)).encode("ascii")).hexdigest()
 
 
 def _resolve(
@@ -1266,7 +1263,7 @@ def _section(
     tables.append(_followups_table(followups, source_name, history))
     controls = _controls(results, store)
     findings = _findings(
-        results, merges, set(map(_SHA, history)), missing, followups, release_paths
+        results, merges, set(map(ENTRY_SHA, history)), missing, followups, release_paths
     )
     _weigh(tables, results, findings)
     section = Section(

@@ -21,10 +21,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from operator import itemgetter
 
 from harness.git import GitRepo
-from harness.git.picks import LogEntry, object_ids
+from harness.git.picks import ENTRY_SHA, ENTRY_SHA_PARENTS, LogEntry, object_ids
 
 # The origin a backport names in its message (the short sha is resolved by the git layer).
 ORIGIN = re.compile(
@@ -42,9 +41,6 @@ ORIGIN_GREP = (
     r"backport\]",
 )
 
-_SHA_PARENTS = itemgetter(0, 1)  # a LogEntry's (sha, parents)
-_SHA = itemgetter(0)  # a LogEntry's sha
-
 
 def origins(message: str) -> list[str]:
     """The commits a message names as its origin, in order, lower-cased (short shas kept short)."""
@@ -58,7 +54,7 @@ def origins(message: str) -> list[str]:
 
 def first_parent_line(history: Sequence[LogEntry], tip: str) -> set[str]:
     """The source's first-parent line within its history (newest to the fork point)."""
-    parents: dict[str, tuple[str, ...]] = dict(map(_SHA_PARENTS, history))
+    parents: dict[str, tuple[str, ...]] = dict(map(ENTRY_SHA_PARENTS, history))
     line: set[str] = set()
     at: str | None = tip
     while at is not None and at in parents and at not in line:
@@ -109,7 +105,7 @@ def own_commits(
 def release_merges(history: Sequence[LogEntry], own: set[str]) -> set[str]:
     """Merges of the source history that merged the release branch in: their second parent is one
     of HEAD's own commits, or is not in the history at all (behind the fork point, on HEAD's line)."""
-    shas = set(map(_SHA, history))
+    shas = set(map(ENTRY_SHA, history))
     return {
         c.sha
         for c in history
@@ -120,7 +116,7 @@ def release_merges(history: Sequence[LogEntry], own: set[str]) -> set[str]:
 def source_own(history: Sequence[LogEntry], tip: str, release: set[str]) -> set[str]:
     """The source history reached from its tip, except through (and including) a release merge:
     the first parent of such a merge is followed, the merge and its second side are not."""
-    parents: dict[str, tuple[str, ...]] = dict(map(_SHA_PARENTS, history))
+    parents: dict[str, tuple[str, ...]] = dict(map(ENTRY_SHA_PARENTS, history))
     follow = {c.sha for c in history if len(c.parents) > 1 and c.sha not in release}
     reached = _reach(parents, tip, follow)
     return reached - release
@@ -137,7 +133,7 @@ def copies(repo: GitRepo, history: Sequence[LogEntry], bodies: Mapping[str, str]
     named = {sha: ns for sha, ns in named.items() if ns}
     specs = sorted({n for ns in named.values() for n in ns})
     ids = dict(zip(specs, object_ids(repo, [f"{n}^{{commit}}" for n in specs]), strict=True))
-    shas = set(map(_SHA, history))
+    shas = set(map(ENTRY_SHA, history))
     out: dict[str, str] = {}
     for sha, ns in named.items():
         found = [o for o in (ids[n] for n in ns) if o is not None and o in shas and o != sha]

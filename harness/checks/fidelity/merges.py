@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from operator import itemgetter
 
-from harness.git.picks import LogEntry
-
-_SHA_PARENTS = itemgetter(0, 1)  # a LogEntry's (sha, parents)
+from harness.git.picks import ENTRY_SHA_PARENTS, LogEntry
 
 
 def brought_by(history: Sequence[LogEntry], tip: str) -> dict[str, str]:
@@ -16,7 +13,7 @@ def brought_by(history: Sequence[LogEntry], tip: str) -> dict[str, str]:
     One pass over the history already read (no git): merges are visited oldest first, so whatever
     an earlier merge or the first-parent line holds is reachable from a later merge's first parent.
     """
-    parents: dict[str, tuple[str, ...]] = dict(map(_SHA_PARENTS, history))
+    parents: dict[str, tuple[str, ...]] = dict(map(ENTRY_SHA_PARENTS, history))
     line: list[str] = []
     sha: str | None = tip
     while sha in parents:

@@ -11,7 +11,6 @@ import bisect
 import functools
 import hashlib
 import itertools
-import operator
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -23,7 +22,16 @@ from harness.checks.fidelity.compare import dice, norm, overlap, signed_keys
 from harness.checks.fidelity.lines import origins
 from harness.git import Commit, GitRepo
 from harness.git.patch import FilePatch, Patch, diff_many
-from harness.git.picks import LogEntry, object_ids, patch_paths, paths_per_commit
+from harness.git.picks import (
+    ENTRY_COMMITTED,
+    ENTRY_PARENTS,
+    ENTRY_SHA,
+    ENTRY_SUBJECT,
+    LogEntry,
+    object_ids,
+    patch_paths,
+    paths_per_commit,
+)
 
 if TYPE_CHECKING:
     from harness.infra.history_index import HistoryIndex
@@ -254,21 +262,18 @@ def _within(
     return out
 
 
-_SHA, _PARENTS, _SUBJECT, _COMMITTED = (operator.itemgetter(i) for i in (0, 1, 3, 5))  # LogEntry
-
-
 class HistoryFacts:
     """What the source search reads of one source history, computed once for every search over
     it (a run may search twice: a new pick in the similarity search makes the others search again)."""
 
     def __init__(self, history: Sequence[LogEntry]) -> None:
         # Built with C-level maps over the history's columns: a 20k-commit history, every run.
-        shas = list(map(_SHA, history))
-        sizes = list(map(len, map(_PARENTS, history)))
+        shas = list(map(ENTRY_SHA, history))
+        sizes = list(map(len, map(ENTRY_PARENTS, history)))
         self.merges = set(itertools.compress(shas, map((1).__lt__, sizes)))
         self.order = dict(zip(shas, range(len(shas)), strict=True))
-        self.subjects = dict(zip(shas, map(_SUBJECT, history), strict=True))
-        self.committed = dict(zip(shas, map(_COMMITTED, history), strict=True))
+        self.subjects = dict(zip(shas, map(ENTRY_SUBJECT, history), strict=True))
+        self.committed = dict(zip(shas, map(ENTRY_COMMITTED, history), strict=True))
         self.plain = list(itertools.compress(shas, map((2).__gt__, sizes)))  # non-merge commits
         self._paths: tuple[object, dict[str, Sequence[str]]] | None = None
         self._history = history
