@@ -50,11 +50,12 @@ from harness.git.picks import LogEntry, bodies_of, entries, walk
 from harness.git.picks import bodies as log_bodies
 from harness.git.picks import history as log_history
 from harness.infra.atomic import write_atomic
+from harness.infra.digest import opened, say_mismatch, seal, sealed_text
 
 if TYPE_CHECKING:
     from harness.checks.result import Checked, FidelityResult
 
-FORMAT = "harness.history-index/2"
+FORMAT = "harness.history-index/3"
 MAX_COMMITS = 400_000  # ~100 MiB of JSON with paths at most; a 100k-commit history is ~25 MiB
 MAX_DIFF_BYTES = 64 << 20
 MAX_PACKS = 8
@@ -141,11 +142,13 @@ def _ids(xs: Any) -> bool:
     return set(map(len, xs)) <= {40, 64} and not digits.translate(None, _HEX)
 
 
-def _code_digest(root: Path) -> str:
+def _code_digest(root: Path) -> tuple[str, str | None]:
     """``cache.code_digest()`` (sha256 over the harness's Python files), served from ``root``
     while no file's (path, size, mtime, inode) changed: hashing the files costs ~35 ms of a warm
     run that is otherwise ~150 ms of work. Files changed within the last 2 s are not trusted
-    to their stamp (git's "racy" rule)."""
+    to their stamp (git's "racy" rule). With the digest, the text of ``code.json`` to keep (None:
+    nothing to keep): written with the index's first write, never by opening it (a run refused
+    for its input writes nothing)."""
     import time
 
     from harness.infra.cache import code_digest
@@ -158,26 +161,22 @@ def _code_digest(root: Path) -> str:
     key = hashlib.sha256(json.dumps([str(package), stamps]).encode("utf-8", "surrogateescape"))
     record = root / "code.json"
     try:
-        kept = json.loads(record.read_bytes()[:4096])
+        raw = record.read_bytes()[:4096]
+        kept = json.loads(raw) if opened(raw) else None
         if (
-            isinstance(kept, list)
-            and len(kept) == 2
-            and kept[0] == key.hexdigest()
-            and isinstance(kept[1], str)
+            isinstance(kept, dict)
+            and kept.get("key") == key.hexdigest()
+            and isinstance(kept.get("code"), str)
         ):
-            return kept[1]
+            return kept["code"], None
+        if kept is None and raw:
+            say_mismatch(str(record.relative_to(root.parent)), (len(raw),))
     except (OSError, ValueError):
         pass
     digest = code_digest()
     if all(time.time_ns() - s[2] > 2_000_000_000 for s in stamps):
-        try:
-            root.mkdir(parents=True, exist_ok=True, mode=0o700)
-            write_atomic(
-                record, json.dumps([key.hexdigest(), digest]), prefix=".tmp-", shared=False
-            )
-        except OSError:
-            pass
-    return digest
+        return digest, sealed_text(json.dumps({"key": key.hexdigest(), "code": digest}))
+    return digest, None
 
 
 def _set_body(row: Row, name: str, body: str | None) -> None:
@@ -254,7 +253,8 @@ class HistoryIndex:
 
         self.repo = repo
         self.dir = root / repo_key(repo)
-        code = _code_digest(root)
+        self.root = root
+        code, self._code_record = _code_digest(root)
         self.stamp = [FORMAT, code, git_version(repo), str(Path(repo.git_dir).resolve())]
         self._lock = threading.RLock()
         self._walk_lock = threading.Lock()
@@ -299,6 +299,10 @@ class HistoryIndex:
         if len(raw) > MAX_FILE_BYTES:
             self.rebuilt.append(f"{name}: larger than {MAX_FILE_BYTES} bytes")
             return None
+        if not opened(raw):  # cut short, bit rot, an edit: ignored whole, said once
+            self.rebuilt.append(f"{name}: did not match its digest")
+            say_mismatch(f"{self.root.name}/{self.dir.name}/{name}", _stamp(st))
+            return None
         try:
             data = json.loads(raw, object_hook=hook)
         except (ValueError, TypeError, KeyError, RecursionError):
@@ -321,8 +325,9 @@ class HistoryIndex:
         return self._read(name)
 
     def _write(self, name: str, text: str | Iterable[str]) -> None:
-        """Write a file of the index (under the lock); this run knows it as written."""
-        write_atomic(self.dir / name, text, prefix=".tmp-", shared=False)
+        """Write a file of the index (under the lock), sealed with its digest; this run knows it
+        as written."""
+        write_atomic(self.dir / name, seal(text), prefix=".tmp-", shared=False)
         st = os.stat(self.dir / name)
         self._seen[name] = _stamp(st)
 
@@ -338,6 +343,9 @@ class HistoryIndex:
             for folder in (self.dir, self.dir / "results"):
                 for tmp in folder.glob(".tmp-*"):
                     tmp.unlink(missing_ok=True)
+            if self._code_record is not None:  # (first written here: opening writes nothing)
+                write_atomic(self.root / "code.json", self._code_record, prefix=".tmp-", shared=False)
+                self._code_record = None
             yield
         finally:
             os.close(fd)
@@ -625,7 +633,7 @@ class HistoryIndex:
     def _keep_answer(self, path: Path, text: str) -> None:
         with self._locked():
             (self.dir / "results").mkdir(exist_ok=True, mode=0o700)
-            write_atomic(path, text, prefix=".tmp-", shared=False)
+            write_atomic(path, seal(text), prefix=".tmp-", shared=False)
             kept = sorted(
                 (p for p in (self.dir / "results").glob("*.json")),
                 key=lambda p: p.stat().st_mtime_ns,

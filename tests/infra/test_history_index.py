@@ -17,6 +17,7 @@ import pytest
 from harness.checks.fidelity.check import fidelity_check
 from harness.git import GitRepo
 from harness.infra import history_index as hi
+from harness.infra.digest import sealed_text
 from harness.infra.history_index import HistoryIndex, pack, unpack
 from harness.report.model import Code, Control, Section, Sha, Table
 from harness.testing.repos import RepoBuilder
@@ -112,6 +113,12 @@ def _drop_answers(folder: Path) -> None:
         answer.unlink()
 
 
+def _reseal(path: Path, data: dict) -> None:
+    """Write ``data`` back with a digest that matches: what only the shape checks can catch."""
+    data.pop("digest", None)
+    path.write_text(sealed_text(json.dumps(data)))
+
+
 def _damage(path: Path, how: str, other: Path) -> None:
     text = path.read_text()
     if how == "truncated":
@@ -123,7 +130,7 @@ def _damage(path: Path, how: str, other: Path) -> None:
     elif how == "wrong format":
         data = json.loads(text)
         data["stamp"][0] = "harness.history-index/0"
-        path.write_text(json.dumps(data))
+        _reseal(path, data)
     elif how == "wrong types":
         data = json.loads(text)
         if "columns" in data:
@@ -133,7 +140,7 @@ def _damage(path: Path, how: str, other: Path) -> None:
             data["diffs"][key] = {"not": "a pair"}
         else:
             data["value"] = {"section": 3, "picks": "no", "missing": []}
-        path.write_text(json.dumps(data))
+        _reseal(path, data)
     elif how == "foreign":  # the same file of another repository's index
         path.write_bytes(other.read_bytes())
     elif how == "deep":
@@ -443,7 +450,7 @@ def test_a_commit_row_of_the_wrong_shape_rebuilds_the_rows(builder, tmp_path, ba
     files = _index_files(root)
     data = json.loads(files["index"].read_text())
     bad(data)
-    files["index"].write_text(json.dumps(data))
+    _reseal(files["index"], data)
     files["answer"].unlink()
     again, idx = _run(GitRepo(builder.path), base, root)
     assert again.section == plain.section
@@ -517,7 +524,7 @@ def test_a_range_that_is_not_a_line_on_a_kept_one_is_walked_by_git(builder, tmp_
         memo = json.loads((folder / "memo-range.json").read_text())
         for entry in memo["entries"].values():
             entry[1][1] = "not a commit id"
-        (folder / "memo-range.json").write_text(json.dumps(memo))
+        _reseal(folder / "memo-range.json", memo)
     primed, got, index = _primed(builder.path, root, base, head)
     assert not primed and not index.served.get("ranges extended")
     assert got == _range_from_git(builder.path, base, head)
@@ -556,7 +563,7 @@ def test_a_diff_entry_out_of_bounds_rebuilds_the_table(builder, tmp_path, bad):
     base, _, plain, root, folder = _indexed(builder, tmp_path)
     table = json.loads((folder / "diffs.json").read_text())
     bad(next(iter(table["diffs"].values())))
-    (folder / "diffs.json").write_text(json.dumps(table))
+    _reseal(folder / "diffs.json", table)
     _drop_answers(folder)
     again, idx = _run(GitRepo(builder.path), base, root)
     assert again.section == plain.section
