@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from harness.checks.fidelity.anchors import anchored
+from harness.checks.fidelity.changeid import CHANGE_ID_GREP, change_ids, landed
 from harness.checks.fidelity.compare import (
     EMPTY_SHA1,
     PICK_STATUSES,
@@ -105,7 +106,8 @@ PICK_LEGEND = (
     "subset (pick carries part of the source) · adapted (both sides have lines the other lacks) · "
     "no-source · forward-merged (no other source: made on this branch, the commit itself reached "
     "the source branch through a merge). via: map (--map) · trailer (cherry picked from, "
-    "[PR #N/X backport], Backport of X) · pr-number (#N in the subject, confirmed by content) · "
+    "[PR #N/X backport], Backport of X; only a commit on the source) · change-id (the source "
+    "commit with the pick's Gerrit Change-Id) · pr-number (#N in the subject, confirmed by content) · "
     "patch-id (same ± lines per file, whitespace ignored) · similarity "
     "(share of signed lines; confidence 0..1) · title (a PR title one merge carries) · authored "
     "(the one source commit with the pick's author date and subject, confirmed by content) · subject "
@@ -246,7 +248,9 @@ def _compare(
     finder = functools.partial(
         SourceFinder, repo, history=history, store=side.store, touched=touched, merge_titles=titles
     )
-    finder = functools.partial(finder, facts=facts)
+    finder = functools.partial(
+        finder, facts=facts, by_change=_by_change_id(repo, index, picks, source, fork, facts)
+    )
     finder = functools.partial(finder, brought=side.brought, found=side.found)
     if forced:  # --map names sources of its own: nothing is kept
         res = finder(picks=picks, mapping=forced).resolve()
@@ -347,6 +351,20 @@ class _Sources:
             {p.sha: store.full[p.sha].files for p in picks},
         )
         return results
+
+
+def _by_change_id(
+    repo: GitRepo,
+    index: HistoryIndex | None,
+    picks: Sequence[Commit],
+    source: str,
+    fork: str,
+    facts: HistoryFacts,
+) -> dict[str, list[str]]:
+    """Gerrit's Change-Ids on the source history, read only when some pick carries one."""
+    if not any(change_ids(p.message) for p in picks):
+        return {}
+    return landed(_bodies(repo, index, [source], [fork], grep=CHANGE_ID_GREP), facts.order)
 
 
 def _history_id(history: Sequence[LogEntry]) -> str:

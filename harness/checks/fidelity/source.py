@@ -18,6 +18,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from harness.checks.fidelity.changeid import change_ids
 from harness.checks.fidelity.compare import dice, norm, overlap, signed_keys
 from harness.checks.fidelity.lines import origins
 from harness.git import Commit, GitRepo
@@ -329,7 +330,12 @@ class SourceFinder:
         brought: dict[str, str] | None = None,
         found: Callable[[dict[str, Resolution]], None] | None = None,
         facts: HistoryFacts | None = None,
+        by_change: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
+        # Change-Id -> the source commits carrying it, newest first (changeid.landed).
+        self.by_change = by_change or {}
+        # pick -> (what its trailers name, the existing commits among them): none on the source.
+        self.off_source: dict[str, tuple[list[str], list[str]]] = {}
         self.brought = brought or {}  # commit -> the merge that brought it into the source branch
         # Told of sources as they are found (with the picks' full diffs and the named sources'
         # diffs read), before the slower steps: what only needs a pick's sources starts then.
@@ -377,6 +383,8 @@ class SourceFinder:
                 res[pick.sha] = Resolution(self.mapping[pick.sha], "map", 1.0)
             elif trailers.get(pick.sha):
                 res[pick.sha] = Resolution(trailers[pick.sha], "trailer", 1.0)
+            elif (by_id := self._by_change_id(pick)) is not None:
+                res[pick.sha] = by_id
             else:
                 cands = sorted(
                     {s for n in named_prs(pick) for s in self.by_number.get(n, [])},
@@ -415,6 +423,7 @@ class SourceFinder:
         for picked, note in self.rejected.items():
             r = res.setdefault(picked, Resolution())
             r.note = "; ".join(x for x in (r.note, note) if x)
+        self._landed(res)
         for r in res.values():
             if r.via != "map" and r.sources and all(s in self.merges for s in r.sources):
                 # The PR was merged with a merge commit: its first-parent diff is the source.
@@ -436,10 +445,38 @@ class SourceFinder:
             found = [ids[t] for t in ts if ids.get(t)]
             on_source = [f for f in found if f in self.order]
             # A pick of a pick carries several trailers: the one on the source branch is the source.
-            chosen = on_source[:1] or found[:1]
-            if chosen:
-                out[pick] = [c for c in chosen if c]
+            # One naming no commit of the source (a change the review system rebased before it
+            # merged, a PR head the merge rewrote, another branch's pick) is not: the landed copy
+            # is looked for like any other pick's source (``_landed``).
+            if on_source:
+                out[pick] = on_source[:1]
+            elif ts:
+                self.off_source[pick] = (ts, list(dict.fromkeys(found)))
         return out
+
+    def _by_change_id(self, pick: Commit) -> Resolution | None:
+        """The source commit carrying the pick's Gerrit ``Change-Id:`` (the newest, when several)."""
+        for cid in change_ids(pick.message):
+            cands = [s for s in self.by_change.get(cid, ()) if s in self.order]
+            if cands:
+                return Resolution(cands[:1], "change-id", 1.0)
+        return None
+
+    def _landed(self, res: dict[str, Resolution]) -> None:
+        """Picks whose trailer names no source commit: the landed copy found otherwise is the
+        source, and the note says so; without one, the named commit is (an off-branch source)."""
+        for pick, (named, found) in self.off_source.items():
+            r = res.setdefault(pick, Resolution())
+            where = "not on the source" if found else "not in this repository"
+            said = f"trailer names {', '.join(t[:12] for t in named)}, {where}"
+            if r.sources:
+                said += f"; landed as {', '.join(s[:12] for s in r.sources)}"
+            elif found:
+                r.sources, r.via, r.confidence = found[:1], "trailer", 1.0
+                said += "; no landed copy found"
+            else:
+                said += "; no landed copy found"
+            r.note = "; ".join(x for x in (said, r.note) if x)
 
     def _confirm(self, pick: str, cands: Sequence[str]) -> Resolution | None:
         """PR-number candidates confirmed by content (or, for an empty pick, by subject)."""

@@ -1,0 +1,123 @@
+"""Fidelity on review systems other than GitHub (issue #40): trailers naming commits the source
+never had, Gerrit Change-Ids, release notes that look alike, bot twins, two-PR picks."""
+
+from __future__ import annotations
+
+from harness.checks.fidelity.check import fidelity_section
+from harness.git import GitRepo
+
+A = "".join(f"a_{i} = {i}\n" for i in range(12))
+B = "".join(f"b_{i} = {i}\n" for i in range(12))
+T = "".join(f"def test_{i}():\n    assert {i}\n" for i in range(6))
+CID = "I" + "0123456789abcdef" * 2 + "01234567"
+
+
+def _picks(builder, base: str, head: str = "release", source: str = "main"):
+    s = fidelity_section(GitRepo(builder.path), base, head, source)
+    return s, {p["pick"]: p for p in s.data["picks"]}
+
+
+def _blocking(section) -> list:
+    return [f for f in section.findings if f.severity in ("P1", "P2")]
+
+
+def test_a_trailer_naming_a_pr_head_the_merge_rewrote_is_compared_with_what_landed(builder):
+    builder.commit("base", {"a.py": A, "test_a.py": T, "test_b.py": T})
+    builder.branch("release")
+    builder.branch("pr")
+    # The PR's head as the author pushed it: the fix and its test in test_a.py.
+    builder.checkout("pr")
+    head = builder.commit(
+        "Fix a_4 (#7)",
+        {"a.py": A.replace("a_4 = 4", "a_4 = 44"), "test_a.py": T + "def test_a4():\n    pass\n"},
+    )
+    # What landed on main: the test moved to test_b.py and asserts more; the PR ref is dropped.
+    builder.checkout("main")
+    landed = builder.commit(
+        "Fix a_4 (#7)",
+        {
+            "a.py": A.replace("a_4 = 4", "a_4 = 44"),
+            "test_b.py": T + "def test_a4():\n    assert a_4 == 44\n",
+        },
+    )
+    builder.checkout("release")
+    base = builder.rev("HEAD")
+    pick = builder.cherry_pick(head, "-x")
+    builder.repo.git.branch("-D", "pr")
+    s, picks = _picks(builder, base)
+    p = picks[pick]
+    assert (p["sources"], p["source_via"]) == ([landed], "pr-number")
+    assert p["status"] == "adapted"  # not the identical the named head would have said
+    assert f"trailer names {head[:12]}, not on the source; landed as {landed[:12]}" in p["note"]
+    assert [f.kind for f in _blocking(s)] == ["pick-adapted"]
+
+
+def test_a_trailer_on_no_branch_with_no_landed_copy_keeps_the_named_commit(builder):
+    builder.commit("base", {"a.py": A})
+    builder.branch("release")
+    builder.branch("stable-2")
+    builder.checkout("stable-2")
+    other = builder.commit("[stable-only] Pin a_1", {"a.py": A.replace("a_1 = 1", "a_1 = 11")})
+    builder.checkout("release")
+    base = builder.rev("HEAD")
+    pick = builder.cherry_pick(other, "-x")
+    s, picks = _picks(builder, base)
+    p = picks[pick]
+    assert (p["sources"], p["source_via"], p["status"]) == ([other], "trailer", "identical")
+    assert "not on the source; no landed copy found" in p["note"]
+    assert any(f.kind == "source-off-branch" and f.severity == "info" for f in s.findings)
+
+
+def test_gerrit_rebased_the_change_before_it_merged_same_change_id(builder):
+    builder.commit("base", {"a.py": A, "b.py": B})
+    builder.branch("release")
+    builder.branch("review")
+    # The change as reviewed (patch set 1): its id is what the stable pick's trailer names.
+    builder.checkout("review")
+    reviewed = builder.commit(
+        f"Fix a_6\n\nChange-Id: {CID}\n", {"a.py": A.replace("a_6 = 6", "a_6 = 66")}
+    )
+    builder.checkout("main")
+    builder.commit(
+        "Other change\n\nChange-Id: I" + "f" * 40 + "\n", {"b.py": B.replace("b_1 = 1", "b_1 = 11")}
+    )
+    # Gerrit rebased it onto the new tip before merging: another id, the same Change-Id.
+    merged = builder.commit(
+        f"Fix a_6\n\nChange-Id: {CID}\n", {"a.py": A.replace("a_6 = 6", "a_6 = 66")}
+    )
+    builder.checkout("release")
+    base = builder.rev("HEAD")
+    pick = builder.commit(
+        f"Fix a_6\n\nChange-Id: {CID}\n(cherry picked from commit {reviewed})\n",
+        {"a.py": A.replace("a_6 = 6", "a_6 = 66")},
+    )
+    builder.repo.git.branch("-D", "review")
+    builder.repo.git.reflog("expire", "--expire=now", "--all")
+    builder.repo.git.gc("--prune=now", "-q")
+    s, picks = _picks(builder, base)
+    p = picks[pick]
+    assert (p["sources"], p["source_via"], p["status"]) == ([merged], "change-id", "identical")
+    assert (
+        f"trailer names {reviewed[:12]}, not in this repository; landed as {merged[:12]}"
+        in p["note"]
+    )
+    assert not _blocking(s)
+
+
+def test_a_change_id_alone_names_the_source(builder):
+    builder.commit("base", {"a.py": A})
+    builder.branch("release")
+    # Main's commit differs from the pick by one more line: no patch id, no subject, no number.
+    merged = builder.commit(
+        f"Fix a_2 and a_3\n\nChange-Id: {CID}\n",
+        {"a.py": A.replace("a_2 = 2", "a_2 = 22").replace("a_3 = 3", "a_3 = 33")},
+    )
+    builder.checkout("release")
+    base = builder.rev("HEAD")
+    pick = builder.commit(
+        f"Fix a_2 on the release\n\nChange-Id: {CID.lower()}\n",
+        {"a.py": A.replace("a_2 = 2", "a_2 = 22")},
+    )
+    s, picks = _picks(builder, base)
+    p = picks[pick]
+    assert (p["sources"], p["source_via"], p["status"]) == ([merged], "change-id", "subset")
