@@ -121,3 +121,35 @@ def test_a_change_id_alone_names_the_source(builder):
     s, picks = _picks(builder, base)
     p = picks[pick]
     assert (p["sources"], p["source_via"], p["status"]) == ([merged], "change-id", "subset")
+
+
+def test_another_releases_notes_are_no_source_of_this_ones(builder):
+    intro = "".join(f"Highlight line {i} of the usual release notes.\n" for i in range(10))
+    index = "1.1.0\n1.2.0\n"
+    builder.commit("base", {"a.py": A, "doc/release/index.rst": index})
+    builder.branch("release")
+    # main's notes for its own next release: the same boilerplate in another file, and the same
+    # index page.
+    builder.commit(
+        "Prepare release notes for v1.3.0",
+        {
+            "doc/release/1.3.0-notes.rst": "v1.3.0\n" + intro + "Fixed #12.\n",
+            "doc/release/index.rst": index + "1.3.0\n",
+        },
+    )
+    builder.checkout("release")
+    base = builder.rev("HEAD")
+    pick = builder.commit(
+        "Prepare release notes for v1.2.1",
+        {
+            "doc/release/1.2.1-notes.rst": "v1.2.1\n" + intro + "Fixed #11.\n",
+            "doc/release/index.rst": index + "1.2.1\n",
+        },
+    )
+    s, picks = _picks(builder, base)
+    p = picks[pick]
+    assert (p["sources"], p["source_via"], p["status"]) == ([], None, "no-source")
+    assert [(f.kind, f.severity) for f in s.findings if f.key.startswith(pick)] == [
+        ("pick-release-commit", "info")
+    ]
+    assert not _blocking(s)
