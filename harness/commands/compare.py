@@ -21,11 +21,19 @@ from harness.executors.options import (
 )
 from harness.git import GitRepo
 from harness.inputs import policy
-from harness.report import comment, render
+from harness.report import FORMATS, comment, render
 from harness.verdict import causes, gate, ledger
 
 NAME = "compare"
 HELP = "run every section that applies to BASE → HEAD and write the review report"
+# The files of a report folder (beside comment.md) and the format of each.
+REPORT_FILES = {
+    "report.md": "md",
+    "report.json": "json",
+    "report.html": "html",
+    "report.junit.xml": "junit",
+    "report.sarif": "sarif",
+}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -57,7 +65,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )  # the old spelling
     p.add_argument(
         "--format",
-        choices=("term", "md", "json", "html", "none"),
+        choices=(*FORMATS, "none"),
         default="term",
         help="what to print on stdout besides writing the files (default: term)",
     )
@@ -172,8 +180,8 @@ def run_compare(
     report.causes = causes.group(report, inputs.head)
     report.verdict, blocking = gate.verdict(report, threshold, crashed)
     output.mkdir(parents=True, exist_ok=True)
-    for ext, fmt_name in (("md", "md"), ("json", "json"), ("html", "html")):
-        write_atomic(output / f"report.{ext}", render(report, fmt_name))
+    for name, fmt_name in REPORT_FILES.items():
+        write_atomic(output / name, render(report, fmt_name))
     where = (
         report_url
         or "report.md and report.html beside comment.md (the CI workflow uploads the folder as an artifact)"
@@ -187,7 +195,7 @@ def run_compare(
         terminal.render_to(Console(highlight=False), report, full=full)
     elif fmt != "none":
         sys.stdout.write(render(report, fmt, full=full))
-    sys.stderr.write(f"harness: wrote {output}/report.md, report.json, report.html, comment.md\n")
+    sys.stderr.write(f"harness: wrote {output}/{', '.join(REPORT_FILES)}, comment.md\n")
     if old_output:
         old_spelling("--output DIR", "--output-dir DIR")
     if crashed:

@@ -20,6 +20,7 @@ from harness.executors.options import (
 )
 from harness.git import GitRepo
 from harness.infra.resources import data_dir
+from harness.report import FORMATS
 
 NAME = "demo"
 HELP = "build a small repository with a partial backport and run compare on it (no network needed)"
@@ -46,7 +47,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )  # the old spelling
     p.add_argument(
         "--format",
-        choices=("term", "md", "json", "html", "none"),
+        choices=(*FORMATS, "none"),
         default="term",
         help="what to print besides writing the files (default: term)",
     )

@@ -7,8 +7,8 @@ from importlib import import_module
 from harness.report.model import Code, Control, Details, Finding, Report, Section, Sha, Table
 from harness.report.printable import printable
 
-FORMATS = ("term", "md", "json", "html")
-_MODULES = {"md": "markdown", "json": "json", "html": "html"}
+FORMATS = ("term", "md", "json", "html", "junit", "sarif")
+_MODULES = {"md": "markdown", "json": "json", "html": "html", "junit": "junit", "sarif": "sarif"}
 
 
 def render(report: Report, fmt: str, *, full: bool = True) -> str:

@@ -76,6 +76,21 @@ class ControlFacts(TypedDict):
     paths: tuple[str, ...]  # the files its edits change
 
 
+class Location(TypedDict):
+    """A place in the reviewed tree a finding points at (SARIF's location, a JUnit case's file)."""
+
+    path: str  # repository-relative, "/"-separated
+    line: int | None  # 1-based; None: the file as a whole
+
+
+class Judged(TypedDict):
+    """An item a section judges (a pick): one JUnit test case, failing with its findings."""
+
+    name: str
+    outcome: str  # the section's word for it ("identical", "subset", …)
+    findings: tuple[str, ...]  # the ids of the findings about it
+
+
 class Anchors(TypedDict, total=False):
     """What a finding is about, set by the check that raised it: the verdict's causes group and
     word findings by these (harness/verdict/causes.py), never by a section's ``data``."""
@@ -87,6 +102,7 @@ class Anchors(TypedDict, total=False):
     controls: tuple[ControlFacts, ...]  # the controls a probe finding is about
     expects: tuple[str, str, str]  # (column, "same as" | "differs from", other column)
     other_edits: tuple[str, ...]  # the edits of that other column, as the scenario describes them
+    where: tuple[Location, ...]  # the files (and lines) it is at, most telling first
 
 
 # Field metadata of what renderers leave out: the report's bytes do not depend on it.
@@ -160,6 +176,8 @@ class Section:
     not_verified: list[str] = field(default_factory=list)
     details: list[Details] = field(default_factory=list)
     data: dict[str, Any] = field(default_factory=dict)  # machine-readable payload for JSON
+    # The items it judges (JUnit's test cases); not in report.json, whose tables show them.
+    judged: list[Judged] = field(default_factory=list, metadata=UNRENDERED)
 
 
 @dataclass
@@ -177,6 +195,8 @@ class Report:
     causes: list[Cause] = field(
         default_factory=list
     )  # open findings grouped by root cause (verdict/causes.py)
+    fail_on: str = ""  # the gate's threshold (set with the verdict by verdict/gate.py)
+    blocking: list[str] = field(default_factory=list)  # ids of the findings that block the gate
 
     @property
     def findings(self) -> list[Finding]:

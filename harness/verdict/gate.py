@@ -28,9 +28,11 @@ def blocking(findings: Iterable[Finding], fail_on: str) -> list[Finding]:
 
 
 def verdict(report: Report, fail_on: str, crashed: bool = False) -> tuple[str, list[Finding]]:
-    """The report's opening line and the findings that block it (computed once, for every renderer);
-    group ``report.causes`` first and the line says how many root causes the blocking findings have."""
+    """The report's opening line and the findings that block it (computed once, for every renderer,
+    and kept on the report with the threshold: JUnit's failures); group ``report.causes`` first and
+    the line says how many root causes the blocking findings have."""
     blocked = blocking(report.findings, fail_on)
+    report.fail_on, report.blocking = fail_on, [f.id for f in blocked]
     if crashed:
         return "HARNESS ERROR: a section crashed (exit 3); the rest of the report stands.", blocked
     if blocked:
