@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from harness.checks.result import Checked
 from harness.git.patch import FilePatch, diff_many
 from harness.git.repo import GitRepo
-from harness.report.model import Code, Control, Finding, Section, Sha, Table
+from harness.report.model import Anchors, Code, Control, Finding, Location, Section, Sha, Table
 from harness.report.safe import line_shown
 
 _OPEN = re.compile(rb"^<{7} \S")
@@ -105,6 +105,9 @@ def conflicts_check(repo: GitRepo, base: str, head: str) -> Checked[list[tuple[s
                     f"{sha[:12]}: conflict markers committed ({len(markers)} line(s))",
                     f"{places}{more}",
                     key=f"{sha}\0" + "\0".join(sorted({m.path for m in markers})),
+                    anchors=Anchors(
+                        where=tuple(Location(path=m.path, line=m.line) for m in markers)
+                    ),
                 )
             )
     hit = sum(1 for _, m in per_pick if m)

@@ -11,7 +11,7 @@ from pathlib import PurePosixPath
 from harness.checks.result import Checked
 from harness.git.repo import GitRepo
 from harness.inputs import yamlpath
-from harness.report.model import Code, Control, Finding, Section, Sha, Table
+from harness.report.model import Anchors, Code, Control, Finding, Location, Section, Sha, Table
 
 try:  # Python 3.11+
     import tomllib as _toml
@@ -301,6 +301,13 @@ def pin_check(repo: GitRepo, path: str, keypath: str, refs: Sequence[str]) -> Ch
                 f"{keypath} differs across refs",
                 per,
                 key=f"{path}\0{keypath}",
+                # the line it is on at each ref that has it (one place when they agree)
+                anchors=Anchors(
+                    where=tuple(
+                        Location(path=path, line=line)
+                        for line in dict.fromkeys(r.line for r in rows if r.status == "found")
+                    )
+                ),
             )
         )
     missing = [r for r in rows if r.status in ("missing file", "missing key", "unreadable")]

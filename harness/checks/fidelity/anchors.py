@@ -1,5 +1,6 @@
 """What each fidelity finding is about, for the verdict's causes: the pick (its source and the files
-that differ) or the PR-branch commit the pick lacks, as ``Finding.anchors``."""
+that differ) or the PR-branch commit the pick lacks, as ``Finding.anchors``; and each pick as an
+item the section judges, with the findings about it (JUnit's test cases)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from harness.checks.fidelity.missing import BranchCommit, MissingResult
-from harness.report.model import Anchors, Finding, MissingCommit, PickFacts
+from harness.report.model import Anchors, Finding, Judged, Location, MissingCommit, PickFacts
 
 if TYPE_CHECKING:
     from harness.checks.fidelity.check import PickResult
@@ -30,6 +31,11 @@ def missing_commit(c: BranchCommit) -> MissingCommit:
     return MissingCommit(sha=c.sha, subject=c.subject, paths=tuple(str(x["path"]) for x in c.files))
 
 
+def located(paths: Sequence[str]) -> tuple[Location, ...]:
+    """Whole files as the places a finding is at."""
+    return tuple(Location(path=p, line=None) for p in paths)
+
+
 def anchored(
     findings: list[Finding], results: Sequence[PickResult], missing: MissingResult | None
 ) -> list[Finding]:
@@ -42,10 +48,31 @@ def anchored(
     cut_from = missing.pick or "" if missing is not None else ""
     for f in findings:
         if f.kind == "missing-commit" and f.key in commits:
-            f.anchors = Anchors(missing=missing_commit(commits[f.key]), lacks=cut_from)
+            gap = missing_commit(commits[f.key])
+            f.anchors = Anchors(missing=gap, lacks=cut_from, where=located(gap["paths"]))
         elif f.kind.startswith("pick-") or f.kind == "end-state-introduced":
             sha = f.key.partition(":")[0]
-            f.anchors = Anchors(pick=pick_facts(sha, by_sha.get(sha)))
+            pick = pick_facts(sha, by_sha.get(sha))
+            f.anchors = Anchors(pick=pick, where=located(pick["lacking"] or pick["differ"]))
             if lacked and cut_from == sha:
                 f.anchors["lacks"] = sha
     return findings
+
+
+def judged(results: Sequence[PickResult], findings: Sequence[Finding]) -> list[Judged]:
+    """Each pick with its status and the findings about it: its own, and the PR-branch commits
+    it lacks."""
+    about: dict[str, list[str]] = {}
+    for f in findings:
+        sha = f.anchors.get("lacks", "") if f.kind == "missing-commit" else ""
+        sha = f.anchors["pick"]["sha"] if "pick" in f.anchors else sha
+        if sha:
+            about.setdefault(sha, []).append(f.id)
+    return [
+        Judged(
+            name=f"pick {i} {r.commit.sha[:12]}: {r.commit.subject}",
+            outcome=r.status,
+            findings=tuple(about.get(r.commit.sha, ())),
+        )
+        for i, r in enumerate(results, 1)
+    ]

@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from harness.checks.fidelity.anchors import anchored
+from harness.checks.fidelity.anchors import anchored, judged
 from harness.checks.fidelity.changeid import CHANGE_ID_GREP, change_ids, landed
 from harness.checks.fidelity.compare import (
     EMPTY_SHA1,
@@ -112,7 +112,8 @@ PICK_LEGEND = (
     "(share of signed lines; confidence 0..1) · title (a PR title one merge carries) · authored "
     "(the one source commit with the pick's author date and subject, confirmed by content) · subject "
     "(the one source commit with the pick's subject, PR numbers aside, at least as similar as "
-    "similarity asks) · merge "
+    "similarity asks) · twin (a bot's commit with the pick's subject, made within a day of it, "
+    "all of whose lines the pick carries) · merge "
     "(the source is a merge commit: the PR's first-parent diff, found by trailer, PR number or title, "
     "or content; its commits are listed)"
 )
@@ -1294,6 +1295,7 @@ def _section(
         not_verified,
         details,
         data,
+        judged=judged(results, findings),
     )
     # Paths and subjects that are not UTF-8 reach us with surrogate escapes: each byte is shown
     # as ``\xNN`` before the section is cached or rendered.

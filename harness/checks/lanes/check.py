@@ -33,7 +33,17 @@ from harness.errors import UsageError
 from harness.git.evidence import ls_tree
 from harness.git.repo import GitRepo
 from harness.inputs import yamlpath
-from harness.report.model import Cell, Code, Control, Finding, Section, Severity, Table
+from harness.report.model import (
+    Anchors,
+    Cell,
+    Code,
+    Control,
+    Finding,
+    Location,
+    Section,
+    Severity,
+    Table,
+)
 
 WORKFLOW_DIR = ".github/workflows"
 _MARKER_NAME = re.compile(r"marker|pytest_mark", re.I)
@@ -825,6 +835,9 @@ def _lane_rows(scan: LaneScan) -> tuple[list[list[Cell]], list[Finding]]:
                     f"lane {lane.name}: not a valid pytest -m expression",
                     f"{lane.expression!r} at {where}: {err}",
                     key=f"{lane.path}\0{lane.name}",
+                    anchors=Anchors(where=(Location(path=lane.path, line=lane.line),))
+                    if lane.path
+                    else Anchors(),
                 )
             )
     return rows, findings
