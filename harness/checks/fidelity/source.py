@@ -48,6 +48,7 @@ _DAY = 86400
 # from 65 days before to 31 days after their picks, and the best rejected candidate (named in a
 # note) up to 162 days after.
 WINDOW_BEFORE = WINDOW_AFTER = 365 * _DAY
+_TWIN = _DAY  # a bot's twin commits on two branches are made minutes apart
 _COMMON_LINE = 500  # a line carried by more source commits than this is not evidence
 _PARENS = re.compile(r"\(([^()]*)\)")
 _NUMBER = re.compile(r"#(\d+)\b")
@@ -383,6 +384,8 @@ class SourceFinder:
         ] = {}  # pick -> PR-number candidates its content did not confirm
         self.title_cands: dict[str, list[str]] = {}  # pick -> merges whose PR title is its subject
         self.siblings: dict[str, list[str]] = {}  # pick -> other releases' backports of its PR
+        # pick -> the source commits sharing its subject, where more than one does (``_twins``)
+        self.same_subject: dict[str, set[str]] = {}
         # The picks searched by similarity: each one's answer depends on the others' (the
         # candidates are the commits near any of them, and a line too common among them is no
         # evidence), so a kept answer holds only for the same set (check.py's memo).
@@ -599,8 +602,33 @@ class SourceFinder:
             # One commit in the whole history carries the subject: no time window (urllib3 backported
             # "Switch to Brotli C bindings …" to 1.26.x fifteen months after main had it).
             if len(same) == 1:
-                found[p] = same.pop()
+                found[p] = next(iter(same))
+            elif same:
+                self.same_subject[p] = same
         return found
+
+    def _twins(self, picks: Sequence[str]) -> dict[str, Resolution]:
+        """A bot's twin: among the source commits sharing the pick's subject (a subject the bot
+        gives every bump), the one committed within ``_TWIN`` of the pick whose lines the pick
+        all carries (the branch regenerated more of its lock tree): the source, a superset."""
+        near = {p: [c for c in self.same_subject.get(p, ()) if self._near(p, c)] for p in picks}
+        self.store.ensure_lines(sorted({c for cs in near.values() for c in cs}))
+        out: dict[str, Resolution] = {}
+        for p, cands in near.items():
+            pk = self.store.keys(p)
+            held = [c for c in cands if self.store.keys(c) and not self.store.keys(c) - pk]
+            if held:
+                t = self.pick_of[p].committer_time
+                best = min(held, key=lambda c: (abs(self.committed[c] - t), self.order[c]))
+                share = overlap(pk, self.store.keys(best))
+                out[p] = Resolution(
+                    [best], "twin", round(share, 3), "same subject, made beside the pick"
+                )
+        return out
+
+    def _near(self, pick: str, cand: str) -> bool:
+        c = self.pick_of[pick]
+        return abs(self.committed[cand] - c.committer_time) <= _TWIN
 
     def _by_subject(self, found: dict[str, str]) -> dict[str, tuple[float, str]]:
         """The commits ``_subject_named`` found, with their similarity, where that is at least
@@ -695,6 +723,7 @@ class SourceFinder:
         scored = self._similar(self.similar, history, touched, names)
         scored.update({p: [found] for p, found in subject.items()})
         out.update(self._by_score(scored, subject))
+        out.update(self._twins([p for p in rest if not out.get(p, Resolution()).sources]))
         return out
 
     def _patch_id_candidates(

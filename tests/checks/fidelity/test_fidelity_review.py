@@ -153,3 +153,49 @@ def test_another_releases_notes_are_no_source_of_this_ones(builder):
         ("pick-release-commit", "info")
     ]
     assert not _blocking(s)
+
+
+def _bot_twins(builder, apart: int):
+    req = "".join(f"pkg{i}>=1.{i}\n" for i in range(8))
+    lock = "".join(f"pkg{i}==1.{i}.0 sha256:{i:040x}\n" for i in range(8))
+    builder.commit("base", {"requirements.txt": req, "pixi.lock": lock, "a.py": A})
+    builder.branch("release")
+    bot = "pre-commit-ci[bot] <bot@example.com>"
+    subject = "Update the dependency lock"  # the bot's one subject for every bump
+    builder.commit(subject, {"a.py": A + "# 1\n"}, author=bot)
+    builder.commit(subject, {"a.py": A + "# 2\n"}, author=bot)
+    bumped = req.replace("pkg3>=1.3", "pkg3>=1.4")
+    main_lock = lock.replace(f"pkg3==1.3.0 sha256:{3:040x}", f"pkg3==1.4.0 sha256:{99:040x}")
+    at = 1_700_100_000
+    twin = builder.commit(
+        subject, {"requirements.txt": bumped, "pixi.lock": main_lock}, author=bot, author_time=at
+    )
+    builder.checkout("release")
+    base = builder.rev("HEAD")
+    # The branch's lock tree is regenerated: main's lines and many more.
+    release_lock = "".join(
+        ln if ln.startswith("pkg3==") else ln.replace("sha256:", "sha256:f")
+        for ln in main_lock.splitlines(keepends=True)
+    )
+    pick = builder.commit(
+        subject,
+        {"requirements.txt": bumped, "pixi.lock": release_lock},
+        author=bot,
+        author_time=at + apart,
+    )
+    return twin, pick, base
+
+
+def test_a_bot_twin_with_a_regenerated_lock_is_the_source_superset(builder):
+    twin, pick, base = _bot_twins(builder, apart=4)
+    s, picks = _picks(builder, base)
+    p = picks[pick]
+    assert (p["sources"], p["status"], p["copy_of"]) == ([twin], "superset", None)
+    assert p["source_via"] == "twin"
+
+
+def test_a_bot_twin_made_the_same_second_is_the_source_superset(builder):
+    twin, pick, base = _bot_twins(builder, apart=0)
+    s, picks = _picks(builder, base)
+    p = picks[pick]
+    assert (p["sources"], p["status"], p["copy_of"]) == ([twin], "superset", None)
