@@ -89,6 +89,7 @@ class Side:
     body: list[bytes]
     binary: bool
     new_blob: str | None
+    joined: bool = False  # several commits' patches of the file, concatenated in history order
 
     def figures(self) -> dict[str, object]:
         return dict(self._figures)
@@ -121,6 +122,7 @@ def side_of(fps: Sequence[FilePatch]) -> Side:
         body=[ln for f in fps for ln in f.body],
         binary=any(f.binary for f in fps),
         new_blob=last.new_blob,
+        joined=len(fps) > 1,
     )
 
 
@@ -173,6 +175,9 @@ def compare_pair(p: Side, s: Side, renamed: bool = False) -> FileResult:
             if p.body == s.body
             else ("context-only", True, "± identical, surrounding lines differ")
         )
+    elif (p.joined or s.joined) and _same_lines(p, s):
+        # The union of several commits lists each one's lines in history order, not the file's.
+        status, same, note = "identical", True, "the same ± lines, in another order (joined)"
     elif [norm(x) for x in p.added if norm(x)] == [norm(x) for x in s.added if norm(x)] and [
         norm(x) for x in p.removed if norm(x)
     ] == [norm(x) for x in s.removed if norm(x)]:
@@ -188,6 +193,11 @@ def compare_pair(p: Side, s: Side, renamed: bool = False) -> FileResult:
         )
         res.status = "renamed"
     return res
+
+
+def _same_lines(a: Side, b: Side) -> bool:
+    """The same added and removed lines as multisets, whatever their order."""
+    return Counter(a.added) == Counter(b.added) and Counter(a.removed) == Counter(b.removed)
 
 
 class _FirstLeft:

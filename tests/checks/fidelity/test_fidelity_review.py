@@ -199,3 +199,23 @@ def test_a_bot_twin_made_the_same_second_is_the_source_superset(builder):
     s, picks = _picks(builder, base)
     p = picks[pick]
     assert (p["sources"], p["status"], p["copy_of"]) == ([twin], "superset", None)
+
+
+def test_backport_of_two_prs_in_one_file_is_compared_with_their_union(builder):
+    builder.commit("base", {"a.py": A, "b.py": B})
+    builder.branch("release")
+    two = builder.commit("Fix a_9 (#41)", {"a.py": A.replace("a_9 = 9", "a_9 = 99")})
+    one = builder.commit(
+        "Fix a_1 (#40)",
+        {"a.py": A.replace("a_9 = 9", "a_9 = 99").replace("a_1 = 1", "a_1 = 11")},
+    )
+    builder.checkout("release")
+    base = builder.rev("HEAD")
+    pick = builder.commit(
+        "Backport #40 and #41 to the release",
+        {"a.py": A.replace("a_1 = 1", "a_1 = 11").replace("a_9 = 9", "a_9 = 99")},
+    )
+    s, picks = _picks(builder, base)
+    p = picks[pick]
+    assert (p["sources"], p["status"]) == ([two, one], "identical")
+    assert not _blocking(s)
