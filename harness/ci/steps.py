@@ -31,7 +31,15 @@ MEANING = {
     3: "the harness itself failed",
 }
 COMMENT_LIMIT = 65_000  # GitHub refuses comments over 65,536 characters
-_REPORT_FILES = ("report.md", "report.json", "report.html", "comment.md", STATE)
+_REPORT_FILES = (
+    "report.md",
+    "report.json",
+    "report.html",
+    "report.junit.xml",
+    "report.sarif",
+    "comment.md",
+    STATE,
+)
 
 
 @dataclass

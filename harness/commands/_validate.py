@@ -99,7 +99,14 @@ def check_output_file(value: str, what: str = "--output") -> None:
     _writable_dir(path.absolute().parent, f"{what} {value}")
 
 
-REPORT_FILES = ("report.md", "report.json", "report.html", "comment.md")
+REPORT_FILES = (
+    "report.md",
+    "report.json",
+    "report.html",
+    "report.junit.xml",
+    "report.sarif",
+    "comment.md",
+)
 
 
 def check_output_dir(value: str, what: str = "--output", files: tuple[str, ...] = ()) -> None:
