@@ -53,26 +53,29 @@ _COMMON_LINE = 500  # a line carried by more source commits than this is not evi
 _PARENS = re.compile(r"\(([^()]*)\)")
 _NUMBER = re.compile(r"#(\d+)\b")
 # Bot and GitHub conventions outside parentheses: "Backport PR #N: …", "Merge pull request #N from …".
-_NAMED_PR = re.compile(r"\b(?:PR|pull request)\s*#(\d+)\b", re.IGNORECASE)
+# "PR 123" and "Backport PR 123 onto v2.x" without the "#" too.
+_NAMED_PR = re.compile(r"\b(?:PR|pull request)\s*#?(\d+)\b", re.IGNORECASE)
 # The PR a backport branch is named after: "Merge pull request #N from bot/auto-backport-of-pr-M-on-8.x".
 _BACKPORT_BRANCH = re.compile(
     r"^Merge pull request #\d+ from \S*?backport[-_/]?(?:of[-_/]?)?(?:pr[-_/]?)?(\d+)",
     re.IGNORECASE,
 )
+_BARE_PR = re.compile(r"\bPR\s*\d", re.IGNORECASE)
 _BACKPORT = re.compile(r"\bbackport", re.IGNORECASE)
 # Leading tags: "[release/x] ", "[PR #1/abc backport][3.12] ", "[3.13 backport] ".
 _TAGS = re.compile(r"^\s*(?:\[[^\]]*\]\s*)+")
 # A message line naming the PR a backport carries: "Backport PR #13999 on branch 8.x (…)".
-_BACKPORT_LINE = re.compile(r"^\s*Backport(?: of)? PR #(\d+)\b", re.IGNORECASE | re.MULTILINE)
+# "Backport PR 123 onto v2.x" (no "#") too.
+_BACKPORT_LINE = re.compile(r"^\s*Backport(?: of)? PR #?(\d+)\b", re.IGNORECASE | re.MULTILINE)
 
 
 @functools.lru_cache(maxsize=1 << 16)
 def pr_numbers(subject: str) -> tuple[int, ...]:
     """Every ``#N`` inside parentheses ("Fix (#3002) (#3100)", "(#3002 and #3040)"), the ones named
-    as a PR ("Backport PR #N: …", "Merge pull request #N from …"), the PR a backport branch is named
+    as a PR ("Backport PR #N: …", "PR 123", "Merge pull request #N from …"), the PR a backport branch is named
     after (first), and every ``#N`` of a subject that says it is a backport ("Backport #1 and #2")."""
     nums: list[int] = []
-    if "#" not in subject:
+    if "#" not in subject and not _BARE_PR.search(subject):
         return ()
     branch = _BACKPORT_BRANCH.match(subject)
     found = [branch.group(1)] if branch else []

@@ -219,3 +219,25 @@ def test_backport_of_two_prs_in_one_file_is_compared_with_their_union(builder):
     p = picks[pick]
     assert (p["sources"], p["status"]) == ([two, one], "identical")
     assert not _blocking(s)
+
+
+def test_a_pr_named_without_its_hash_in_the_subject_or_the_body(builder):
+    builder.commit("base", {"a.py": A, "b.py": B})
+    builder.branch("release")
+    fix_a = builder.commit("Fix a_7 (#52)", {"a.py": A.replace("a_7 = 7", "a_7 = 77")})
+    fix_b = builder.commit("Fix b_2 (#53)", {"b.py": B.replace("b_2 = 2", "b_2 = 22")})
+    builder.checkout("release")
+    base = builder.rev("HEAD")
+    # Each carries its PR's line and two of its own: no patch id, too little for similarity.
+    in_subject = builder.commit(
+        "Overflow fix for the release (PR 52)",
+        {"a.py": A.replace("a_7 = 7", "a_7 = 77").replace("a_8 = 8", "a_8 = 88")},
+    )
+    in_body = builder.commit(
+        "Release-side b fix\n\nBackport PR 53 onto v1.x\n",
+        {"b.py": B.replace("b_2 = 2", "b_2 = 22").replace("b_8 = 8", "b_8 = 88")},
+    )
+    s, picks = _picks(builder, base)
+    for pick, source in ((in_subject, fix_a), (in_body, fix_b)):
+        p = picks[pick]
+        assert (p["sources"], p["source_via"], p["status"]) == ([source], "pr-number", "superset")
