@@ -99,7 +99,9 @@ def _main(argv: Sequence[str] | None) -> int:
         return EXIT_USAGE
     args._argv = argv
     from harness.commands._validate import validate
-    from harness.infra import workarea
+    from harness.infra import digest, workarea
+
+    digest.reset()  # (a run in this process says its cache notes again)
 
     try:
         validate(args.verb, args)

@@ -88,7 +88,8 @@ def run(args: argparse.Namespace) -> int:
     )
     if kept is not None:
         section = kept.section
-        if index is not None and index.keep_range(base, head):
+        if index is not None:  # (written only now: the input is valid)
+            index.keep_range(base, head)
             index.save()
     else:
         if loading is not None:

@@ -1,7 +1,10 @@
 """Results keyed by content: probe definition hash, column tree + edits, interpreter, engine.
 
 Stored as one small JSON file per key under ``HARNESS_CACHE_DIR`` (default
-``$XDG_CACHE_HOME/harness``, else ``~/.cache/harness``). Writes are atomic; a corrupt entry is a miss.
+``$XDG_CACHE_HOME/harness``, else ``~/.cache/harness``): ``{"key": …, "value": …, "digest": …}``,
+sealed by ``harness/infra/digest.py`` (the digest covers the key and the value). Writes are atomic;
+an entry that does not match its digest or its key is a miss, said once on stderr; a cache that
+cannot be written is said once on stderr and the run goes on without keeping (``unwritable``).
 """
 
 from __future__ import annotations
@@ -17,6 +20,9 @@ from typing import Any
 
 from harness.infra import process
 from harness.infra.atomic import write_atomic
+from harness.infra.digest import file_stamp, opened, say_mismatch, seal, unwritable
+
+_MAX_ENTRY = 256 << 20  # a larger entry is not one this code wrote
 
 
 def cache_dir() -> Path:
@@ -123,15 +129,30 @@ class Cache:
         return self.root / key[:2] / f"{key[2:]}.json"
 
     def get(self, key: str) -> Any | None:
+        """The value kept under ``key``, or None: absent, unreadable, or not matching its digest
+        or its key (ignored whole; said once on stderr)."""
         if not self.enabled:
             return None
+        path = self._path(key)
         try:
-            value = json.loads(self._path(key).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            with open(path, "rb") as fh:
+                stamp = file_stamp(os.fstat(fh.fileno()))
+                raw = fh.read(_MAX_ENTRY + 1)
+        except OSError:
             self.misses += 1
             return None
+        entry: Any = None
+        if opened(raw):
+            try:
+                entry = json.loads(raw)
+            except (ValueError, RecursionError):
+                entry = None
+        if not (isinstance(entry, dict) and entry.get("key") == key and "value" in entry):
+            self.misses += 1
+            say_mismatch(f"{self.root.name}/{key[:2]}/{key[2:]}.json", stamp)
+            return None
         self.hits += 1
-        return value
+        return entry["value"]
 
     def reject(self) -> None:
         """The last hit was found stale by its reader: count it as a miss."""
@@ -147,8 +168,12 @@ class Cache:
         if not self.enabled:
             return
         path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, text, prefix=".tmp-", shared=False)
+        entry = ('{"key": ' + json.dumps(key) + ', "value": ', text, "}")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(path, seal(entry), prefix=".tmp-", shared=False)
+        except OSError as exc:
+            unwritable(self.root.parent, exc)
 
 
 def provenance_text(prov: list[tuple[str, str]]) -> str:

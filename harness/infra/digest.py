@@ -16,6 +16,7 @@ import os
 import sys
 import threading
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 
 _HEAD = b',"digest":"'
 _TAIL = b'"}'
@@ -74,6 +75,23 @@ def say_mismatch(what: str, stamp: tuple[int, ...] = ()) -> None:
             return
         _said.add((what, stamp))
     sys.stderr.write(f"harness: kept answer for {what} did not match its digest: recomputed\n")
+
+
+def unwritable(root: Path, exc: OSError) -> None:
+    """One stderr line, once per cache folder, when it cannot be written (a full disk, a
+    read-only folder): the run's answer is the same, only the next run is not faster."""
+    with _lock:
+        if (f"unwritable {root}", ()) in _said:
+            return
+        _said.add((f"unwritable {root}", ()))
+    why = exc.strerror or str(exc)
+    sys.stderr.write(f"harness: cache {root} cannot be written ({why}): this run keeps nothing\n")
+
+
+def reset() -> None:
+    """Forget what was said (a new run in this process says it again)."""
+    with _lock:
+        _said.clear()
 
 
 def file_stamp(st: os.stat_result) -> tuple[int, ...]:

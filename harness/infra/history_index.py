@@ -50,7 +50,7 @@ from harness.git.picks import LogEntry, bodies_of, entries, walk
 from harness.git.picks import bodies as log_bodies
 from harness.git.picks import history as log_history
 from harness.infra.atomic import write_atomic
-from harness.infra.digest import opened, say_mismatch, seal, sealed_text
+from harness.infra.digest import opened, say_mismatch, seal, sealed_text, unwritable
 
 if TYPE_CHECKING:
     from harness.checks.result import Checked, FidelityResult
@@ -271,6 +271,7 @@ class HistoryIndex:
         self._new_diffs = False
         self._memos: dict[str, dict[str, list[Any]]] = {}  # kind → key → [last run used, value]
         self._new_memos: set[str] = set()
+        self._used: list[Path] = []  # answers served, touched at ``save`` (after validation)
         self.rebuilt: list[str] = []  # why a stored file was not used (tests read it)
         # What came from the index and what from git (tests and bench read it): commit rows,
         # diffs, whole answers.
@@ -344,7 +345,8 @@ class HistoryIndex:
                 for tmp in folder.glob(".tmp-*"):
                     tmp.unlink(missing_ok=True)
             if self._code_record is not None:  # (first written here: opening writes nothing)
-                write_atomic(self.root / "code.json", self._code_record, prefix=".tmp-", shared=False)
+                record = self.root / "code.json"
+                write_atomic(record, self._code_record, prefix=".tmp-", shared=False)
                 self._code_record = None
             yield
         finally:
@@ -611,10 +613,7 @@ class HistoryIndex:
         if not valid(stored["value"]):
             self.rebuilt.append(f"results/{key}.json: an answer of the wrong shape")
             return None
-        try:
-            os.utime(path)  # the newest answers are the ones kept
-        except OSError:
-            pass
+        self._used.append(path)  # the newest answers are the ones kept (touched at ``save``)
         self.served["answers"] += 1
         return stored["value"]
 
@@ -629,6 +628,7 @@ class HistoryIndex:
             self._keep_answer(path, text)
         except OSError as e:
             self.rebuilt.append(f"answer not written: {e.strerror or e}")
+            unwritable(self.root.parent, e)
 
     def _keep_answer(self, path: Path, text: str) -> None:
         with self._locked():
@@ -784,9 +784,16 @@ class HistoryIndex:
             self._save()
         except OSError as e:
             self.rebuilt.append(f"not written: {e.strerror or e}")
+            unwritable(self.root.parent, e)
 
     def _save(self) -> None:
         with self._lock:
+            for path in self._used:
+                try:
+                    os.utime(path)
+                except OSError:
+                    pass
+            self._used.clear()
             self._settle_pending()
             if not self._new_commits and not self._new_diffs and not self._new_memos:
                 if any(self.dir.glob(".tmp-*")) or any((self.dir / "results").glob(".tmp-*")):
@@ -1089,17 +1096,12 @@ def kept_fidelity(index: HistoryIndex, parts: Sequence[Any]) -> Checked[Fidelity
 
     def valid(value: Any) -> bool:
         try:
-            section, picks, missing = value["section"], value["picks"], value["missing"]
+            section, result = value["section"], FidelityResult.from_json(value["result"])
         except (TypeError, KeyError, IndexError):
             return False
-        if not (
-            isinstance(section, Section)
-            and isinstance(picks, list)
-            and isinstance(missing, list)
-            and all(isinstance(x, str) for x in picks + missing)
-        ):
+        if not isinstance(section, Section) or result is None:
             return False
-        served.append(Checked(FidelityResult(tuple(picks), tuple(missing)), section))
+        served.append(Checked(result, section))
         return True
 
     index.kept(parts, valid)
@@ -1114,7 +1116,4 @@ def keep_fidelity(
         section = pack(checked.section)
     except TypeError:
         return
-    r = checked.result
-    index.keep(
-        parts, {"section": section, "picks": list(r.picks), "missing": list(r.missing_commits)}
-    )
+    index.keep(parts, {"section": section, "result": checked.result.as_json()})

@@ -1,13 +1,16 @@
 """Hostile inputs across every verb: exit 2, exactly one line on stderr, no traceback, nothing written.
 
 Each case runs the real CLI in-process (``run_cli``) in an empty working folder, against a real
-repository built once; afterwards the working folder, the scratch folder of inputs, the repository and
-the work area's run folders must be as they were.
+repository built once, with a cache and a work area that valid runs filled (issue 41); afterwards the
+working folder, the scratch folder of inputs, the cache, the work area and the repository must be as
+they were, byte for byte.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -572,6 +575,25 @@ case("backports-bad-since", [*_BP, "--since", "last tuesday"], "YYYY-MM-DD")
 case("backports-bad-rule", [*_BP, "--rule", "(x"], "regular expression")
 case("no-verb-unknown", ["frobnicate"], "invalid choice")
 
+# -- issue 41: refused only after the cache was written --------------------------------------
+for verb, argv in (
+    ("compare", ["compare", "HEAD~1", "HEAD"]),
+    ("fidelity", ["fidelity", "HEAD~1..HEAD"]),
+):
+    case(
+        f"{verb}-source-an-option",
+        [*argv, "--source", "--all", "--repo", "{repo}"],
+        "--source",
+    )
+    case(
+        f"{verb}-source-a-range-of-unknown-refs",
+        [*argv, "--source", "main..pr/42", "--repo", "{repo}"],
+        "range",
+    )
+case("compare-empty-range", ["compare", "HEAD", "HEAD", "--source", "main", "--repo", "{repo}"], "")
+case("fidelity-empty-range", ["fidelity", "HEAD..HEAD", "--source", "main", "--repo", "{repo}"], "")
+case("compare-no-source", ["compare", "HEAD~1", "HEAD", "--repo", "{repo}"], "no --source")
+
 # -- issue 27: the third round ---------------------------------------------------------------
 COMPARE = [*VERBS["compare"], "--repo", "{repo}"]
 for name, says in (
@@ -779,6 +801,44 @@ def test_the_corpus_is_large_and_covers_every_verb() -> None:
     assert set(commands.names()) <= covered, set(commands.names()) - covered
 
 
+@pytest.fixture(scope="module")
+def warm(world, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A cache and a work area as valid runs leave them (history index, sections, code.json)."""
+    from harness.cli import main
+
+    root = tmp_path_factory.mktemp("warm")
+    areas = {"cache": root / "cache", "work": root / "work"}
+    mp = pytest.MonkeyPatch()
+    mp.setenv("HARNESS_CACHE_DIR", str(areas["cache"]))
+    mp.setenv("HARNESS_WORK_DIR", str(areas["work"]))
+    try:
+        repo = str(world["repo"])
+        for argv in (
+            ["compare", "HEAD~1", "HEAD", "--source", "main", "--output-dir", str(root / "out")],
+            ["fidelity", "HEAD~1..HEAD", "--source", "main", "--output", str(root / "f.md")],
+        ):
+            assert main([*argv, "--repo", repo, "--fail-on", "never"]) == 0
+    finally:
+        mp.undo()
+    assert list(areas["cache"].glob("history/*/results/*.json"))
+    return areas
+
+
+def _tree(root: Path) -> list[tuple[str, str]]:
+    """Every entry under ``root``: its kind, mode and bytes (a link: its target)."""
+    out = []
+    for p in sorted(root.rglob("*")) if root.exists() else []:
+        st = p.lstat()
+        if p.is_symlink():
+            what = "link " + os.readlink(p)
+        elif p.is_file():
+            what = hashlib.sha256(p.read_bytes()).hexdigest()
+        else:
+            what = "folder"
+        out.append((str(p.relative_to(root)), f"{st.st_mode:o} {what}"))
+    return out
+
+
 def _listing(root: Path) -> list[tuple[str, int]]:
     return (
         sorted(
@@ -790,9 +850,11 @@ def _listing(root: Path) -> list[tuple[str, int]]:
     )
 
 
+@pytest.mark.parametrize("areas_as", ["empty", "warm"])
 @pytest.mark.parametrize("name,argv,says,env", CASES, ids=[c[0] for c in CASES])
 def test_hostile_input_is_one_line_exit_2_and_writes_nothing(
     world,
+    warm,
     run_cli,
     tmp_path: Path,
     monkeypatch,
@@ -800,6 +862,7 @@ def test_hostile_input_is_one_line_exit_2_and_writes_nothing(
     argv: list[str],
     says: str,
     env: dict[str, str],
+    areas_as: str,
 ) -> None:
     cwd = tmp_path / "cwd"
     cwd.mkdir()
@@ -807,11 +870,19 @@ def test_hostile_input_is_one_line_exit_2_and_writes_nothing(
     monkeypatch.setenv(
         "XDG_CACHE_HOME", str(tmp_path / "xdg")
     )  # default report folders would land here
-    work = Path(os.environ["HARNESS_WORK_DIR"])
+    areas = {k: tmp_path / k for k in warm}
+    for key, folder in areas.items():  # this case's own: compared byte for byte after it
+        if areas_as == "warm":
+            shutil.copytree(warm[key], folder, symlinks=True)
+        else:
+            folder.mkdir(mode=0o700)
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(areas["cache"]))
+    monkeypatch.setenv("HARNESS_WORK_DIR", str(areas["work"]))
     args = [a.replace("{repo}", str(world["repo"])).replace("{in}", str(world["in"])) for a in argv]
     for key, value in env.items():
         monkeypatch.setenv(key, value.replace("{repo}", str(world["repo"])))
-    before = (world["builder"].snapshot(), _listing(world["in"]), _listing(work / "runs"))
+    trees = [world["in"], areas["cache"], areas["work"]]
+    before = (world["builder"].snapshot(), [_tree(t) for t in trees])
     repo_files = _listing(world["repo"])
     code, out, err = run_cli(*args)
     assert code == 2, (code, err)
@@ -820,5 +891,5 @@ def test_hostile_input_is_one_line_exit_2_and_writes_nothing(
     assert says in err, err
     assert out == ""
     assert list(cwd.iterdir()) == [] and not (tmp_path / "xdg").exists()
-    assert (world["builder"].snapshot(), _listing(world["in"]), _listing(work / "runs")) == before
+    assert (world["builder"].snapshot(), [_tree(t) for t in trees]) == before
     assert _listing(world["repo"]) == repo_files, "nothing written into the repository's folders"
