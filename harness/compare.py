@@ -38,6 +38,9 @@ class CompareInputs:
     executor: Any = (
         None  # harness.executors.Executor running probe columns and mutation rows (None: local)
     )
+    no_tests: bool = False  # --no-tests: the tests section (on whenever picks are judged) is off
+    test_timeout: float = 600.0  # --test-timeout: per run of one column of the tests section
+    test_setup: tuple[str, ...] = ()  # --test-setup: a build step run in each tree first
 
 
 @dataclass

@@ -154,6 +154,10 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
         plan.add("fidelity", "cherry-pick fidelity", _fidelity_step(repo, inputs, handed, cached))
     else:
         plan.skipped.append("fidelity (--no-fidelity: no pick of the range is judged)")
+    if inputs.source and not inputs.no_tests:
+        plan.add("tests", "tests of the fix", _tests_step(repo, inputs, handed))
+    elif inputs.source:
+        plan.skipped.append("tests of the fix (--no-tests)")
     _add_range_checks(plan, repo, inputs, cached)
     _add_traces(plan, repo, scenarios, refs, cached)
     _add_pins(plan, repo, scenarios, refs, cached)
@@ -210,6 +214,29 @@ def plan_for(repo: GitRepo, inputs: CompareInputs) -> Plan:
             "name the branch they came from with --source REF, or pass --no-fidelity"
         )
     return plan
+
+
+def _tests_step(repo: GitRepo, inputs: CompareInputs, handed: _Handed) -> Callable[[], Section]:
+    """The tests section (harness/checks/fix_tests/): the tests the picks and their sources
+    change, run without the fix, with it and at the source; fidelity's result names the sources
+    and the gaps."""
+
+    def step() -> Section:
+        from harness.checks.fix_tests.check import TestsOptions, tests_check
+
+        fidelity = handed.fidelity_result()
+        assert fidelity is not None  # planned only with --source, after fidelity
+        options = TestsOptions(
+            python=inputs.python,
+            setup=tuple(inputs.test_setup),
+            timeout=inputs.test_timeout,
+            no_cache=inputs.no_cache,
+        )
+        return tests_check(
+            repo, inputs.base, inputs.head, fidelity, options, inputs.executor
+        ).section
+
+    return step
 
 
 def _add_lanes(
@@ -330,7 +357,12 @@ def _fidelity_step(
                     ).result
                 ),
             )
-            return FidelityResult(tuple(raw["picks"]), tuple(raw["missing_commits"]))
+            kept = FidelityResult.from_json(raw)
+            if kept is None:  # written by an older harness: computed again
+                return fidelity_check(
+                    repo, base, head, src, branch, release_paths=rel, index=cached.index()
+                ).result
+            return kept
 
         handed.fidelity_later = later
         return cached(("fidelity", base, head, src, branch), rel, build)
@@ -428,8 +460,8 @@ def _cached_section_of(
     return cached(refs, (), lambda: check.run(repo, base, head, source).section)
 
 
-def _result_json(result: FidelityResult) -> dict[str, list[str]]:
-    return {"picks": list(result.picks), "missing_commits": list(result.missing_commits)}
+def _result_json(result: FidelityResult) -> dict[str, list[Any]]:
+    return result.as_json()
 
 
 def _pytest_version() -> str | None:

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from harness.report.model import Section
 
@@ -21,8 +21,32 @@ class Checked(Generic[R]):
 
 @dataclass(frozen=True)
 class FidelityResult:
-    """What fidelity hands on: the picks, and the source PR's commits after the pick's cut point
-    (the gaps that mutation controls can pin)."""
+    """What fidelity hands on: the picks, the source PR's commits after the pick's cut point (the
+    gaps that mutation controls and the tests section pin), each pick's source commits (the tests
+    section's source columns) and the follow-ups no pick carries (more gaps to try)."""
 
     picks: tuple[str, ...]
     missing_commits: tuple[str, ...]
+    sources: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (pick, its source commits)
+    followups: tuple[str, ...] = ()
+
+    def as_json(self) -> dict[str, list[Any]]:
+        return {
+            "picks": list(self.picks),
+            "missing_commits": list(self.missing_commits),
+            "sources": [[p, list(s)] for p, s in self.sources],
+            "followups": list(self.followups),
+        }
+
+    @classmethod
+    def from_json(cls, raw: Any) -> FidelityResult | None:
+        """The result ``as_json`` wrote, or None when ``raw`` is not of that shape."""
+        try:
+            picks, missing = raw["picks"], raw["missing_commits"]
+            sources = tuple((str(p), tuple(map(str, s))) for p, s in raw["sources"])
+            followups = raw["followups"]
+        except (TypeError, KeyError, ValueError):
+            return None
+        if not all(isinstance(x, str) for x in [*picks, *missing, *followups]):
+            return None
+        return cls(tuple(picks), tuple(missing), sources, tuple(followups))

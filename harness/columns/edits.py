@@ -1,7 +1,9 @@
 """Edits that turn a ref into a control column, and the blob-sha proofs that they landed.
 
 Kinds: ``replace`` (old text must occur exactly once), ``move`` (a line moved above another),
-``patch`` (a unified diff), ``apply-commit`` (a commit's diff applied on top). Edits only ever
+``patch`` (a unified diff), ``apply-commit`` (a commit's diff applied on top), ``checkout`` (one
+file as it is at another commit, or removed where that commit has none: a test file taken from the
+pick or the source). Edits only ever
 touch a tree the harness exported (``tree_dir``), never the user's work tree.
 """
 
@@ -21,13 +23,20 @@ from harness.infra import treefiles
 # How a control column whose edit cannot apply reports its cells (probe_table reads it back).
 CONTROL_BROKEN = "control does not apply"
 
-KINDS = ("replace", "move", "patch", "apply-commit")
-_PRIMARY = {"replace": "old", "move": "line", "patch": "diff", "apply-commit": "commit"}
+KINDS = ("replace", "move", "patch", "apply-commit", "checkout")
+_PRIMARY = {
+    "replace": "old",
+    "move": "line",
+    "patch": "diff",
+    "apply-commit": "commit",
+    "checkout": "commit",
+}
 _FIELDS = {
     "replace": ("old", "new"),
     "move": ("line", "above"),
     "patch": ("diff",),
     "apply-commit": ("commit",),
+    "checkout": ("commit",),
 }
 
 
@@ -53,6 +62,8 @@ class Edit:
             return f"move in {self.path}: {_short(self.line)} above {_short(self.above)}"
         if self.kind == "patch":
             return f"patch ({len((self.diff or '').splitlines())} lines)"
+        if self.kind == "checkout":
+            return f"{self.path} as at {(self.commit or '')[:12]}"
         return f"apply-commit {self.commit}"
 
     def identity(self) -> dict[str, Any]:
@@ -113,7 +124,7 @@ def edit_from_mapping(d: dict[str, Any], where: str = "") -> Edit:
     for k in _FIELDS[kind]:
         if not isinstance(d.get(k), str):
             raise UsageError(f"{where}{kind} edit: {k!r} must be a string")
-    if kind in ("replace", "move") and not isinstance(d.get("path"), str):
+    if kind in ("replace", "move", "checkout") and not isinstance(d.get("path"), str):
         raise UsageError(f"{where}{kind} edit: 'path' (a file in the tree) is required")
     if "path" in d and not isinstance(d["path"], str):
         raise UsageError(f"{where}{kind} edit: 'path' must be a string")
@@ -214,11 +225,11 @@ def resolve_commits(repo: GitRepo, edits: list[Edit]) -> None:
     """Resolve every apply-commit edit's commit before any work (test collection runs repository
     code): an unknown one fails at the line and key that named it."""
     for e in edits:
-        if e.kind == "apply-commit":
+        if e.kind in ("apply-commit", "checkout"):
             try:
                 repo.resolve(e.commit or "")
             except UsageError as exc:
-                raise UsageError(f"{e.where}apply-commit: {exc}") from None
+                raise UsageError(f"{e.where}{e.kind}: {exc}") from None
 
 
 def apply_edits(repo: GitRepo, tree_dir: Path, edits: list[Edit]) -> list[EditProof]:
@@ -234,6 +245,9 @@ def apply_edits(repo: GitRepo, tree_dir: Path, edits: list[Edit]) -> list[EditPr
                 raise UsageError(f"{e.where}{e.kind} in {e.path}: the edit changes nothing")
             _write(tree_dir, e.path, after, e.where)
             proofs.append(EditProof(e.path, blob_sha(repo, before), blob_sha(repo, after)))
+            continue
+        if e.kind == "checkout":
+            proofs.append(_checkout(repo, tree_dir, e))
             continue
         if e.kind == "patch":
             diff = (e.diff or "").encode()
@@ -252,3 +266,22 @@ def apply_edits(repo: GitRepo, tree_dir: Path, edits: list[Edit]) -> list[EditPr
         for p in paths:
             proofs.append(EditProof(p, befores[p], _blob(repo, _safe_path(tree_dir, p, e.where))))
     return proofs
+
+
+def _checkout(repo: GitRepo, tree_dir: Path, e: Edit) -> EditProof:
+    """``e.path`` replaced by its blob at ``e.commit`` (removed where that commit has none)."""
+    assert e.path is not None
+    p = _safe_path(tree_dir, e.path, e.where)
+    before = _blob(repo, p)
+    data = repo.blob_at(e.commit or "", e.path)
+    if data is None:
+        if os.path.lexists(p):
+            try:
+                treefiles.checked(tree_dir, e.path, must_exist=True)
+            except treefiles.TreePathError as exc:
+                raise UsageError(f"{e.where}{exc}") from None
+            p.unlink()
+    else:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        _write(tree_dir, e.path, data, e.where)
+    return EditProof(e.path, before, _blob(repo, p))

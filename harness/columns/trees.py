@@ -76,7 +76,7 @@ def identify(repo: GitRepo, column: Column) -> ColumnIdentity:
     edits = []
     for e in column.edits:
         ident = e.identity()
-        if e.kind == "apply-commit":
+        if e.kind in ("apply-commit", "checkout"):
             ident["commit"] = repo.resolve(e.commit or "")
         edits.append(json.dumps(ident, sort_keys=True, ensure_ascii=False))
     key = hashlib.sha256(json.dumps([tree, edits]).encode()).hexdigest()[:24]

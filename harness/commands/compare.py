@@ -11,6 +11,7 @@ from pathlib import Path
 
 from harness.commands._common import command_line, write_atomic
 from harness.commands._grammar import add_range, old_spelling, range_of
+from harness.commands._tests_options import add_tests_arguments
 from harness.commands._validate import check_output_dir
 from harness.compare import CompareInputs, build_report, run_plan
 from harness.errors import EXIT_INTERNAL, UsageError
@@ -50,6 +51,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="run without --source: no pick is judged (the verdict says so)",
     )
+    add_tests_arguments(p)
     p.add_argument(
         "--scenario",
         metavar="FILE",
@@ -226,6 +228,9 @@ def run(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         no_cache=args.no_cache,
         no_fidelity=args.no_fidelity,
+        no_tests=args.no_tests,
+        test_timeout=args.test_timeout,
+        test_setup=tuple(args.test_setup),
     )
     with executor_from_args(args) as inputs.executor:
         return run_compare(

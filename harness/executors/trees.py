@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from harness.columns.edits import EditProof
+from harness.columns.edits import EditProof, apply_edits
 from harness.columns.trees import IGNORED_DIRS, Materialized, identify, listing_of, materialize
 from harness.errors import UsageError
 from harness.executors.base import TreeSpec
@@ -55,13 +55,14 @@ class LocalTree:
 
 @contextlib.contextmanager
 def _scratch(spec: TreeSpec) -> Iterator[Materialized]:
-    """A ref column exported into a temporary directory, removed afterwards (edits not supported)."""
+    """A column (its edits applied) exported into a temporary directory, removed afterwards."""
     ident = identify(spec.repo, spec.column)
     with workarea.temp_dir("harness-tree-") as tmp:
         path = Path(tmp) / "tree"
         export_tree(spec.repo, ident.commit_sha, path)
+        proofs = apply_edits(spec.repo, path, spec.column.edits)
         yield Materialized(
-            path, ident.tree_sha, ident.commit_sha, [], ident.key, False, listing_of(path)
+            path, ident.tree_sha, ident.commit_sha, proofs, ident.key, False, listing_of(path)
         )
 
 

@@ -69,3 +69,9 @@ def git_version(repo: GitRepo) -> str:
     if "v" not in _VERSION:
         _VERSION["v"] = repo.run_text(["version"]).strip()
     return _VERSION["v"]
+
+
+def describe(repo: GitRepo, sha: str) -> str:
+    """``git describe --tags --long`` of a commit ("" where no tag reaches it)."""
+    out = repo.run(["describe", "--tags", "--long", "--end-of-options", sha], check=False)
+    return out.decode("utf-8", "replace").strip()

@@ -810,7 +810,11 @@ def _check(
     )
     _account(section, left, len(results))
     gaps = tuple(c.sha for c in missing.missing) if missing is not None else ()
-    return Checked(FidelityResult(tuple(r.commit.sha for r in results), gaps), section)
+    sources = tuple((r.commit.sha, tuple(r.resolution.sources)) for r in results)
+    later = tuple(dict.fromkeys(f.sha for f in followups if f.named))
+    return Checked(
+        FidelityResult(tuple(r.commit.sha for r in results), gaps, sources, later), section
+    )
 
 
 def _branch(
@@ -978,15 +982,20 @@ def _capped(name: str, lines: Sequence[bytes]) -> dict[str, object]:
 
 def _pick_data(r: PickResult) -> dict[str, object]:
     res = r.resolution
+    # A later copy of this branch's own commit on the source (its release notes forwarded) is no
+    # source: named as ``forward_port`` with the status against it, never as ``source``/``status``.
+    copy = bool(r.copy_of and res.sources)
+    sources = [] if copy else res.sources
     return {
         "pick": r.commit.sha,
-        "source": res.sources[0]
-        if len(res.sources) == 1
-        else (res.sources[0] if res.sources else None),
-        "sources": res.sources,
-        "source_via": res.via,
-        "confidence": res.confidence,
-        "status": r.status,
+        "source": sources[0] if sources else None,
+        "sources": sources,
+        "source_via": None if copy else res.via,
+        "confidence": None if copy else res.confidence,
+        "status": "no-source" if copy else r.status,
+        "forward_port": {"sha": res.sources[0], "of": r.copy_of, "status": r.status}
+        if copy
+        else None,
         "subject": r.commit.subject,
         "note": res.note,
         "files": [

@@ -1,0 +1,194 @@
+"""The tests section end to end: which tests (files) → the environment (envs) → the columns
+(columns) → their runs (cells) → one more run of what differed (flaky) → verdicts → gap pinning
+→ the section."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from harness.checks.fix_tests.cells import Options, Plan, run_columns
+from harness.checks.fix_tests.columns import columns_for
+from harness.checks.fix_tests.files import Selection, TestFile, order_sources, select_tests
+from harness.checks.fix_tests.gaps import pin_gaps
+from harness.checks.fix_tests.result import TestsRun
+from harness.checks.fix_tests.runners import get_runner
+from harness.checks.fix_tests.section import tests_section
+from harness.checks.fix_tests.verdicts import build_rows, judge, mark_flaky, rerun_candidates
+from harness.checks.paths import is_test_path
+from harness.checks.result import Checked, FidelityResult
+from harness.envs.build import EnvError, ensure_env
+from harness.envs.spec import read_spec
+from harness.envs.version import pep440, uses_scm, version_file
+from harness.executors import Executor
+from harness.executors.local import LocalExecutor
+from harness.git.evidence import ls_tree
+from harness.git.history import describe
+from harness.git.mutation import changed_lines
+from harness.git.repo import GitRepo
+from harness.infra.cache import Cache, interpreter_fingerprint
+from harness.infra.progress import phase
+
+MAX_PROOFS = 50
+
+
+@dataclass(frozen=True)
+class TestsOptions:
+    python: str | None = None  # --python: an environment the user has
+    setup: tuple[str, ...] = ()  # --test-setup: a build step run in each tree
+    timeout: float = 600.0  # --test-timeout: per run of a column
+    no_cache: bool = False
+
+
+def tests_check(
+    repo: GitRepo,
+    base: str,
+    head: str,
+    fidelity: FidelityResult,
+    options: TestsOptions = TestsOptions(),
+    executor: Executor | None = None,
+) -> Checked[TestsRun]:
+    base, head = repo.resolve(base), repo.resolve(head)
+    sources = order_sources(repo, [s for _, srcs in fidelity.sources for s in srcs])
+    with phase("tests: which tests the picks and their sources change"):
+        sel = select_tests(repo, base, head, fidelity.picks, sources)
+    run = TestsRun(base, head, sources, sel, no_source=sources.newest is None)
+    if sel.files:
+        _run(repo, run, fidelity, options, executor or LocalExecutor())
+    return Checked(run, tests_section(run))
+
+
+def _run(
+    repo: GitRepo,
+    run: TestsRun,
+    fidelity: FidelityResult,
+    options: TestsOptions,
+    executor: Executor,
+) -> None:
+    opts = _options(repo, run, fidelity, options)
+    if opts is None:
+        return
+    cache = Cache(namespace="tests", enabled=not options.no_cache)
+    columns = columns_for(run.base, run.head, run.sources, run.selection, _differ(repo, run))
+    plan = _plan(run.selection.files)
+    with phase(f"tests: {len(run.selection.files)} file(s) in {len(columns)} columns"):
+        run.runs = run_columns(repo, columns, plan, opts, cache, executor)
+    spans = _spans(repo, run.selection.files)
+    run.rows = build_rows(run.selection.files, run.runs, spans)
+    differing = rerun_candidates(run.rows)
+    if differing:
+        again: Plan = [
+            (
+                name,
+                sorted({r.file for r in differing if r.runner == name}),
+                [r.nodeid for r in differing if r.runner == name],
+            )
+            for name in sorted({r.runner for r in differing})
+        ]
+        with phase(f"tests: {len(differing)} test(s) that differ across columns, run again"):
+            run.reruns = run_columns(repo, columns, again, opts, cache, executor)
+        mark_flaky(differing, run.reruns)
+    for row in run.rows:
+        row.verdict = judge(row)
+    candidates = list(dict.fromkeys([*fidelity.missing_commits, *fidelity.followups]))
+    if candidates:
+        with phase("tests: gap pinning"):
+            run.gaps = pin_gaps(
+                repo,
+                next((c for c in columns if c.name == "head_source_tests"), columns[1]),
+                run.rows,
+                [(c, repo.commit(c).subject) for c in candidates],
+                opts,
+                cache,
+                executor,
+            )
+
+
+def _differ(repo: GitRepo, run: TestsRun) -> set[str]:
+    """Test files both sides changed whose source version differs from HEAD's."""
+    both = [f.path for f in run.selection.files if f.origin == "both"]
+    if not both or not run.sources.newest:
+        return set()
+    ids = repo.batch_check(
+        [f"{c}:{p}" for p in both for c in (run.head, run.sources.newest)], "%(objectname)"
+    )
+    return {p for i, p in enumerate(both) if ids[2 * i] != ids[2 * i + 1]}
+
+
+def _plan(files: Sequence[TestFile]) -> Plan:
+    by_runner: dict[str, list[str]] = {}
+    for f in files:
+        by_runner.setdefault(f.runner, []).append(f.path)
+    return [(name, paths, None) for name, paths in sorted(by_runner.items())]
+
+
+def _spans(repo: GitRepo, files: Sequence[TestFile]) -> dict[str, dict[str, tuple[int, int]]]:
+    blobs = repo.read_blobs([f"{f.spans_at}:{f.path}" for f in files], limit=1 << 20)
+    return {
+        f.path: get_runner(f.runner).test_spans(f.path, data or b"")
+        for f, data in zip(files, blobs, strict=True)
+    }
+
+
+def _options(
+    repo: GitRepo, run: TestsRun, fidelity: FidelityResult, options: TestsOptions
+) -> Options | None:
+    """The cells' shared options; None (with ``run.env_error``) when no environment could be had."""
+    listing = [e.path for e in ls_tree(repo, run.head) if e.type == "blob"]
+    pyproject = repo.blob_at(run.head, "pyproject.toml") if "pyproject.toml" in listing else None
+    python, env_key = sys.executable, ""
+    needs_python = any(get_runner(f.runner).USES_PYTHON for f in run.selection.files)
+    if options.python:
+        python = options.python
+        env_key = interpreter_fingerprint(python)
+        run.env = f"given: {python} (--python)"
+    elif needs_python:
+        spec = read_spec(lambda p: repo.blob_at(run.head, p), listing)
+        run.env_notes += [f"environment: not installed: {d}" for d in spec.dropped]
+        try:
+            with phase("tests: the project's test environment"):
+                env = ensure_env(spec)
+        except EnvError as exc:
+            run.env_error = str(exc)
+            return None
+        python, env_key = env.python, env.key
+        run.env = (
+            f"{env.how} with {env.installer or 'pip'} from HEAD's "
+            + (", ".join(spec.sources) or "nothing")
+            + f" (key {env.key[:12]}, {len(spec.requirements)} requirement(s))"
+        )
+    extra: dict[str, str] = {}
+    vfile = None
+    if uses_scm(pyproject):
+        version = pep440(describe(repo, run.head))
+        extra["SETUPTOOLS_SCM_PRETEND_VERSION"] = version
+        found = version_file(pyproject, version)
+        vfile = (found.path, found.text()) if found else None
+        run.env_notes.append(
+            f"version from git metadata supplied as {version} (SETUPTOOLS_SCM_PRETEND_VERSION"
+            + (f", {found.path} written" if found else "")
+            + ")"
+        )
+    run.proof_paths = _fix_modules(repo, run)
+    return Options(
+        python,
+        env_key,
+        options.timeout,
+        tuple(options.setup),
+        tuple(run.proof_paths),
+        vfile,
+        tuple(sorted(extra.items())),
+    )
+
+
+def _fix_modules(repo: GitRepo, run: TestsRun) -> list[str]:
+    """The Python modules (not tests) that HEAD changes: where each column imported them from is
+    the module proof."""
+    changed = changed_lines(repo, run.base, run.head)
+    return sorted(p for p in changed if p.endswith(".py") and not is_test_path(p))[:MAX_PROOFS]
+
+
+def selection_only(sel: Selection) -> list[str]:
+    """The test files of a selection (for a dry listing)."""
+    return [f.path for f in sel.files]

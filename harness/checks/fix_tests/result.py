@@ -1,0 +1,27 @@
+"""What the tests section computed, handed to its section and to later steps."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from harness.checks.fix_tests.cells import ColumnRun
+from harness.checks.fix_tests.files import Selection, Sources
+from harness.checks.fix_tests.gaps import GapTry
+from harness.checks.fix_tests.verdicts import Row
+
+
+@dataclass
+class TestsRun:
+    base: str
+    head: str
+    sources: Sources
+    selection: Selection
+    rows: list[Row] = field(default_factory=list)
+    runs: list[ColumnRun] = field(default_factory=list)
+    reruns: list[ColumnRun] = field(default_factory=list)
+    gaps: list[GapTry] = field(default_factory=list)
+    env: str = ""  # how the environment was obtained, one line
+    env_error: str = ""  # the environment could not be built: the installer's last line
+    env_notes: list[str] = field(default_factory=list)
+    proof_paths: list[str] = field(default_factory=list)
+    no_source: bool = False  # fidelity found no source for any pick

@@ -1,0 +1,67 @@
+"""What the native runners (cargo test, go test) share: a crate's or module's root for a file, test
+functions found by a pattern with their lines, and a run of one program in a tree with the cell's
+own HOME, TMPDIR and caches."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from harness.checks.fix_tests.runners.base import RunContext
+from harness.checks.tests_as_evidence.pytest_run import output_text, run_in_tree
+from harness.infra import process
+
+MAX_SOURCE = 1 << 20
+
+
+def root_of(path: str, roots: Sequence[str]) -> str | None:
+    """The deepest root folder (``""`` for the tree's top) that holds ``path``."""
+    best: str | None = None
+    for root in roots:
+        if root == "" or path.startswith(root + "/"):
+            if best is None or len(root) > len(best):
+                best = root
+    return best
+
+
+def roots_with(listing: Sequence[str], manifest: str) -> list[str]:
+    """Folders that hold ``manifest`` (Cargo.toml, go.mod)."""
+    return sorted(posixpath.dirname(p) for p in listing if posixpath.basename(p) == manifest)
+
+
+def spans_by(pattern: re.Pattern[bytes], data: bytes) -> dict[str, tuple[int, int]]:
+    """Each match's name (group 1) → from its line to the line before the next match."""
+    if len(data) > MAX_SOURCE:
+        return {}
+    lines = data.split(b"\n")
+    starts = [
+        (i + 1, m.group(1).decode("utf-8", "replace"))
+        for i, ln in enumerate(lines)
+        if (m := pattern.search(ln))
+    ]
+    out: dict[str, tuple[int, int]] = {}
+    for j, (line, name) in enumerate(starts):
+        end = starts[j + 1][0] - 1 if j + 1 < len(starts) else len(lines)
+        out[name] = (line, end)
+    return out
+
+
+def run_tool(
+    argv: list[str], cwd: Path, ctx: RunContext, env: dict[str, str]
+) -> tuple[int | None, str]:
+    """Run a native test program; (exit code, output) or (None, why) on a timeout or no program."""
+    home = ctx.home
+    (home / "home").mkdir(parents=True, exist_ok=True)
+    (home / "tmp").mkdir(parents=True, exist_ok=True)
+    full = process.child_env(
+        {"HOME": str(home / "home"), "TMPDIR": str(home / "tmp"), **env, **ctx.env}
+    )
+    try:
+        proc = run_in_tree(argv, cwd, full, ctx.timeout)
+    except process.TimeoutExpired:
+        return None, f"timeout after {ctx.timeout:.0f}s (process tree killed)"
+    except OSError as exc:
+        return None, f"{argv[0]}: {exc.strerror or exc}"
+    return proc.returncode, output_text(proc)

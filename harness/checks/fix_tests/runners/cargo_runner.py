@@ -1,0 +1,116 @@
+"""``cargo test`` as a runner of the tests section: a crate's integration tests (``tests/*.rs``
+beside a ``Cargo.toml``), node ids ``<crate>/tests/<file>.rs::<test path>``, outcomes read from
+libtest's own lines (``test NAME ... ok | FAILED | ignored``). Runs offline (``--offline``): a
+crate whose dependencies are not vendored or cached fails to build, an env-error, never a pass."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import shutil
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from harness.checks.fix_tests.runners._native import root_of, roots_with, run_tool, spans_by
+from harness.checks.fix_tests.runners.base import Cell, Reader, RunContext
+
+NAME = "cargo"
+USES_PYTHON = False
+_TEST_FN = re.compile(rb"^\s*(?:pub\s+)?(?:async\s+)?fn\s+([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+_RUNNING = re.compile(r"^\s*Running (?:unittests )?(\S+)")
+_RESULT = re.compile(r"^test (\S+) \.\.\. (ok|FAILED|ignored)\b")
+_ERROR = re.compile(r"^error(?:\[E\d+\])?: (.+)$")
+_STATUS = {"ok": "passed", "FAILED": "failed", "ignored": "skipped"}
+
+
+def configure(read: Reader, listing: Sequence[str]) -> list[str]:
+    """The crate folders (those with a Cargo.toml)."""
+    return roots_with(listing, "Cargo.toml")
+
+
+def is_test_file(path: str, config: list[str]) -> bool:
+    if not path.endswith(".rs"):
+        return False
+    crate = root_of(path, config)
+    if crate is None:
+        return False
+    rel = path[len(crate) + 1 :] if crate else path
+    parts = rel.split("/")
+    return parts[0] == "tests" and (len(parts) == 2 or (len(parts) == 3 and parts[2] == "main.rs"))
+
+
+def is_support_file(path: str) -> bool:
+    return False
+
+
+def test_spans(path: str, data: bytes) -> dict[str, tuple[int, int]]:
+    return spans_by(_TEST_FN, data)
+
+
+def _target(path: str, crate: str) -> str:
+    rel = path[len(crate) + 1 :] if crate else path
+    parts = rel.split("/")
+    return parts[1] if len(parts) == 3 else posixpath.splitext(parts[1])[0]
+
+
+def run(tree: Path, files: Sequence[str], nodeids: Sequence[str] | None, ctx: RunContext) -> Cell:
+    cell = Cell()
+    if shutil.which("cargo") is None:
+        cell.problem = "cargo is not on the PATH"
+        return cell
+    start = time.monotonic()
+    crates = roots_with([str(p.relative_to(tree)) for p in tree.rglob("Cargo.toml")], "Cargo.toml")
+    by_crate: dict[str, list[str]] = {}
+    for f in files:
+        by_crate.setdefault(root_of(f, crates) or "", []).append(f)
+    for crate, mine in sorted(by_crate.items()):
+        targets = {_target(f, crate): f for f in mine}
+        argv = [
+            "cargo",
+            "test",
+            "--offline",
+            "--no-fail-fast",
+            "--manifest-path",
+            str(tree / crate / "Cargo.toml"),
+        ]
+        for t in targets:
+            argv += ["--test", t]
+        names = [n.split("::", 1)[1] for n in nodeids or () if n.split("::", 1)[0] in mine]
+        argv += ["--", "--test-threads=1", *(["--exact", *names] if names else [])]
+        code, said = run_tool(
+            argv,
+            tree / crate,
+            ctx,
+            {"CARGO_TARGET_DIR": str(ctx.home / "target"), "CARGO_TERM_COLOR": "never"},
+        )
+        if code is None:
+            cell.problem = said
+            break
+        _read(said, crate, targets, cell)
+        if code != 0 and not any(n.split("::")[0] in mine for n in cell.outcomes):
+            first = next((m.group(1) for ln in said.splitlines() if (m := _ERROR.match(ln))), "")
+            for f in mine:  # it did not build (or run): each file is an error here
+                cell.errors[f] = (first or "cargo test failed before running tests")[:300]
+    cell.seconds = time.monotonic() - start
+    return cell
+
+
+def _read(said: str, crate: str, targets: dict[str, str], cell: Cell) -> None:
+    current: str | None = None
+    for line in said.splitlines():
+        m = _RUNNING.match(line)
+        if m:
+            shown = m.group(1)
+            current = next(
+                (
+                    f
+                    for t, f in targets.items()
+                    if shown.endswith(f"tests/{t}.rs") or shown.endswith(f"tests/{t}/main.rs")
+                ),
+                None,
+            )
+            continue
+        r = _RESULT.match(line)
+        if r and current is not None:
+            cell.outcomes[f"{current}::{r.group(1)}"] = _STATUS[r.group(2)]

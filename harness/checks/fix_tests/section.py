@@ -1,0 +1,342 @@
+"""The tests section: per test file a table (node ids × without fix · head · source parent ·
+source, and the verdict), its controls (the module proof, the unchanged tests passing in every
+column, the without-fix column itself), findings for verdicts that need action, what was not
+verified, and the JSON contract ``data.tests``."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from harness.checks.fix_tests.columns import ORDER
+from harness.checks.fix_tests.result import TestsRun
+from harness.checks.fix_tests.verdicts import FAILING, Row
+from harness.infra.cache import provenance_text
+from harness.report.model import Anchors, Cell, Code, Control, Finding, Section, Sha, Table
+
+HEADERS = {
+    "without_fix": "without fix",
+    "head": "head",
+    "head_source_tests": "head + source's tests",
+    "source_parent": "source parent",
+    "source": "source",
+}
+LEGEND = (
+    "without fix = BASE + the picks' test files (the revert control); source parent = the "
+    "source's parent + its test files; ✱ = the test's code changed; — = the column has no such "
+    "test; verdicts: proves-fix (fails without the fix, passes at head) · passes-both (does not "
+    "detect the fix) · fails-head · source-test-fails-head · flaky (differed when run again) · "
+    "env-error (the file loads in no column: not evidence)"
+)
+MAX_ROWS = 60  # rows per file table; the JSON keeps every row
+
+
+def tests_section(run: TestsRun) -> Section:
+    counts = Counter(r.verdict for r in run.rows)
+    findings = _findings(run)
+    return Section(
+        id="tests",
+        title="Tests of the fix: without it, with it, at the source",
+        summary=summary_line(run, counts),
+        tables=_tables(run, findings),
+        findings=findings,
+        controls=_controls(run),
+        not_verified=_not_verified(run),
+        data={
+            "tests": [_row_data(r) for r in run.rows],
+            "columns": {c.column: {"key": c.key, "cached": c.cached} for c in run.runs},
+            "files": [
+                {"path": f.path, "runner": f.runner, "origin": f.origin}
+                for f in run.selection.files
+            ],
+            "support_files": [f.path for f in run.selection.support],
+            "gaps": [
+                {"commit": g.commit, "greened": g.greened, "still": g.still, "problem": g.problem}
+                for g in run.gaps
+            ],
+            "environment": run.env,
+            "counts": dict(sorted(counts.items())),
+        },
+    )
+
+
+def summary_line(run: TestsRun, counts: Counter[str]) -> str:
+    """``tests: 1 proves the fix · 33 unchanged pass · 0 fail at head`` (or why nothing ran)."""
+    if run.env_error:
+        return f"tests: not run, the environment could not be built ({run.env_error[:120]})"
+    if not run.selection.files:
+        return "tests: no test file changed by the picks or their sources (nothing verified)"
+    fail = counts["fails-head"] + counts["source-test-fails-head"]
+    unchanged = sum(1 for r in run.rows if not r.changed and r.verdict == "passes-both")
+    parts = [
+        f"{counts['proves-fix']} prove{'s' if counts['proves-fix'] == 1 else ''} the fix",
+        f"{unchanged} unchanged pass",
+        f"{fail} fail at head",
+    ]
+    for v in ("flaky", "env-error", "not-run"):
+        if counts[v]:
+            parts.append(f"{counts[v]} {v}")
+    return "tests: " + " · ".join(parts)
+
+
+def _cell(outcome: str | None, flaky: bool) -> str:
+    return "—" if outcome is None else outcome + (" (flaky)" if flaky else "")
+
+
+def _tables(run: TestsRun, findings: Sequence[Finding]) -> list[Table]:
+    cols = [c.column for c in run.runs]
+    tables = []
+    weight = 3 if any(f.severity == "P1" for f in findings) else 0
+    for f in run.selection.files:
+        rows = [r for r in run.rows if r.file == f.path]
+        if not rows:
+            continue
+        shown = rows[:MAX_ROWS]
+        body: list[list[Cell]] = [
+            [
+                Code(("✱ " if r.changed else "") + r.nodeid),
+                *(_cell(r.outcomes.get(c), c in r.flaky_in) for c in cols),
+                r.verdict,
+            ]
+            for r in shown
+        ]
+        unchanged = [r for r in rows if not r.changed and r.nodeid != r.file]
+        passing = [r for r in unchanged if all(r.outcomes.get(c) in (None, "passed") for c in cols)]
+        control = (
+            f"{len(passing)} of {len(unchanged)} unchanged test(s) pass in every column"
+            if unchanged
+            else "no unchanged test in this file: the environment is shown by other files"
+        )
+        tables.append(
+            Table(
+                f"{f.path} ({f.origin}, {f.runner})"
+                + (f" — first {MAX_ROWS} of {len(rows)} rows" if len(rows) > MAX_ROWS else ""),
+                ["node id", *(HEADERS[c] for c in cols), "verdict"],
+                body,
+                legend=LEGEND,
+                control=control,
+                collapsed=len(body) > 12,
+                weight=weight,
+            )
+        )
+    if run.gaps:
+        tables.append(
+            Table(
+                "Gap pinning: HEAD + each commit the pick lacks, failing tests rerun",
+                ["commit", "subject", "turns green", "still failing", "problem"],
+                [
+                    [
+                        Sha(g.commit),
+                        g.subject,
+                        ", ".join(g.greened) or "—",
+                        ", ".join(g.still) or "—",
+                        g.problem,
+                    ]
+                    for g in run.gaps
+                ],
+                control="the same tests at HEAD alone fail (the head column)",
+                weight=weight,
+            )
+        )
+    return tables
+
+
+def _controls(run: TestsRun) -> list[Control]:
+    out = [Control("environment", run.env or "none", not run.env_error)]
+    if not run.selection.files:
+        return out
+    shadowed = [
+        f"{c.column}: {p}: {v.get('file')}"
+        for c in run.runs
+        for cell in c.cells.values()
+        for p, v in cell.proofs.items()
+        if v.get("status") == "shadowed"
+    ]
+    imported = sorted(
+        {
+            p
+            for c in run.runs
+            for cell in c.cells.values()
+            for p, v in cell.proofs.items()
+            if v.get("status") == "in tree"
+        }
+    )
+    if run.proof_paths:
+        out.append(
+            Control(
+                "module path proof",
+                "shadowed by an installed copy: " + "; ".join(shadowed[:5])
+                if shadowed
+                else (
+                    f"{len(imported)} of {len(run.proof_paths)} fix module(s) imported from each "
+                    "column's own tree"
+                ),
+                not shadowed,
+            )
+        )
+    wf = next((c for c in run.runs if c.column == "without_fix"), None)
+    failing = [r for r in run.rows if r.outcomes.get("without_fix") in FAILING]
+    out.append(
+        Control(
+            "without-fix column (revert control)",
+            f"{len(failing)} test(s) fail without the fix"
+            + (f" · {provenance_text(_prov(run))}" if wf else ""),
+            wf is not None and bool(wf.cells),
+        )
+    )
+    unchanged = [r for r in run.rows if not r.changed and r.nodeid != r.file]
+    ok = [
+        r for r in unchanged if all(v in (None, "passed", "skipped") for v in r.outcomes.values())
+    ]
+    out.append(
+        Control(
+            "unchanged tests (the environment works)",
+            f"{len(ok)} of {len(unchanged)} pass in every column",
+            bool(unchanged) and len(ok) == len(unchanged),
+        )
+    )
+    return out
+
+
+def _prov(run: TestsRun) -> list[tuple[str, str]]:
+    return [(c.key, "cache" if c.cached else "run") for c in run.runs if c.key]
+
+
+def _finding(kind: str, sev: str, title: str, detail: str, key: str, **anchors: str) -> Finding:
+    return Finding(kind, sev, title, detail, key=key, anchors=Anchors(**anchors))  # type: ignore[arg-type, typeddict-item]
+
+
+def _findings(run: TestsRun) -> list[Finding]:
+    out: list[Finding] = []
+    if run.env_error:
+        out.append(
+            _finding(
+                "tests-env-error",
+                "P2",
+                "evidence not obtained: the test environment could not be built",
+                run.env_error,
+                "env",
+            )
+        )
+        return out
+    pinned = {nid: g.commit for g in run.gaps for nid in g.greened}
+    subjects = {g.commit: g.subject for g in run.gaps}
+    for r in run.rows:
+        if r.verdict in ("fails-head", "source-test-fails-head"):
+            whose = (
+                "the source's test" if r.verdict == "source-test-fails-head" else "the pick's test"
+            )
+            commit = pinned.get(r.nodeid)
+            detail = f"outcomes: {_outcomes_text(r)}"
+            if commit:
+                detail += f"; it passes once {commit[:10]} ({subjects[commit]}) is applied to HEAD"
+            out.append(
+                _finding(
+                    "test-gap-pinned" if commit else r.verdict,
+                    "P1",
+                    f"{whose} {r.nodeid} fails at HEAD"
+                    + (f" until {commit[:10]} is picked" if commit else ""),
+                    detail,
+                    f"{r.nodeid}:{commit or ''}",
+                    **({"commit": commit} if commit else {}),
+                )
+            )
+        elif r.verdict == "env-error":
+            out.append(
+                _finding(
+                    "tests-env-error",
+                    "P2",
+                    f"evidence not obtained: {r.file} loads in no column",
+                    r.detail,
+                    r.file,
+                )
+            )
+        elif r.verdict == "not-run":
+            out.append(
+                _finding(
+                    "tests-not-run",
+                    "P2",
+                    f"evidence not obtained: {r.nodeid} gave no outcome at HEAD",
+                    "; ".join(_problems(run)) or "no outcome",
+                    r.nodeid,
+                )
+            )
+        elif r.verdict == "flaky":
+            out.append(
+                _finding(
+                    "test-flaky",
+                    "info",
+                    f"{r.nodeid} is flaky ({', '.join(r.flaky_in)}): not counted as proof",
+                    _outcomes_text(r),
+                    r.nodeid,
+                )
+            )
+    if run.rows and not any(r.verdict == "proves-fix" for r in run.rows):
+        out.append(
+            _finding(
+                "no-test-proves-fix",
+                "info",
+                "no test of the pick or its source fails without the fix",
+                "the tests that ran pass without the fix too (passes-both): they do not detect it",
+                "none",
+            )
+        )
+    return out
+
+
+def _problems(run: TestsRun) -> list[str]:
+    out = []
+    for c in run.runs:
+        if c.problem:
+            out.append(f"{c.column}: {c.problem}")
+        out += [f"{c.column} ({n}): {cell.problem}" for n, cell in c.cells.items() if cell.problem]
+    return out
+
+
+def _outcomes_text(r: Row) -> str:
+    return ", ".join(f"{HEADERS[c]} {r.outcomes.get(c) or '—'}" for c in ORDER)
+
+
+def _not_verified(run: TestsRun) -> list[str]:
+    out = []
+    if not run.selection.files:
+        out.append(
+            "the tests section ran no test: neither the picks nor their sources change a test "
+            "file the project's runners discover (never read as '0 failures')"
+        )
+    if run.no_source:
+        out.append("no pick has a source: the source and source-parent columns were not run")
+    if len(run.sources.commits) > 1:
+        out.append(
+            f"{len(run.sources.commits)} source commits: the source column is the newest, the "
+            "source parent the oldest's parent (what landed between them runs too)"
+        )
+    out += [f"test file deleted, not run: {p}" for p in run.selection.deleted]
+    if run.selection.left_out:
+        out.append(f"{len(run.selection.left_out)} test file(s) past the cap, not run")
+    out += [
+        f"changed, not a test file: {f.path} (it travels with the tests)"
+        for f in run.selection.support
+    ]
+    out += run.env_notes
+    out += [f"not evidence: {p}" for p in _problems(run)]
+    notes = sorted({n for c in run.runs for cell in c.cells.values() for n in cell.notes})
+    out += notes
+    out.append(
+        "only the test files the picks and their sources change ran; the rest of the suite did not"
+    )
+    return out
+
+
+def _row_data(r: Row) -> dict[str, object]:
+    return {
+        "nodeid": r.nodeid,
+        "file": r.file,
+        "origin": r.origin,
+        "changed": r.changed,
+        "outcomes": {
+            c: r.outcomes.get(c) for c in ORDER if c != "head_source_tests" or c in r.outcomes
+        },  # the four columns of the contract, null where not run; the fifth where it ran
+        "verdict": r.verdict,
+        **({"flaky_in": r.flaky_in} if r.flaky_in else {}),
+    }

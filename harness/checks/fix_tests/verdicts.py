@@ -1,0 +1,133 @@
+"""Rows and verdicts: one row per node id (a file that collects in no column is one row of its
+own), its outcome per column, and what it proves.
+
+* ``proves-fix``: fails (or errors) without the fix, passes at HEAD;
+* ``passes-both``: passes without the fix and at HEAD (info: it does not detect the fix);
+* ``fails-head`` (P1): a test the pick carries fails at HEAD;
+* ``source-test-fails-head`` (P1): a source's test the pick did not carry fails at HEAD;
+* ``flaky``: its outcome differed across columns and, run once more, differed from itself (info,
+  never proof);
+* ``env-error``: the file loads in no column (not evidence, never a pass);
+* ``not-run``: HEAD gave no outcome (a crash or timeout of the whole run), ``skipped`` at HEAD.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from harness.checks.fix_tests.cells import ColumnRun
+from harness.checks.fix_tests.files import TestFile
+
+FAILING = ("failed", "error")
+
+
+@dataclass
+class Row:
+    nodeid: str
+    file: str
+    runner: str
+    origin: str
+    changed: bool
+    outcomes: dict[str, str | None]
+    verdict: str = ""
+    detail: str = ""  # the first error line, where the row is a file that did not load
+    flaky_in: list[str] = field(default_factory=list)
+
+
+def file_of(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
+
+
+def _suffix(nodeid: str) -> str:
+    rest = nodeid.split("::", 1)[1] if "::" in nodeid else ""
+    return rest.split("[", 1)[0]
+
+
+def build_rows(
+    files: Sequence[TestFile],
+    runs: Sequence[ColumnRun],
+    spans: dict[str, dict[str, tuple[int, int]]],
+) -> list[Row]:
+    """Rows for every node id any column ran, changed ones first (then by file and node id)."""
+    by_file = {f.path: f for f in files}
+    nodes: dict[str, Row] = {}
+    for run in runs:
+        for runner, cell in run.cells.items():
+            for nid in cell.outcomes:
+                f = by_file.get(file_of(nid))
+                if f is None or f.runner != runner:
+                    continue
+                nodes.setdefault(nid, _row(nid, f, spans))
+    for f in files:  # a file that collected nowhere is one row
+        if not any(file_of(n) == f.path for n in nodes):
+            nodes[f.path] = _row(f.path, f, spans)
+            nodes[f.path].changed = bool(f.changed)
+    for row in nodes.values():
+        for run in runs:
+            row.outcomes[run.column] = _outcome(row, run)
+            err = run.cells.get(row.runner)
+            if err is not None and row.file in err.errors and not row.detail:
+                row.detail = err.errors[row.file]
+    return sorted(nodes.values(), key=lambda r: (not r.changed, r.file, r.nodeid))
+
+
+def _row(nid: str, f: TestFile, spans: dict[str, dict[str, tuple[int, int]]]) -> Row:
+    span = spans.get(f.path, {}).get(_suffix(nid))
+    changed = bool(span and any(span[0] <= ln <= span[1] for ln in f.changed))
+    return Row(nid, f.path, f.runner, f.origin, changed, {})
+
+
+def _outcome(row: Row, run: ColumnRun) -> str | None:
+    cell = run.cells.get(row.runner)
+    if cell is None:
+        return None
+    if row.nodeid in cell.outcomes:
+        return cell.outcomes[row.nodeid]
+    if row.file in cell.errors:  # the file did not load here: each of its tests errors
+        return "error"
+    return None
+
+
+def rerun_candidates(rows: Sequence[Row]) -> list[Row]:
+    """Rows whose outcome differs across the columns that ran them: run once more."""
+    return [
+        r
+        for r in rows
+        if r.nodeid != r.file and len({o for o in r.outcomes.values() if o is not None}) > 1
+    ]
+
+
+def mark_flaky(rows: Sequence[Row], again: Sequence[ColumnRun]) -> None:
+    """A row whose second outcome in some column differs from its first is flaky there."""
+    for row in rows:
+        for run in again:
+            second = _outcome(row, run) if run.cells else None
+            first = row.outcomes.get(run.column)
+            if first is not None and second is not None and second != first:
+                row.flaky_in.append(run.column)
+
+
+def judge(row: Row) -> str:
+    """The row's verdict from its outcomes (see the module's list)."""
+    o = row.outcomes
+    ran = [v for v in o.values() if v is not None]
+    if row.flaky_in:
+        return "flaky"
+    if row.nodeid == row.file and ran and all(v == "error" for v in ran):
+        return "env-error"
+    head, without = o.get("head"), o.get("without_fix")
+    with_source = o.get("head_source_tests")
+    if row.origin != "pick" and with_source in FAILING and head not in FAILING:
+        return "source-test-fails-head"  # the source's version of the test, at HEAD
+    if head is None:
+        return "not-run"
+    if head in FAILING:
+        return "source-test-fails-head" if row.origin == "source" else "fails-head"
+    if head == "skipped":
+        return "skipped"
+    if without in FAILING:
+        return "proves-fix"
+    if without == "passed":
+        return "passes-both"
+    return "passes-head"

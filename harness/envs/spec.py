@@ -1,0 +1,207 @@
+"""What a project's test environment holds, read from its packaging files at one commit.
+
+Read (never executed): ``pyproject.toml`` — ``[project].dependencies``, the optional-dependencies
+and PEP 735 dependency-groups named test/tests/testing/dev (self-references and
+``include-group`` followed) — and ``requirements-test*``/``requirements-dev*`` style files (their
+``-r``/``-c`` includes followed, at most a few levels). The repository is hostile input: option
+lines (``--index-url``, ``--find-links``, ``-e``, local paths, URLs) are dropped and named, sizes
+are bounded, and the spec never names the project itself (its tree goes first on ``sys.path``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import posixpath
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+GROUPS = ("test", "tests", "testing", "dev")
+MAX_FILE = 512 * 1024
+MAX_INCLUDES = 16
+_REQ_FILE = re.compile(
+    r"^(?:requirements[-_/](?:test|tests|testing|dev)[^/]*\.txt"
+    r"|(?:test|tests|testing|dev)[-_]requirements\.txt"
+    r"|requirements/(?:test|tests|testing|dev)[^/]*\.txt)$"
+)
+_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[([^\]]*)\])?")
+
+Reader = Callable[[str], bytes | None]
+
+
+@dataclass
+class EnvSpec:
+    """Requirement lines to install, the files they came from, and what was left out (and why)."""
+
+    requirements: list[str] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)  # "pyproject.toml [project.dependencies]", …
+    dropped: list[str] = field(default_factory=list)  # lines not installed, with the reason
+    digests: dict[str, str] = field(default_factory=dict)  # file → sha256 of its content
+    project: str | None = None  # the project's own name (never installed: its tree is on the path)
+
+    def key(self, python_version: str) -> str:
+        """What an environment built from this spec is a function of."""
+        blob = json.dumps(
+            [sorted(self.requirements), self.digests, python_version], sort_keys=True
+        ).encode()
+        return hashlib.sha256(blob).hexdigest()[:20]
+
+
+def norm(name: str) -> str:
+    """PEP 503 normalised distribution name."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def read_spec(read: Reader, listing: list[str]) -> EnvSpec:
+    """The spec of the tree that ``read`` (path → bytes or None) and ``listing`` (every path of the
+    tree) describe; pytest is always in it."""
+    spec = EnvSpec()
+    _from_pyproject(read, spec)
+    for path in sorted(p for p in listing if _REQ_FILE.match(p)):
+        _from_requirements(read, path, spec, depth=0, constraint=False)
+    if not any(_req_name(r) == "pytest" for r in spec.requirements):
+        spec.requirements.append("pytest")
+        spec.sources.append("pytest (added: the tests section runs it)")
+    spec.requirements = list(dict.fromkeys(spec.requirements))
+    return spec
+
+
+def _req_name(line: str) -> str | None:
+    m = _NAME.match(line)
+    return norm(m.group(1)) if m else None
+
+
+def _load_toml(data: bytes) -> dict[str, Any] | None:
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10: no TOML reader in the standard library
+        return None
+    try:
+        loaded = tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    return loaded if isinstance(loaded, dict) else None
+
+
+def _strings(value: Any) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def _from_pyproject(read: Reader, spec: EnvSpec) -> None:
+    data = read("pyproject.toml")
+    if data is None:
+        return
+    if len(data) > MAX_FILE:
+        spec.dropped.append(f"pyproject.toml: larger than {MAX_FILE} bytes, not read")
+        return
+    spec.digests["pyproject.toml"] = hashlib.sha256(data).hexdigest()
+    doc = _load_toml(data)
+    if doc is None:
+        spec.dropped.append("pyproject.toml: not valid TOML (or no TOML reader), not read")
+        return
+    raw_project = doc.get("project")
+    project: dict[str, Any] = raw_project if isinstance(raw_project, dict) else {}
+    name = project.get("name") if isinstance(project.get("name"), str) else None
+    spec.project = norm(name) if name else None
+    extras = project.get("optional-dependencies")
+    extras = extras if isinstance(extras, dict) else {}
+    deps = _strings(project.get("dependencies"))
+    if deps:
+        spec.sources.append("pyproject.toml [project.dependencies]")
+    wanted = [g for g in GROUPS if g in extras]
+    for g in wanted:
+        spec.sources.append(f"pyproject.toml [project.optional-dependencies.{g}]")
+    deps += _expand_extras(extras, wanted, spec.project)
+    groups = doc.get("dependency-groups")
+    groups = groups if isinstance(groups, dict) else {}
+    for g in (g for g in GROUPS if g in groups):
+        spec.sources.append(f"pyproject.toml [dependency-groups.{g}]")
+        deps += _expand_group(groups, g, set())
+    for line in deps:
+        _add(spec, line, "pyproject.toml")
+
+
+def _expand_extras(extras: dict[str, Any], names: list[str], project: str | None) -> list[str]:
+    """The extras' lines, a self-reference (``proj[other]``) replaced by that extra's lines."""
+    out: list[str] = []
+    seen: set[str] = set()
+    todo = list(names)
+    while todo:
+        name = todo.pop(0)
+        if name in seen:
+            continue
+        seen.add(name)
+        for line in _strings(extras.get(name)):
+            m = _NAME.match(line)
+            if m and project and norm(m.group(1)) == project:
+                todo += [e.strip() for e in (m.group(3) or "").split(",") if e.strip() in extras]
+            else:
+                out.append(line)
+    return out
+
+
+def _expand_group(groups: dict[str, Any], name: str, seen: set[str]) -> list[str]:
+    if name in seen or len(seen) > MAX_INCLUDES:
+        return []
+    seen.add(name)
+    out: list[str] = []
+    for item in groups.get(name) or []:
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, dict) and isinstance(item.get("include-group"), str):
+            out += _expand_group(groups, item["include-group"], seen)
+    return out
+
+
+def _add(spec: EnvSpec, line: str, where: str) -> None:
+    """One requirement line, kept when it names a distribution from the index (not the project)."""
+    line = line.split(" #", 1)[0].strip()
+    if not line or line.startswith("#"):
+        return
+    name = _req_name(line)
+    if name is None or "://" in line or line.startswith((".", "/")) or " @ " in line:
+        spec.dropped.append(f"{where}: {line[:120]!r} (not a distribution from the package index)")
+        return
+    if spec.project and name == spec.project:
+        return  # the project itself: its tree is on the path
+    spec.requirements.append(line)
+
+
+def _from_requirements(
+    read: Reader, path: str, spec: EnvSpec, *, depth: int, constraint: bool
+) -> None:
+    if path in spec.digests or depth > 3 or len(spec.digests) > MAX_INCLUDES:
+        return
+    data = read(path)
+    if data is None or len(data) > MAX_FILE:
+        spec.dropped.append(f"{path}: missing or larger than {MAX_FILE} bytes")
+        return
+    spec.digests[path] = hashlib.sha256(data).hexdigest()
+    spec.sources.append(path)
+    for raw in data.decode("utf-8", "replace").splitlines():
+        line = raw.strip()
+        for flag in ("-r", "--requirement", "-c", "--constraint"):
+            if line.startswith(flag + " ") or line.startswith(flag + "="):
+                target = line[len(flag) + 1 :].strip()
+                inc = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+                if inc.startswith("..") or inc.startswith("/"):
+                    spec.dropped.append(f"{path}: {line!r} (outside the repository)")
+                else:
+                    _from_requirements(
+                        read, inc, spec, depth=depth + 1, constraint=flag in ("-c", "--constraint")
+                    )
+                break
+        else:
+            if line.startswith("-"):
+                if line:
+                    spec.dropped.append(f"{path}: {line[:120]!r} (installer options are not taken)")
+            elif not constraint:
+                _add(spec, line, path)
+
+
+def python_version(python: str = sys.executable) -> str:
+    """``major.minor.micro`` of this interpreter (other interpreters are asked by ``build``)."""
+    return ".".join(map(str, sys.version_info[:3])) if python == sys.executable else python
