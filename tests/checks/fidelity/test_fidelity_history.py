@@ -287,7 +287,15 @@ def test_a_later_copy_of_the_branchs_own_release_commit_is_info(builder):
     )
     s = fidelity_section(GitRepo(builder.path), base, "release", "main")
     (p,) = s.data["picks"]
-    assert p["pick"] == rel and p["status"] == "adapted" and p["copy_of"] == rel
+    assert p["pick"] == rel and p["copy_of"] == rel
+    # #40: the copy is named as such, never as the pick's source or its status.
+    assert (p["source"], p["sources"], p["source_via"], p["status"]) == (
+        None,
+        [],
+        None,
+        "no-source",
+    )
+    assert p["forward_port"] == {"sha": builder.rev("main"), "of": rel, "status": "adapted"}
     assert [(f.kind, f.severity) for f in s.findings] == [("pick-release-commit", "info")]
 
 
