@@ -3,7 +3,8 @@
 A commit after the source is a follow-up when it names the source (a ``Fixes: <sha>`` trailer, a
 revert of it, "follow-up to #N", the same PR number or the same ``Fixes #N`` issue). One that no
 pick of the range carries is listed: P1 when it touches code the pick carries (not tests, not
-documentation), else P2. A commit that only, within ``WINDOW`` of the source, spends at least half
+documentation), else P2; info when only the issue names it (it names neither the source nor its
+PR). A commit that only, within ``WINDOW`` of the source, spends at least half
 of the lines it removes from the source's files on lines the source added is a *candidate*: named
 nothing, it is as often a license-header sweep or a re-format as a fix, so candidates are info,
 ranked (code the pick carries first, then the share and number of the source's lines they change)
@@ -31,6 +32,7 @@ from harness.report.model import Severity
 WINDOW = 30 * 86_400  # content-only follow-ups: changes to the source's lines within 30 days
 FOCUS = 0.5  # share of a content follow-up's removed lines (in the source's files) the source added
 CARRIED = 0.8  # share of a commit's signed lines the picks carry for it to count as picked
+SAME_ISSUE = "fixes the same issue"  # the why of a follow-up named only by the issue it fixes
 WORTH_A_LOOK = 5  # content-only candidates named in the "worth a look" finding (all in the table)
 # What `git log --grep` pre-selects bodies by (the last: "Fixes #N", "closes #N", …, the issue a
 # source and its follow-up both fix).
@@ -135,7 +137,7 @@ def _refers(
         return f"same PR number #{min(same)}"
     fixed = issues & r.issues - numbers
     if fixed:
-        return f"fixes the same issue #{min(fixed)}"
+        return f"{SAME_ISSUE} #{min(fixed)}"
     return None
 
 
@@ -417,7 +419,9 @@ def _unit_followups(
                 FollowUp(unit, sha, entry[sha].subject, why, paths, "info", False, (code, *rank))
             )
             continue
-        sev: Severity = "P1" if code else "P2"
+        # Naming only the issue the source fixed names neither the source nor its PR: another
+        # change for the same issue that touches the same lines is content evidence, info (#40).
+        sev: Severity = "info" if why.startswith(SAME_ISSUE) else "P1" if code else "P2"
         out.append(FollowUp(unit, sha, entry[sha].subject, why, paths, sev))
     return out
 

@@ -173,7 +173,8 @@ def test_follow_ups_on_the_source_branch_not_picked(builder):
 
 def test_content_only_follow_ups_are_a_ranked_info_list(builder):
     """#26: a later commit that rewrites a source's code lines but names nothing (a license-header
-    sweep, a re-format) is info, never P1; one with the source's ``Fixes #N`` is a P1 follow-up;
+    sweep, a re-format) is info, never P1; one with the source's ``Fixes #N`` is an info follow-up
+    (#40: it names neither the source nor its PR);
     candidates are ranked (code the pick carries first) and capped in the finding."""
     code = "".join(f"def step_{i}(x):\n    return x + {i}  # step number {i}\n" for i in range(8))
     builder.commit("base", {"core.py": "# core\n", "docs/a.md": "a\n"})
@@ -203,7 +204,8 @@ def test_content_only_follow_ups_are_a_ranked_info_list(builder):
         for f in s.findings
         if f.kind == "follow-up-not-picked"
     ]
-    assert named == [("P1", same_issue)]
+    # #40: naming only the issue the source fixed names neither the source nor its PR: info.
+    assert named == [("info", same_issue)]
     (look,) = [f for f in s.findings if f.kind == "follow-up-worth-a-look"]
     assert look.severity == "info" and look.title.startswith("7 later source commit(s)")
     assert look.detail.startswith(fix[:12])  # a subject that says "fix" ranks first
