@@ -206,6 +206,7 @@ def _compare(
     fork: str,
     jobs: EndStateJobs,
     index: HistoryIndex | None = None,
+    branch_tip: str | None = None,
 ) -> tuple[
     list[Commit],
     list[PickResult],
@@ -252,11 +253,14 @@ def _compare(
     finder = functools.partial(
         finder, facts=facts, by_change=_by_change_id(repo, index, picks, source, fork, facts)
     )
-    finder = functools.partial(finder, brought=side.brought, found=side.found)
+    # A trailer naming a commit of the PR branch (--source-branch) names a source as the source
+    # branch's own commits do: the squash's pick is completed by it (``_branch``).
+    pr_branch = set(repo.rev_list([branch_tip], [source, base])) if branch_tip else set()
+    finder = functools.partial(finder, brought=side.brought, found=side.found, also=pr_branch)
     if forced:  # --map names sources of its own: nothing is kept
         res = finder(picks=picks, mapping=forced).resolve()
     else:
-        scope = Memo(index, [source, fork, _history_id(history)])
+        scope = Memo(index, [source, fork, _history_id(history), branch_tip])
         res = _resolve(picks, finder, side.store, side.found, scope, touched is not None)
     _name_origins(res, copies(repo, history, copied.result()))
     results = side.results(res, reached)
@@ -774,7 +778,7 @@ def _check(
         repo, fork, head, workers.worker, Memo(index, []), workers.start, OFFLOAD_PICKS
     )
     merges, results, store, history, touched, left = _compare(
-        repo, base, head, source, mapping, fork, jobs, index
+        repo, base, head, source, mapping, fork, jobs, index, branch_tip
     )
     missing = _branch(repo, branch_tip, source, base, results, store)
     complete_units(results, store)  # type: ignore[arg-type]  # PickResult has the fields _Pick names

@@ -29,6 +29,8 @@ _TRIGGER = re.compile(
     r"\[(wheel build|build wheels?|ci|ci run|run ci|skip ci|ci skip|build)\]|\b(trigger|re-?run|rebuild)\b",
     re.IGNORECASE,
 )
+# OpenStack's "[stable-only]" (and "[2024.1-only]", "[release-only]"): made for the branch alone.
+_BRANCH_ONLY = re.compile(r"^\s*\[[\w./-]*-only\]", re.IGNORECASE)
 _VERSION = re.compile(r"(^|/)(VERSION(\.txt)?|_?version\.py|release\.py)$")
 
 
@@ -45,6 +47,8 @@ def release_reason(
 ) -> str | None:
     """Why a commit is release-only, or None. ``release_subject``: its subject names a release
     (fidelity's rule); ``patterns``: the policy's ``release_paths``."""
+    if _BRANCH_ONLY.match(subject):
+        return "its subject says it is made for this branch only"
     if not paths:
         # An empty commit is release-only when its subject says it triggers a build (numpy's
         # "[wheel build]") or names a release; another one ("Backport security fix", empty) is

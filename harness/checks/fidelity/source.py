@@ -14,6 +14,7 @@ import itertools
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -353,7 +354,9 @@ class SourceFinder:
         found: Callable[[dict[str, Resolution]], None] | None = None,
         facts: HistoryFacts | None = None,
         by_change: Mapping[str, Sequence[str]] | None = None,
+        also: AbstractSet[str] = frozenset(),
     ) -> None:
+        self.also = also  # commits a trailer may name besides the source's (the PR branch's)
         # Change-Id -> the source commits carrying it, newest first (changeid.landed).
         self.by_change = by_change or {}
         # pick -> (what its trailers name, the existing commits among them): none on the source.
@@ -467,7 +470,7 @@ class SourceFinder:
         out: dict[str, list[str]] = {}
         for pick, ts in named.items():
             found = [ids[t] for t in ts if ids.get(t)]
-            on_source = [f for f in found if f in self.order]
+            on_source = [f for f in found if f in self.order or f in self.also]
             # A pick of a pick carries several trailers: the one on the source branch is the source.
             # One naming no commit of the source (a change the review system rebased before it
             # merged, a PR head the merge rewrote, another branch's pick) is not: the landed copy
@@ -488,16 +491,14 @@ class SourceFinder:
 
     def _landed(self, res: dict[str, Resolution]) -> None:
         """Picks whose trailer names no source commit: the landed copy found otherwise is the
-        source, and the note says so; without one, the named commit is (an off-branch source)."""
+        source, and the note says so; without one the pick has no source (the named commit is on
+        another branch, or a review's patch set that never landed)."""
         for pick, (named, found) in self.off_source.items():
             r = res.setdefault(pick, Resolution())
             where = "not on the source" if found else "not in this repository"
             said = f"trailer names {', '.join(t[:12] for t in named)}, {where}"
             if r.sources:
                 said += f"; landed as {', '.join(s[:12] for s in r.sources)}"
-            elif found:
-                r.sources, r.via, r.confidence = found[:1], "trailer", 1.0
-                said += "; no landed copy found"
             else:
                 said += "; no landed copy found"
             r.note = "; ".join(x for x in (said, r.note) if x)

@@ -52,20 +52,27 @@ def test_a_trailer_naming_a_pr_head_the_merge_rewrote_is_compared_with_what_land
     assert [f.kind for f in _blocking(s)] == ["pick-adapted"]
 
 
-def test_a_trailer_on_no_branch_with_no_landed_copy_keeps_the_named_commit(builder):
-    builder.commit("base", {"a.py": A})
+def test_a_trailer_on_another_branch_with_no_landed_copy_is_no_source(builder):
+    builder.commit("base", {"a.py": A, "b.py": B})
     builder.branch("release")
     builder.branch("stable-2")
     builder.checkout("stable-2")
-    other = builder.commit("[stable-only] Pin a_1", {"a.py": A.replace("a_1 = 1", "a_1 = 11")})
+    other = builder.commit("Pin a_1 on the old branch", {"a.py": A.replace("a_1 = 1", "a_1 = 11")})
+    tagged = builder.commit("[stable-only] Pin b_1", {"b.py": B.replace("b_1 = 1", "b_1 = 11")})
     builder.checkout("release")
     base = builder.rev("HEAD")
     pick = builder.cherry_pick(other, "-x")
+    only = builder.cherry_pick(tagged, "-x")
     s, picks = _picks(builder, base)
     p = picks[pick]
-    assert (p["sources"], p["source_via"], p["status"]) == ([other], "trailer", "identical")
-    assert "not on the source; no landed copy found" in p["note"]
-    assert any(f.kind == "source-off-branch" and f.severity == "info" for f in s.findings)
+    assert (p["sources"], p["source_via"], p["status"]) == ([], None, "no-source")
+    assert f"trailer names {other[:12]}, not on the source; no landed copy found" in p["note"]
+    assert [f.key for f in _blocking(s)] == [f"{pick}:no-source"]
+    # OpenStack's "[stable-only]": made for the branch alone, info.
+    assert picks[only]["status"] == "no-source"
+    assert [(f.kind, f.severity) for f in s.findings if f.key.startswith(only)] == [
+        ("pick-release-commit", "info")
+    ]
 
 
 def test_gerrit_rebased_the_change_before_it_merged_same_change_id(builder):
