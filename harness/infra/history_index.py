@@ -314,6 +314,15 @@ class HistoryIndex:
             return None
         return data
 
+    def _say_damaged(self, name: str) -> None:
+        """The note for a pack whose chunk did not match its sha1 (not for one another run merged
+        away: a pack that is gone is no damage)."""
+        try:
+            st = os.stat(self.dir / name)
+        except OSError:
+            return
+        say_mismatch(f"{self.root.name}/{self.dir.name}/{name}", _stamp(st))
+
     def _theirs(self, name: str) -> dict[str, Any] | None:
         """``name`` as another run left it since this run read it (None: unchanged or gone): a
         file replaced has another stamp (``_stamp``)."""
@@ -345,10 +354,24 @@ class HistoryIndex:
                 for tmp in folder.glob(".tmp-*"):
                     tmp.unlink(missing_ok=True)
             if self._code_record is not None:  # (first written here: opening writes nothing)
-                record = self.root / "code.json"
-                write_atomic(record, self._code_record, prefix=".tmp-", shared=False)
-                self._code_record = None
+                self._write_code_record()
             yield
+        finally:
+            os.close(fd)
+
+    def _write_code_record(self) -> None:
+        """``code.json``, under the lock of the history folder that holds it (every index
+        shares it): a temporary file seen there now is a killed run's."""
+        import fcntl
+
+        assert self._code_record is not None
+        fd = os.open(self.root / "lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            for tmp in self.root.glob(".tmp-*"):
+                tmp.unlink(missing_ok=True)
+            write_atomic(self.root / "code.json", self._code_record, prefix=".tmp-", shared=False)
+            self._code_record = None
         finally:
             os.close(fd)
 
@@ -582,6 +605,7 @@ class HistoryIndex:
                     if chunk is None:  # the pack is gone (merged by another run) or damaged
                         kept.pop(k, None)
                         self.rebuilt.append(f"diffs-{pack}.pack: {k} not as kept")
+                        self._say_damaged(f"diffs-{pack}.pack")
                     else:
                         chunks[k] = chunk
                         hit[0] = self.run
@@ -796,7 +820,11 @@ class HistoryIndex:
             self._used.clear()
             self._settle_pending()
             if not self._new_commits and not self._new_diffs and not self._new_memos:
-                if any(self.dir.glob(".tmp-*")) or any((self.dir / "results").glob(".tmp-*")):
+                if (
+                    self._code_record is not None  # code.json to write again
+                    or any(self.dir.glob(".tmp-*"))
+                    or any((self.dir / "results").glob(".tmp-*"))
+                ):
                     with self._locked():  # a killed writer's temporary file: removed under it
                         pass
                 return
