@@ -12,7 +12,18 @@ from harness.checks.fix_tests.columns import ORDER
 from harness.checks.fix_tests.result import TestsRun
 from harness.checks.fix_tests.verdicts import FAILING, Row
 from harness.infra.cache import provenance_text
-from harness.report.model import Anchors, Cell, Code, Control, Finding, Section, Sha, Table
+from harness.report.model import (
+    Anchors,
+    Cell,
+    Code,
+    Control,
+    Finding,
+    Judged,
+    Location,
+    Section,
+    Sha,
+    Table,
+)
 
 HEADERS = {
     "without_fix": "without fix",
@@ -33,7 +44,8 @@ MAX_ROWS = 60  # rows per file table; the JSON keeps every row
 
 def tests_section(run: TestsRun) -> Section:
     counts = Counter(r.verdict for r in run.rows)
-    findings = _findings(run)
+    about: dict[str, list[str]] = {}  # a test's node id → the ids of the findings about it
+    findings = _findings(run, about)
     return Section(
         id="tests",
         title="Tests of the fix: without it, with it, at the source",
@@ -57,6 +69,10 @@ def tests_section(run: TestsRun) -> Section:
             "environment": run.env,
             "counts": dict(sorted(counts.items())),
         },
+        judged=[
+            Judged(name=r.nodeid, outcome=r.verdict, findings=tuple(about.get(r.nodeid, ())))
+            for r in run.rows
+        ],
     )
 
 
@@ -206,7 +222,8 @@ def _finding(kind: str, sev: str, title: str, detail: str, key: str, **anchors: 
     return Finding(kind, sev, title, detail, key=key, anchors=Anchors(**anchors))  # type: ignore[arg-type, typeddict-item]
 
 
-def _findings(run: TestsRun) -> list[Finding]:
+def _findings(run: TestsRun, about: dict[str, list[str]]) -> list[Finding]:
+    """The findings; each about one test is placed at its file and listed in ``about``."""
     out: list[Finding] = []
     if run.env_error:
         out.append(
@@ -222,6 +239,7 @@ def _findings(run: TestsRun) -> list[Finding]:
     pinned = {nid: g.commit for g in run.gaps for nid in g.greened}
     subjects = {g.commit: g.subject for g in run.gaps}
     for r in run.rows:
+        before = len(out)
         if r.verdict in ("fails-head", "source-test-fails-head"):
             whose = (
                 "the source's test" if r.verdict == "source-test-fails-head" else "the pick's test"
@@ -271,6 +289,9 @@ def _findings(run: TestsRun) -> list[Finding]:
                     r.nodeid,
                 )
             )
+        for f in out[before:]:
+            f.anchors["where"] = (Location(path=r.file, line=None),)
+            about.setdefault(r.nodeid, []).append(f.id)
     if run.rows and not any(r.verdict == "proves-fix" for r in run.rows):
         out.append(
             _finding(
