@@ -21,7 +21,8 @@ EXIT_CODES = (
 )
 
 
-WITHOUT_REPOSITORY = frozenset({"demo", "engine"})  # verbs that read no repository of the user's
+# Verbs that read no repository of the user's.
+WITHOUT_REPOSITORY = frozenset({"cache", "demo", "engine"})
 
 
 class _Parser(argparse.ArgumentParser):

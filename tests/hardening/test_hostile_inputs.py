@@ -593,6 +593,13 @@ for verb, argv in (
 case("compare-empty-range", ["compare", "HEAD", "HEAD", "--source", "main", "--repo", "{repo}"], "")
 case("fidelity-empty-range", ["fidelity", "HEAD..HEAD", "--source", "main", "--repo", "{repo}"], "")
 case("compare-no-source", ["compare", "HEAD~1", "HEAD", "--repo", "{repo}"], "no --source")
+case("cache-bad-action", ["cache", "frob"], "invalid choice")
+case("cache-bad-format", ["cache", "--format", "pdf"], "invalid choice")
+case("cache-clear-repo-missing", ["cache", "clear", "--repo", "{in}/nowhere"], "no such directory")
+case("cache-clear-repo-not-git", ["cache", "clear", "--repo", "{in}/adir"], "")
+case("cache-clear-repo-a-file", ["cache", "clear", "--repo", "{in}/afile"], "")
+case("cache-info-with-repo", ["cache", "info", "--repo", "{repo}"], "goes with clear or list")
+case("cache-gc-with-repo", ["cache", "gc", "--repo", "{repo}"], "goes with clear or list")
 
 # -- issue 27: the third round ---------------------------------------------------------------
 COMPARE = [*VERBS["compare"], "--repo", "{repo}"]
