@@ -149,6 +149,8 @@ def main() -> int:
     for p, (src, how, status) in t.items():
         hp = h.get(p, {})
         hsrc = hp.get("sources") or []
+        if hp.get("forward_port"):  # harness: a later copy of this branch's own commit
+            hp = {**hp, "source_via": f"forward-port of {hp['forward_port']['sha'][:10]}"}
         hstat = {"identical": "identical", "whitespace-only": "identical", None: "missing"}.get(
             hp.get("status"), "differs" if hsrc else "none"
         )
