@@ -29,7 +29,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "folder, or with --repo one repository's history index; gc: remove what no run would "
         "use again",
     )
-    p.add_argument("--format", choices=("term", "json"), default="term")
+    p.add_argument(
+        "--format", choices=("term", "json", "none"), default="term", help="none: print nothing"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -60,9 +62,11 @@ def run(args: argparse.Namespace) -> int:
         }
         if key is not None:
             got["repository"] = args.repo
-    sys.stdout.write(
-        json.dumps(got, indent=2) + "\n" if args.format == "json" else _text(args.action, got)
-    )
+    if args.format != "none":
+        text = (
+            json.dumps(got, indent=2) + "\n" if args.format == "json" else _text(args.action, got)
+        )
+        sys.stdout.write(text)
     return 0
 
 

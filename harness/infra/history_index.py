@@ -14,9 +14,11 @@ Layout, under ``<cache>/history/<repo key>/`` (the cache folder is private: 0700
   one pack of what it diffed, not a rewrite of every diff) with the chunk's length and sha1,
   checked on every read; ``memo-<kind>.json``: per-pick memos; ``results/<key>.json``: whole
   answers. Each JSON file names the format, the harness code digest, the git version and the
-  repository it describes (``stamp``); a file that does not parse, whose stamp differs, or whose
-  records have the wrong shape is ignored whole and rebuilt, never partly trusted; a chunk whose
-  pack is gone or whose bytes do not match is diffed again. JSON and raw git text only (no
+  repository it describes (``stamp``) and ends with a digest of every byte before it
+  (``harness/infra/digest.py``); a file that fails its digest (cut short, bit rot, an edit: said
+  once on stderr), does not parse, whose stamp differs, or whose records have the wrong shape is
+  ignored whole and rebuilt, never partly trusted; a chunk whose pack is gone or whose bytes do not
+  match is diffed again (a damaged pack is said too). JSON and raw git text only (no
   pickle: a planted file must not run code).
 - Writes are atomic (``harness/infra/atomic.py``: a killed run leaves the previous file or none) and
   serialised by an ``flock`` on ``lock``: a writer re-reads the file under the lock and adds what
