@@ -226,22 +226,25 @@ def _paths(files: Sequence[FilePatch]) -> set[str]:
     return {x for f in files for x in (f.old_path, f.new_path) if x}
 
 
-def _lines_per_path(files: Sequence[FilePatch]) -> dict[str, int]:
-    """How many ± lines a change writes in each path it names (a line-less file counts one)."""
-    out: dict[str, int] = {}
-    for f in files:
-        for x in dict.fromkeys((f.old_path, f.new_path)):
+def _in_same_paths(pick: Sequence[FilePatch], cand: Sequence[FilePatch]) -> bool:
+    """Whether at least a quarter of the lines two changes share are shared within the same path
+    (old or new name): similarity never pairs commits that change different paths (another
+    release's notes share their boilerplate with this one's in another file, and may touch the same
+    index page); a fix whose main file has another name on the branch still shares its other files'
+    lines (kueue's ``non_tas_usage_controller.go`` / ``pod_usage_controller.go``)."""
+    by_path: dict[str, Counter[tuple[str, bytes]]] = {}
+    for f in cand:
+        for x in (f.old_path, f.new_path):
             if x:
-                out[x] = max(1, len(f.added) + len(f.removed))
-    return out
-
-
-def _in_paths(weight: Mapping[str, int], paths: Iterable[str]) -> bool:
-    """Whether at least half of a change's lines (``_lines_per_path``) are in ``paths``: similarity
-    never pairs commits that change different paths (another release's notes share their
-    boilerplate with this one's, in another file, and may touch the same index page)."""
-    shared = sum(weight.get(x, 0) for x in set(paths))
-    return 2 * shared >= sum(weight.values())
+                by_path.setdefault(x, Counter()).update(signed_keys(f.added, f.removed))
+    same = 0
+    for f in pick:
+        theirs = Counter[tuple[str, bytes]]()
+        for x in dict.fromkeys((f.old_path, f.new_path)):
+            if x and x in by_path:
+                theirs |= by_path[x]
+        same += sum((signed_keys(f.added, f.removed) & theirs).values())
+    return 4 * same >= sum((keys_of(pick) & keys_of(cand)).values())
 
 
 def patch_id(files: Sequence[FilePatch]) -> str:
@@ -684,8 +687,8 @@ class SourceFinder:
                     hits.update(s for s in posting if lo <= self.committed[s] <= hi)
             total = sum(pk.values())
             ranked = sorted(hits, key=lambda s: (-2 * hits[s] / (total + size[s]), self.order[s]))
-            weight = _lines_per_path(self.store.full[p].files)
-            same_paths = (c for c in ranked if _in_paths(weight, touched.get(c, ())))
+            mine = self.store.full[p].files
+            same_paths = (c for c in ranked if _in_same_paths(mine, self.store.changed(c)))
             scored[p] = sorted(
                 ((dice(pk, self.store.keys(c)), c) for c in itertools.islice(same_paths, 3)),
                 key=lambda t: (-t[0], self.order[t[1]]),

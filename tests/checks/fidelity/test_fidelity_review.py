@@ -248,3 +248,29 @@ def test_a_pr_named_without_its_hash_in_the_subject_or_the_body(builder):
     for pick, source in ((in_subject, fix_a), (in_body, fix_b)):
         p = picks[pick]
         assert (p["sources"], p["source_via"], p["status"]) == ([source], "pr-number", "superset")
+
+
+def test_similarity_pairs_a_fix_whose_main_file_has_another_name_on_the_branch(builder):
+    ctl = "".join(f"    step_{i}()\n" for i in range(10))
+    cache = "".join(f"cache_{i} = {i}\n" for i in range(6))
+    builder.commit("base", {"cache.py": cache, "usage.py": "def run():\n" + ctl})
+    builder.branch("release")
+    builder.move("usage.py", "pod_usage.py")
+    builder.commit("Rename the usage controller")
+    fixed_cache = cache.replace("cache_2 = 2", "cache_2 = 22").replace(
+        "cache_4 = 4", "cache_4 = 44"
+    )
+    extra = "".join(f"    requeue_{i}(pod)\n" for i in range(8))
+    src = builder.commit(
+        "Requeue inadmissible workloads after a pod finishes (#90)",
+        {"cache.py": fixed_cache, "pod_usage.py": "def run():\n" + ctl + extra},
+    )
+    builder.checkout("release")
+    base = builder.rev("HEAD")
+    pick = builder.commit(
+        "Requeue workloads after a pod finishes (#95)",
+        {"cache.py": fixed_cache, "usage.py": "def run():\n" + ctl + extra},
+    )
+    s, picks = _picks(builder, base)
+    p = picks[pick]
+    assert (p["sources"], p["source_via"]) == ([src], "similarity")
