@@ -55,7 +55,7 @@ from harness.checks.fidelity.lines import (
 from harness.checks.fidelity.memo import Memo
 from harness.checks.fidelity.merges import brought_by, pr_commits
 from harness.checks.fidelity.missing import MissingResult, find_missing, iso
-from harness.checks.fidelity.release import compile_patterns, release_reason
+from harness.checks.fidelity.release import compile_patterns, moves_versions, release_reason
 from harness.checks.fidelity.severity import at_parent, pick_severity
 from harness.checks.fidelity.source import (
     HistoryFacts,
@@ -1068,6 +1068,7 @@ def _pick_verdict(
             [f.path for f in r.files],
             bool(_RELEASE_SUBJECT.search(subj)),
             release_paths,
+            moves_versions([(f.path, f.pick.added, f.pick.removed) for f in r.files if f.pick]),
         )
         if sev and r.status != "identical"
         else None

@@ -13,6 +13,7 @@ changelog, version and packaging files. A project adds its own paths with the po
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 
 from harness.checks.fidelity.compare import is_release_path
@@ -34,6 +35,26 @@ _BRANCH_ONLY = re.compile(r"^\s*\[[\w./-]*-only\]", re.IGNORECASE)
 _VERSION = re.compile(r"(^|/)(VERSION(\.txt)?|_?version\.py|release\.py)$")
 
 
+# A version number in a line ("v0.13.5", "1.2.3rc1"): a release bump changes only these.
+_VERSION_NUMBER = re.compile(rb"v?\d+(?:\.\d+)+(?:[-.+]?(?:rc|a|b|dev|alpha|beta|post)\.?\d*)?")
+
+
+def moves_versions(files: Sequence[tuple[str, Sequence[bytes], Sequence[bytes]]]) -> bool:
+    """Whether a change (path, added, removed per file) only moves version numbers, besides what
+    it writes in release notes, changelogs and version files (kueue's "Prepare release v0.13.5"
+    bumps the Makefile, the Helm chart, package.json and the site's config)."""
+    moved = False
+    for path, added, removed in files:
+        if is_notes_or_version(path):
+            continue
+        plus = Counter(_VERSION_NUMBER.sub(b"V", ln) for ln in added)
+        minus = Counter(_VERSION_NUMBER.sub(b"V", ln) for ln in removed)
+        if plus != minus:
+            return False
+        moved = moved or bool(plus)
+    return moved
+
+
 def is_notes_or_version(path: str) -> bool:
     """A release-notes, changelog, what's-new or version file."""
     return bool(_NOTES.search(path) or _VERSION.search(path))
@@ -44,9 +65,11 @@ def release_reason(
     paths: Sequence[str],
     release_subject: bool,
     patterns: Sequence[re.Pattern[str]] = (),
+    versions: bool = False,
 ) -> str | None:
     """Why a commit is release-only, or None. ``release_subject``: its subject names a release
-    (fidelity's rule); ``patterns``: the policy's ``release_paths``."""
+    (fidelity's rule); ``patterns``: the policy's ``release_paths``; ``versions``: it only moves
+    version numbers besides release notes (``moves_versions``)."""
     if _BRANCH_ONLY.match(subject):
         return "its subject says it is made for this branch only"
     if not paths:
@@ -60,6 +83,8 @@ def release_reason(
         return "it touches only release notes, changelog, what's-new and version files"
     if release_subject and all(is_release_path(p) for p in paths):
         return "its subject names a release and it touches only version, changelog and docs files"
+    if release_subject and versions:
+        return "its subject names a release and it only moves version numbers besides its notes"
     return None
 
 

@@ -162,6 +162,32 @@ def test_another_releases_notes_are_no_source_of_this_ones(builder):
     assert not _blocking(s)
 
 
+def test_a_release_commit_that_only_moves_versions_is_release_only(builder):
+    make = "RELEASE_VERSION=v0.13.4\nIMAGE ?= kueue\n"
+    chart = 'version: "0.13.4"\nappVersion: "v0.13.4"\nname: kueue\n'
+    builder.commit("base", {"Makefile": make, "charts/Chart.yaml": chart, "a.go": "package a\n"})
+    builder.branch("release")
+    builder.checkout("release")
+    base = builder.rev("HEAD")
+    bump = builder.commit(
+        "Prepare release v0.13.5 (#7087)",
+        {
+            "Makefile": make.replace("0.13.4", "0.13.5"),
+            "charts/Chart.yaml": chart.replace("0.13.4", "0.13.5"),
+            "CHANGELOG/CHANGELOG-0.13.md": "## v0.13.5\n- Fixed the scheduler.\n",
+        },
+    )
+    over_code = builder.commit(
+        "Prepare release v0.13.6 (#7088)",
+        {"Makefile": make.replace("0.13.4", "0.13.6"), "a.go": "package a\n\nvar x = 1\n"},
+    )
+    s, picks = _picks(builder, base)
+    assert [(f.kind, f.severity) for f in s.findings if f.key.startswith(bump)] == [
+        ("pick-release-commit", "info")
+    ]
+    assert [f.key for f in _blocking(s)] == [f"{over_code}:no-source"]
+
+
 def _bot_twins(builder, apart: int):
     req = "".join(f"pkg{i}>=1.{i}\n" for i in range(8))
     lock = "".join(f"pkg{i}==1.{i}.0 sha256:{i:040x}\n" for i in range(8))
