@@ -63,6 +63,8 @@ _BACKPORT_BRANCH = re.compile(
 )
 _BARE_PR = re.compile(r"\bPR\s*\d", re.IGNORECASE)
 _BACKPORT = re.compile(r"\bbackport", re.IGNORECASE)
+# Prow's cherry-pick robot: "Automated cherry pick of #11011: Title. #11081: Title (#11118)".
+_PICK_OF = re.compile(r"\bcherry[- ]?pick(?:ed)? of\b", re.IGNORECASE)
 # Leading tags: "[release/x] ", "[PR #1/abc backport][3.12] ", "[3.13 backport] ".
 _TAGS = re.compile(r"^\s*(?:\[[^\]]*\]\s*)+")
 # A message line naming the PR a backport carries: "Backport PR #13999 on branch 8.x (…)".
@@ -74,7 +76,8 @@ _BACKPORT_LINE = re.compile(r"^\s*Backport(?: of)? PR #?(\d+)\b", re.IGNORECASE 
 def pr_numbers(subject: str) -> tuple[int, ...]:
     """Every ``#N`` inside parentheses ("Fix (#3002) (#3100)", "(#3002 and #3040)"), the ones named
     as a PR ("Backport PR #N: …", "PR 123", "Merge pull request #N from …"), the PR a backport branch is named
-    after (first), and every ``#N`` of a subject that says it is a backport ("Backport #1 and #2")."""
+    after (first), and every ``#N`` of a subject that says it is a backport ("Backport #1 and #2",
+    "Automated cherry pick of #1: … #2: …")."""
     nums: list[int] = []
     if "#" not in subject and not _BARE_PR.search(subject):
         return ()
@@ -82,7 +85,7 @@ def pr_numbers(subject: str) -> tuple[int, ...]:
     found = [branch.group(1)] if branch else []
     found += [n for group in _PARENS.findall(subject) for n in _NUMBER.findall(group)]
     found += _NAMED_PR.findall(subject)
-    if _BACKPORT.search(subject):
+    if _BACKPORT.search(subject) or _PICK_OF.search(subject):
         found += _NUMBER.findall(subject)
     for n in found:
         if int(n) not in nums:

@@ -300,3 +300,19 @@ def test_similarity_pairs_a_fix_whose_main_file_has_another_name_on_the_branch(b
     s, picks = _picks(builder, base)
     p = picks[pick]
     assert (p["sources"], p["source_via"]) == ([src], "similarity")
+
+
+def test_prows_cherry_pick_of_two_prs_names_both(builder):
+    builder.commit("base", {"a.py": A, "b.py": B})
+    builder.branch("release-0.16")
+    one = builder.commit("Increase a timeout (#11011)", {"a.py": A.replace("a_3 = 3", "a_3 = 30")})
+    two = builder.commit("Improve formatting (#11081)", {"b.py": B.replace("b_5 = 5", "b_5 = 50")})
+    builder.checkout("release-0.16")
+    base = builder.rev("HEAD")
+    pick = builder.commit(
+        "Automated cherry pick of #11011: Increase a timeout. #11081: Improve formatting (#11118)",
+        {"a.py": A.replace("a_3 = 3", "a_3 = 30"), "b.py": B.replace("b_5 = 5", "b_5 = 50")},
+    )
+    s, picks = _picks(builder, base, "release-0.16")
+    p = picks[pick]
+    assert (p["sources"], p["source_via"], p["status"]) == ([one, two], "pr-number", "identical")
