@@ -184,3 +184,37 @@ def test_the_threshold_moves_the_failures(located, run_cli, tmp_path):
         "p2": {"conflict-markers", "lane-expression", "pick-no-source"},
         "never": set(),
     }
+
+
+TEST_A = "from a import f\n\n\ndef test_int():\n    assert isinstance(f(), int)\n"
+TEST_ONE = TEST_A + "\n\ndef test_one():\n    assert f() == 1\n"
+
+
+def test_a_test_of_the_tests_section_is_a_case(builder, run_cli, tmp_path):
+    """A pick that carries the source's test but not its fix: the test fails at HEAD, its case
+    fails, the passing one passes, and SARIF places the finding at the test's file."""
+    import sys
+
+    from junitparser import JUnitXml
+
+    builder.commit("base", {"a.py": "def f():\n    return 0\n", "tests/test_a.py": TEST_A})
+    builder.branch("release")
+    fix = builder.commit("Fix f", {"a.py": "def f():\n    return 1\n", "tests/test_a.py": TEST_ONE})
+    builder.branch("backport", "release")
+    builder.checkout("backport")
+    builder.commit(f"Fix f\n\n(cherry picked from commit {fix})", {"tests/test_a.py": TEST_ONE})
+    builder.checkout("main")
+    common = ["tests", "release..backport", "--repo", str(builder.path), "--source", "main"]
+    common += ["--python", sys.executable]
+    out = tmp_path / "r.xml"
+    code, _, err = run_cli(*common, "--format", "junit", "--output", str(out))
+    assert code == 1, err
+    sections = list(JUnitXml.fromfile(str(out)))[1:]  # the first suite is the report's own
+    suite = next(s for s in sections if s.name.startswith("Tests of the fix"))
+    cases = {c.name: c for c in suite}
+    assert cases["tests/test_a.py::test_one (fails-head)"].result[0].type == "fails-head"
+    assert cases["tests/test_a.py::test_int (passes-both)"].is_passed
+    code, sarif, err = run_cli(*common, "--format", "sarif")
+    [result] = [r for r in json.loads(sarif)["runs"][0]["results"] if r["ruleId"] == "fails-head"]
+    [loc] = result["locations"]
+    assert loc["physicalLocation"]["artifactLocation"]["uri"] == "tests/test_a.py"
