@@ -218,3 +218,31 @@ def test_a_test_of_the_tests_section_is_a_case(builder, run_cli, tmp_path):
     [result] = [r for r in json.loads(sarif)["runs"][0]["results"] if r["ruleId"] == "fails-head"]
     [loc] = result["locations"]
     assert loc["physicalLocation"]["artifactLocation"]["uri"] == "tests/test_a.py"
+
+
+def test_same_inputs_same_bytes(located, run_cli, tmp_path):
+    """--format junit prints the file's bytes; a second run (another folder, the cache warm)
+    differs only in the dated header and the command line naming that folder."""
+    built, folder = located
+    code, out, err = run_cli(
+        "compare",
+        "release..backport",
+        "--repo",
+        str(built.repo),
+        "--source",
+        "main",
+        "--scenario",
+        str(built.scenario),
+        "--output-dir",
+        str(tmp_path / "again"),
+        "--format",
+        "junit",
+    )
+    assert code == 1, err
+    again = (tmp_path / "again" / "report.junit.xml").read_text()
+    assert out == again
+
+    def varying(text: str) -> str:
+        return re.sub(r'<property name="(generated|command)" value="[^"]*" />', "", text)
+
+    assert varying(again) == varying((folder / "report.junit.xml").read_text())
