@@ -9,8 +9,9 @@ Computed with git alone, not with harness code:
 - a pick's true source, in this order: the commit its `(cherry picked from commit X)` trailer names
   when `merge-base --is-ancestor X SOURCE` (else the trailer only says where the pick came from);
   the newest candidate carrying the pick's `Change-Id:` (`log --grep`); the candidate with the same
-  `git patch-id --stable`; the one candidate whose subject carries the pick's PR number (`#N`,
-  `PR N`); the one candidate with the pick's subject (`[tags]` and `(#N)` aside); else none;
+  `git patch-id --stable`; the candidates whose subject ends with "(#N)" for a number the pick's
+  subject names (`#N`, `PR N`; several: compared with their union's patch id); the one candidate
+  with the pick's subject (`[tags]` and `(#N)` aside); else none;
 - truth status: "identical" when the patch ids agree, else "differs"; "none" without a source.
 
 Prints every pick with both answers (disagreements marked `!!`), then the figures.
@@ -50,6 +51,18 @@ def patch_ids(repo: str, shas: list[str]) -> dict[str, str]:
     ).stdout
     out = git(repo, "patch-id", "--stable", input=diff)
     return {c: p for p, c in (ln.split() for ln in out.splitlines())}
+
+
+def union_id(repo: str, shas: list[str]) -> str:
+    """`git patch-id --stable` of several commits' -U0 diffs as one patch."""
+    diff = b"commit 0000000000000000000000000000000000000000\n" + b"".join(
+        subprocess.run(
+            ["git", "--git-dir", repo, "show", "-U0", "--format=", s], capture_output=True
+        ).stdout
+        for s in shas
+    )
+    out = git(repo, "patch-id", "--stable", input=diff).split()
+    return out[0] if out else ""
 
 
 def messages(repo: str, *args: str) -> dict[str, tuple[str, str]]:
@@ -109,19 +122,19 @@ def truth(repo: str, base: str, head: str, source: str) -> dict[str, tuple[str |
         if src is None and ids.get(p) in by_id:
             src, how = by_id[ids[p]][0], "patch-id"
         if src is None:
-            nums = _PR.findall(subject)
-            hit = [
-                c
-                for c, (s, _) in cands.items()
-                if nums and re.search(rf"(#|\bPR\s*){nums[-1]}\b", s, re.I)
-            ]
-            if len(hit) == 1:
-                src, how = hit[0], "pr-number"
+            # Every PR the subject names ("Automated cherry pick of #A: … #B: … (#C)": A, B and
+            # the release's own C); main's commits end with "(#N)".
+            nums = set(_PR.findall(subject))
+            hit = [c for c, (s, _) in cands.items() if set(re.findall(r"\(#(\d+)\)$", s)) & nums]
+            if hit:
+                src, how = ",".join(hit), "pr-number"
         if src is None:
             same = [c for c, (s, _) in cands.items() if subject_key(s) == subject_key(subject)]
             if len(same) == 1:
                 src, how = same[0], "subject"
-        if src is not None:
+        if src is not None and "," in src:  # several PRs: the patch id of their union
+            status = "identical" if union_id(repo, src.split(",")) == ids.get(p) else "differs"
+        elif src is not None:
             sid = ids.get(src) or patch_ids(repo, [src]).get(src)
             status = "identical" if sid and sid == ids.get(p) else "differs"
         else:
@@ -154,13 +167,15 @@ def main() -> int:
         hstat = {"identical": "identical", "whitespace-only": "identical", None: "missing"}.get(
             hp.get("status"), "differs" if hsrc else "none"
         )
-        s_ok = (src in hsrc) if src else not hsrc
+        s_ok = (
+            (set(src.split(",")) == set(hsrc) if "," in src else src in hsrc) if src else not hsrc
+        )
         st_ok = hstat == status
         src_ok += s_ok
         status_ok += s_ok and st_ok
         mark = "  " if s_ok and st_ok else "!!"
         print(
-            f"{mark} {p[:10]} truth {str(src)[:10]} {how:9} {status:9} | harness "
+            f"{mark} {p[:10]} truth {','.join(x[:10] for x in (src or '-').split(','))} {how:9} {status:9} | harness "
             f"{','.join(x[:10] for x in hsrc) or '-':10} {hp.get('source_via')} {hp.get('status')}"
         )
     print(f"picks {len(t)} (harness {len(h)}), source agrees {src_ok}, status agrees {status_ok}")
