@@ -229,25 +229,30 @@ def _paths(files: Sequence[FilePatch]) -> set[str]:
     return {x for f in files for x in (f.old_path, f.new_path) if x}
 
 
-def _in_same_paths(pick: Sequence[FilePatch], cand: Sequence[FilePatch]) -> bool:
-    """Whether at least a quarter of the lines two changes share are shared within the same path
-    (old or new name): similarity never pairs commits that change different paths (another
-    release's notes share their boilerplate with this one's in another file, and may touch the same
-    index page); a fix whose main file has another name on the branch still shares its other files'
-    lines (kueue's ``non_tas_usage_controller.go`` / ``pod_usage_controller.go``)."""
-    by_path: dict[str, Counter[tuple[str, bytes]]] = {}
+def _in_same_paths(
+    pick: Sequence[FilePatch], cand: Sequence[FilePatch], shared: Callable[[], int]
+) -> bool:
+    """Whether at least a quarter of the lines two changes share (``shared()``, any path) are
+    shared within the same path (old or new name): similarity never pairs commits that change
+    different paths (another release's notes share their boilerplate with this one's in another
+    file, and may touch the same index page); a fix whose main file has another name on the
+    branch still shares its other files' lines (kueue's ``non_tas_usage_controller.go`` /
+    ``pod_usage_controller.go``)."""
+    by_path: dict[str, list[FilePatch]] = {}
     for f in cand:
-        for x in (f.old_path, f.new_path):
+        for x in dict.fromkeys((f.old_path, f.new_path)):
             if x:
-                by_path.setdefault(x, Counter()).update(signed_keys(f.added, f.removed))
+                by_path.setdefault(x, []).append(f)
+    if all(f.old_path in by_path or f.new_path in by_path for f in pick):
+        return True  # every file of the pick is one of the candidate's: the common case
     same = 0
     for f in pick:
-        theirs = Counter[tuple[str, bytes]]()
-        for x in dict.fromkeys((f.old_path, f.new_path)):
-            if x and x in by_path:
-                theirs |= by_path[x]
-        same += sum((signed_keys(f.added, f.removed) & theirs).values())
-    return 4 * same >= sum((keys_of(pick) & keys_of(cand)).values())
+        theirs = [
+            g for x in dict.fromkeys((f.old_path, f.new_path)) if x for g in by_path.get(x, ())
+        ]
+        if theirs:
+            same += sum((signed_keys(f.added, f.removed) & keys_of(theirs)).values())
+    return 4 * same >= shared()
 
 
 def patch_id(files: Sequence[FilePatch]) -> str:
@@ -475,7 +480,7 @@ class SourceFinder:
         )
         out: dict[str, list[str]] = {}
         for pick, ts in named.items():
-            found = [ids[t] for t in ts if ids.get(t)]
+            found = [x for t in ts if (x := ids.get(t))]
             on_source = [f for f in found if f in self.order or f in self.also]
             # A pick of a pick carries several trailers: the one on the source branch is the source.
             # One naming no commit of the source (a change the review system rebased before it
@@ -690,13 +695,18 @@ class SourceFinder:
                     hits.update(s for s in posting if lo <= self.committed[s] <= hi)
             total = sum(pk.values())
             ranked = sorted(hits, key=lambda s: (-2 * hits[s] / (total + size[s]), self.order[s]))
-            mine = self.store.full[p].files
-            same_paths = (c for c in ranked if _in_same_paths(mine, self.store.changed(c)))
+            same_paths = (c for c in ranked if self._same_paths(p, c))
             scored[p] = sorted(
                 ((dice(pk, self.store.keys(c)), c) for c in itertools.islice(same_paths, 3)),
                 key=lambda t: (-t[0], self.order[t[1]]),
             )
         return scored
+
+    def _same_paths(self, pick: str, cand: str) -> bool:
+        """``_in_same_paths`` of a pick and a similarity candidate."""
+        pk, ck = self.store.keys(pick), self.store.keys(cand)
+        files = self.store.full[pick].files
+        return _in_same_paths(files, self.store.changed(cand), lambda: sum((pk & ck).values()))
 
     def _search(self, unresolved: Sequence[str]) -> dict[str, Resolution]:
         """Patch-id, then title and author date, then subject, then similarity, over source commits
