@@ -64,7 +64,8 @@ _BACKPORT_BRANCH = re.compile(
 _BARE_PR = re.compile(r"\bPR\s*\d", re.IGNORECASE)
 _BACKPORT = re.compile(r"\bbackport", re.IGNORECASE)
 # Prow's cherry-pick robot: "Automated cherry pick of #11011: Title. #11081: Title (#11118)".
-_PICK_OF = re.compile(r"\bcherry[- ]?pick(?:ed)? of\b", re.IGNORECASE)
+# And by hand: "[release-0.13] Cherry Pick #7024, #7040 (#7042)".
+_PICK_OF = re.compile(r"\bcherry[- ]?pick(?:ed)?(?:\s+of)?\s+(?:PRs?\s*)?#\d", re.IGNORECASE)
 # Leading tags: "[release/x] ", "[PR #1/abc backport][3.12] ", "[3.13 backport] ".
 _TAGS = re.compile(r"^\s*(?:\[[^\]]*\]\s*)+")
 # A message line naming the PR a backport carries: "Backport PR #13999 on branch 8.x (…)".
@@ -428,6 +429,10 @@ class SourceFinder:
                     {s for n in named_prs(pick) for s in self.by_number.get(n, [])},
                     key=lambda s: self.order[s],
                 )
+                # A revert's source is the source branch's revert of the same PR, not the change
+                # it reverts (which carries the PR number too).
+                if pick.subject.startswith('Revert "'):
+                    cands = [s for s in cands if self.subjects[s].startswith('Revert "')] or cands
                 # Another release's backport of the same PR (merged forward) is a copy: the PR's
                 # own commit is looked for first, by number and then by content.
                 siblings = [s for s in cands if _BACKPORT.search(self.subjects[s])]

@@ -316,3 +316,38 @@ def test_prows_cherry_pick_of_two_prs_names_both(builder):
     s, picks = _picks(builder, base, "release-0.16")
     p = picks[pick]
     assert (p["sources"], p["source_via"], p["status"]) == ([one, two], "pr-number", "identical")
+
+
+def test_a_revert_pick_names_the_sources_revert_not_the_change_it_reverts(builder):
+    moved = "".join(f"conf_{i} = {i}\n" for i in range(8))
+    builder.commit("base", {"a.py": A + moved, "conf.py": ""})
+    builder.branch("release")
+    change = builder.commit("Move the configs to conf.py (#6356)", {"a.py": A, "conf.py": moved})
+    revert = builder.commit(
+        'Revert "Move the configs to conf.py (#6356)" (#6398)', {"a.py": A + moved, "conf.py": ""}
+    )
+    builder.checkout("release")
+    builder.cherry_pick(change)
+    base = builder.rev("HEAD")
+    pick = builder.commit(
+        'Revert "Move the configs to conf.py (#6356)" (#6402)', {"a.py": A + moved, "conf.py": ""}
+    )
+    s, picks = _picks(builder, base)
+    p = picks[pick]
+    assert (p["sources"], p["source_via"], p["status"]) == ([revert], "pr-number", "identical")
+    assert change not in p["sources"]
+
+
+def test_a_hand_made_cherry_pick_of_two_prs_names_both(builder):
+    builder.commit("base", {"a.py": A, "b.py": B})
+    builder.branch("release-0.13")
+    one = builder.commit("Fix a_6 (#7024)", {"a.py": A.replace("a_6 = 6", "a_6 = 60")})
+    two = builder.commit("Fix b_6 (#7040)", {"b.py": B.replace("b_6 = 6", "b_6 = 60")})
+    builder.checkout("release-0.13")
+    base = builder.rev("HEAD")
+    pick = builder.commit(
+        "[release-0.13] Cherry Pick #7024, #7040 (#7042)",
+        {"a.py": A.replace("a_6 = 6", "a_6 = 60"), "b.py": B.replace("b_6 = 6", "b_6 = 60")},
+    )
+    s, picks = _picks(builder, base, "release-0.13")
+    assert picks[pick]["sources"] == [one, two]
