@@ -103,10 +103,18 @@ class Side:
             "removed_sha1": checksum(self.removed),
         }
 
+    def net(self) -> tuple[list[bytes], list[bytes]]:
+        """Added and removed lines, a line one joined commit adds and a later one removes (or the
+        other way) counted once as neither: several commits' net change."""
+        plus, minus = Counter(self.added), Counter(self.removed)
+        if not self.joined:
+            return self.added, self.removed
+        return list((plus - minus).elements()), list((minus - plus).elements())
+
     def tokens(self) -> Counter[tuple[str, bytes]]:
         if self.binary:
             return Counter({("bin", (self.new_blob or "deleted").encode()): 1})
-        keys = signed_keys(self.added, self.removed)
+        keys = signed_keys(*self.net())
         return keys or Counter({("file", self.status.encode()): 1})
 
 
@@ -196,8 +204,12 @@ def compare_pair(p: Side, s: Side, renamed: bool = False) -> FileResult:
 
 
 def _same_lines(a: Side, b: Side) -> bool:
-    """The same added and removed lines as multisets, whatever their order."""
-    return Counter(a.added) == Counter(b.added) and Counter(a.removed) == Counter(b.removed)
+    """The same added and removed lines as multisets, whatever their order, or the same net
+    change (a line one source commit adds and a later one takes back counts as neither)."""
+    if Counter(a.added) == Counter(b.added) and Counter(a.removed) == Counter(b.removed):
+        return True
+    (a_plus, a_minus), (b_plus, b_minus) = a.net(), b.net()
+    return Counter(a_plus) == Counter(b_plus) and Counter(a_minus) == Counter(b_minus)
 
 
 class _FirstLeft:

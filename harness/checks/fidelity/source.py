@@ -65,7 +65,7 @@ _BARE_PR = re.compile(r"\bPR\s*\d", re.IGNORECASE)
 _BACKPORT = re.compile(r"\bbackport", re.IGNORECASE)
 # Prow's cherry-pick robot: "Automated cherry pick of #11011: Title. #11081: Title (#11118)".
 # And by hand: "[release-0.13] Cherry Pick #7024, #7040 (#7042)".
-_PICK_OF = re.compile(r"\bcherry[- ]?pick(?:ed)?(?:\s+of)?\s+(?:PRs?\s*)?#\d", re.IGNORECASE)
+_PICK_OF = re.compile(r"\bcherry[- ]?pick(?:ed)?(?:\s+of)?\s+#\d", re.IGNORECASE)
 # Leading tags: "[release/x] ", "[PR #1/abc backport][3.12] ", "[3.13 backport] ".
 _TAGS = re.compile(r"^\s*(?:\[[^\]]*\]\s*)+")
 # A message line naming the PR a backport carries: "Backport PR #13999 on branch 8.x (…)".

@@ -351,3 +351,21 @@ def test_a_hand_made_cherry_pick_of_two_prs_names_both(builder):
     )
     s, picks = _picks(builder, base, "release-0.13")
     assert picks[pick]["sources"] == [one, two]
+
+
+def test_two_prs_where_the_second_rewrites_the_first_are_compared_by_net_change(builder):
+    builder.commit("base", {"a.py": A})
+    builder.branch("release")
+    first = builder.commit("Parallel verify (#8731)", {"a.py": A.replace("a_2 = 2", "a_2 = 20")})
+    second = builder.commit(
+        "Re-enable parallel verify (#8988)", {"a.py": A.replace("a_2 = 2", "a_2 = 200")}
+    )
+    builder.checkout("release")
+    base = builder.rev("HEAD")
+    pick = builder.commit(
+        "Automated cherry pick of #8731: Parallel verify #8988: Re-enable (#9203)",
+        {"a.py": A.replace("a_2 = 2", "a_2 = 200")},
+    )
+    s, picks = _picks(builder, base)
+    p = picks[pick]
+    assert (p["sources"], p["status"]) == ([first, second], "identical")
