@@ -171,6 +171,7 @@ class GitRepo:
         self._batch: subprocess.Popen[bytes] | None = None
         self._checker: subprocess.Popen[bytes] | None = None  # cat-file --batch-check, kept
         self._check_lock = threading.Lock()
+        self._batch_lock = threading.Lock()  # one question at a time to the kept cat-file --batch
         self._resolved: dict[tuple[str, str], str] = {}
         self.big_file = BIG_FILE
         self.walks: dict[tuple[str, str], list[list[str]]] = {}  # git/history.py range_parents
@@ -190,11 +191,13 @@ class GitRepo:
         state = dict(self.__dict__)
         state.update(_batch=None, _checker=None, _resolved={}, walks={}, ranges={}, bases={})
         state.pop("_check_lock")
+        state.pop("_batch_lock")
         return state
 
     def __setstate__(self, state: dict[str, object]) -> None:
         self.__dict__.update(state)
         self._check_lock = threading.Lock()
+        self._batch_lock = threading.Lock()
 
     # -- running git ---------------------------------------------------------------
     def _env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -604,17 +607,19 @@ class GitRepo:
         repository owned by another user works too (no safe.directory discovery)."""
         if "\n" in spec or "\0" in spec:
             return None
-        proc = self._batch
-        if proc is None or proc.poll() is not None:
-            proc = self._batch = self._kept(["cat-file", "--batch"])
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(spec.encode("utf-8", "surrogateescape") + b"\n")
-        proc.stdin.flush()
-        header = proc.stdout.readline().split()
-        if len(header) != 3 or not header[2].isdigit():
-            return None
-        data = proc.stdout.read(int(header[2]) + 1)[:-1]
-        return data
+        # Threads share the process (column trees are made in parallel): a question and its
+        # answer are one exchange, or one thread reads another's bytes and waits forever.
+        with self._batch_lock:
+            proc = self._batch
+            if proc is None or proc.poll() is not None:
+                proc = self._batch = self._kept(["cat-file", "--batch"])
+            assert proc.stdin is not None and proc.stdout is not None
+            proc.stdin.write(spec.encode("utf-8", "surrogateescape") + b"\n")
+            proc.stdin.flush()
+            header = proc.stdout.readline().split()
+            if len(header) != 3 or not header[2].isdigit():
+                return None
+            return proc.stdout.read(int(header[2]) + 1)[:-1]
 
     def _kept(self, args: Sequence[str]) -> subprocess.Popen[bytes]:
         """A batch process kept for the run: ended (its input closed, then reaped) by ``close``,
@@ -631,7 +636,7 @@ class GitRepo:
         return proc
 
     def close(self) -> None:
-        with self._check_lock:
+        with self._check_lock, self._batch_lock:
             for proc in (self._batch, self._checker):
                 if proc is not None:
                     _end(proc)

@@ -59,7 +59,8 @@ def pin_gaps(
         Column(
             f"gap {sha[:10]}",
             head_column.ref,
-            [*head_column.edits, Edit(kind="apply-commit", commit=sha)],
+            # the commit first, on HEAD's own files; then the tests the head column runs
+            [Edit(kind="apply-commit", commit=sha), *head_column.edits],
             role="control",
         )
         for sha, _ in candidates[:MAX_GAPS]

@@ -1,0 +1,123 @@
+"""The tests section on a real repository (harness/testing/fix_repo.py), real pytest in a real
+environment built from the project's pyproject.toml, held to plain pytest runs made by hand."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.testing import fix_repo
+from harness.testing.network import need_index
+from harness.testing.pytest_truth import plain_pytest
+
+
+@pytest.fixture(scope="module")
+def calc(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    need_index()
+    path = tmp_path_factory.mktemp("calc") / "repo"
+    return path, fix_repo.build(path)
+
+
+def _compare(run_cli, repo: Path, head: str, out: Path, *extra: str) -> tuple[int, dict]:
+    code, _, err = run_cli(
+        "compare",
+        f"release/1.x..{head}",
+        "--source",
+        "main",
+        "--repo",
+        str(repo),
+        "--output-dir",
+        str(out),
+        "--format",
+        "none",
+        *extra,
+    )
+    assert code in (0, 1), err
+    report = json.loads((out / "report.json").read_text())
+    return code, report
+
+
+def _tests(report: dict) -> dict:
+    return next(s for s in report["sections"] if s["id"] == "tests")
+
+
+def _verdicts(section: dict) -> dict[str, str]:
+    return {t["nodeid"]: t["verdict"] for t in section["data"]["tests"]}
+
+
+def test_a_whole_pick_proves_the_fix_and_equals_plain_pytest(calc, run_cli, tmp_path):
+    repo, shas = calc
+    code, report = _compare(run_cli, repo, "backport/whole", tmp_path / "r")
+    section = _tests(report)
+    assert _verdicts(section) == {
+        "tests/test_ops.py::test_hi": "proves-fix",
+        "tests/test_ops.py::test_order": "proves-fix",
+        "tests/test_ops.py::test_lo": "passes-both",
+    }
+    assert code == 0
+    rows = {t["nodeid"]: t for t in section["data"]["tests"]}
+    # changed node ids first, marked
+    assert [t["changed"] for t in section["data"]["tests"]] == [True, True, False]
+    files, py = ["tests/test_ops.py"], sys.executable
+    truth = {
+        "without_fix": plain_pytest(repo, "release/1.x", files, [(files[0], "backport/whole")], py),
+        "head": plain_pytest(repo, "backport/whole", files, python=py),
+        "source": plain_pytest(repo, shas["squash"], files, python=py),
+        "source_parent": plain_pytest(
+            repo, shas["main_other"], files, [(files[0], shas["squash"])], py
+        ),
+    }
+    for column, outcomes in truth.items():
+        assert outcomes, column
+        for nodeid, outcome in outcomes.items():
+            assert rows[nodeid]["outcomes"][column] == outcome, (column, nodeid)
+    assert "1 proves" not in section["summary"] and "2 prove the fix" in section["summary"]
+    controls = {c["name"]: c for c in section["controls"]}
+    assert controls["module path proof"]["ok"] is True
+    assert "1 of 1 fix module(s)" in str(controls["module path proof"])
+
+
+def test_a_pick_of_the_test_without_the_fix_is_blocked_naming_the_test(calc, run_cli, tmp_path):
+    repo, _ = calc
+    code, report = _compare(run_cli, repo, "backport/test-only", tmp_path / "r")
+    assert code == 1
+    section = _tests(report)
+    verdicts = _verdicts(section)
+    assert verdicts["tests/test_ops.py::test_hi"] == "fails-head"
+    p1 = [f for f in section["findings"] if f["severity"] == "P1"]
+    assert any("tests/test_ops.py::test_hi" in f["title"] for f in p1)
+
+
+def test_a_partial_pick_is_blocked_with_the_missing_commit_named(calc, run_cli, tmp_path):
+    repo, shas = calc
+    code, report = _compare(
+        run_cli, repo, "backport/partial", tmp_path / "r", "--source-branch", "pr/7"
+    )
+    assert code == 1
+    section = _tests(report)
+    assert _verdicts(section)["tests/test_ops.py::test_order"] == "source-test-fails-head"
+    gap = [f for f in section["findings"] if f["kind"] == "test-gap-pinned"]
+    assert gap and shas["c2"][:10] in gap[0]["title"]
+    assert section["data"]["gaps"][0]["commit"] == shas["c2"]
+    assert "tests/test_ops.py::test_order" in section["data"]["gaps"][0]["greened"]
+    actions = " ".join(c["action"] for c in report["causes"])
+    assert f"cherry-pick -x {shas['c2'][:8]}" in actions
+
+
+def test_a_warm_compare_runs_no_column_again(calc, run_cli, tmp_path):
+    repo, _ = calc
+    _, first = _compare(run_cli, repo, "backport/whole", tmp_path / "a")
+    _, second = _compare(run_cli, repo, "backport/whole", tmp_path / "b")
+    cols = _tests(second)["data"]["columns"]
+    assert cols and all(c["cached"] for c in cols.values())
+    assert _tests(first)["data"]["tests"] == _tests(second)["data"]["tests"]
+
+
+def test_no_tests_turns_the_section_off(calc, run_cli, tmp_path):
+    repo, _ = calc
+    _, report = _compare(run_cli, repo, "backport/whole", tmp_path / "r", "--no-tests")
+    assert not [s for s in report["sections"] if s["id"] == "tests"]
+    assert any("--no-tests" in n for n in report["not_verified"])
