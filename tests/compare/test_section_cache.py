@@ -14,7 +14,7 @@ from harness import demo
 from harness.infra.cache import Cache, cached_section
 from harness.report.model import Code, Control, Finding, Section, Sha, Table
 
-CACHED = {"fidelity", "drift", "shape", "conflicts", "lanes"}
+CACHED = {"fidelity", "drift", "shape", "conflicts", "lanes", "tests"}
 
 
 def _compare(repo: Path, out: Path, head: str = demo.REFS["head"]) -> dict:

@@ -203,6 +203,7 @@ VERBS: dict[str, list[str]] = {
     "select": ["select", "--lane", "all="],
     "shape": ["shape", "HEAD~1..HEAD"],
     "sweep": ["sweep", "HEAD~1..HEAD"],
+    "tests": ["tests", "HEAD~1..HEAD", "--source", "main"],
     "trace": ["trace", "x", "--refs", "HEAD"],
 }
 FILE_OUTPUT = [v for v in VERBS if v != "compare"]
@@ -593,6 +594,25 @@ for verb, argv in (
 case("compare-empty-range", ["compare", "HEAD", "HEAD", "--source", "main", "--repo", "{repo}"], "")
 case("fidelity-empty-range", ["fidelity", "HEAD..HEAD", "--source", "main", "--repo", "{repo}"], "")
 case("compare-no-source", ["compare", "HEAD~1", "HEAD", "--repo", "{repo}"], "no --source")
+# -- issue 39: the tests section's own verb and options ------------------------------------------
+case("tests-empty-range", ["tests", "HEAD..HEAD", "--source", "main", "--repo", "{repo}"], "")
+case("tests-no-source", ["tests", "HEAD~1..HEAD", "--repo", "{repo}"], "--source")
+case(
+    "tests-source-an-option",
+    ["tests", "HEAD~1..HEAD", "--source", "--all", "--repo", "{repo}"],
+    "--source",
+)
+for bad in ("0", "-5", "soon", "nan"):
+    case(
+        f"tests-timeout-{bad}",
+        ["tests", "HEAD~1..HEAD", "--source", "main", "--test-timeout", bad, "--repo", "{repo}"],
+        "--test-timeout",
+    )
+case(
+    "compare-test-timeout-zero",
+    ["compare", "HEAD~1", "HEAD", "--source", "main", "--test-timeout", "0", "--repo", "{repo}"],
+    "--test-timeout",
+)
 case("cache-bad-action", ["cache", "frob"], "invalid choice")
 case("cache-bad-format", ["cache", "--format", "pdf"], "invalid choice")
 case("cache-clear-repo-missing", ["cache", "clear", "--repo", "{in}/nowhere"], "no such directory")

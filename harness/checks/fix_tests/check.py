@@ -28,6 +28,7 @@ from harness.git.history import describe
 from harness.git.mutation import changed_lines
 from harness.git.repo import GitRepo
 from harness.infra.cache import Cache, interpreter_fingerprint
+from harness.infra.progress import note as progress_note
 from harness.infra.progress import phase
 
 MAX_PROOFS = 50
@@ -153,8 +154,9 @@ def _options(
             run.env_error = str(exc)
             return None
         python, env_key = env.python, env.key
+        progress_note(f"tests: environment {env.key[:12]} {env.how}")
         run.env = (
-            f"{env.how} with {env.installer or 'pip'} from HEAD's "
+            f"made with {env.installer or 'pip'} from HEAD's "
             + (", ".join(spec.sources) or "nothing")
             + f" (key {env.key[:12]}, {len(spec.requirements)} requirement(s))"
         )

@@ -111,8 +111,9 @@ def test_a_warm_compare_runs_no_column_again(calc, run_cli, tmp_path):
     repo, _ = calc
     _, first = _compare(run_cli, repo, "backport/whole", tmp_path / "a")
     _, second = _compare(run_cli, repo, "backport/whole", tmp_path / "b")
-    cols = _tests(second)["data"]["columns"]
-    assert cols and all(c["cached"] for c in cols.values())
+    controls = {c["name"]: c for c in _tests(second)["controls"]}
+    assert str(controls["section cache"]).count("from cache: ") == 1
+    assert "measured" not in str(controls["section cache"])
     assert _tests(first)["data"]["tests"] == _tests(second)["data"]["tests"]
 
 
