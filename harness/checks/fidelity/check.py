@@ -1460,7 +1460,8 @@ def _followups_table(
         ],
         legend="later commits on the source branch that name a source: Fixes: trailer, "
         "revert, follow-up to #N, the same PR number or the same Fixes #N issue (P1 when "
-        "they touch non-test files the pick carries); then, ranked, candidates that only "
+        "they touch non-test files the pick carries; info when only the issue names them); "
+        "then, ranked, candidates that only "
         "change (within 30 days) lines the source added (info: worth a look); ones a pick "
         "carries (≥ 0.80 of their lines) are left out",
         control=f"{len(history)} source commit(s) after the fork point searched; a pick's own "
