@@ -11,13 +11,22 @@ from dataclasses import dataclass
 from harness.checks.fix_tests.cells import Options, Plan, run_columns
 from harness.checks.fix_tests.columns import columns_for
 from harness.checks.fix_tests.files import Selection, TestFile, order_sources, select_tests
-from harness.checks.fix_tests.gaps import pin_gaps
+from harness.checks.fix_tests.gaps import pin_commits
+from harness.checks.fix_tests.hunks import fix_hunks, hunk_columns
 from harness.checks.fix_tests.result import TestsRun
 from harness.checks.fix_tests.runners import get_runner
 from harness.checks.fix_tests.section import tests_section
-from harness.checks.fix_tests.verdicts import build_rows, judge, mark_flaky, rerun_candidates
+from harness.checks.fix_tests.strings import removed_strings
+from harness.checks.fix_tests.verdicts import (
+    FAILING,
+    build_rows,
+    judge,
+    mark_flaky,
+    rerun_candidates,
+)
 from harness.checks.paths import is_test_path
 from harness.checks.result import Checked, FidelityResult
+from harness.columns.trees import Column
 from harness.envs.build import EnvError, ensure_env
 from harness.envs.spec import read_spec
 from harness.envs.version import pep440, uses_scm, version_file
@@ -32,6 +41,7 @@ from harness.infra.progress import note as progress_note
 from harness.infra.progress import phase
 
 MAX_PROOFS = 50
+MAX_SCOPE_FILES = 200  # a suite this small runs whole to look for a missing commit's pins
 
 
 @dataclass(frozen=True)
@@ -92,18 +102,74 @@ def _run(
         mark_flaky(differing, run.reruns)
     for row in run.rows:
         row.verdict = judge(row)
+    head_column = next((c for c in columns if c.name == "head_source_tests"), columns[1])
     candidates = list(dict.fromkeys([*fidelity.missing_commits, *fidelity.followups]))
     if candidates:
-        with phase("tests: gap pinning"):
-            run.gaps = pin_gaps(
+        scope = _pin_scope(repo, run)
+        run.pin_scope = scope[0]
+        with phase(f"tests: {len(candidates)} commit(s) the pick lacks, applied to HEAD"):
+            _, run.gaps = pin_commits(
                 repo,
-                next((c for c in columns if c.name == "head_source_tests"), columns[1]),
+                head_column,
                 run.rows,
                 [(c, repo.commit(c).subject) for c in candidates],
+                scope,
                 opts,
                 cache,
                 executor,
             )
+    _hunks(repo, run, head_column, plan, opts, cache, executor)
+    source = run.sources.newest
+    run.strings, run.strings_left_out = removed_strings(repo, run.base, run.head, source)
+
+
+def _hunks(
+    repo: GitRepo,
+    run: TestsRun,
+    head_column: Column,
+    plan: Plan,
+    opts: Options,
+    cache: Cache,
+    executor: Executor,
+) -> None:
+    """Each code hunk of the fix reverted alone on HEAD: the tests passing at HEAD that fail."""
+    run.hunks, run.hunks_left_out = fix_hunks(repo, run.base, run.head)
+    if not run.hunks:
+        return
+    with phase(f"tests: {len(run.hunks)} hunk(s) of the fix reverted one at a time"):
+        runs = run_columns(repo, hunk_columns(head_column, run.hunks), plan, opts, cache, executor)
+    passing = {r.nodeid for r in run.rows if r.outcomes.get(head_column.name) == "passed"}
+    for hunk, col in zip(run.hunks, runs, strict=True):
+        hunk.problem = col.problem or next((c.problem for c in col.cells.values() if c.problem), "")
+        if hunk.problem:
+            continue
+        outcomes = {n: o for c in col.cells.values() for n, o in c.outcomes.items()}
+        erred = {f for c in col.cells.values() for f in c.errors}
+        hunk.failing = sorted(
+            n
+            for n in passing
+            if outcomes.get(n) in FAILING or (n not in outcomes and n.split("::")[0] in erred)
+        )
+
+
+def _pin_scope(repo: GitRepo, run: TestsRun) -> tuple[str, Plan]:
+    """Where a missing commit's pins are looked for: every test file the runners discover at HEAD
+    when there are at most MAX_SCOPE_FILES, else the section's own files."""
+    listing = [e.path for e in ls_tree(repo, run.head) if e.type == "blob"]
+    plan: Plan = []
+    total = 0
+    for name in sorted({f.runner for f in run.selection.files}):
+        runner = get_runner(name)
+        config = runner.configure(lambda p: repo.blob_at(run.head, p), listing)
+        files = [p for p in listing if runner.is_test_file(p, config)]
+        total += len(files)
+        plan.append((name, files, None))
+    if total <= MAX_SCOPE_FILES:
+        return f"the whole suite ({total} test file(s) at HEAD)", plan
+    return (
+        f"the tests section's files (the suite has {total} test files, over {MAX_SCOPE_FILES})",
+        _plan(run.selection.files),
+    )
 
 
 def _differ(repo: GitRepo, run: TestsRun) -> set[str]:

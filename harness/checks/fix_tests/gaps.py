@@ -1,6 +1,7 @@
-"""Gap pinning, automatic: a test that fails at HEAD and passes at the source, while fidelity
-names commits the pick lacks (after the cut point, follow-ups not picked), is run again on HEAD
-plus each of those commits in a temporary tree; the commit that turns it green is named."""
+"""The commits the pick lacks, each applied to HEAD in a temporary tree (after the cut point,
+follow-ups not picked: fidelity's ``FidelityResult``), the scope's tests run on each beside HEAD
+alone: the node ids whose outcome changes pin the commit ("no test pins it" otherwise), and a test
+failing at HEAD and passing at the source that turns green names the commit to pick."""
 
 from __future__ import annotations
 
@@ -15,16 +16,19 @@ from harness.executors import Executor
 from harness.git.repo import GitRepo
 from harness.infra.cache import Cache
 
-MAX_GAPS = 8  # candidate commits tried per section
+MAX_GAPS = 8  # commits tried per section
 
 
 @dataclass
-class GapTry:
+class Pin:
     commit: str
     subject: str
-    greened: list[str] = field(default_factory=list)  # target node ids that pass with it
-    still: list[str] = field(default_factory=list)  # target node ids that still fail
-    problem: str = ""  # the commit does not apply on HEAD, or the run failed
+    scope: str
+    applies: bool = True
+    pinned_by: list[str] = field(default_factory=list)  # outcome differs from HEAD alone
+    greened: list[str] = field(default_factory=list)  # failing targets that pass with it
+    still: list[str] = field(default_factory=list)  # failing targets that still fail
+    problem: str = ""
 
 
 def targets(rows: Sequence[Row]) -> list[Row]:
@@ -38,55 +42,73 @@ def targets(rows: Sequence[Row]) -> list[Row]:
     ]
 
 
-def pin_gaps(
+def _merge(plan: Plan, rows: Sequence[Row]) -> Plan:
+    """The scope's plan with the target rows' files added (they must run in every pin column)."""
+    out = [(name, list(files), None) for name, files, _ in plan]
+    for r in rows:
+        entry = next((p for p in out if p[0] == r.runner), None)
+        if entry is None:
+            out.append((r.runner, [r.file], None))
+        elif r.file not in entry[1]:
+            entry[1].append(r.file)
+    return [(n, sorted(f), None) for n, f, _ in out]
+
+
+def pin_commits(
     repo: GitRepo,
     head_column: Column,
     rows: Sequence[Row],
     candidates: Sequence[tuple[str, str]],  # (sha, subject)
+    scope: tuple[str, Plan],
     opts: Options,
     cache: Cache,
     executor: Executor,
-) -> list[GapTry]:
-    """Each candidate applied on HEAD (with the head column's edits), the target rows rerun."""
+) -> tuple[ColumnRun | None, list[Pin]]:
+    """HEAD alone and HEAD + each candidate (first its diff, then the head column's tests)."""
+    if not candidates:
+        return None, []
     wanted = targets(rows)
-    if not wanted or not candidates:
-        return []
-    plan: Plan = []
-    for runner in sorted({r.runner for r in wanted}):
-        mine = [r for r in wanted if r.runner == runner]
-        plan.append((runner, sorted({r.file for r in mine}), [r.nodeid for r in mine]))
-    columns = [
+    name, plan = scope
+    plan = _merge(plan, wanted)
+    tried = list(candidates[:MAX_GAPS])
+    columns = [Column("pin baseline", head_column.ref, list(head_column.edits), role="control")]
+    columns += [
         Column(
             f"gap {sha[:10]}",
             head_column.ref,
-            # the commit first, on HEAD's own files; then the tests the head column runs
             [Edit(kind="apply-commit", commit=sha), *head_column.edits],
             role="control",
         )
-        for sha, _ in candidates[:MAX_GAPS]
+        for sha, _ in tried
     ]
     runs = run_columns(repo, columns, plan, opts, cache, executor)
-    return [
-        _try(sha, subject, run, wanted)
-        for (sha, subject), run in zip(candidates, runs, strict=False)
+    baseline = runs[0]
+    return baseline, [
+        _pin(sha, subject, name, run, baseline, wanted)
+        for (sha, subject), run in zip(tried, runs[1:], strict=True)
     ]
 
 
-def _try(sha: str, subject: str, run: ColumnRun, wanted: Sequence[Row]) -> GapTry:
-    tried = GapTry(sha, subject)
-    problems = [run.problem] + [c.problem for c in run.cells.values()]
-    tried.problem = next((p for p in problems if p), "")
-    for row in wanted:
-        cell = run.cells.get(row.runner)
-        outcome = cell.outcomes.get(row.nodeid) if cell else None
-        (tried.greened if outcome == "passed" else tried.still).append(row.nodeid)
-    return tried
-
-
-def pinned_by(tries: Sequence[GapTry]) -> dict[str, str]:
-    """Node id → the first commit (in the order tried) that turns it green."""
+def _outcomes(run: ColumnRun) -> dict[str, str]:
     out: dict[str, str] = {}
-    for t in tries:
-        for nid in t.greened:
-            out.setdefault(nid, t.commit)
+    for cell in run.cells.values():
+        out.update(cell.outcomes)
+        out.update({f: "error" for f in cell.errors})
     return out
+
+
+def _pin(
+    sha: str, subject: str, scope: str, run: ColumnRun, baseline: ColumnRun, wanted: Sequence[Row]
+) -> Pin:
+    pin = Pin(sha, subject, scope)
+    if run.problem:
+        pin.applies = "does not apply" not in run.problem
+        pin.problem = run.problem
+        return pin
+    problems = [c.problem for c in [*run.cells.values(), *baseline.cells.values()] if c.problem]
+    pin.problem = problems[0] if problems else ""
+    before, after = _outcomes(baseline), _outcomes(run)
+    pin.pinned_by = sorted(n for n in set(before) | set(after) if before.get(n) != after.get(n))
+    for row in wanted:
+        (pin.greened if after.get(row.nodeid) == "passed" else pin.still).append(row.nodeid)
+    return pin

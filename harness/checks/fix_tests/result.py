@@ -6,7 +6,9 @@ from dataclasses import dataclass, field
 
 from harness.checks.fix_tests.cells import ColumnRun
 from harness.checks.fix_tests.files import Selection, Sources
-from harness.checks.fix_tests.gaps import GapTry
+from harness.checks.fix_tests.gaps import Pin
+from harness.checks.fix_tests.hunks import Hunk
+from harness.checks.fix_tests.strings import RemovedString
 from harness.checks.fix_tests.verdicts import Row
 
 
@@ -19,7 +21,12 @@ class TestsRun:
     rows: list[Row] = field(default_factory=list)
     runs: list[ColumnRun] = field(default_factory=list)
     reruns: list[ColumnRun] = field(default_factory=list)
-    gaps: list[GapTry] = field(default_factory=list)
+    gaps: list[Pin] = field(default_factory=list)  # the commits the pick lacks, applied to HEAD
+    pin_scope: str = ""
+    hunks: list[Hunk] = field(default_factory=list)
+    hunks_left_out: int = 0
+    strings: list[RemovedString] = field(default_factory=list)
+    strings_left_out: int = 0
     env: str = ""  # how the environment was obtained, one line
     env_error: str = ""  # the environment could not be built: the installer's last line
     env_notes: list[str] = field(default_factory=list)

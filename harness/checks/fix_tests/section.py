@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from harness.checks.fix_tests.columns import ORDER
 from harness.checks.fix_tests.result import TestsRun
 from harness.checks.fix_tests.verdicts import FAILING, Row
+from harness.checks.paths import is_test_path
 from harness.infra.cache import provenance_text
 from harness.report.model import (
     Anchors,
@@ -62,9 +63,32 @@ def tests_section(run: TestsRun) -> Section:
                 for f in run.selection.files
             ],
             "support_files": [f.path for f in run.selection.support],
-            "gaps": [
-                {"commit": g.commit, "greened": g.greened, "still": g.still, "problem": g.problem}
+            "pins": [
+                {
+                    "commit": g.commit,
+                    "applies": g.applies,
+                    "scope": g.scope,
+                    "pinned_by": g.pinned_by,
+                    "turns_green": g.greened,
+                    "problem": g.problem,
+                }
                 for g in run.gaps
+            ],
+            "hunks": [
+                {
+                    "file": h.file,
+                    "start": h.start,
+                    "end": h.end,
+                    "added": h.added,
+                    "removed": h.removed,
+                    "failing": h.failing,
+                    **({"problem": h.problem} if h.problem else {}),
+                }
+                for h in run.hunks
+            ],
+            "removed_strings": [
+                {"string": x.text, "references": x.references, "source_keeps": x.source_keeps}
+                for x in run.strings
             ],
             "environment": run.env,
             "counts": dict(sorted(counts.items())),
@@ -92,7 +116,13 @@ def summary_line(run: TestsRun, counts: Counter[str]) -> str:
     for v in ("flaky", "env-error", "not-run"):
         if counts[v]:
             parts.append(f"{counts[v]} {v}")
-    return "tests: " + " · ".join(parts)
+    line = "tests: " + " · ".join(parts)
+    applied = [g for g in run.gaps if g.applies and not g.problem]
+    if run.gaps:
+        line += f" · pins: {sum(1 for g in applied if g.pinned_by)} of {len(run.gaps)} missing commit(s) pinned"
+    if run.hunks:
+        line += f" · hunks: {sum(1 for h in run.hunks if h.failing)} of {len(run.hunks)} needed"
+    return line + f" · removed strings: {len(run.strings)} still referenced"
 
 
 def _cell(outcome: str | None, flaky: bool) -> str:
@@ -135,22 +165,89 @@ def _tables(run: TestsRun, findings: Sequence[Finding]) -> list[Table]:
                 weight=weight,
             )
         )
+    tables += _review_tables(run, weight)
+    return tables
+
+
+def _review_tables(run: TestsRun, weight: int) -> list[Table]:
+    """Missing commits applied to HEAD, the fix's hunks reverted one at a time, removed strings."""
+    tables = []
     if run.gaps:
         tables.append(
             Table(
-                "Gap pinning: HEAD + each commit the pick lacks, failing tests rerun",
-                ["commit", "subject", "turns green", "still failing", "problem"],
+                f"Commits the pick lacks, each applied to HEAD — scope: {run.pin_scope}",
+                [
+                    "commit",
+                    "subject",
+                    "applies",
+                    "pinned by (outcome changes)",
+                    "turns green",
+                    "problem",
+                ],
                 [
                     [
                         Sha(g.commit),
                         g.subject,
+                        "yes" if g.applies else "no",
+                        ", ".join(g.pinned_by[:10]) or "no test",
                         ", ".join(g.greened) or "—",
-                        ", ".join(g.still) or "—",
                         g.problem,
                     ]
                     for g in run.gaps
                 ],
-                control="the same tests at HEAD alone fail (the head column)",
+                control="the same scope at HEAD alone (the baseline every change is read against)",
+                weight=weight,
+            )
+        )
+    if run.hunks:
+        passing = sorted(
+            {n for n in (r.nodeid for r in run.rows if r.outcomes.get("head") == "passed")}
+        )
+        wf = [r.nodeid for r in run.rows if r.verdict == "proves-fix"]
+        tables.append(
+            Table(
+                "Hunks of the fix reverted one at a time on HEAD: the tests that need each",
+                ["hunk", "±", "tests failing with it reverted", "problem"],
+                [
+                    [
+                        Code(h.label),
+                        f"+{h.added} −{h.removed}",
+                        ", ".join(h.failing[:10]) or "none",
+                        h.problem,
+                    ]
+                    for h in run.hunks
+                ],
+                legend=f"{len(passing)} test(s) pass at HEAD; a hunk no test needs is not pinned",
+                control=(
+                    f"liveness: the whole-fix revert (without fix) fails {len(wf)} test(s)"
+                    if wf
+                    else "liveness FAILED: the whole-fix revert fails no test — the pick's tests "
+                    "do not detect the fix"
+                ),
+            )
+        )
+    if run.strings:
+        tables.append(
+            Table(
+                "Strings the pick removed that HEAD still holds",
+                ["string", "removed from", "base", "head", "source", "references at HEAD"],
+                [
+                    [
+                        Code(x.text),
+                        Code(x.removed_from),
+                        x.counts.get("base", 0),
+                        x.counts.get("head", 0),
+                        x.counts.get("source") if "source" in x.counts else None,
+                        ", ".join(x.references[:8])
+                        + (
+                            f" (+{len(x.references) - 8 + x.left_out})"
+                            if len(x.references) > 8 or x.left_out
+                            else ""
+                        ),
+                    ]
+                    for x in run.strings
+                ],
+                control="counts are matching lines (git grep -F) in each tree",
                 weight=weight,
             )
         )
@@ -293,6 +390,7 @@ def _findings(run: TestsRun, about: dict[str, list[str]]) -> list[Finding]:
         for f in out[before:]:
             f.anchors["where"] = (Location(path=r.file, line=None),)
             about.setdefault(r.nodeid, []).append(f.id)
+    out += _review_findings(run)
     if run.rows and not any(r.verdict == "proves-fix" for r in run.rows):
         out.append(
             _finding(
@@ -301,6 +399,54 @@ def _findings(run: TestsRun, about: dict[str, list[str]]) -> list[Finding]:
                 "no test of the pick or its source fails without the fix",
                 "the tests that ran pass without the fix too (passes-both): they do not detect it",
                 "none",
+            )
+        )
+    return out
+
+
+def _review_findings(run: TestsRun) -> list[Finding]:
+    out: list[Finding] = []
+    for g in run.gaps:
+        if g.applies and not g.problem and not g.pinned_by:
+            out.append(
+                _finding(
+                    "gap-not-pinned",
+                    "P2",
+                    f"no test pins {g.commit[:10]} ({g.subject}), which the pick lacks",
+                    f"HEAD + {g.commit[:10]} gives every test of {g.scope} the outcome it has at "
+                    "HEAD alone",
+                    f"{g.commit}:tests",
+                    commit=g.commit,
+                )
+            )
+    for h in run.hunks:
+        if not h.problem and not h.failing:
+            out.append(
+                _finding(
+                    "hunk-not-needed",
+                    "info",
+                    f"no test of the pick needs the hunk {h.label}",
+                    f"reverting it alone (+{h.added} −{h.removed}) leaves every test passing",
+                    h.label,
+                )
+            )
+    for x in run.strings:
+        tests = [r for r in x.references if is_test_path(r.rsplit(":", 1)[0])]
+        where = tests or x.references
+        out.append(
+            _finding(
+                "removed-string-referenced",
+                "P1" if x.source_keeps else "P2",
+                f"the pick removed {x.text!r} from {x.removed_from}, and "
+                + (
+                    f"a test still looks for it at {where[0]}"
+                    if tests
+                    else f"{where[0]} still holds it"
+                ),
+                ("the source still has it; " if x.source_keeps else "")
+                + "references at HEAD: "
+                + ", ".join(x.references[:8]),
+                f"{x.text}:{x.removed_from}",
             )
         )
     return out

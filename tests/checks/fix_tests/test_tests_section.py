@@ -101,8 +101,10 @@ def test_a_partial_pick_is_blocked_with_the_missing_commit_named(calc, run_cli, 
     assert _verdicts(section)["tests/test_ops.py::test_order"] == "source-test-fails-head"
     gap = [f for f in section["findings"] if f["kind"] == "test-gap-pinned"]
     assert gap and shas["c2"][:10] in gap[0]["title"]
-    assert section["data"]["gaps"][0]["commit"] == shas["c2"]
-    assert "tests/test_ops.py::test_order" in section["data"]["gaps"][0]["greened"]
+    pin = section["data"]["pins"][0]
+    assert pin["commit"] == shas["c2"] and pin["applies"] is True
+    assert "tests/test_ops.py::test_order" in pin["turns_green"]
+    assert "tests/test_ops.py::test_order" in pin["pinned_by"]
     actions = " ".join(c["action"] for c in report["causes"])
     assert f"cherry-pick -x {shas['c2'][:8]}" in actions
 

@@ -1,0 +1,85 @@
+"""Strings the picks removed that the release still looks for: string literals (8 characters or
+more; Python, YAML, JSON, TOML) on lines BASE..HEAD deletes and does not add back anywhere in the
+range, that still occur in HEAD's tree (a log line the pick deleted while a test still polls for
+it). Each is counted at BASE, HEAD and the source, and its references at HEAD listed (tests
+first)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from harness.checks.paths import is_test_path
+from harness.git.evidence import grep_at
+from harness.git.patch import diff_trees
+from harness.git.repo import GitRepo
+
+MIN_LEN = 8
+MAX_STRINGS = 30
+MAX_REFS = 50
+SUFFIXES = (".py", ".pyi", ".yaml", ".yml", ".json", ".toml")
+_LITERAL = re.compile(
+    r"""(?<![A-Za-z0-9_])(?:[rbuRBUfF]{0,2})("([^"\\\n]{8,200})"|'([^'\\\n]{8,200})')"""
+)
+
+
+@dataclass
+class RemovedString:
+    text: str
+    removed_from: str  # the file whose line lost it
+    counts: dict[str, int] = field(default_factory=dict)  # base / head / source → lines
+    references: list[str] = field(default_factory=list)  # "path:line" at HEAD, tests first
+    left_out: int = 0  # references past MAX_REFS
+
+    @property
+    def source_keeps(self) -> bool:
+        return self.counts.get("source", 0) > 0
+
+
+def _literals(line: bytes) -> set[str]:
+    text = line.decode("utf-8", "replace")
+    out: set[str] = set()
+    for m in _LITERAL.finditer(text):
+        s = m.group(2) or m.group(3) or ""
+        if len(s.strip()) >= MIN_LEN and not s.isspace():
+            out.add(s)
+    return out
+
+
+def removed_strings(
+    repo: GitRepo, base: str, head: str, source: str | None
+) -> tuple[list[RemovedString], int]:
+    """The removed strings still found at HEAD, and how many candidates were past the cap."""
+    removed: dict[str, str] = {}
+    added: set[str] = set()
+    for fp in diff_trees(repo, base, head):
+        path = fp.new_path or fp.old_path or ""
+        if fp.binary or not path.endswith(SUFFIXES):
+            continue
+        for hunk in fp.hunks:
+            for line in hunk:
+                if line[:1] == b"-":
+                    for s in _literals(line[1:]):
+                        removed.setdefault(s, path)
+                elif line[:1] == b"+":
+                    added |= _literals(line[1:])
+    candidates = [s for s in sorted(removed) if s not in added]
+    over = max(0, len(candidates) - MAX_STRINGS)
+    found: list[RemovedString] = []
+    revs = [base, head] + ([source] if source else [])
+    for s in candidates[:MAX_STRINGS]:
+        hits = grep_at(repo, s, revs)
+        at_head = hits.get(head, [])
+        # still referenced, and really removed somewhere (a line rewritten around an unchanged
+        # string, e.g. a docstring that grew a line, keeps its count)
+        if not at_head or len(at_head) >= len(hits.get(base, [])):
+            continue
+        item = RemovedString(s, removed[s])
+        item.counts = {"base": len(hits.get(base, [])), "head": len(at_head)}
+        if source:
+            item.counts["source"] = len(hits.get(source, []))
+        refs = sorted(at_head, key=lambda h: (not is_test_path(h.path), h.path, h.line))
+        item.references = [f"{h.path}:{h.line}" for h in refs[:MAX_REFS]]
+        item.left_out = max(0, len(refs) - MAX_REFS)
+        found.append(item)
+    return found, over
