@@ -111,6 +111,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     # Items with the same marks get the same verdicts: each distinct set of marks is evaluated once
     # (most items of a suite carry none, or the same few), not every lane for every item.
     verdicts: dict[Any, tuple[str, ...]] = {}
+    nodes: dict[str, list[str]] = {}  # the lanes of each test in the files asked about
+    wanted = {f.rstrip("/") for f in files}
     for item in session.items:
         marks = list(item.iter_markers())
         for n in {m.name for m in marks}:
@@ -130,6 +132,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         for name in selected:
             counts[name] += 1
             row[name] = row.get(name, 0) + 1
+        if path in wanted:
+            nodes[item.nodeid] = list(selected)
 
     def of_interest(path: str) -> dict[str, int]:
         total: dict[str, int] = {}
@@ -153,6 +157,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         "invalid": invalid,
         "per_file": per_file,
         "files": {f: of_interest(f) for f in files},
+        "nodes": nodes,
         "errors": _state["errors"],
         "registered_markers": sorted(registered),
         "marker_items": marker_items,

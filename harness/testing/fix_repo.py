@@ -1,6 +1,7 @@
-"""A small Python project with a fix on ``main`` (squash of a two-commit PR) and three backports
-of it: a whole pick, a pick of the test without the fix, and a pick cut after the PR's first
-commit. The tests section's tests run on it."""
+"""A small Python project with a fix on ``main`` (squash of a two-commit PR) and four backports
+of it: a whole pick, a pick of the test without the fix, a pick cut after the PR's first commit,
+and a whole pick that also rewords a message a test still matches; a CI workflow with one marker
+lane. The tests section's tests run on it."""
 
 from __future__ import annotations
 
@@ -36,6 +37,22 @@ TEST_C2 = (
 )
 
 
+MESSAGES = 'CLAMPED = "value was out of range"\n'
+TEST_MESSAGES = (
+    "from calc.messages import CLAMPED\n\n\n"
+    "def test_message():\n"
+    '    assert "value was out of range" == CLAMPED\n'
+)
+WORKFLOW = """name: ci
+on: [push]
+jobs:
+  unit:
+    runs-on: ubuntu-latest
+    steps:
+      - run: python -m pytest -m "not slow" tests
+"""
+
+
 def build(path: Path) -> dict[str, str]:
     """Branches: main (the squash), pr/7 (c1, c2), release/1.x, and the backports
     ``backport/whole``, ``backport/test-only`` and ``backport/partial``; returns mark → sha."""
@@ -48,6 +65,9 @@ def build(path: Path) -> dict[str, str]:
             "src/calc/__init__.py": "",
             "src/calc/ops.py": OPS_BUG,
             "tests/test_ops.py": TEST_BASE,
+            "src/calc/messages.py": MESSAGES,
+            "tests/test_messages.py": TEST_MESSAGES,
+            ".github/workflows/ci.yml": WORKFLOW,
         },
     )
     b.branch("release/1.x")
@@ -63,17 +83,26 @@ def build(path: Path) -> dict[str, str]:
         "Fix clamp (#7)\n\n* Clamp to hi\n* Refuse lo > hi",
         {"src/calc/ops.py": OPS_C2, "tests/test_ops.py": TEST_C2},
     )
-    for name, files in (
+    backports: list[tuple[str, dict[str, str | bytes]]] = [
         ("whole", {"src/calc/ops.py": OPS_C2, "tests/test_ops.py": TEST_C2}),
         ("test-only", {"tests/test_ops.py": TEST_C2}),
         ("partial", {"src/calc/ops.py": OPS_C1, "tests/test_ops.py": TEST_C1}),
-    ):
+        (  # the whole fix, and a user-visible message reworded that a test still matches
+            "rewords",
+            {
+                "src/calc/ops.py": OPS_C2,
+                "tests/test_ops.py": TEST_C2,
+                "src/calc/messages.py": MESSAGES.replace("out of range", "outside the bounds"),
+            },
+        ),
+    ]
+    for name, files in backports:
         b.checkout("release/1.x")
         b.branch(f"backport/{name}")
         b.checkout(f"backport/{name}")
         msg = "[1.x] Fix clamp (#7)"
         if name == "whole":
             msg += f"\n\n(cherry picked from commit {shas['squash']})"
-        shas[name] = b.commit(msg, files)
+        shas[name] = b.commit(msg, dict(files))
     b.checkout("main")
     return shas

@@ -13,6 +13,7 @@ from harness.checks.fix_tests.columns import columns_for
 from harness.checks.fix_tests.files import Selection, TestFile, order_sources, select_tests
 from harness.checks.fix_tests.gaps import pin_commits
 from harness.checks.fix_tests.hunks import fix_hunks, hunk_columns
+from harness.checks.fix_tests.lanes import test_lanes
 from harness.checks.fix_tests.result import TestsRun
 from harness.checks.fix_tests.runners import get_runner
 from harness.checks.fix_tests.section import tests_section
@@ -119,6 +120,19 @@ def _run(
                 executor,
             )
     _hunks(repo, run, head_column, plan, opts, cache, executor)
+    pytest_files = [f.path for f in run.selection.files if f.runner == "pytest"]
+    if pytest_files:
+        with phase("tests: the CI lanes that select them"):
+            run.lanes = test_lanes(
+                repo,
+                run.head,
+                pytest_files,
+                opts.python,
+                opts.timeout,
+                opts.setup,
+                options.no_cache,
+                executor,
+            )
     source = run.sources.newest
     run.strings, run.strings_left_out = removed_strings(repo, run.base, run.head, source)
 

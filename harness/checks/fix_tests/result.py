@@ -8,6 +8,7 @@ from harness.checks.fix_tests.cells import ColumnRun
 from harness.checks.fix_tests.files import Selection, Sources
 from harness.checks.fix_tests.gaps import Pin
 from harness.checks.fix_tests.hunks import Hunk
+from harness.checks.fix_tests.lanes import TestLanes
 from harness.checks.fix_tests.strings import RemovedString
 from harness.checks.fix_tests.verdicts import Row
 
@@ -27,6 +28,7 @@ class TestsRun:
     hunks_left_out: int = 0
     strings: list[RemovedString] = field(default_factory=list)
     strings_left_out: int = 0
+    lanes: TestLanes | None = None
     env: str = ""  # how the environment was obtained, one line
     env_error: str = ""  # the environment could not be built: the installer's last line
     env_notes: list[str] = field(default_factory=list)

@@ -86,6 +86,7 @@ def tests_section(run: TestsRun) -> Section:
                 }
                 for h in run.hunks
             ],
+            **({"lanes": run.lanes.nodes} if run.lanes is not None and run.lanes.names else {}),
             "removed_strings": [
                 {"string": x.text, "references": x.references, "source_keeps": x.source_keeps}
                 for x in run.strings
@@ -122,7 +123,12 @@ def summary_line(run: TestsRun, counts: Counter[str]) -> str:
         line += f" · pins: {sum(1 for g in applied if g.pinned_by)} of {len(run.gaps)} missing commit(s) pinned"
     if run.hunks:
         line += f" · hunks: {sum(1 for h in run.hunks if h.failing)} of {len(run.hunks)} needed"
-    return line + f" · removed strings: {len(run.strings)} still referenced"
+    line += f" · removed strings: {len(run.strings)} still referenced"
+    proving = [r.nodeid for r in run.rows if r.verdict == "proves-fix"]
+    if run.lanes is not None and run.lanes.names and proving:
+        names = sorted({x for n in proving for x in run.lanes.nodes.get(n, [])})
+        line += f" · lanes: proving test(s) in {', '.join(names[:4]) or 'no lane'}"
+    return line
 
 
 def _cell(outcome: str | None, flaky: bool) -> str:
@@ -419,6 +425,19 @@ def _review_findings(run: TestsRun) -> list[Finding]:
                     commit=g.commit,
                 )
             )
+    lanes = run.lanes
+    if lanes is not None and lanes.complete:
+        for r in run.rows:
+            if r.verdict == "proves-fix" and r.nodeid in lanes.nodes and not lanes.nodes[r.nodeid]:
+                out.append(
+                    _finding(
+                        "proving-test-in-no-lane",
+                        "P2",
+                        f"the fix's test {r.nodeid} runs in no CI lane",
+                        "lanes read at HEAD: " + ", ".join(lanes.names[:12]),
+                        r.nodeid,
+                    )
+                )
     for h in run.hunks:
         if not h.problem and not h.failing:
             out.append(
@@ -487,6 +506,8 @@ def _not_verified(run: TestsRun) -> list[str]:
         for f in run.selection.support
     ]
     out += run.env_notes
+    if run.lanes is not None and not run.lanes.complete:
+        out += ["lanes of each test not verified: " + w for w in run.lanes.why_not]
     out += [f"not evidence: {p}" for p in _problems(run)]
     notes = sorted({n for c in run.runs for cell in c.cells.values() for n in cell.notes})
     out += notes

@@ -78,6 +78,7 @@ class Collection:
     counts: dict[str, int] = field(default_factory=dict)
     files: dict[str, dict[str, int]] = field(default_factory=dict)
     per_file: dict[str, dict[str, int]] = field(default_factory=dict)
+    nodes: dict[str, list[str]] = field(default_factory=dict)  # test of a listed file → its lanes
     errors: list[dict[str, str]] = field(default_factory=list)
     invalid: dict[str, str] = field(default_factory=dict)
     unknown_used: dict[str, int] = field(default_factory=dict)
@@ -178,6 +179,7 @@ def collect_dir(
     col.counts = data["counts"]
     col.files = data["files"]
     col.per_file = data["per_file"]
+    col.nodes = data.get("nodes", {})
     col.errors = data["errors"]
     col.invalid = data["invalid"]
     col.unknown_used = data["unknown_markers_used"]

@@ -124,3 +124,30 @@ def test_no_tests_turns_the_section_off(calc, run_cli, tmp_path):
     _, report = _compare(run_cli, repo, "backport/whole", tmp_path / "r", "--no-tests")
     assert not [s for s in report["sections"] if s["id"] == "tests"]
     assert any("--no-tests" in n for n in report["not_verified"])
+
+
+def test_the_rest_of_the_review_lanes_hunks_and_a_removed_string(calc, run_cli, tmp_path):
+    repo, _ = calc
+    code, report = _compare(run_cli, repo, "backport/rewords", tmp_path / "r")
+    assert code == 1
+    section = _tests(report)
+    data = section["data"]
+    # the one code hunk of the fix is needed by both proving tests; the message hunk by none
+    needed = {h["file"]: h["failing"] for h in data["hunks"]}
+    assert needed["src/calc/ops.py"] == [
+        "tests/test_ops.py::test_hi",
+        "tests/test_ops.py::test_order",
+    ]
+    assert needed["src/calc/messages.py"] == []
+    # the reworded message is still matched by a test, and the source keeps it: P1
+    strings = {x["string"]: x for x in data["removed_strings"]}
+    assert strings["value was out of range"]["references"] == ["tests/test_messages.py:5"]
+    assert strings["value was out of range"]["source_keeps"] is True
+    p1 = [f for f in section["findings"] if f["kind"] == "removed-string-referenced"]
+    assert p1 and p1[0]["severity"] == "P1" and "tests/test_messages.py:5" in p1[0]["title"]
+    # the workflow's lane selects the proving tests
+    assert (
+        data["lanes"]["tests/test_ops.py::test_hi"] == ["unit · run"]
+        or data["lanes"]["tests/test_ops.py::test_hi"]
+    )
+    assert not [f for f in section["findings"] if f["kind"] == "proving-test-in-no-lane"]
