@@ -38,7 +38,7 @@ LEGEND = (
     "source's parent + its test files; ✱ = the test's code changed; — = the column has no such "
     "test; verdicts: proves-fix (fails without the fix, passes at head) · passes-both (does not "
     "detect the fix) · fails-head · source-test-fails-head · flaky (differed when run again) · "
-    "env-error (the file loads in no column: not evidence)"
+    "env-error (the file gave no outcome in any column: not evidence)"
 )
 MAX_ROWS = 60  # rows per file table; the JSON keeps every row
 
@@ -368,7 +368,7 @@ def _findings(run: TestsRun, about: dict[str, list[str]]) -> list[Finding]:
                 _finding(
                     "tests-env-error",
                     "P2",
-                    f"evidence not obtained: {r.file} loads in no column",
+                    f"evidence not obtained: {r.file} gave no outcome in any column",
                     r.detail,
                     r.file,
                 )

@@ -170,8 +170,33 @@ def _env(tree: Path, ctx: RunContext, out: Path, proof_paths: Sequence[str]) -> 
     return env
 
 
+MAX_ALONE = 20  # files run one by one when the run of them all gave no report
+
+
 def run(tree: Path, files: Sequence[str], nodeids: Sequence[str] | None, ctx: RunContext) -> Cell:
-    """One pytest process over ``files`` (or ``nodeids``) with the outcomes plugin."""
+    """One pytest process over ``files`` (or ``nodeids``) with the outcomes plugin; when it gives
+    no report (a test calls ``os._exit``, kills its parent, or hangs past the timeout), each file
+    once more on its own, so one bad file costs only its own tests."""
+    cell = _run_once(tree, files, nodeids, ctx)
+    if not cell.problem or nodeids is not None or not 1 < len(files) <= MAX_ALONE:
+        return cell
+    whole = cell.problem
+    merged = Cell(notes=[f"the run of all files gave no report ({whole}): each file ran alone"])
+    for f in files:
+        alone = _run_once(tree, [f], None, ctx)
+        merged.outcomes.update(alone.outcomes)
+        merged.errors.update(alone.errors)
+        merged.proofs.update(alone.proofs)
+        merged.notes += alone.notes
+        merged.seconds += alone.seconds
+        if alone.problem:
+            merged.errors[f] = alone.problem
+    return merged
+
+
+def _run_once(
+    tree: Path, files: Sequence[str], nodeids: Sequence[str] | None, ctx: RunContext
+) -> Cell:
     cell = Cell()
     out = ctx.home / "outcomes.json"
     env = _env(tree, ctx, out, ctx.proof_paths)
