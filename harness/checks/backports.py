@@ -10,10 +10,10 @@ oldest release's fork point) and classifies each (source, release) cell:
 - ``in-fork``: an ancestor of the release's fork point with the source;
 - ``reached``: on the release another way: merged into it, or a release commit with the same
   ``git patch-id --stable``, or a release commit fidelity found no source for with the same subject
-  (PR numbers and a leading tag aside; no other source commit has it), or every added line (blank
-  and punctuation-only lines aside) present at the release tip at the same path while not all of
-  them were at the fork point (a file it only removes lines from: all of them were at the fork
-  point, none is at the tip);
+  (PR numbers and a leading tag aside; no other source commit has it), or the change itself in
+  place at the release tip (``in place``: each file is the commit's after-image, or the commit's
+  diff of it reverse-applies there and does not apply forward; lines found elsewhere in a file
+  never count);
 - ``n/a``: every file the commit changes (that existed before it) is absent at the release tip;
 - ``missing``: the rest, with ``applies``: would a cherry-pick apply without a conflict (a trial
   merge in a temporary object directory, never the user's repository).
@@ -37,10 +37,14 @@ from typing import TYPE_CHECKING
 from harness.checks.result import Checked
 from harness.errors import UsageError
 from harness.git import Commit, GitRepo
+from harness.git.apply import blob_sha
 from harness.git.backports import (
+    InPlaceCheck,
     SourceCommit,
     TrialPick,
     commit_times,
+    file_sections,
+    in_place,
     merge_base_all,
     non_merges,
     patch_ids,
@@ -49,7 +53,7 @@ from harness.git.backports import (
     trial_picks,
 )
 from harness.git.history import fork_point
-from harness.git.patch import FilePatch, diff_many
+from harness.git.patch import FilePatch, diff_chunks, diff_many
 from harness.report.model import Cell as TableCell
 from harness.report.model import Code, Control, Finding, Section, Sha, Table
 from harness.report.printable import printable
@@ -68,16 +72,15 @@ _FIXES_LINE = re.compile(r"^[ \t]{0,8}[Ff]ixes:?[ \t]{1,8}#\d+", re.MULTILINE)
 _HEXISH = re.compile(r"^[0-9a-fA-F]{7,64}$")
 _PR = re.compile(r"^(?:#|PR ?#?|pr ?#?)?(\d{1,6})$")
 _VERSION_PARTS = re.compile(r"\d+")
-_SIGNIFICANT = re.compile(rb"[A-Za-z0-9]")
 LEGEND = (
     "picked SHA (status): a pick on the release has this source (fidelity's source finding and "
     "status) · in-fork: an ancestor of the release's fork point · reached: on the release another "
     "way (merged: an ancestor of the release tip; patch-id SHA: a release commit with the same "
     "git patch-id --stable; subject SHA: a release commit fidelity found no source for, with this "
     "commit's subject, PR numbers and a leading tag aside, which no other source commit has; "
-    "lines: every added line present at the release tip at the same path, "
-    "not all of them at the fork point; for a file it only removes lines from: those lines were "
-    "at the fork point and none is at the tip) · n/a: the files it changes do not exist on the release · "
+    "in place: the change itself is at the release tip — each file the commit's after-image, or "
+    "its diff reverse-applies there (context and all) and does not apply forward; lines found "
+    "elsewhere never count) · n/a: the files it changes do not exist on the release · "
     "missing · applies / conflicts: a trial cherry-pick onto the release tip. Rows: picked (the "
     "source of a pick on some release) · candidate (the candidates file) · rule (the candidate "
     "rule). Releases are ordered oldest first by their fork point's committer date, then by the "
@@ -201,7 +204,7 @@ class MatrixCell:
     pick: str | None = None  # the pick (picked) or the release commit / merge that reached it
     status: str | None = None  # fidelity's status of the pick (picked only)
     applies: bool | None = None  # missing only: True / False; None when not tried or unknown
-    how: str | None = None  # reached: merged / patch-id / lines
+    how: str | None = None  # reached: merged / patch-id / subject / in place
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -293,11 +296,6 @@ def picks_with_sources(
 # -- the check -----------------------------------------------------------------------
 def _version_key(name: str) -> tuple[int, ...]:
     return tuple(int(x) for x in _VERSION_PARTS.findall(name)[:6])
-
-
-def _significant(line: bytes) -> bool:
-    s = line.strip()
-    return len(s) >= 3 and bool(_SIGNIFICANT.search(s))
 
 
 def backports_check(
@@ -538,7 +536,7 @@ def _by_content(
     subject: Callable[[str], str],
     parents: Callable[[str], tuple[str, ...]],
 ) -> tuple[list[tuple[str, str]], dict[str, list[FilePatch]]]:
-    """The undecided cells that content decides (reached by patch id, by subject or by lines;
+    """The undecided cells that content decides (reached by patch id, by subject or in place;
     n/a where the release has none of the files), and the rest, missing, with their patches."""
     # Patch ids of the undecided rows and of every release's own commits, in one pass.
     rows_left = list(dict.fromkeys(s for s, _ in undecided))
@@ -555,7 +553,7 @@ def _by_content(
             if rc in pids:
                 pid_on.setdefault(n, {}).setdefault(pids[rc], rc)
 
-    # The undecided rows' changes (-U0) and the files they touch at each release tip and fork.
+    # The undecided rows' changes (-U0) and the files they touch at each release tip.
     patches = {
         p.commit: p.files
         for p in diff_many(repo, [(s, against[s]) for s in rows_left], context=False)
@@ -563,9 +561,8 @@ def _by_content(
     specs: list[str] = []
     for s, n in undecided:
         for f in patches.get(s, []):
-            for rev in (tips[n], forks[n]):
-                for path in {f.old_path, f.new_path} - {None}:
-                    specs.append(f"{rev}:{path}")
+            for path in {f.old_path, f.new_path} - {None}:
+                specs.append(f"{tips[n]}:{path}")
     specs = list(dict.fromkeys(specs))
     blobs = dict(zip(specs, repo.read_blobs(specs, limit=repo.big_file), strict=True))
 
@@ -575,6 +572,7 @@ def _by_content(
 
     subject_count = Counter(strip_numbers(c.subject) for c in history)
     missing: list[tuple[str, str]] = []
+    maybe: list[tuple[str, str]] = []  # cells whose change may be in place: git apply tells
     for s, n in undecided:
         pid = pids.get(s)
         same = pid_on.get(n, {}).get(pid) if pid else None
@@ -591,11 +589,17 @@ def _by_content(
         if existing and all(blobs.get(f"{tips[n]}:{f.old_path}") is None for f in existing):
             cells[(s, n)] = MatrixCell(s, n, "n/a")
             continue
-        if _lines_reached(files, blobs, tips[n], forks[n], repo.big_file):
-            cells[(s, n)] = MatrixCell(s, n, "reached", how="lines")
+        if _could_be_in_place(files, blobs, tips[n], repo.big_file):
+            maybe.append((s, n))
             continue
         missing.append((s, n))
 
+    placed = _in_place(repo, maybe, against, blobs, tips)
+    for s, n in maybe:
+        if (s, n) in placed:
+            cells[(s, n)] = MatrixCell(s, n, "reached", how="in place")
+        else:
+            missing.append((s, n))
     return missing, patches
 
 
@@ -645,47 +649,87 @@ def _try_missing(
     return ()
 
 
-def _lines_reached(
-    files: Sequence[FilePatch],
-    blobs: dict[str, bytes | None],
-    tip: str,
-    fork: str,
-    limit: int,
+def _could_be_in_place(
+    files: Sequence[FilePatch], blobs: dict[str, bytes | None], tip: str, limit: int
 ) -> bool:
-    """Every significant added line of the commit is a line of the release tip's file at the same
-    path, and not all of them were already lines of the fork point's file. A file the commit only
-    removes lines from: they were all lines of the fork point's file and none is left at the tip."""
-    seen_new = False
-    any_line = False
+    """What the change in place needs at the release tip, cheaply: every file it deletes (or
+    renames away) absent, every file it leaves present (within the size limit) with every line
+    it adds. ``_in_place`` then asks git whether the change itself is there."""
+    if not files:
+        return False
     for f in files:
-        wanted = {ln.strip() for ln in f.added if _significant(ln)}
-        if not wanted:
-            gone = {ln.strip() for ln in f.removed if _significant(ln)}
-            if not gone:
+        if f.status == "D" or (f.status == "R" and f.old_path):
+            if f.old_path and blobs.get(f"{tip}:{f.old_path}") is not None:
+                return False
+            if f.status == "D":
                 continue
-            any_line = True
-            was = blobs.get(f"{fork}:{f.path}")
-            now = blobs.get(f"{tip}:{f.path}")
-            if was is None or len(was) > limit or (now is not None and len(now) > limit):
-                return False
-            if not gone <= {ln.strip() for ln in was.splitlines()}:
-                return False  # the lines were never on the release
-            if now is not None and gone & {ln.strip() for ln in now.splitlines()}:
-                return False
-            seen_new = True
-            continue
-        any_line = True
         at_tip = blobs.get(f"{tip}:{f.path}")
         if at_tip is None or len(at_tip) > limit:
             return False
-        tip_lines = {ln.strip() for ln in at_tip.splitlines()}
-        if not wanted <= tip_lines:
+        lines = set(at_tip.splitlines())
+        if not all(ln in lines for ln in f.added):
             return False
-        at_fork = blobs.get(f"{fork}:{f.path}")
-        fork_lines = {ln.strip() for ln in at_fork.splitlines()} if at_fork is not None else set()
-        if not wanted <= fork_lines:
-            seen_new = True
-    return any_line and seen_new
+    return True
+
+
+def _in_place(
+    repo: GitRepo,
+    cells: Sequence[tuple[str, str]],
+    against: Mapping[str, str | None],
+    blobs: dict[str, bytes | None],
+    tips: Mapping[str, str],
+) -> set[tuple[str, str]]:
+    """The cells whose change is in place at the release tip: file by file, the release's file
+    is the commit's after-image (the same blob, or absent where the commit deletes it), or the
+    commit's diff of it reverse-applies there (its after-image, context included, is in the file)
+    while the forward diff does not apply (its before-image is not there too). Lines found
+    elsewhere in a file never count: the hunks' context must match."""
+    if not cells:
+        return set()
+    rows = list(dict.fromkeys(s for s, _ in cells))
+    chunks = diff_chunks(repo, [(s, against.get(s)) for s in rows], renames=False)
+    sections = {s: file_sections(c) for s, c in zip(rows, chunks, strict=True)}
+    more = [
+        f"{tips[n]}:{f.path}"
+        for s, n in cells
+        for f, _ in sections[s]
+        if f"{tips[n]}:{f.path}" not in blobs
+    ]
+    more = list(dict.fromkeys(more))
+    blobs = {**blobs, **dict(zip(more, repo.read_blobs(more, limit=repo.big_file), strict=True))}
+    placed: set[tuple[str, str]] = set()
+    checks: list[InPlaceCheck] = []
+    asked: list[tuple[str, str]] = []
+    for s, n in cells:
+        diff: list[bytes] = []
+        files: list[tuple[str, bytes | None]] = []
+        ok = bool(sections[s])
+        for f, text in sections[s]:
+            now = blobs.get(f"{tips[n]}:{f.path}")
+            if now is not None and len(now) > repo.big_file:
+                ok = False
+                break
+            after = None if f.status == "D" else f.new_blob
+            if (now is None and after is None) or (
+                now is not None and after is not None and blob_sha(repo, now) == after
+            ):
+                continue  # the after-image itself
+            if f.binary or f.status in ("A", "D"):
+                ok = False  # a binary file, an added or deleted one: only the same blob counts
+                break
+            diff.append(text)
+            files.append((f.path, now))
+        if not ok:
+            continue
+        if not diff:
+            placed.add((s, n))
+            continue
+        checks.append(InPlaceCheck(b"".join(diff), tuple(files)))
+        asked.append((s, n))
+    for cell, (back, forward) in zip(asked, in_place(checks), strict=True):
+        if back and not forward:
+            placed.add(cell)
+    return placed
 
 
 def _controls(
@@ -898,8 +942,8 @@ def _releases_table(
 
 _NOT_VERIFIED = [
     "whether a pick that applies cleanly builds or passes tests (a trial merge of content only)",
-    "reached by lines: the added lines are present at the same path, not that they do the same "
-    "thing there (blank and punctuation-only lines are not compared)",
+    "reached (in place): the change's hunks are at the release tip with their context (git apply "
+    "--check, reverse), not that they do the same thing there",
     "commits on a release that came from somewhere other than the source branch",
     "the candidate rule is a subject/trailer heuristic: fixes without 'fix' in their subject "
     "are rows only when picked somewhere or listed in --candidates",

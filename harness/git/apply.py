@@ -74,3 +74,18 @@ def apply_patch(tree_dir: Path, diff: bytes, *, what: str, include: str | None =
     if proc.returncode != 0:
         msg = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         raise UsageError(f"{what}: does not apply: {msg[0] if msg else 'git apply failed'}")
+
+
+def check_both_ways(tree_dir: Path, diff: bytes) -> tuple[bool, bool]:
+    """Whether ``diff`` reverse-applies and whether it applies (``git apply --check``, each way)
+    to the files of ``tree_dir`` (not a repository; nothing is written). Offsets are allowed, as
+    ``git apply`` allows them; fuzz (context that does not match) is not."""
+    env = process.child_env(
+        {"GIT_CEILING_DIRECTORIES": str(Path(tree_dir).resolve().parent), "LC_ALL": "C"},
+        drop=("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY"),
+    )
+    answers = []
+    for way in (["--reverse"], []):
+        proc = run_git(["apply", "--check", *way, "-"], input=diff, cwd=tree_dir, env=env)
+        answers.append(proc.returncode == 0)
+    return answers[0], answers[1]

@@ -1,6 +1,10 @@
 """Git reads of the release matrix (``harness backports``): the source history with messages,
 ancestry sets, patch ids of many commits, and trial cherry-picks.
 
+Whether a change is in place on a release: its diff (context kept) checked with ``git apply
+--check``, reverse and forward, against the release's copies of its files, written into a
+temporary folder of the run folder outside any repository.
+
 Batched: one ``git log`` for the history, one ``rev-list`` per release, one ``diff-tree --stdin``
 piped into one ``git patch-id`` for every commit at once. Trial picks never touch the user's
 repository: the three commits a cherry-pick merges (the source's parent as the base, the source and
@@ -20,7 +24,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.git.apply import _object_format
+from harness.git.apply import _object_format, check_both_ways
+from harness.git.patch import FilePatch, parse_files
 from harness.git.picks import object_ids, objects
 from harness.git.records import log_records
 from harness.git.repo import GitError, GitRepo
@@ -270,3 +275,64 @@ def _merge_trials(repo: GitRepo, trials: Sequence[TrialPick], workers: int) -> l
             return list(pool.map(merge, jobs))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+# -- is a change in place? -----------------------------------------------------------
+@dataclass(frozen=True)
+class InPlaceCheck:
+    """A commit's diff (``git diff`` text, context kept, no binary file) and the release's
+    content of each path it names (None: absent there)."""
+
+    diff: bytes
+    files: tuple[tuple[str, bytes | None], ...]
+
+
+def in_place(checks: Sequence[InPlaceCheck], workers: int = 0) -> list[tuple[bool, bool]]:
+    """For each check: (the diff reverse-applies, the diff applies) to the release's files, each
+    written into its own temporary folder (outside any repository; removed afterwards)."""
+    if not checks:
+        return []
+    tmp = workarea.mkdtemp("harness-in-place-")
+    try:
+
+        def one(i: int) -> tuple[bool, bool]:
+            root = tmp / str(i)
+            root.mkdir()
+            try:
+                for path, data in checks[i].files:
+                    if data is None:
+                        continue
+                    target = root / path
+                    if ".." in Path(path).parts or path.startswith("/"):
+                        return (False, False)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_bytes(data)
+            except OSError:  # a path both a file and a folder: not judged
+                return (False, False)
+            try:
+                return check_both_ways(root, checks[i].diff)
+            finally:
+                shutil.rmtree(root, ignore_errors=True)
+
+        n = workers or min(
+            8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 2
+        )
+        if n <= 1 or len(checks) < 4:
+            return [one(i) for i in range(len(checks))]
+        with ThreadPoolExecutor(max_workers=n, thread_name_prefix="harness-in-place") as pool:
+            return list(pool.map(one, range(len(checks))))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def file_sections(chunk: bytes) -> list[tuple[FilePatch, bytes]]:
+    """A commit's ``diff-tree -p`` text (``diff_chunks``) cut into its files: each file's patch
+    with its own ``diff --git`` section."""
+    parts = chunk.split(b"\ndiff --git ")
+    out: list[tuple[FilePatch, bytes]] = []
+    for part in parts[1:]:
+        text = b"diff --git " + part.rstrip(b"\n") + b"\n"
+        parsed = parse_files(text)
+        if len(parsed) == 1:
+            out.append((parsed[0], text))
+    return out

@@ -11,9 +11,9 @@ main carries the fixes; ``rel1`` forks first (older), ``rel2`` later (newer)::
 - m4: picked into rel1 only: missing on newer rel2 (P1), a cherry-pick applies there;
 - m5: rel2 changed the same line of c.py: missing on rel2, a cherry-pick conflicts;
 - m6: rel2 merged the topic branch it was made on: reached (merged);
-- m7: rel2 got its lines inside an unrelated vendoring commit: reached (lines);
+- m7: rel2 got its change inside an unrelated vendoring commit: reached (in place);
 - m8: not a fix: no row unless listed as a candidate;
-- m9: only removes lines of b.py; rel2 removed them in an unrelated commit: reached (lines).
+- m9: only removes lines of b.py; rel2 removed them in an unrelated commit: reached (in place).
 """
 
 from __future__ import annotations
@@ -172,10 +172,10 @@ def test_reached(mx: Matrix, checked) -> None:
     lines = checked.result.cell(mx.src["lines"], "rel2")
     assert lines.state in ("reached", "picked"), lines
     if lines.state == "reached":
-        assert lines.how == "lines"
+        assert lines.how == "in place"
     assert checked.result.cell(mx.src["lines"], "rel1").state == "missing"
     removed = checked.result.cell(mx.src["removed"], "rel2")
-    assert (removed.state, removed.how) == ("reached", "lines"), removed
+    assert (removed.state, removed.how) == ("reached", "in place"), removed
     assert checked.result.cell(mx.src["removed"], "rel1").state == "missing"
 
 
