@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from harness.checks.fidelity.anchors import anchored, judged
-from harness.checks.fidelity.changeid import CHANGE_ID_GREP, change_ids, landed
+from harness.checks.fidelity.changeid import CHANGE_ID_GREP, landed
 from harness.checks.fidelity.compare import (
     EMPTY_SHA1,
     PICK_STATUSES,
@@ -251,7 +251,9 @@ def _compare(
         SourceFinder, repo, history=history, store=side.store, touched=touched, merge_titles=titles
     )
     finder = functools.partial(
-        finder, facts=facts, by_change=_by_change_id(repo, index, picks, source, fork, facts)
+        finder,
+        facts=facts,
+        by_change=functools.partial(_by_change_id, repo, index, source, fork, facts),
     )
     # A trailer naming a commit of the PR branch (--source-branch) names a source as the source
     # branch's own commits do: the squash's pick is completed by it (``_branch``).
@@ -359,16 +361,10 @@ class _Sources:
 
 
 def _by_change_id(
-    repo: GitRepo,
-    index: HistoryIndex | None,
-    picks: Sequence[Commit],
-    source: str,
-    fork: str,
-    facts: HistoryFacts,
+    repo: GitRepo, index: HistoryIndex | None, source: str, fork: str, facts: HistoryFacts
 ) -> dict[str, list[str]]:
-    """Gerrit's Change-Ids on the source history, read only when some pick carries one."""
-    if not any(change_ids(p.message) for p in picks):
-        return {}
+    """Gerrit's Change-Ids on the source history (the finder asks only for a pick that carries
+    one and whose trailer names no source commit)."""
     return landed(_bodies(repo, index, [source], [fork], grep=CHANGE_ID_GREP), facts.order)
 
 

@@ -365,12 +365,13 @@ class SourceFinder:
         brought: dict[str, str] | None = None,
         found: Callable[[dict[str, Resolution]], None] | None = None,
         facts: HistoryFacts | None = None,
-        by_change: Mapping[str, Sequence[str]] | None = None,
+        by_change: Callable[[], Mapping[str, Sequence[str]]] | None = None,
         also: AbstractSet[str] = frozenset(),
     ) -> None:
         self.also = also  # commits a trailer may name besides the source's (the PR branch's)
-        # Change-Id -> the source commits carrying it, newest first (changeid.landed).
-        self.by_change = by_change or {}
+        # Change-Id -> the source commits carrying it, newest first (changeid.landed): read on the
+        # first pick that needs it (one whose trailer names no source commit, or none at all).
+        self.by_change = functools.cache(by_change or dict)
         # pick -> (what its trailers name, the existing commits among them): none on the source.
         self.off_source: dict[str, tuple[list[str], list[str]]] = {}
         self.brought = brought or {}  # commit -> the merge that brought it into the source branch
@@ -500,7 +501,7 @@ class SourceFinder:
     def _by_change_id(self, pick: Commit) -> Resolution | None:
         """The source commit carrying the pick's Gerrit ``Change-Id:`` (the newest, when several)."""
         for cid in change_ids(pick.message):
-            cands = [s for s in self.by_change.get(cid, ()) if s in self.order]
+            cands = [s for s in self.by_change().get(cid, ()) if s in self.order]
             if cands:
                 return Resolution(cands[:1], "change-id", 1.0)
         return None
