@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from harness.checks.fix_tests.cells import Options, Plan, run_columns
+from harness.checks.fix_tests.cells import ColumnRun, Options, Plan, run_columns
 from harness.checks.fix_tests.columns import columns_for
 from harness.checks.fix_tests.files import Selection, TestFile, order_sources, select_tests
 from harness.checks.fix_tests.gaps import pin_commits
@@ -20,6 +21,7 @@ from harness.checks.fix_tests.section import tests_section
 from harness.checks.fix_tests.strings import removed_strings
 from harness.checks.fix_tests.verdicts import (
     FAILING,
+    Row,
     build_rows,
     judge,
     mark_flaky,
@@ -89,41 +91,18 @@ def _run(
     spans = _spans(repo, run.selection.files)
     run.rows = build_rows(run.selection.files, run.runs, spans)
     differing = rerun_candidates(run.rows)
-    if differing:
-        again: Plan = [
-            (
-                name,
-                sorted({r.file for r in differing if r.runner == name}),
-                [r.nodeid for r in differing if r.runner == name],
-            )
-            for name in sorted({r.runner for r in differing})
-        ]
-        with phase(f"tests: {len(differing)} test(s) that differ across columns, run again"):
-            run.reruns = run_columns(repo, columns, again, opts, cache, executor)
-        mark_flaky(differing, run.reruns)
-    for row in run.rows:
-        row.verdict = judge(row)
     head_column = next((c for c in columns if c.name == "head_source_tests"), columns[1])
     candidates = list(dict.fromkeys([*fidelity.missing_commits, *fidelity.followups]))
-    if candidates:
-        scope = _pin_scope(repo, run)
-        run.pin_scope = scope[0]
-        with phase(f"tests: {len(candidates)} commit(s) the pick lacks, applied to HEAD"):
-            _, run.gaps = pin_commits(
-                repo,
-                head_column,
-                run.rows,
-                [(c, repo.commit(c).subject) for c in candidates],
-                scope,
-                opts,
-                cache,
-                executor,
-            )
-    _hunks(repo, run, head_column, plan, opts, cache, executor)
     pytest_files = [f.path for f in run.selection.files if f.runner == "pytest"]
-    if pytest_files:
-        with phase("tests: the CI lanes that select them"):
-            run.lanes = test_lanes(
+    # What follows the first pass is independent work: the flaky reruns, the missing commits,
+    # the hunks and the lanes' collection run at once (the executor shares the machine).
+    with phase("tests: reruns, missing commits, hunks and lanes"), ThreadPoolExecutor(4) as pool:
+        reruns = pool.submit(_rerun, repo, columns, differing, opts, cache, executor)
+        pins = pool.submit(_pins, repo, run, head_column, candidates, opts, cache, executor)
+        hunks = pool.submit(_hunks, repo, run, head_column, plan, opts, cache, executor)
+        lanes = (
+            pool.submit(
+                test_lanes,
                 repo,
                 run.head,
                 pytest_files,
@@ -133,8 +112,67 @@ def _run(
                 options.no_cache,
                 executor,
             )
+            if pytest_files
+            else None
+        )
+        run.reruns = reruns.result()
+        mark_flaky(differing, run.reruns)
+        pins.result()
+        hunks.result()
+        run.lanes = lanes.result() if lanes is not None else None
+    for row in run.rows:
+        row.verdict = judge(row)
     source = run.sources.newest
     run.strings, run.strings_left_out = removed_strings(repo, run.base, run.head, source)
+
+
+def _rerun(
+    repo: GitRepo,
+    columns: Sequence[Column],
+    differing: Sequence[Row],
+    opts: Options,
+    cache: Cache,
+    executor: Executor,
+) -> list[ColumnRun]:
+    """The rows that differ across columns, once more in the columns a verdict is read from."""
+    if not differing:
+        return []
+    again: Plan = [
+        (
+            name,
+            sorted({r.file for r in differing if r.runner == name}),
+            [r.nodeid for r in differing if r.runner == name],
+        )
+        for name in sorted({r.runner for r in differing})
+    ]
+    deciding = [c for c in columns if c.name in ("without_fix", "head", "head_source_tests")]
+    return run_columns(repo, deciding, again, opts, cache, executor)
+
+
+def _pins(
+    repo: GitRepo,
+    run: TestsRun,
+    head_column: Column,
+    candidates: Sequence[str],
+    opts: Options,
+    cache: Cache,
+    executor: Executor,
+) -> None:
+    """Each commit the pick lacks, applied to HEAD: the tests it pins, those it turns green."""
+    if not candidates:
+        return
+    scope = _pin_scope(repo, run)
+    run.pin_scope = scope[0]
+    _, run.gaps = pin_commits(
+        repo,
+        head_column,
+        run.rows,
+        [(c, repo.commit(c).subject) for c in candidates],
+        scope,
+        opts,
+        cache,
+        executor,
+    )
 
 
 def _hunks(
@@ -150,8 +188,7 @@ def _hunks(
     run.hunks, run.hunks_left_out = fix_hunks(repo, run.base, run.head)
     if not run.hunks:
         return
-    with phase(f"tests: {len(run.hunks)} hunk(s) of the fix reverted one at a time"):
-        runs = run_columns(repo, hunk_columns(head_column, run.hunks), plan, opts, cache, executor)
+    runs = run_columns(repo, hunk_columns(head_column, run.hunks), plan, opts, cache, executor)
     passing = {r.nodeid for r in run.rows if r.outcomes.get(head_column.name) == "passed"}
     for hunk, col in zip(run.hunks, runs, strict=True):
         hunk.problem = col.problem or next((c.problem for c in col.cells.values() if c.problem), "")

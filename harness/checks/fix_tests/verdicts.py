@@ -5,8 +5,8 @@ own), its outcome per column, and what it proves.
 * ``passes-both``: passes without the fix and at HEAD (info: it does not detect the fix);
 * ``fails-head`` (P1): a test the pick carries fails at HEAD;
 * ``source-test-fails-head`` (P1): a source's test the pick did not carry fails at HEAD;
-* ``flaky``: its outcome differed across columns and, run once more, differed from itself (info,
-  never proof);
+* ``flaky``: its outcome differed across columns and, run once more in the columns its verdict
+  is read from (without the fix, at HEAD), differed from itself (info, never proof);
 * ``env-error``: the file loads in no column (not evidence, never a pass);
 * ``not-run``: HEAD gave no outcome (a crash or timeout of the whole run), ``skipped`` at HEAD.
 """

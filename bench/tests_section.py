@@ -1,0 +1,108 @@
+"""The tests section's wall time against the same four pytest runs made by hand (issue 39, item 6).
+
+Builds the test project of harness/testing/fix_repo.py, builds its environment once (reported
+apart), then times, side by side in one run: the four plain pytest runs of the columns made by
+hand in a ready environment (harness/testing/pytest_truth.py, sequential, as a reviewer would), a
+cold ``harness tests`` (empty section cache, the ready environment through ``--python``) and a warm
+one. Prints each figure and the ratios: cold / plain (goal ≤ 1.5) and warm in seconds (goal ≤ 5).
+
+    python bench/tests_section.py [--repeat 3] [--head backport/whole]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from harness.testing import fix_repo
+from harness.testing.pytest_truth import plain_pytest
+
+FILES = ["tests/test_ops.py"]
+
+
+def _harness(repo: Path, head: str, python: str, cache: Path, work: Path) -> float:
+    env = {**os.environ, "HARNESS_CACHE_DIR": str(cache), "HARNESS_WORK_DIR": str(work)}
+    start = time.monotonic()
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "harness",
+            "tests",
+            f"release/1.x..{head}",
+            "--source",
+            "main",
+            "--repo",
+            str(repo),
+            "--python",
+            python,
+            "--format",
+            "none",
+        ],
+        env=env,
+        check=False,
+        capture_output=True,
+    )
+    return time.monotonic() - start
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--head", default="backport/whole")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        repo = root / "repo"
+        shas = fix_repo.build(repo)
+        # The environment: built once by the harness (its own cost, reported apart).
+        cache, work = root / "cache", root / "work"
+        start = time.monotonic()
+        env = {**os.environ, "HARNESS_CACHE_DIR": str(cache), "HARNESS_WORK_DIR": str(work)}
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "harness",
+                "tests",
+                f"release/1.x..{args.head}",
+                "--source",
+                "main",
+                "--repo",
+                str(repo),
+                "--format",
+                "none",
+            ],
+            env=env,
+            check=False,
+            capture_output=True,
+        )
+        build = time.monotonic() - start
+        python = str(next((cache / "envs").glob("*/bin/python")))
+        plain, cold, warm = [], [], []
+        for i in range(args.repeat):
+            t = time.monotonic()
+            plain_pytest(repo, "release/1.x", FILES, [(FILES[0], args.head)], python)
+            plain_pytest(repo, args.head, FILES, python=python)
+            plain_pytest(repo, shas["main_other"], FILES, [(FILES[0], shas["squash"])], python)
+            plain_pytest(repo, shas["squash"], FILES, python=python)
+            plain.append(time.monotonic() - t)
+            fresh = root / f"cold-{i}"
+            cold.append(_harness(repo, args.head, python, fresh, work))
+            warm.append(_harness(repo, args.head, python, fresh, work))
+    p, c, w = (statistics.median(x) for x in (plain, cold, warm))
+    print(f"environment build (first run, apart): {build:.2f} s")
+    print(f"four plain pytest runs by hand: median {p:.2f} s  {[round(x, 2) for x in plain]}")
+    print(f"harness tests, cold:            median {c:.2f} s  {[round(x, 2) for x in cold]}")
+    print(f"harness tests, warm:            median {w:.2f} s  {[round(x, 2) for x in warm]}")
+    print(f"cold / plain: {c / p:.2f}x (goal <= 1.5)   warm: {w:.2f} s (goal <= 5)")
+
+
+if __name__ == "__main__":
+    main()
