@@ -7,6 +7,7 @@ candidates (a file of shas / PR numbers, and the candidate rule over the source 
 oldest release's fork point) and classifies each (source, release) cell:
 
 - ``picked``: a pick on the release has this commit as its source (or the merge whose PR holds it);
+  a merge's row also where every commit it brought is picked, reached or in the fork there;
 - ``in-fork``: an ancestor of the release's fork point with the source;
 - ``reached``: on the release another way: merged into it, or a release commit with the same
   ``git patch-id --stable``, or a release commit fidelity found no source for with the same subject
@@ -42,6 +43,7 @@ from harness.git.backports import (
     InPlaceCheck,
     SourceCommit,
     TrialPick,
+    brought_commits,
     commit_times,
     file_sections,
     in_place,
@@ -74,8 +76,9 @@ _PR = re.compile(r"^(?:#|PR ?#?|pr ?#?)?(\d{1,6})$")
 _VERSION_PARTS = re.compile(r"\d+")
 LEGEND = (
     "picked SHA (status): a pick on the release has this source (fidelity's source finding and "
-    "status) · in-fork: an ancestor of the release's fork point · reached: on the release another "
-    "way (merged: an ancestor of the release tip; patch-id SHA: a release commit with the same "
+    "status; a merge: its commits' pick) · in-fork: an ancestor of the release's fork point · "
+    "reached: on the release another way (merged: an ancestor of the release tip; its commits: a "
+    "merge whose commits all are; patch-id SHA: a release commit with the same "
     "git patch-id --stable; subject SHA: a release commit fidelity found no source for, with this "
     "commit's subject, PR numbers and a leading tag aside, which no other source commit has; "
     "in place: the change itself is at the release tip — each file the commit's after-image, or "
@@ -355,14 +358,23 @@ def backports_check(
         for s in row_shas
     ]
 
+    # A merge's row is judged by the commits it brought too: they get cells of their own, not shown.
+    brought = brought_commits(repo, [s for s in row_shas if len(parents(s)) > 1])
+    hidden = list(dict.fromkeys(c for cs in brought.values() for c in cs if c not in reasons))
     fork_sets, cells, undecided = _ancestry_cells(
-        repo, row_shas, order, position, forks, tips, oldest, picked
+        repo, row_shas + hidden, order, position, forks, tips, oldest, picked
     )
 
     missing, patches = _by_content(
         repo, undecided, cells, order, forks, tips, picked, history, subject, parents
     )
-    fast_path = _try_missing(repo, missing, cells, patches, tips, parents, trial)
+    unseen = set(hidden)
+    for s, n in missing:
+        if s in unseen:
+            cells[(s, n)] = MatrixCell(s, n, "missing")
+    shown = [(s, n) for s, n in missing if s not in unseen]
+    fast_path = _try_missing(repo, shown, cells, patches, tips, parents, trial)
+    _merges_by_commits(cells, brought, order)
     controls = _controls(repo, order, forks, tips, fork_sets, picked) + fast_path
     result = BackportsResult(
         source,
@@ -376,6 +388,30 @@ def backports_check(
         controls,
     )
     return Checked(result, backports_section(result))
+
+
+def _merges_by_commits(
+    cells: dict[tuple[str, str], MatrixCell],
+    brought: Mapping[str, Sequence[str]],
+    order: Sequence[str],
+) -> None:
+    """A merge's row is picked (or reached) on a release where every commit it brought is
+    picked, reached or in the fork there; a merge judged fixed by its own cell stays so."""
+    for merge, commits in brought.items():
+        if not commits:
+            continue
+        for n in order:
+            own = cells[(merge, n)]
+            if own.state in ("in-fork", "picked", "reached"):
+                continue
+            theirs = [cells[(c, n)] for c in commits]
+            if not all(c.state in ("in-fork", "picked", "reached") for c in theirs):
+                continue
+            first = next((c for c in theirs if c.state == "picked"), None)
+            if first is not None:
+                cells[(merge, n)] = MatrixCell(merge, n, "picked", first.pick, first.status)
+            else:
+                cells[(merge, n)] = MatrixCell(merge, n, "reached", how="its commits")
 
 
 def _in_scope(

@@ -83,6 +83,17 @@ def non_merges(repo: GitRepo, tip: str, exclude: Sequence[str] = ()) -> list[str
     return out.split()
 
 
+def brought_commits(repo: GitRepo, merges: Sequence[str], cap: int = 50) -> dict[str, list[str]]:
+    """The non-merge commits each merge brought (``rev-list --no-merges M ^M^1``), oldest first;
+    an empty list past ``cap`` commits (a merge of a long-lived branch is judged by itself)."""
+    out: dict[str, list[str]] = {}
+    for m in dict.fromkeys(merges):
+        text = repo.run_text(["rev-list", "--no-merges", "--reverse", m, f"^{m}^1", "--"])
+        shas = text.split()
+        out[m] = shas if len(shas) <= cap else []
+    return out
+
+
 def merge_base_all(repo: GitRepo, shas: Sequence[str]) -> str | None:
     """The best common ancestor of all ``shas`` (``merge-base --octopus``); None when there is none."""
     uniq = list(dict.fromkeys(shas))

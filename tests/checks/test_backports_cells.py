@@ -118,3 +118,41 @@ def test_change_in_place_is_reached_with_how(tmp_path: Path) -> None:
     subprocess.run(["git", "-C", str(clone), "cherry-pick", "--no-commit", fix], check=False)
     diff = subprocess.run(["git", "-C", str(clone), "diff", "HEAD"], capture_output=True)
     assert diff.stdout == b""
+
+
+def _sec(check: str = "if len(name) > 64:\n        raise ValueError(name)\n") -> str:
+    return (
+        "def parse_header(name, value):\n    "
+        + check.lstrip()
+        + "    return name, value\n\n\n"
+        + "".join(f"def helper{i}(x):\n    return x + {i}\n\n\n" for i in range(8))
+    )
+
+
+def test_a_merge_is_picked_where_its_commits_are(tmp_path: Path) -> None:
+    """A security fix merged into main as a merge commit: the older release picked the merge
+    (-m 1 -x), the newer one its only commit, adapted (trailer naming the commit). The merge's row
+    is picked on both, and there is no regression finding."""
+    b = RepoBuilder(tmp_path / "repo")
+    b.commit("base", {"sec.py": _sec("pass\n"), "README": "r\n"})
+    b.branch("rel1")
+    b.commit("Docs", {"README": "r2\n"})
+    b.branch("rel2")
+    b.branch("fork-fix")
+    b.checkout("fork-fix")
+    inner = b.commit("Fix the header check", {"sec.py": _sec()})
+    b.checkout("main")
+    merge = b.merge("fork-fix", "Merge commit from fork")
+    b.checkout("rel1")
+    older = b.cherry_pick(merge, "-m", "1", "-x")
+    b.checkout("rel2")
+    adapted = _sec("if len(name) > 64:\n        raise HeaderError(name)\n")
+    newer = b.commit(
+        f"Fix the header check\n\n(cherry picked from commit {inner})", {"sec.py": adapted}
+    )
+    b.checkout("main")
+    got = backports_check(GitRepo(b.path), "main", ["rel1", "rel2"])
+    on1, on2 = got.result.cell(merge, "rel1"), got.result.cell(merge, "rel2")
+    assert (on1.state, on1.pick) == ("picked", older)
+    assert (on2.state, on2.pick) == ("picked", newer), on2
+    assert not [f for f in got.section.findings if f.kind == "backport-regression"]
