@@ -77,6 +77,12 @@ def reachable(repo: GitRepo, tip: str, exclude: Sequence[str] = ()) -> set[str]:
     return set(out.split())
 
 
+def first_parent_line(repo: GitRepo, tip: str, exclude: str) -> list[str]:
+    """The commits of ``tip``'s first-parent line down to ``exclude`` (one ``rev-list``)."""
+    out = repo.run_text(["rev-list", "--first-parent", tip, f"^{exclude}", "--"])
+    return out.split()
+
+
 def non_merges(repo: GitRepo, tip: str, exclude: Sequence[str] = ()) -> list[str]:
     """The non-merge commits of ``tip ^exclude``, newest first (one ``rev-list``)."""
     out = repo.run_text(["rev-list", "--no-merges", tip, *(f"^{x}" for x in exclude), "--"])

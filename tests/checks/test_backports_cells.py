@@ -13,7 +13,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from harness.checks.backports import backports_check
+from harness.checks.backports import CandidateSpec, backports_check
 from harness.git import GitRepo
 from harness.testing.repos import RepoBuilder
 
@@ -156,3 +156,68 @@ def test_a_merge_is_picked_where_its_commits_are(tmp_path: Path) -> None:
     assert (on1.state, on1.pick) == ("picked", older)
     assert (on2.state, on2.pick) == ("picked", newer), on2
     assert not [f for f in got.section.findings if f.kind == "backport-regression"]
+
+
+def test_one_row_per_change(tmp_path: Path) -> None:
+    """An abandoned backport PR (its head only under refs/pull/51/head) holds a copy of main's fix
+    (same patch id, another subject); the older release's manual backport names that copy in its
+    trailer, the newer release picked main's commit. One row, named by main's commit, picked on
+    both releases; listing the copy as a candidate folds it into the same row."""
+    b = RepoBuilder(tmp_path / "repo")
+    b.commit("base", {"p.py": _sec("pass\n"), "README": "r\n"})
+    b.branch("rel1")
+    b.commit("Docs", {"README": "r2\n"})
+    b.branch("rel2")
+    b.branch("pr51", "rel1")
+    fix = b.commit("Fix the header parser (#50)", {"p.py": _sec()})
+    b.checkout("pr51")
+    copy = b.cherry_pick(fix)
+    b.repo.git.commit("--amend", "-q", "-m", "[1.x] Backport the parser check")
+    copy = b.rev("HEAD")
+    b.checkout("main")
+    b.repo.git.update_ref("refs/pull/51/head", copy)
+    b.repo.git.branch("-D", "pr51")
+    b.checkout("rel1")
+    older = b.cherry_pick(copy, "-x")
+    b.checkout("rel2")
+    newer = b.cherry_pick(fix, "-x")
+    b.checkout("main")
+    repo = GitRepo(b.path)
+    got = backports_check(repo, "main", ["rel1", "rel2"])
+    rows = [r for r in got.result.rows if fix in (r.sha, *r.also) or copy in (r.sha, *r.also)]
+    assert [r.sha for r in rows] == [fix], rows
+    assert {n: got.result.cell(fix, n).pick for n in ("rel1", "rel2")} == {
+        "rel1": older,
+        "rel2": newer,
+    }
+    assert all(got.result.cell(fix, n).state == "picked" for n in ("rel1", "rel2"))
+    listed = backports_check(repo, "main", ["rel1", "rel2"], [CandidateSpec("c:1", ref=copy)])
+    (row,) = [r for r in listed.result.rows if fix in (r.sha, *r.also)]
+    assert row.sha == fix and copy in row.also and "candidate" in row.reasons
+    assert copy not in {r.sha for r in listed.result.rows}
+
+
+def test_one_row_per_change_id_and_pr(tmp_path: Path) -> None:
+    """Rows of one Gerrit Change-Id, or of one PR number, are one row (contents differ); two
+    first-parent source commits are never joined."""
+    cid = "Change-Id: I" + "ab" * 20
+    b = RepoBuilder(tmp_path / "repo")
+    b.commit("base", {"p.py": _sec("pass\n"), "q.py": "q = 1\n", "r.py": "r = 1\n"})
+    b.branch("rel1")
+    b.branch("side")
+    fix = b.commit(f"Fix the header parser\n\n{cid}", {"p.py": _sec()})
+    pr = b.commit("Fix q (#77)", {"q.py": "q = 2\n"})
+    r1 = b.commit("Fix r (#88)", {"r.py": "r = 2\n"})
+    r2 = b.commit("Fix r again (#88)", {"r.py": "r = 3\n"})
+    b.checkout("side")
+    other = b.commit(f"Check header names\n\n{cid}", {"p.py": _sec("assert name\n")})
+    other_pr = b.commit("[1.x] Fix q (#77)", {"q.py": "q = 22\n"})
+    b.checkout("main")
+    listed = [CandidateSpec("c:1", ref=other), CandidateSpec("c:2", ref=other_pr)]
+    got = backports_check(GitRepo(b.path), "main", ["rel1"], listed)
+    shas = [r.sha for r in got.result.rows]
+    assert other not in shas and other_pr not in shas
+    assert r1 in shas and r2 in shas  # two source commits of #88: two rows
+    by = {r.sha: r for r in got.result.rows}
+    assert by[fix].also == (other,) and by[pr].also == (other_pr,)
+    assert by[fix].reasons == ("rule", "candidate")
