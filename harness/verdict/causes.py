@@ -52,6 +52,10 @@ _BY_KIND: dict[str, tuple[str, str]] = {
         "declare the markers (pytest.ini / pyproject)",
     ),
     "gap-not-pinned": ("no test pins a gap", "add a test that fails without {shas}"),
+    "tests-gap-not-pinned": (
+        "no test of the suite pins a commit the pick lacks",
+        "cherry-pick -x {shas} onto {head}, and add a test that fails without it",
+    ),
     "follow-up-not-picked": (
         "later fixes that name a picked source were not picked",
         "cherry-pick -x {shas} onto {head}, or say in the PR why this release does not need {them}",

@@ -416,7 +416,7 @@ def _review_findings(run: TestsRun) -> list[Finding]:
         if g.applies and not g.problem and not g.pinned_by:
             out.append(
                 _finding(
-                    "gap-not-pinned",
+                    "tests-gap-not-pinned",
                     "P2",
                     f"no test pins {g.commit[:10]} ({g.subject}), which the pick lacks",
                     f"HEAD + {g.commit[:10]} gives every test of {g.scope} the outcome it has at "

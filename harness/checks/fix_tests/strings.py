@@ -30,10 +30,8 @@ class RemovedString:
     counts: dict[str, int] = field(default_factory=dict)  # base / head / source → lines
     references: list[str] = field(default_factory=list)  # "path:line" at HEAD, tests first
     left_out: int = 0  # references past MAX_REFS
-
-    @property
-    def source_keeps(self) -> bool:
-        return self.counts.get("source", 0) > 0
+    source_keeps: bool = False  # the source still has it outside its tests (the pick removed
+    # what the source kept or moved), not only in a test that looks for it
 
 
 def _literals(line: bytes) -> set[str]:
@@ -78,6 +76,7 @@ def removed_strings(
         item.counts = {"base": len(hits.get(base, [])), "head": len(at_head)}
         if source:
             item.counts["source"] = len(hits.get(source, []))
+            item.source_keeps = any(not is_test_path(h.path) for h in hits.get(source, []))
         refs = sorted(at_head, key=lambda h: (not is_test_path(h.path), h.path, h.line))
         item.references = [f"{h.path}:{h.line}" for h in refs[:MAX_REFS]]
         item.left_out = max(0, len(refs) - MAX_REFS)
