@@ -249,6 +249,7 @@ class BackportsResult:
     cells: tuple[MatrixCell, ...]  # row-major, releases oldest first
     unmatched: tuple[str, ...] = ()  # candidate entries that named no commit (PR numbers)
     controls: tuple[tuple[str, str, bool | None], ...] = ()
+    notes: tuple[str, ...] = ()  # about the input (a --release given twice)
 
     def cell(self, source: str, release: str) -> MatrixCell:
         return next(c for c in self.cells if c.source == source and c.release == release)
@@ -323,6 +324,22 @@ def backports_check(
     if not names:
         raise UsageError("give at least one --release REF")
     tips = {n: repo.resolve(n) for n in names}
+    for n in names:
+        if n == source or tips[n] == src:
+            what = (
+                f"is the source branch (--source {source})"
+                if n == source
+                else f"is the same commit as --source {source} ({src[:12]})"
+            )
+            raise UsageError(
+                f"--release {n} {what}: a release is a branch that forked from the source, "
+                "so there is nothing to judge on it; name the release branches only"
+            )
+    repeated = tuple(
+        f"--release {n} given {releases.count(n)} times: listed once"
+        for n in names
+        if releases.count(n) > 1
+    )
     explicit = _explicit_candidates(repo, candidates)
     pattern = rule if rule is not None else compile_rule(None)
 
@@ -393,6 +410,7 @@ def backports_check(
         tuple(cells[(r.sha, n)] for r in rows for n in order),
         tuple(unmatched),
         controls,
+        repeated,
     )
     return Checked(result, backports_section(result))
 
@@ -1016,6 +1034,8 @@ def backports_section(result: BackportsResult) -> Section:
     summary = f"{len(result.rows)} source commit(s) × {len(names)} release(s): " + (
         ", ".join(f"{total[s]} {s}" for s in STATES if total[s]) or "no rows"
     )
+    if result.notes:
+        summary += " (" + "; ".join(result.notes) + ")"
     controls = [Control(name, text, ok) for name, text, ok in result.controls]
     controls.append(
         Control(
@@ -1125,6 +1145,7 @@ def _matrix_data(result: BackportsResult) -> dict[str, object]:
             for r in result.rows
         ],
         "cells": [c.as_dict() for c in result.cells],
+        "notes": list(result.notes),
         "release_order": "fork point committer date, then version numbers in the name",
     }
     return data

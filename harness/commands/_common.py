@@ -47,10 +47,13 @@ def command_line(argv: list[str] | None = None) -> str:
     )
 
 
-def emit(args: argparse.Namespace, report: Report) -> int:
-    """Render in the chosen format, write it, and return the gate's exit code."""
+def emit(args: argparse.Namespace, report: Report, head: str | None = None) -> int:
+    """Render in the chosen format, write it, and return the gate's exit code. ``head``: what the
+    causes' actions call the range's HEAD (default: the report's ``head`` input, its name part)."""
     fmt = getattr(args, "format", "term")
-    report.causes = causes.group(report, str(report.inputs.get("head", "HEAD")).split(" @ ")[0])
+    if head is None:
+        head = str(report.inputs.get("head", "HEAD")).split(" @ ")[0]
+    report.causes = causes.group(report, head)
     report.verdict, blocked = gate.verdict(report, getattr(args, "fail_on", "p1"))
     if fmt == "none":
         pass

@@ -64,7 +64,10 @@ def run(args: argparse.Namespace) -> int:
     candidates = read_candidates(args.candidates) if args.candidates else []
     rule = compile_rule(args.rule)
     source = repo.resolve(args.source)
-    releases = [repo.resolve(r) for r in args.release]
+    names = list(
+        dict.fromkeys(args.release)
+    )  # a repeated --release is listed once (a note says so)
+    releases = [repo.resolve(r) for r in names]
     since = since_of(repo, args.since)
     from harness.infra.history_index import open_index
 
@@ -75,9 +78,7 @@ def run(args: argparse.Namespace) -> int:
     )  # fmt: skip
     inputs = {
         "source": f"{args.source} @ {source[:12]}",
-        "releases": ", ".join(
-            f"{n} @ {s[:12]}" for n, s in zip(args.release, releases, strict=True)
-        ),
+        "releases": ", ".join(f"{n} @ {s[:12]}" for n, s in zip(names, releases, strict=True)),
         "head": args.source,
     }
     if args.candidates:

@@ -179,7 +179,9 @@ def run_compare(
     if prev is not None:
         report.sections.append(ledger.apply(report, prev, repo.resolve(inputs.head, "tree")))
     threshold = fail_on or pol.fail_on or "p1"
-    report.causes = causes.group(report, inputs.head)
+    from harness.git.names import head_name
+
+    report.causes = causes.group(report, head_name(repo, inputs.head))  # a typed id: its branch
     report.verdict, blocking = gate.verdict(report, threshold, crashed)
     output.mkdir(parents=True, exist_ok=True)
     for name, fmt_name in REPORT_FILES.items():

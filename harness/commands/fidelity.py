@@ -111,7 +111,9 @@ def run(args: argparse.Namespace) -> int:
     report = Report(
         "Cherry-pick fidelity", command_line(getattr(args, "_argv", None)), [section], inputs
     )
-    return emit(args, report)
+    from harness.git.names import head_name as called
+
+    return emit(args, report, head=called(repo, head_name))  # a typed id: its branch
 
 
 def _kept(

@@ -10,6 +10,7 @@ and settled against a real ``git cherry-pick`` in a throwaway clone where it mat
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -221,3 +222,57 @@ def test_one_row_per_change_id_and_pr(tmp_path: Path) -> None:
     by = {r.sha: r for r in got.result.rows}
     assert by[fix].also == (other,) and by[pr].also == (other_pr,)
     assert by[fix].reasons == ("rule", "candidate")
+
+
+def test_release_that_is_the_source_and_a_repeated_release(tmp_path: Path, run_cli) -> None:
+    """--release naming the source branch is exit 2 with the reason; a --release given twice is
+    listed once, with a note."""
+    b = RepoBuilder(tmp_path / "repo")
+    b.commit("base", {"p.py": _sec("pass\n")})
+    b.branch("rel1")
+    fix = b.commit("Fix the header parser", {"p.py": _sec()})
+    b.branch("same-as-main")
+    base = ["backports", "--repo", str(b.path), "--source", "main", "--format", "json"]
+    for bad in ("main", "same-as-main"):
+        code, out, err = run_cli(*base, "--release", "rel1", "--release", bad)
+        assert code == 2 and not out, (code, out, err)
+        assert len(err.strip().splitlines()) == 1 and f"--release {bad}" in err
+        assert "source" in err
+    code, out, err = run_cli(*base, "--release", "rel1", "--release", "rel1")
+    doc = json.loads(out)
+    (section,) = doc["sections"]
+    assert [r["release"] for r in section["data"]["releases"]] == ["rel1"]
+    assert section["data"]["notes"] == ["--release rel1 given 2 times: listed once"]
+    assert "listed once" in section["summary"]
+    assert doc["inputs"]["releases"].count("rel1") == 1
+    assert {c["release"] for c in section["data"]["cells"] if c["source"] == fix} == {"rel1"}
+
+
+def test_no_source_action_names_the_release_branch(tmp_path: Path, run_cli) -> None:
+    """A pick with no source, the range's HEAD typed as a commit id (or a tag): the action names
+    the release branch that holds it, never an id."""
+    b = RepoBuilder(tmp_path / "repo")
+    b.commit("base", {"p.py": _sec("pass\n")})
+    b.branch("release/1.x")
+    b.commit("Fix the header parser", {"p.py": _sec()})
+    b.checkout("release/1.x")
+    fork = b.rev("HEAD")
+    pick = b.commit("Tune the release build", {"build.cfg": "opt = 2\n"})
+    b.commit("Release notes", {"NOTES": "1.0.1\n"})
+    b.repo.git.tag("v1.0.1", pick)
+    b.checkout("main")
+    for head in (pick, pick[:10], b.rev("release/1.x")):
+        code, out, err = run_cli(
+            "fidelity", f"{fork}..{head}", "--source", "main", "--repo", str(b.path),
+            "--format", "json", "--fail-on", "never", "--no-cache",
+        )  # fmt: skip
+        assert code == 0, err
+        actions = [c["action"] for c in json.loads(out)["causes"] if "made for" in c["action"]]
+        assert actions and all("made for release/1.x only" in a for a in actions), actions
+        assert not any(pick[:8] in a.split("made for")[1] for a in actions)
+    code, out, _ = run_cli(
+        "fidelity", f"{fork}..v1.0.1", "--source", "main", "--repo", str(b.path),
+        "--format", "json", "--fail-on", "never", "--no-cache",
+    )  # fmt: skip
+    actions = [c["action"] for c in json.loads(out)["causes"] if "made for" in c["action"]]
+    assert actions and all("made for v1.0.1 only" in a for a in actions), actions
