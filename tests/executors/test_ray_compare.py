@@ -164,12 +164,21 @@ def test_compare_on_ray_gives_the_local_bytes(
     for name in NAMES:
         assert remote[name] == local[name], name
     # it really ran there: one task per probe column (base, head, control, cancel-all), one per
-    # collection pass (base, head) and one per mutation row (none, liveness, the gaps)
+    # collection pass (base, head), one per mutation row (none, liveness, the gaps), and the tests
+    # section's: its columns, HEAD alone and + each missing commit, each hunk reverted, the lanes'
+    # collection at HEAD
     doc = json.loads((out / "report.json").read_text())
     mutation = next(s for s in doc["sections"] if s["id"].startswith("mutation"))
+    tests = next(s for s in doc["sections"] if s["id"] == "tests")["data"]
+    section_tasks = (
+        len(tests["columns"])
+        + (1 + len(tests["pins"]) if tests["pins"] else 0)
+        + len(tests["hunks"])
+        + (1 if "lanes" in tests else 0)
+    )
     assert len(ray_made) == 1 and ray_made[0].submitted == 4 + 2 + len(
         mutation["tables"][0]["rows"]
-    )
+    ) + section_tasks
     assert "measured: " in remote["report.md"]
 
 

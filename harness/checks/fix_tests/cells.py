@@ -69,7 +69,10 @@ def _key(repo: GitRepo, column: Column, plan: Plan, opts: Options) -> str:
     for name in runners:
         module = get_runner(name)
         code.append(file_digest(Path(str(getattr(module, "__file__", "")))))
-    return content_key("tests-column", identify(repo, column).key, plan, asdict(opts), code)
+    # The interpreter enters by its environment's key (its content), not its path: the same
+    # environment built in another cache (another machine, a Ray worker) keys the same.
+    what = {k: v for k, v in asdict(opts).items() if k != "python"}
+    return content_key("tests-column", identify(repo, column).key, plan, what, code)
 
 
 def run_columns(
