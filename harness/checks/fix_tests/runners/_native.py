@@ -4,6 +4,7 @@ own HOME, TMPDIR and caches."""
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 from collections.abc import Sequence
@@ -44,8 +45,16 @@ def spans_by(pattern: re.Pattern[bytes], data: bytes) -> dict[str, tuple[int, in
     out: dict[str, tuple[int, int]] = {}
     for j, (line, name) in enumerate(starts):
         end = starts[j + 1][0] - 1 if j + 1 < len(starts) else len(lines)
+        # the next test's attributes, comments and the blank lines between are not this one's
+        while end > line and _between(lines[end - 1]):
+            end -= 1
         out[name] = (line, end)
     return out
+
+
+def _between(line: bytes) -> bool:
+    text = line.strip()
+    return not text or text.startswith((b"#[", b"//"))
 
 
 def run_tool(
@@ -55,8 +64,16 @@ def run_tool(
     home = ctx.home
     (home / "home").mkdir(parents=True, exist_ok=True)
     (home / "tmp").mkdir(parents=True, exist_ok=True)
+    toolchains = {  # rustup and go find their toolchains under the user's home: named, not moved
+        k: v
+        for k, v in (
+            ("RUSTUP_HOME", os.environ.get("RUSTUP_HOME") or str(Path.home() / ".rustup")),
+            ("RUSTUP_TOOLCHAIN", os.environ.get("RUSTUP_TOOLCHAIN", "")),
+        )
+        if v and (k != "RUSTUP_HOME" or Path(v).is_dir())
+    }
     full = process.child_env(
-        {"HOME": str(home / "home"), "TMPDIR": str(home / "tmp"), **env, **ctx.env}
+        {"HOME": str(home / "home"), "TMPDIR": str(home / "tmp"), **toolchains, **env, **ctx.env}
     )
     try:
         proc = run_in_tree(argv, cwd, full, ctx.timeout)

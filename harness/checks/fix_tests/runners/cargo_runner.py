@@ -65,52 +65,49 @@ def run(tree: Path, files: Sequence[str], nodeids: Sequence[str] | None, ctx: Ru
     for f in files:
         by_crate.setdefault(root_of(f, crates) or "", []).append(f)
     for crate, mine in sorted(by_crate.items()):
-        targets = {_target(f, crate): f for f in mine}
-        argv = [
-            "cargo",
-            "test",
-            "--offline",
-            "--no-fail-fast",
-            "--manifest-path",
-            str(tree / crate / "Cargo.toml"),
-        ]
-        for t in targets:
-            argv += ["--test", t]
-        names = [n.split("::", 1)[1] for n in nodeids or () if n.split("::", 1)[0] in mine]
-        argv += ["--", "--test-threads=1", *(["--exact", *names] if names else [])]
-        code, said = run_tool(
-            argv,
-            tree / crate,
-            ctx,
-            {"CARGO_TARGET_DIR": str(ctx.home / "target"), "CARGO_TERM_COLOR": "never"},
-        )
-        if code is None:
-            cell.problem = said
-            break
-        _read(said, crate, targets, cell)
-        if code != 0 and not any(n.split("::")[0] in mine for n in cell.outcomes):
-            first = next((m.group(1) for ln in said.splitlines() if (m := _ERROR.match(ln))), "")
-            for f in mine:  # it did not build (or run): each file is an error here
-                cell.errors[f] = (first or "cargo test failed before running tests")[:300]
+        for f in mine:  # one target a run: libtest's lines name no file, the run does
+            problem = _run_target(tree, crate, f, nodeids, ctx, cell)
+            if problem:
+                cell.problem = problem
+                break
     cell.seconds = time.monotonic() - start
     return cell
 
 
-def _read(said: str, crate: str, targets: dict[str, str], cell: Cell) -> None:
-    current: str | None = None
+def _run_target(
+    tree: Path,
+    crate: str,
+    path: str,
+    nodeids: Sequence[str] | None,
+    ctx: RunContext,
+    cell: Cell,
+) -> str:
+    """``cargo test --test TARGET`` for one file; its outcomes (or its build error) go to ``cell``;
+    returns what stopped the run (a timeout), else ""."""
+    names = [n.split("::", 1)[1] for n in nodeids or () if n.split("::", 1)[0] == path]
+    argv = [
+        "cargo",
+        "test",
+        "--offline",
+        "--no-fail-fast",
+        "--manifest-path",
+        str(tree / crate / "Cargo.toml"),
+        "--test",
+        _target(path, crate),
+        "--",
+        "--test-threads=1",
+        *(["--exact", *names] if names else []),
+    ]
+    env = {"CARGO_TARGET_DIR": str(ctx.home / "target"), "CARGO_TERM_COLOR": "never"}
+    code, said = run_tool(argv, tree / crate, ctx, env)
+    if code is None:
+        return said
+    before = len(cell.outcomes)
     for line in said.splitlines():
-        m = _RUNNING.match(line)
-        if m:
-            shown = m.group(1)
-            current = next(
-                (
-                    f
-                    for t, f in targets.items()
-                    if shown.endswith(f"tests/{t}.rs") or shown.endswith(f"tests/{t}/main.rs")
-                ),
-                None,
-            )
-            continue
         r = _RESULT.match(line)
-        if r and current is not None:
-            cell.outcomes[f"{current}::{r.group(1)}"] = _STATUS[r.group(2)]
+        if r:
+            cell.outcomes[f"{path}::{r.group(1)}"] = _STATUS[r.group(2)]
+    if code != 0 and len(cell.outcomes) == before:  # it did not build (or run)
+        first = next((m.group(1) for ln in said.splitlines() if (m := _ERROR.match(ln))), "")
+        cell.errors[path] = (first or "cargo test failed before running tests")[:300]
+    return ""

@@ -1,0 +1,79 @@
+"""The tests section's native runners on real toolchains: ``cargo test`` on a crate and ``go test
+-json`` on a module, each with a fix picked onto a release branch (skipped, with the reason, where
+the toolchain is not installed)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from harness.testing.repos import RepoBuilder
+
+CARGO = '[package]\nname = "clampy"\nversion = "0.1.0"\nedition = "2021"\n'
+RS_BUG = "pub fn clamp(x: i64, lo: i64, hi: i64) -> i64 {\n    let _ = hi;\n    x.max(lo)\n}\n"
+RS_FIX = "pub fn clamp(x: i64, lo: i64, hi: i64) -> i64 {\n    x.max(lo).min(hi)\n}\n"
+RS_LO = "use clampy::clamp;\n\n#[test]\nfn lo() {\n    assert_eq!(clamp(-5, 0, 9), 0);\n}\n"
+RS_HI = RS_LO + "\n#[test]\nfn hi() {\n    assert_eq!(clamp(50, 0, 9), 9);\n}\n"
+
+GO_MOD = "module example.com/clampy\n\ngo 1.18\n"
+GO_BUG = "package clampy\n\nfunc Clamp(x, lo, hi int) int {\n\tif x < lo {\n\t\treturn lo\n\t}\n\treturn x\n}\n"
+GO_FIX = GO_BUG.replace("\treturn x\n}", "\tif x > hi {\n\t\treturn hi\n\t}\n\treturn x\n}")
+GO_LO = (
+    'package clampy\n\nimport "testing"\n\n'
+    "func TestLo(t *testing.T) {\n\tif Clamp(-5, 0, 9) != 0 {\n\t\tt.Fatal()\n\t}\n}\n"
+)
+GO_HI = (
+    GO_LO + "\nfunc TestHi(t *testing.T) {\n\tif Clamp(50, 0, 9) != 9 {\n\t\tt.Fatal()\n\t}\n}\n"
+)
+
+
+def _backport(path: Path, base: dict[str, str], fix: dict[str, str]) -> None:
+    b = RepoBuilder(path)
+    b.commit("init", dict(base))
+    b.branch("release")
+    main = b.commit("Fix clamp (#3)", dict(fix))
+    b.checkout("release")
+    b.branch("backport")
+    b.checkout("backport")
+    b.commit(f"[release] Fix clamp (#3)\n\n(cherry picked from commit {main})", dict(fix))
+
+
+def _verdicts(run_cli, repo: Path) -> dict[str, str]:
+    code, out, err = run_cli(
+        "tests", "release..backport", "--source", "main", "--repo", str(repo), "--format", "json"
+    )
+    assert code == 0, err
+    return {t["nodeid"]: t["verdict"] for t in json.loads(out)["sections"][0]["data"]["tests"]}
+
+
+def test_cargo_test_proves_the_fix(run_cli, tmp_path):
+    if shutil.which("cargo") is None:
+        pytest.skip("cargo is not installed here")
+    repo = tmp_path / "crate"
+    _backport(
+        repo,
+        {"Cargo.toml": CARGO, "src/lib.rs": RS_BUG, "tests/it.rs": RS_LO},
+        {"src/lib.rs": RS_FIX, "tests/it.rs": RS_HI},
+    )
+    assert _verdicts(run_cli, repo) == {
+        "tests/it.rs::hi": "proves-fix",
+        "tests/it.rs::lo": "passes-both",
+    }
+
+
+def test_go_test_json_proves_the_fix(run_cli, tmp_path):
+    if shutil.which("go") is None:
+        pytest.skip("go is not installed here")
+    repo = tmp_path / "module"
+    _backport(
+        repo,
+        {"go.mod": GO_MOD, "clamp.go": GO_BUG, "clamp_test.go": GO_LO},
+        {"clamp.go": GO_FIX, "clamp_test.go": GO_HI},
+    )
+    assert _verdicts(run_cli, repo) == {
+        "clamp_test.go::TestHi": "proves-fix",
+        "clamp_test.go::TestLo": "passes-both",
+    }
