@@ -46,6 +46,7 @@ from harness.git.backports import (
     TrialPick,
     brought_commits,
     commit_times,
+    empty_picks,
     file_sections,
     first_parent_line,
     in_place,
@@ -507,12 +508,12 @@ def _one_row_per_change(
     for named_sha, others in joined.items():
         for n in order:
             own = cells[(named_sha, n)]
-            if own.state in ("in-fork", "picked", "reached"):
+            if own.state in ("in-fork", "picked"):
                 continue
             theirs = [cells[(g.sha, n)] for g in others]
-            got = next((c for c in theirs if c.state == "picked"), None) or next(
-                (c for c in theirs if c.state in ("reached", "in-fork")), None
-            )
+            got = next((c for c in theirs if c.state == "picked"), None)
+            if got is None and own.state != "reached":
+                got = next((c for c in theirs if c.state in ("reached", "in-fork")), None)
             if got is None:
                 continue
             if got.state == "in-fork":
@@ -527,18 +528,21 @@ def _merges_by_commits(
     order: Sequence[str],
 ) -> None:
     """A merge's row is picked (or reached) on a release where every commit it brought is
-    picked, reached or in the fork there; a merge judged fixed by its own cell stays so."""
+    picked, reached or in the fork there (picked where one of them is: a pick says more than a
+    reach); a merge in the fork or picked by its own cell stays so."""
     for merge, commits in brought.items():
         if not commits:
             continue
         for n in order:
             own = cells[(merge, n)]
-            if own.state in ("in-fork", "picked", "reached"):
+            if own.state in ("in-fork", "picked"):
                 continue
             theirs = [cells[(c, n)] for c in commits]
             if not all(c.state in ("in-fork", "picked", "reached") for c in theirs):
                 continue
             first = next((c for c in theirs if c.state == "picked"), None)
+            if own.state == "reached" and first is None:
+                continue
             if first is not None:
                 cells[(merge, n)] = MatrixCell(merge, n, "picked", first.pick, first.status)
             else:
@@ -761,7 +765,7 @@ def _by_content(
             continue
         missing.append((s, n))
 
-    placed = _in_place(repo, maybe, against, blobs, tips)
+    placed = _in_place(repo, maybe, against, blobs, tips, parents)
     for s, n in maybe:
         if (s, n) in placed:
             cells[(s, n)] = MatrixCell(s, n, "reached", how="in place")
@@ -845,14 +849,21 @@ def _in_place(
     against: Mapping[str, str | None],
     blobs: dict[str, bytes | None],
     tips: Mapping[str, str],
+    parents: Callable[[str], tuple[str, ...]],
 ) -> set[tuple[str, str]]:
     """The cells whose change is in place at the release tip: file by file, the release's file
     is the commit's after-image (the same blob, or absent where the commit deletes it), or the
     commit's diff of it reverse-applies there (its after-image, context included, is in the file)
     while the forward diff does not apply (its before-image is not there too). Lines found
-    elsewhere in a file never count: the hunks' context must match."""
+    elsewhere in a file never count: the hunks' context must match. Else a trial cherry-pick
+    that merges cleanly into the release's own tree (nothing to change: git's merge found every
+    hunk there as the commit has it)."""
     if not cells:
         return set()
+
+    def parent_of(s: str) -> str | None:
+        return against.get(s) or (parents(s)[0] if parents(s) else None)
+
     rows = list(dict.fromkeys(s for s, _ in cells))
     chunks = diff_chunks(repo, [(s, against.get(s)) for s in rows], renames=False)
     sections = {s: file_sections(c) for s, c in zip(rows, chunks, strict=True)}
@@ -895,6 +906,14 @@ def _in_place(
         asked.append((s, n))
     for cell, (back, forward) in zip(asked, in_place(checks), strict=True):
         if back and not forward:
+            placed.add(cell)
+    # The rest: a cherry-pick that merges cleanly and changes nothing (a line near the change
+    # differs on the release, or the same lines are elsewhere too): the hunks are there as the
+    # commit has them, and git's merge placed them.
+    rest = [(s, n) for s, n in cells if (s, n) not in placed and parent_of(s)]
+    trials = [TrialPick(s, parent_of(s) or "", tips[n]) for s, n in rest]
+    for cell, empty in zip(rest, empty_picks(repo, trials), strict=True):
+        if empty:
             placed.add(cell)
     return placed
 

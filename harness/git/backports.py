@@ -247,6 +247,28 @@ def trial_picks(
 
 
 def _merge_trials(repo: GitRepo, trials: Sequence[TrialPick], workers: int) -> list[bool | None]:
+    return [None if r is None else r[0] for r in _merges(repo, trials, workers)]
+
+
+def empty_picks(repo: GitRepo, trials: Sequence[TrialPick], workers: int = 0) -> list[bool]:
+    """For each trial: True when the cherry-pick merges cleanly and changes nothing (the merged
+    tree is ``onto``'s own: every hunk of the commit is already there as the commit has it)."""
+    trees = dict(zip(
+        [t.onto for t in trials],
+        [o[0] if o else None for o in objects(repo, [f"{t.onto}^{{tree}}" for t in trials])],
+        strict=False,
+    ))  # fmt: skip
+    return [
+        r is not None and r[0] is True and r[1] == trees.get(t.onto)
+        for t, r in zip(trials, _merges(repo, trials, workers), strict=True)
+    ]
+
+
+def _merges(
+    repo: GitRepo, trials: Sequence[TrialPick], workers: int
+) -> list[tuple[bool | None, str] | None]:
+    """``merge-tree --write-tree`` of each trial: (clean, the merged tree), None where a tree is
+    missing."""
     if not trials:
         return []
     specs = sorted({x for t in trials for x in (t.commit, t.parent, t.onto)})
@@ -276,12 +298,13 @@ def _merge_trials(repo: GitRepo, trials: Sequence[TrialPick], workers: int) -> l
             base = bases[tb]
             jobs.append((writer.commit(to, [base]), writer.commit(tc, [base])))
 
-        def merge(job: tuple[str, str] | None) -> bool | None:
+        def merge(job: tuple[str, str] | None) -> tuple[bool | None, str] | None:
             if job is None:
                 return None
             proc = repo.popen(["merge-tree", "--write-tree", "--name-only", "-z", *job], env=env)
-            proc.communicate(b"")
-            return {0: True, 1: False}.get(proc.returncode)
+            out, _ = proc.communicate(b"")
+            tree = out.split(b"\0", 1)[0].split(b"\n", 1)[0].decode("ascii", "replace").strip()
+            return {0: True, 1: False}.get(proc.returncode), tree
 
         n = workers or min(
             8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 2

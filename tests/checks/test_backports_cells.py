@@ -276,3 +276,39 @@ def test_no_source_action_names_the_release_branch(tmp_path: Path, run_cli) -> N
     )  # fmt: skip
     actions = [c["action"] for c in json.loads(out)["causes"] if "made for" in c["action"]]
     assert actions and all("made for v1.0.1 only" in a for a in actions), actions
+
+
+def test_in_place_when_a_nearby_context_line_differs(tmp_path: Path) -> None:
+    """The release has the docstring fix, but a line three below it is another (an attribute
+    added): still reached (in place) — a real cherry-pick changes nothing — while the same file
+    without the fix is missing · applies."""
+    doc = (
+        "class ConnectorError(OSError):\n"
+        '    """Connector error.\n\n'
+        "    Raised if\n"
+        "        {what} can not be established.\n"
+        '    """\n\n'
+        "{extra}"
+        "    def __init__(self, key):\n"
+        "        self.key = key\n"
+    )
+    old = doc.format(what="connection to proxy", extra="")
+    b = RepoBuilder(tmp_path / "repo")
+    b.commit("base", {"errors.py": old, "README": "r\n"})
+    b.branch("rel1")
+    b.branch("rel2")
+    fix = b.commit("Fix the docstring", {"errors.py": doc.format(what="a connection", extra="")})
+    b.checkout("rel1")
+    typed = "    args: tuple[str, int]\n\n"
+    b.commit(
+        "Type the args, docstring too",
+        {"errors.py": doc.format(what="a connection", extra=typed), "vendor/v.py": "v = 1\n" * 60},
+    )
+    b.checkout("rel2")
+    b.commit("Type the args", {"errors.py": doc.format(what="connection to proxy", extra=typed)})
+    b.checkout("main")
+    got = backports_check(GitRepo(b.path), "main", ["rel1", "rel2"])
+    placed, lacking = got.result.cell(fix, "rel1"), got.result.cell(fix, "rel2")
+    assert (placed.state, placed.how) == ("reached", "in place"), placed
+    assert (lacking.state, lacking.applies) == ("missing", True), lacking
+    assert _cherry_pick_applies(b.path, tmp_path, fix, "rel2")
