@@ -88,6 +88,7 @@ def _run(
     plan = _plan(run.selection.files)
     with phase(f"tests: {len(run.selection.files)} file(s) in {len(columns)} columns"):
         run.runs = run_columns(repo, columns, plan, opts, cache, executor)
+    _shadowed_is_not_evidence(run.runs)
     spans = _spans(repo, run.selection.files)
     run.rows = build_rows(run.selection.files, run.runs, spans)
     differing = rerun_candidates(run.rows)
@@ -124,6 +125,24 @@ def _run(
         row.verdict = judge(row)
     source = run.sources.newest
     run.strings, run.strings_left_out = removed_strings(repo, run.base, run.head, source)
+
+
+def _shadowed_is_not_evidence(runs: Sequence[ColumnRun]) -> None:
+    """A cell whose fix module was imported from outside its column's tree (an installed copy,
+    an editable install's import hook) tested that copy: its outcomes are no evidence."""
+    for run in runs:
+        for cell in run.cells.values():
+            bad = [
+                f"{p}: {v.get('file')}"
+                for p, v in sorted(cell.proofs.items())
+                if v.get("status") == "shadowed"
+            ]
+            if bad:
+                cell.problem = (
+                    "not evidence: the module under test was imported from outside the "
+                    "column's tree (" + "; ".join(bad[:3]) + ")"
+                )
+                cell.outcomes = {}
 
 
 def _rerun(

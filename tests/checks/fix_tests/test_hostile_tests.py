@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from harness.testing import fix_repo
 from harness.testing.network import need_index
 from harness.testing.repos import RepoBuilder
@@ -138,3 +136,36 @@ def test_an_environment_that_cannot_be_built_is_env_error(run_cli, tmp_path, mon
     assert env and env[0]["severity"] == "P2"
     assert "harness-no-such-distribution-xyz" in json.dumps(env)
     assert "not run" in section["summary"]
+
+
+def test_an_installed_copy_that_shadows_the_tree_is_not_evidence(run_cli, tmp_path):
+    need_index()
+    import subprocess
+    import sys
+
+    env = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(env)], check=True)
+    py = env / "bin" / "python"
+    subprocess.run([str(py), "-m", "pip", "install", "-q", "pytest"], check=True)
+    # an installed copy of the package under test, first on sys.path from start-up on
+    shadow = tmp_path / "shadow" / "calc"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("")
+    (shadow / "ops.py").write_text(fix_repo.OPS_C1)  # the fixed code: it would pass everywhere
+    site = next(env.glob("lib/python*/site-packages"))
+    (site / "shadow.pth").write_text(f"import sys; sys.path.insert(0, {str(shadow.parent)!r})\n")
+    repo = tmp_path / "repo"
+    _repo(
+        repo,
+        {
+            "tests/test_hi.py": "from calc.ops import clamp\n\n\ndef test_hi():\n"
+            "    assert clamp(50, 0, 9) == 9\n"
+        },
+    )
+    code, report, err = _tests(run_cli, repo, "--python", str(py))
+    section = report["sections"][0]
+    verdicts = {t["nodeid"]: t["verdict"] for t in section["data"]["tests"]}
+    assert "proves-fix" not in verdicts.values() and "passes-both" not in verdicts.values()
+    proof = next(c for c in section["controls"] if c["name"] == "module path proof")
+    assert proof["ok"] is False and "shadowed" in json.dumps(proof)
+    assert any("not evidence" in n for n in section["not_verified"])
