@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from harness.checks.fix_tests.cells import ColumnRun, Options, Plan, run_columns
 from harness.checks.fix_tests.columns import columns_for
-from harness.checks.fix_tests.files import Selection, TestFile, order_sources, select_tests
+from harness.checks.fix_tests.files import TestFile, order_sources, select_tests
 from harness.checks.fix_tests.gaps import pin_commits
 from harness.checks.fix_tests.hunks import fix_hunks, hunk_columns
 from harness.checks.fix_tests.lanes import test_lanes
@@ -325,8 +325,3 @@ def _fix_modules(repo: GitRepo, run: TestsRun) -> list[str]:
     the module proof."""
     changed = changed_lines(repo, run.base, run.head)
     return sorted(p for p in changed if p.endswith(".py") and not is_test_path(p))[:MAX_PROOFS]
-
-
-def selection_only(sel: Selection) -> list[str]:
-    """The test files of a selection (for a dry listing)."""
-    return [f.path for f in sel.files]
