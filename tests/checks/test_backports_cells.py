@@ -312,3 +312,59 @@ def test_in_place_when_a_nearby_context_line_differs(tmp_path: Path) -> None:
     assert (placed.state, placed.how) == ("reached", "in place"), placed
     assert (lacking.state, lacking.applies) == ("missing", True), lacking
     assert _cherry_pick_applies(b.path, tmp_path, fix, "rel2")
+
+
+def test_a_fix_rebased_by_hand_names_its_source(tmp_path: Path) -> None:
+    """A maintenance branch whose fixes are rebased by hand (no trailer, no PR number): one
+    reworded and adapted (one changed line of three shared), one with the subject kept and no
+    line in common. The same author and author date to the second names the source (fidelity's
+    ``authored`` rule), so the matrix says picked; a commit with the same author date by someone
+    else, or sharing neither subject nor line, names nothing."""
+    from harness.checks.fidelity.check import fidelity_section
+
+    when = 1_700_300_000
+    body = "".join(f"value_{i} = compute({i})\n" for i in range(30))
+    b = RepoBuilder(tmp_path / "repo")
+    b.commit("base", {"m.py": body, "n.py": body, "o.py": body})
+    b.branch("rel")
+    fixed = (
+        body.replace("compute(3)", "compute(3, strict=True)")
+        .replace("compute(4)", "compute(4, strict=True)")
+        .replace("compute(5)", "compute(5, strict=True)")
+    )
+    reworded = b.commit("Fix strict parsing of values", {"m.py": fixed}, author_time=when)
+    same_subject = b.commit(
+        "Fix n on Windows", {"n.py": body.replace("compute(9)", "compute(9, nt=True)")},
+        author_time=when + 60,
+    )  # fmt: skip
+    stranger = b.commit(
+        "Fix o ordering", {"o.py": body.replace("compute(7)", "compute(7, order=1)")},
+        author_time=when + 120,
+    )  # fmt: skip
+    b.checkout("rel")
+    fork = b.rev("HEAD")
+    adapted = (
+        body.replace("compute(3)", "compute(3, strict=True)")
+        .replace("compute(4)", "compute_strict(4)")
+        .replace("compute(5)", "compute_strict(5)")
+    )
+    p1 = b.commit("Values: parse strictly", {"m.py": adapted}, author_time=when)
+    p2 = b.commit(
+        "Fix n on Windows", {"n.py": body.replace("compute(9)", "compute(9, os_name='nt')")},
+        author_time=when + 60,
+    )  # fmt: skip
+    p3 = b.commit(
+        "Order o", {"o.py": body.replace("compute(7)", "compute(7, order=2)")},
+        author="Someone Else <else@example.com>", author_time=when + 120,
+    )  # fmt: skip
+    b.checkout("main")
+    repo = GitRepo(b.path)
+    picks = {p["pick"]: p for p in fidelity_section(repo, fork, "rel", "main").data["picks"]}
+    assert (picks[p1]["source"], picks[p1]["found_by"]) == (reworded, "authored"), picks[p1]
+    assert "another subject" in picks[p1]["note"] and "67%" in picks[p1]["note"]  # 4 of 6 ± lines
+    assert (picks[p2]["source"], picks[p2]["found_by"]) == (same_subject, "authored"), picks[p2]
+    assert picks[p3]["found_by"] != "authored"
+    got = backports_check(repo, "main", ["rel"])
+    assert got.result.cell(reworded, "rel").pick == p1
+    assert got.result.cell(same_subject, "rel").pick == p2
+    del stranger

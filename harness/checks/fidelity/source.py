@@ -570,19 +570,40 @@ class SourceFinder:
         return Resolution([m], "title", round(sc, 3))
 
     def _by_authored(self, pick: str) -> Resolution | None:
-        """The one source commit with the pick's author date and subject, confirmed by content."""
-        c = next(x for x in self.picks if x.sha == pick)
-        subject = strip_numbers(c.subject)
-        cands = [
-            x.sha
-            for x in self.facts.by_authored.get(c.author_time, [])
-            if strip_numbers(x.subject) == subject
-        ]
-        if len(cands) != 1:
+        """The one source commit with the pick's author (email) and author date to the second —
+        what a rebase or a cherry-pick keeps, and two unrelated commits almost never share — and
+        either the pick's subject or at least one changed line in common: a fix rebased by hand
+        (reworded, adapted) still names its source. The note says how much the two share."""
+        c = self.pick_of[pick]
+        same_time = self.facts.by_authored.get(c.author_time, [])
+        if not same_time:
             return None
-        self.store.ensure(cands)
-        sc = overlap(self.store.keys(pick), self.store.keys(cands[0]))
-        return Resolution(cands, "authored", round(sc, 3)) if sc >= CONFIRM_OVERLAP else None
+        email = c.author_email.lower()
+        authors = {
+            x.sha: x.author_email.lower()
+            for x in self.repo.commits([x.sha for x in same_time], no_walk=True)
+        }
+        cands = [x for x in same_time if authors.get(x.sha) == email]
+        if not cands:
+            return None
+        subject = strip_numbers(c.subject)
+        self.store.ensure([x.sha for x in cands])
+        pk = self.store.keys(pick)
+        shared = {x.sha: overlap(pk, self.store.keys(x.sha)) for x in cands}
+        titled = [x.sha for x in cands if subject and strip_numbers(x.subject) == subject]
+        lined = [x.sha for x in cands if shared[x.sha] > 0]
+        found = titled if len(titled) == 1 else lined if len(lined) == 1 else []
+        if not found:
+            return None
+        sc = shared[found[0]]
+        why = "the same subject" if found == titled else "another subject"
+        return Resolution(
+            found,
+            "authored",
+            round(sc, 3),
+            f"same author and author date, {why}; shares {sc:.0%} of the changed lines "
+            "(of the smaller side)",
+        )
 
     def _touched(self, history: Sequence[str]) -> dict[str, Sequence[str]]:
         """Paths each source commit changes (the log started early in a thread, else one
