@@ -11,7 +11,8 @@ oldest release's fork point) and classifies each (source, release) cell:
 - ``in-fork``: an ancestor of the release's fork point with the source;
 - ``reached``: on the release another way: merged into it, or a release commit with the same
   ``git patch-id --stable``, or a release commit fidelity found no source for with the same subject
-  (PR numbers and a leading tag aside; no other source commit has it), or the change itself in
+  (PR numbers and a leading tag aside; no other source commit has it) that changes one of its
+  files, or the change itself in
   place at the release tip (``in place``: each file is the commit's after-image, or the commit's
   diff of it reverse-applies there and does not apply forward; lines found elsewhere in a file
   never count);
@@ -83,7 +84,8 @@ LEGEND = (
     "reached: on the release another way (merged: an ancestor of the release tip; its commits: a "
     "merge whose commits all are; patch-id SHA: a release commit with the same "
     "git patch-id --stable; subject SHA: a release commit fidelity found no source for, with this "
-    "commit's subject, PR numbers and a leading tag aside, which no other source commit has; "
+    "commit's subject, PR numbers and a leading tag aside, which no other source commit has, and "
+    "that changes one of its files; "
     "in place: the change itself is at the release tip — each file the commit's after-image, or "
     "its diff reverse-applies there (context and all) and does not apply forward; lines found "
     "elsewhere never count) · n/a: the files it changes do not exist on the release · "
@@ -742,6 +744,16 @@ def _by_content(
     from harness.checks.fidelity.source import strip_numbers
 
     subject_count = Counter(strip_numbers(c.subject) for c in history)
+
+    def subject_pick(s: str, n: str) -> str | None:
+        key = strip_numbers(subject(s))
+        return picked[n].unsourced.get(key) if subject_count[key] <= 1 else None
+
+    # The release commits with a row's subject, read to confirm they change one of its files.
+    named = list(dict.fromkeys(p for s, n in undecided if (p := subject_pick(s, n))))
+    subject_patches = {
+        p.commit: p.files for p in diff_many(repo, [(c, None) for c in named], context=False)
+    }
     missing: list[tuple[str, str]] = []
     maybe: list[tuple[str, str]] = []  # cells whose change may be in place: git apply tells
     for s, n in undecided:
@@ -751,9 +763,8 @@ def _by_content(
         if same is not None:
             cells[(s, n)] = MatrixCell(s, n, "reached", same, how="patch-id")
             continue
-        key = strip_numbers(subject(s))
-        by_subject = picked[n].unsourced.get(key) if subject_count[key] <= 1 else None
-        if by_subject is not None:
+        by_subject = subject_pick(s, n)
+        if by_subject is not None and _shares_a_path(files, subject_patches.get(by_subject, [])):
             cells[(s, n)] = MatrixCell(s, n, "reached", by_subject, how="subject")
             continue
         existing = [f for f in files if f.status != "A" and f.old_path]
@@ -818,6 +829,13 @@ def _try_missing(
             ),
         )
     return ()
+
+
+def _shares_a_path(ours: Sequence[FilePatch], theirs: Sequence[FilePatch]) -> bool:
+    """Whether two changes touch a file in common (a path either side had): a subject alone
+    ("fix test") names unrelated commits."""
+    paths = {x for f in ours for x in (f.old_path, f.new_path) if x}
+    return any(x in paths for f in theirs for x in (f.old_path, f.new_path) if x)
 
 
 def _could_be_in_place(

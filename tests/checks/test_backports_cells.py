@@ -368,3 +368,27 @@ def test_a_fix_rebased_by_hand_names_its_source(tmp_path: Path) -> None:
     assert got.result.cell(reworded, "rel").pick == p1
     assert got.result.cell(same_subject, "rel").pick == p2
     del stranger
+
+
+def test_a_subject_alone_does_not_reach(tmp_path: Path) -> None:
+    """A release commit fidelity found no source for, with a row's subject: reached (subject)
+    only when it changes one of the row's files ("fix test" on another file is another change)."""
+    body = "".join(f"value_{i} = compute({i})\n" for i in range(30))
+    b = RepoBuilder(tmp_path / "repo")
+    b.commit("base", {"a.py": body, "b.py": body, "c.py": body})
+    b.branch("rel")
+    generic = b.commit("fix test", {"a.py": body.replace("compute(3)", "compute(3, t=1)")})
+    adapted = b.commit(
+        "Fix the parser on macOS", {"c.py": body.replace("compute(8)", "compute(8, mac=True)")}
+    )
+    b.checkout("rel")
+    b.commit("Fix test", {"b.py": body.replace("compute(20)", "compute_later(20)")})
+    hand = b.commit(
+        "[1.x] Fix the parser on macOS",
+        {"c.py": body.replace("compute(8)", "compute_mac(8)"), "ci.yml": "os: [macos-12]\n"},
+    )
+    b.checkout("main")
+    got = backports_check(GitRepo(b.path), "main", ["rel"])
+    assert got.result.cell(generic, "rel").state == "missing"
+    c = got.result.cell(adapted, "rel")
+    assert (c.state, c.how, c.pick) in {("reached", "subject", hand), ("picked", None, hand)}, c
