@@ -34,12 +34,23 @@ class VersionFile:
 
 
 def pep440(described: str) -> str:
-    """``git describe --tags --long`` output (``v1.2.3-4-gabc``) as a version string."""
-    m = re.match(r"^v?(\d[\w.]*)-(\d+)-g([0-9a-f]+)$", described.strip())
+    """``git describe --tags --long`` output (``v1.2.3-4-gabc``) as setuptools_scm's default
+    scheme writes it: the tag itself on a tagged commit, else the next version's ``.devN+gSHA``
+    (a tag that is already a dev release keeps its base: ``9.2.0.dev0-11-gabc`` →
+    ``9.2.0.dev11+gabc``)."""
+    m = re.match(
+        r"^v?(\d+(?:\.\d+)*)((?:\.?(?:a|b|rc|dev|post)\d*)*)-(\d+)-g([0-9a-f]+)$", described.strip()
+    )
     if not m:
         return "0.0.0"
-    tag, n, sha = m.groups()
-    return tag if n == "0" else f"{tag}.post{n}+g{sha}"
+    release, suffix, n, sha = m.groups()
+    if n == "0":
+        return release + suffix
+    if ".dev" in suffix or suffix.startswith("dev"):
+        return f"{release}.dev{n}+g{sha}"
+    parts = release.split(".")
+    parts[-1] = str(int(parts[-1]) + 1) if not suffix else parts[-1]
+    return f"{'.'.join(parts)}.dev{n}+g{sha}"
 
 
 def version_file(pyproject: bytes | None, version: str) -> VersionFile | None:

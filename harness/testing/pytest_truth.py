@@ -12,7 +12,10 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-_LINE = re.compile(r"^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (\S+)")
+# ``-v`` prints "NODEID STATUS [ 50%]" per test (node ids may hold spaces); a file that fails to
+# collect is only in the ``-rA`` summary, "ERROR path - reason".
+_LINE = re.compile(r"^(\S.*?) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)(?: \(.*\))?\s+\[\s*\d+%\]$")
+_COLLECT = re.compile(r"^ERROR (\S+) - ")
 _MAP = {
     "PASSED": "passed",
     "FAILED": "failed",
@@ -46,7 +49,7 @@ def plain_pytest(
             (tree / path).write_bytes(_git(repo, "show", f"{at}:{path}"))
         paths = [str(tree / "src"), str(tree)] if (tree / "src").is_dir() else [str(tree)]
         proc = subprocess.run(
-            [python, "-m", "pytest", "-rA", "-q", "-p", "no:cacheprovider", "--", *files],
+            [python, "-m", "pytest", "-rA", "-v", "-p", "no:cacheprovider", "--", *files],
             cwd=tree,
             capture_output=True,
             text=True,
@@ -57,5 +60,7 @@ def plain_pytest(
     for line in proc.stdout.splitlines():
         m = _LINE.match(line)
         if m:
-            out.setdefault(m.group(2), _MAP[m.group(1)])
+            out.setdefault(m.group(1), _MAP[m.group(2)])
+        elif (c := _COLLECT.match(line)) and "::" not in c.group(1):
+            out.setdefault(c.group(1), "error")
     return out

@@ -1396,7 +1396,8 @@ def _not_verified(
     store: PatchStore, merges: Sequence[Commit], missing: MissingResult | None
 ) -> list[str]:
     not_verified = [
-        "whether the picks build or pass tests (content only)",
+        "whether the picks build or pass tests: content only here (compare's tests section, or "
+        "`harness tests`, runs them)",
         "file mode changes (only ± lines and blob ids are compared)",
         f"the lines of a file over {store.repo.big_file >> 20} MiB (git diffs it as binary: blob "
         "ids are compared)",

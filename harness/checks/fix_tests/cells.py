@@ -82,13 +82,15 @@ def run_columns(
     opts: Options,
     cache: Cache,
     executor: Executor,
+    plans: dict[str, Plan] | None = None,
 ) -> list[ColumnRun]:
-    """Each column's cells, from the cache where kept, else one task per column, all at once."""
+    """Each column's cells, from the cache where kept, else one task per column, all at once
+    (``plans``: a column's own plan in place of ``plan``, e.g. only the node ids it has)."""
     runs: list[ColumnRun] = []
     tasks: list[Task[Any]] = []
     slots: list[int] = []
     for column in columns:
-        mine = present(repo, column, plan)
+        mine = present(repo, column, (plans or {}).get(column.name, plan))
         run = ColumnRun(column.name)
         runs.append(run)
         if not mine:

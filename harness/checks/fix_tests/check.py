@@ -98,7 +98,7 @@ def _run(
     # What follows the first pass is independent work: the flaky reruns, the missing commits,
     # the hunks and the lanes' collection run at once (the executor shares the machine).
     with phase("tests: reruns, missing commits, hunks and lanes"), ThreadPoolExecutor(4) as pool:
-        reruns = pool.submit(_rerun, repo, columns, differing, opts, cache, executor)
+        reruns = pool.submit(_rerun, repo, columns, run.runs, differing, opts, cache, executor)
         pins = pool.submit(_pins, repo, run, head_column, candidates, opts, cache, executor)
         hunks = pool.submit(_hunks, repo, run, head_column, plan, opts, cache, executor)
         lanes = (
@@ -124,7 +124,9 @@ def _run(
     for row in run.rows:
         row.verdict = judge(row)
     source = run.sources.newest
-    run.strings, run.strings_left_out = removed_strings(repo, run.base, run.head, source)
+    run.strings, run.strings_left_out = removed_strings(
+        repo, run.base, run.head, source, run.sources.parent
+    )
 
 
 def _shadowed_is_not_evidence(runs: Sequence[ColumnRun]) -> None:
@@ -148,24 +150,30 @@ def _shadowed_is_not_evidence(runs: Sequence[ColumnRun]) -> None:
 def _rerun(
     repo: GitRepo,
     columns: Sequence[Column],
+    runs: Sequence[ColumnRun],
     differing: Sequence[Row],
     opts: Options,
     cache: Cache,
     executor: Executor,
 ) -> list[ColumnRun]:
-    """The rows that differ across columns, once more in the columns a verdict is read from."""
+    """The rows that differ across columns, once more in the columns a verdict is read from, each
+    column asked only for the node ids it ran (another version of a file may lack some)."""
     if not differing:
         return []
-    again: Plan = [
-        (
-            name,
-            sorted({r.file for r in differing if r.runner == name}),
-            [r.nodeid for r in differing if r.runner == name],
-        )
-        for name in sorted({r.runner for r in differing})
-    ]
     deciding = [c for c in columns if c.name in ("without_fix", "head", "head_source_tests")]
-    return run_columns(repo, deciding, again, opts, cache, executor)
+    had = {r.column: {n for cell in r.cells.values() for n in cell.outcomes} for r in runs}
+    plans: dict[str, Plan] = {}
+    for column in deciding:
+        mine = [r for r in differing if r.nodeid in had.get(column.name, set())]
+        plans[column.name] = [
+            (
+                name,
+                sorted({r.file for r in mine if r.runner == name}),
+                [r.nodeid for r in mine if r.runner == name],
+            )
+            for name in sorted({r.runner for r in mine})
+        ]
+    return run_columns(repo, deciding, [], opts, cache, executor, plans)
 
 
 def _pins(

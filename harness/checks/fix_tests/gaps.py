@@ -10,9 +10,11 @@ from dataclasses import dataclass, field
 
 from harness.checks.fix_tests.cells import ColumnRun, Options, Plan, run_columns
 from harness.checks.fix_tests.verdicts import FAILING, Row
+from harness.checks.paths import is_test_path
 from harness.columns.edits import Edit
 from harness.columns.trees import Column
 from harness.executors import Executor
+from harness.git.picks import paths_per_commit
 from harness.git.repo import GitRepo
 from harness.infra.cache import Cache
 
@@ -71,22 +73,38 @@ def pin_commits(
     name, plan = scope
     plan = _merge(plan, wanted)
     tried = list(candidates[:MAX_GAPS])
+    code = _code_paths(repo, [sha for sha, _ in tried])
     columns = [Column("pin baseline", head_column.ref, list(head_column.edits), role="control")]
     columns += [
         Column(
             f"gap {sha[:10]}",
             head_column.ref,
-            [Edit(kind="apply-commit", commit=sha), *head_column.edits],
+            # its code only (the tests the columns run are the head column's own): a pick that
+            # already carries the commit's test hunks still takes its code
+            [
+                *(Edit(kind="apply-commit", commit=sha, path=p) for p in code[sha]),
+                *head_column.edits,
+            ],
             role="control",
         )
         for sha, _ in tried
+        if code[sha]
     ]
-    runs = run_columns(repo, columns, plan, opts, cache, executor)
-    baseline = runs[0]
-    return baseline, [
-        _pin(sha, subject, name, run, baseline, wanted)
-        for (sha, subject), run in zip(tried, runs[1:], strict=True)
-    ]
+    runs = iter(run_columns(repo, columns, plan, opts, cache, executor))
+    baseline = next(runs)
+    pins = []
+    for sha, subject in tried:
+        if not code[sha]:
+            pins.append(Pin(sha, subject, name, problem="it changes only tests: no code to apply"))
+        else:
+            pins.append(_pin(sha, subject, name, next(runs), baseline, wanted))
+    return baseline, pins
+
+
+def _code_paths(repo: GitRepo, shas: Sequence[str]) -> dict[str, list[str]]:
+    """The paths each commit changes that are not tests (against its first parent)."""
+    changed = paths_per_commit(repo, list(shas))
+    return {sha: sorted(p for p in changed.get(sha, []) if not is_test_path(p)) for sha in shas}
 
 
 def _outcomes(run: ColumnRun) -> dict[str, str]:

@@ -397,7 +397,8 @@ def _findings(run: TestsRun, about: dict[str, list[str]]) -> list[Finding]:
             f.anchors["where"] = (Location(path=r.file, line=None),)
             about.setdefault(r.nodeid, []).append(f.id)
     out += _review_findings(run)
-    if run.rows and not any(r.verdict == "proves-fix" for r in run.rows):
+    ran = [r for r in run.rows if r.outcomes.get("head") is not None and r.nodeid != r.file]
+    if ran and not any(r.verdict == "proves-fix" for r in run.rows):
         out.append(
             _finding(
                 "no-test-proves-fix",

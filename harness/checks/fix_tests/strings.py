@@ -45,9 +45,13 @@ def _literals(line: bytes) -> set[str]:
 
 
 def removed_strings(
-    repo: GitRepo, base: str, head: str, source: str | None
+    repo: GitRepo, base: str, head: str, source: str | None, source_parent: str | None = None
 ) -> tuple[list[RemovedString], int]:
-    """The removed strings still found at HEAD, and how many candidates were past the cap."""
+    """The removed strings still found at HEAD, and how many candidates were past the cap.
+
+    A removal the source made too (the source's parent to the source loses at least as many
+    occurrences) is the fix's own intent: it is kept only while a test at HEAD still looks for
+    the string."""
     removed: dict[str, str] = {}
     added: set[str] = set()
     for fp in diff_trees(repo, base, head):
@@ -64,20 +68,31 @@ def removed_strings(
     candidates = [s for s in sorted(removed) if s not in added]
     over = max(0, len(candidates) - MAX_STRINGS)
     found: list[RemovedString] = []
-    revs = [base, head] + ([source] if source else [])
+    revs = [r for r in (base, head, source, source_parent) if r]
     for s in candidates[:MAX_STRINGS]:
         hits = grep_at(repo, s, revs)
         at_head = hits.get(head, [])
+        lost = len(hits.get(base, [])) - len(at_head)
         # still referenced, and really removed somewhere (a line rewritten around an unchanged
         # string, e.g. a docstring that grew a line, keeps its count)
-        if not at_head or len(at_head) >= len(hits.get(base, [])):
+        if not at_head or lost <= 0:
+            continue
+        refs = sorted(at_head, key=lambda h: (not is_test_path(h.path), h.path, h.line))
+        in_tests = any(is_test_path(h.path) for h in at_head)
+        mirrored = bool(
+            source
+            and source_parent
+            and len(hits.get(source_parent, [])) - len(hits.get(source, [])) >= lost
+        )
+        if mirrored and not in_tests:
             continue
         item = RemovedString(s, removed[s])
         item.counts = {"base": len(hits.get(base, [])), "head": len(at_head)}
         if source:
             item.counts["source"] = len(hits.get(source, []))
-            item.source_keeps = any(not is_test_path(h.path) for h in hits.get(source, []))
-        refs = sorted(at_head, key=lambda h: (not is_test_path(h.path), h.path, h.line))
+            item.source_keeps = not mirrored and any(
+                not is_test_path(h.path) for h in hits.get(source, [])
+            )
         item.references = [f"{h.path}:{h.line}" for h in refs[:MAX_REFS]]
         item.left_out = max(0, len(refs) - MAX_REFS)
         found.append(item)

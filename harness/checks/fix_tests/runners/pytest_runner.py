@@ -143,6 +143,8 @@ def _argv(ctx: RunContext, tree: Path, args: Sequence[str], addopts: bool) -> li
         *([] if addopts else ["-o", "addopts="]),
         "-o",
         "console_output_style=classic",
+        # a file that fails to collect is an outcome of its own, not the end of the run
+        "--continue-on-collection-errors",
         "--rootdir",
         str(tree),
         "--",
