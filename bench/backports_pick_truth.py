@@ -17,7 +17,7 @@ has S's patch id; `in-fork`: or S is an ancestor of the fork point — a later r
 have changed the lines since); `missing · applies` needs `applies`, `missing ·
 conflicts` needs `conflicts`; `n/a` needs every path S modified absent at the tip; `picked` is
 `empty`, or the pick names S in a `(cherry picked from commit S)` trailer or has S's patch id,
-or else printed for reading by hand with fidelity's status (an adapted pick is not the source's
+or else printed for reading by hand (so is a `reached (subject)` whose commit is neither) with fidelity's status (an adapted pick is not the source's
 diff). Prints every disagreement and the figures.
 """
 
@@ -137,6 +137,9 @@ def main() -> int:
                 ok = outcome == "empty"
                 if state == "reached" and c["pick"] and not ok:  # patch-id / subject: that commit
                     ok = names_or_twin(clone, c["pick"], sha)
+                    if not ok and c["how"] == "subject":  # an adapted copy: read by hand
+                        hand.append((sha, rel, "reached (subject)", c["pick"], outcome))
+                        ok = None
                 if state == "in-fork" and not ok:
                     anc = git(
                         "-C", clone, "merge-base", "--is-ancestor", sha, forks[rel], check=False
@@ -164,7 +167,7 @@ def main() -> int:
         for w in wrong:
             print("DISAGREE", *w)
         for h in hand:
-            print("picked, not empty (read by hand):", h[0][:12], h[1], h[2], h[3][:12], h[4])
+            print("not empty, read by hand:", h[0][:12], h[1], h[2], h[3][:12], h[4])
         print(f"cells: {len(cells)}; settled {sum(total.values())}; disagree {len(wrong)}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
