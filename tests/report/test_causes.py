@@ -36,6 +36,7 @@ def test_demo_p1_findings_come_from_two_causes(demo_dir: Path) -> None:
         "missing-commit",
         "pick-subset",
         "probe-expectation",
+        "tests-gap-not-pinned",  # the tests section's, for the same missing commit (c3)
     ]
     assert "cancel-all" in control["title"] and "serving/handler.py" in control["action"]
     # every open finding is in exactly one cause; ids are the findings' own
