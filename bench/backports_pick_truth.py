@@ -14,11 +14,11 @@ throwaway `git clone --shared` of the repository under /tmp (the repository is n
 
 Agreement: `reached` and `in-fork` need `empty` (a `reached` by a release commit: or that commit
 has S's patch id; `in-fork`: or S is an ancestor of the fork point — a later release commit may
-have changed the lines since); `missing · applies` needs `applies`, `missing ·
-conflicts` needs `conflicts`; `n/a` needs every path S modified absent at the tip; `picked` is
-`empty`, or the pick names S in a `(cherry picked from commit S)` trailer or has S's patch id,
-or else printed for reading by hand (so is a `reached (subject)` whose commit is neither) with fidelity's status (an adapted pick is not the source's
-diff). Prints every disagreement and the figures.
+have changed the lines since); `missing · applies` needs `applies`, `missing · conflicts` needs
+`conflicts`; `n/a` needs a cherry-pick that is not empty; `picked` is `empty`, or the pick names S
+in a `(cherry picked from commit S)` trailer or has S's patch id, or else printed for reading by
+hand with fidelity's status (an adapted pick is not the source's diff), as is a `reached
+(subject)` whose commit is neither. Prints every disagreement and the figures.
 """
 
 from __future__ import annotations
