@@ -392,3 +392,29 @@ def test_a_subject_alone_does_not_reach(tmp_path: Path) -> None:
     assert got.result.cell(generic, "rel").state == "missing"
     c = got.result.cell(adapted, "rel")
     assert (c.state, c.how, c.pick) in {("reached", "subject", hand), ("picked", None, hand)}, c
+
+
+def test_head_name_names_the_branch_of_a_typed_commit(tmp_path: Path) -> None:
+    """What the actions call a HEAD typed as a commit id: the branch whose tip it is, else the
+    branch holding it with the fewest commits after it; a name or tag as typed; an id no branch
+    holds stays the id."""
+    from harness.git.names import head_name
+
+    b = RepoBuilder(tmp_path / "repo")
+    b.commit("base", {"a.py": "a = 1\n"})
+    b.branch("release/1.x")
+    b.commit("main work", {"a.py": "a = 2\n"})
+    b.checkout("release/1.x")
+    pick = b.commit("pick", {"b.py": "b = 1\n"})
+    tip = b.commit("notes", {"NOTES": "1\n"})
+    b.branch("release/1.x-later")
+    b.checkout("release/1.x-later")
+    b.commit("more", {"NOTES": "2\n"})
+    b.repo.git.checkout("-q", "--detach", "HEAD")
+    lone = b.commit("detached", {"c.py": "c = 1\n"})
+    b.checkout("main")
+    repo = GitRepo(b.path)
+    assert head_name(repo, tip) == "release/1.x"  # its tip (the later branch holds it too)
+    assert head_name(repo, pick[:10]) == "release/1.x"  # one commit after it, not two
+    assert head_name(repo, "v1.0") == "v1.0" and head_name(repo, "HEAD") == "HEAD"
+    assert head_name(repo, lone) == lone
