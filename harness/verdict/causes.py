@@ -52,6 +52,10 @@ _BY_KIND: dict[str, tuple[str, str]] = {
         "declare the markers (pytest.ini / pyproject)",
     ),
     "gap-not-pinned": ("no test pins a gap", "add a test that fails without {shas}"),
+    "test-gap-pinned": (
+        "tests fail at HEAD until a commit the pick lacks is picked",
+        "cherry-pick -x {shas} onto {head}, then re-run",
+    ),
     "tests-gap-not-pinned": (
         "no test of the suite pins a commit the pick lacks",
         "cherry-pick -x {shas} onto {head}, and add a test that fails without it",

@@ -1,7 +1,7 @@
 """The commits the pick lacks, each applied to HEAD in a temporary tree (after the cut point,
 follow-ups not picked: fidelity's ``FidelityResult``), the scope's tests run on each beside HEAD
 alone: the node ids whose outcome changes pin the commit ("no test pins it" otherwise), and a test
-failing at HEAD and passing at the source that turns green names the commit to pick."""
+failing at HEAD that turns green names the commit to pick."""
 
 from __future__ import annotations
 
@@ -34,13 +34,13 @@ class Pin:
 
 
 def targets(rows: Sequence[Row]) -> list[Row]:
-    """Rows failing at HEAD (as the pick has them, or in the source's version) and passing at
-    the source."""
+    """Rows failing at HEAD (as the pick has them, or in the source's version): a commit the
+    pick lacks that turns one green is named (also where the source's own column fails: the
+    source named may itself be a PR commit cut before the fix was complete)."""
     return [
         r
         for r in rows
-        if r.outcomes.get("source") == "passed"
-        and (r.outcomes.get("head") in FAILING or r.outcomes.get("head_source_tests") in FAILING)
+        if r.outcomes.get("head") in FAILING or r.outcomes.get("head_source_tests") in FAILING
     ]
 
 
