@@ -35,7 +35,8 @@ def content_key(*parts: Any) -> str:
     """A stable sha256 over JSON-able parts."""
     return hashlib.sha256(
         json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str).encode(
-            "utf-8", "surrogateescape"  # a path that is not UTF-8 keys by its own bytes
+            "utf-8",
+            "surrogateescape",  # a path that is not UTF-8 keys by its own bytes
         )
     ).hexdigest()
 

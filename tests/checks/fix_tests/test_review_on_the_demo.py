@@ -5,7 +5,6 @@ and the same answers as ``mutate --gap`` and ``trace`` give for the same edits."
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
