@@ -176,9 +176,10 @@ def test_compare_on_ray_gives_the_local_bytes(
         + len(tests["hunks"])
         + (1 if "lanes" in tests else 0)
     )
-    assert len(ray_made) == 1 and ray_made[0].submitted == 4 + 2 + len(
-        mutation["tables"][0]["rows"]
-    ) + section_tasks
+    assert (
+        len(ray_made) == 1
+        and ray_made[0].submitted == 4 + 2 + len(mutation["tables"][0]["rows"]) + section_tasks
+    )
     assert "measured: " in remote["report.md"]
 
 

@@ -1,8 +1,8 @@
 """Strings the picks removed that the release still looks for: string literals (8 characters or
-more; Python, YAML, JSON, TOML) on lines BASE..HEAD deletes from files that are not tests and does not add back anywhere in the
-range, that still occur in HEAD's tree (a log line the pick deleted while a test still polls for
-it). Each is counted at BASE, HEAD and the source, and its references at HEAD listed (tests
-first)."""
+more; Python, YAML, JSON, TOML) on lines BASE..HEAD deletes from files that are not tests and
+does not add back anywhere in the range, that still occur in HEAD's tree (a log line the pick
+deleted while a test still polls for it). Each is counted at BASE, HEAD and the source, and its
+references at HEAD listed (tests first)."""
 
 from __future__ import annotations
 
