@@ -21,9 +21,8 @@ from harness.executors.options import (
     without_executor_options,
 )
 from harness.git import GitRepo
-from harness.inputs import policy
-from harness.report import FORMATS, comment, render
-from harness.verdict import causes, gate, ledger
+from harness.report import FORMATS, render
+from harness.verdict import causes, gate
 
 NAME = "compare"
 HELP = "run every section that applies to BASE → HEAD and write the review report"
@@ -150,6 +149,11 @@ def run_compare(
     """The whole job: validate, run sections, apply policy and ledger, write the files, gate."""
     repo.resolve(inputs.base)
     repo.resolve(inputs.head)
+    # YAML (the policy), the ledger and the comment load once a run starts, not for --help
+    from harness.inputs import policy
+    from harness.report import comment
+    from harness.verdict import ledger
+
     pol = policy.load(policy_path) if policy_path else policy.Policy()
     prev = ledger.load_previous(previous) if previous else None
     inputs.release_paths = tuple(pol.release_paths)
