@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -26,30 +27,27 @@ from harness.testing.pytest_truth import plain_pytest
 FILES = ["tests/test_ops.py"]
 
 
-def _harness(repo: Path, head: str, python: str, cache: Path, work: Path) -> float:
+_PHASE = re.compile(
+    r"tests: (\d+ file\(s\) in \d+ columns|reruns, missing commits, hunks and lanes): "
+    r"done in ([\d.]+)s"
+)
+
+
+def _harness(
+    repo: Path, head: str, python: str, cache: Path, work: Path
+) -> tuple[float, dict[str, float]]:
+    """Wall time of one ``harness tests`` run, and its phases as its progress lines give them."""
     env = {**os.environ, "HARNESS_CACHE_DIR": str(cache), "HARNESS_WORK_DIR": str(work)}
+    argv = [sys.executable, "-m", "harness", "tests", f"release/1.x..{head}", "--source", "main"]
+    argv += ["--repo", str(repo), "--python", python, "--format", "none"]
     start = time.monotonic()
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "harness",
-            "tests",
-            f"release/1.x..{head}",
-            "--source",
-            "main",
-            "--repo",
-            str(repo),
-            "--python",
-            python,
-            "--format",
-            "none",
-        ],
-        env=env,
-        check=False,
-        capture_output=True,
-    )
-    return time.monotonic() - start
+    proc = subprocess.run(argv, env=env, check=False, capture_output=True, text=True)
+    took = time.monotonic() - start
+    phases = {
+        ("columns" if "columns" in m.group(1) else "review"): float(m.group(2))
+        for m in _PHASE.finditer(proc.stderr)
+    }
+    return took, phases
 
 
 def main() -> None:
@@ -85,7 +83,11 @@ def main() -> None:
         )
         build = time.monotonic() - start
         python = str(next((cache / "envs").glob("*/bin/python")))
-        plain, cold, warm = [], [], []
+        plain: list[float] = []
+        cold: list[float] = []
+        warm: list[float] = []
+        columns: list[float] = []
+        review: list[float] = []
         for i in range(args.repeat):
             t = time.monotonic()
             plain_pytest(repo, "release/1.x", FILES, [(FILES[0], args.head)], python)
@@ -94,13 +96,18 @@ def main() -> None:
             plain_pytest(repo, shas["squash"], FILES, python=python)
             plain.append(time.monotonic() - t)
             fresh = root / f"cold-{i}"
-            cold.append(_harness(repo, args.head, python, fresh, work))
-            warm.append(_harness(repo, args.head, python, fresh, work))
-    p, c, w = (statistics.median(x) for x in (plain, cold, warm))
+            took, phases = _harness(repo, args.head, python, fresh, work)
+            cold.append(took)
+            columns.append(phases.get("columns", 0.0))
+            review.append(phases.get("review", 0.0))
+            warm.append(_harness(repo, args.head, python, fresh, work)[0])
+    p, c, w, cols, rev = (statistics.median(x) for x in (plain, cold, warm, columns, review))
     print(f"environment build (first run, apart): {build:.2f} s")
     print(f"four plain pytest runs by hand: median {p:.2f} s  {[round(x, 2) for x in plain]}")
     print(f"harness tests, cold:            median {c:.2f} s  {[round(x, 2) for x in cold]}")
     print(f"harness tests, warm:            median {w:.2f} s  {[round(x, 2) for x in warm]}")
+    print(f"  of which the columns (issue 39's four runs): {cols:.2f} s = {cols / p:.2f}x plain")
+    print(f"  of which reruns, missing commits, hunks, lanes (issue 46): {rev:.2f} s")
     print(f"cold / plain: {c / p:.2f}x (goal <= 1.5)   warm: {w:.2f} s (goal <= 5)")
 
 
