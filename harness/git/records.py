@@ -13,13 +13,17 @@ non-empty items after them are its file list (``--name-only``, ``--raw``).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from harness.git.repo import GitRepo
+from typing import Protocol
 
 # 9999-12-31T23:59:59Z, the last second ``time.gmtime`` shows everywhere
 LAST_TIME = 253_402_300_799
+
+
+class RunsGit(Protocol):
+    """What ``log_records`` asks of a repository: ``GitRepo.run`` (repo.py builds on this module,
+    so the type is named by what it does)."""
+
+    def run(self, args: Sequence[str], *, input: bytes | None = None) -> bytes: ...
 
 
 def git_time(text: str) -> int | None:
@@ -62,7 +66,7 @@ def records(text: str, fields: int) -> Iterator[tuple[Sequence[str], list[str]]]
 
 
 def log_records(
-    repo: GitRepo,
+    repo: RunsGit,
     fields: Sequence[str],
     options: Sequence[str] = (),
     *,

@@ -5,13 +5,10 @@ item the section judges, with the findings about it (JUnit's test cases)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from harness.checks.fidelity.missing import BranchCommit, MissingResult
+from harness.checks.fidelity.pick import PickResult
 from harness.report.model import Anchors, Finding, Judged, Location, MissingCommit, PickFacts
-
-if TYPE_CHECKING:
-    from harness.checks.fidelity.check import PickResult
 
 
 def pick_facts(sha: str, r: PickResult | None) -> PickFacts:

@@ -14,7 +14,6 @@ import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from harness.checks.fidelity.anchors import anchored, judged
@@ -30,7 +29,6 @@ from harness.checks.fidelity.compare import (
     pick_status,
 )
 from harness.checks.fidelity.endstate import (
-    EndState,
     EndStateJobs,
     NoEndStates,
     Row,
@@ -55,6 +53,7 @@ from harness.checks.fidelity.lines import (
 from harness.checks.fidelity.memo import Memo
 from harness.checks.fidelity.merges import brought_by, pr_commits
 from harness.checks.fidelity.missing import MissingResult, find_missing, iso
+from harness.checks.fidelity.pick import PickResult
 from harness.checks.fidelity.release import compile_patterns, moves_versions, release_reason
 from harness.checks.fidelity.severity import at_parent, pick_severity
 from harness.checks.fidelity.source import (
@@ -123,32 +122,6 @@ FILE_LEGEND = (
     "lines differ: not a mismatch) · whitespace-only · adapted · extra-in-pick · missing-from-pick "
     "· renamed (paired across paths) · binary (blob ids compared)"
 )
-
-
-@dataclass
-class PickResult:
-    commit: Commit
-    resolution: Resolution
-    files: list[FileResult]
-    status: str
-    end_state: list[EndState] = field(default_factory=list)
-    pr_commits: list[tuple[str, str]] = field(
-        default_factory=list
-    )  # (sha, subject) of a merge source
-    unit: tuple[
-        str, ...
-    ] = ()  # the source PR this pick belongs to (its sources unless a PR commit's)
-    completed_by: list[str] = field(
-        default_factory=list
-    )  # later picks that carry what this one lacks
-    copy_of: str | None = (
-        None  # the source is a later copy of this branch's own commit (this pick or one before)
-    )
-    absent: set[str] = field(default_factory=set)  # files its source changed, absent at its parent
-    already: set[str] = field(
-        default_factory=set
-    )  # ... that its parent holds as the source left them
-    merged_into: str | None = None  # the merge that brought this very commit into the source branch
 
 
 def _name_origins(res: Mapping[str, Resolution], copy_of: Mapping[str, str]) -> None:
@@ -777,7 +750,7 @@ def _check(
         repo, base, head, source, mapping, fork, jobs, index, branch_tip
     )
     missing = _branch(repo, branch_tip, source, base, results, store)
-    complete_units(results, store)  # type: ignore[arg-type]  # PickResult has the fields _Pick names
+    complete_units(results, store)
     units, unit_picks = _units(results)
     picked = {s for r in results for s in r.resolution.sources}
     followups = find_followups(

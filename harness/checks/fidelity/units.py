@@ -10,19 +10,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Protocol
 
-from harness.checks.fidelity.source import PatchStore, Resolution
+from harness.checks.fidelity.pick import PickResult
+from harness.checks.fidelity.source import PatchStore
 from harness.git.patch import FilePatch
-
-
-class _Pick(Protocol):  # fidelity.PickResult, without the import cycle
-    commit: object
-    resolution: Resolution
-    status: str
-    pr_commits: list[tuple[str, str]]
-    unit: tuple[str, ...]
-    completed_by: list[str]
 
 
 def net(files: Sequence[FilePatch]) -> dict[str, Counter[bytes]]:
@@ -39,11 +30,11 @@ def net(files: Sequence[FilePatch]) -> dict[str, Counter[bytes]]:
     }
 
 
-def complete_units(results: Sequence[_Pick], store: PatchStore) -> None:
+def complete_units(results: Sequence[PickResult], store: PatchStore) -> None:
     """Set each pick's ``unit`` and, where the union of a unit's picks equals its source by net effect,
     the ``completed_by`` of the members that are not identical on their own."""
     inner = {c: tuple(r.resolution.sources) for r in results for c, _ in r.pr_commits}
-    groups: dict[tuple[str, ...], list[_Pick]] = {}
+    groups: dict[tuple[str, ...], list[PickResult]] = {}
     for r in results:
         sources = tuple(r.resolution.sources)
         if not sources:
@@ -55,9 +46,9 @@ def complete_units(results: Sequence[_Pick], store: PatchStore) -> None:
         if len(members) < 2 or all(m.status == "identical" for m in members):
             continue
         store.ensure(list(unit))
-        picked = net([f for m in members for f in store.full[m.commit.sha].files])  # type: ignore[attr-defined]
+        picked = net([f for m in members for f in store.full[m.commit.sha].files])
         if picked != net(store.files(list(unit))):
             continue
         for m in members:
             if m.status != "identical":
-                m.completed_by = [o.commit.sha for o in members if o is not m]  # type: ignore[attr-defined]
+                m.completed_by = [o.commit.sha for o in members if o is not m]
