@@ -569,11 +569,14 @@ class SourceFinder:
         sc, m = max(ok, key=lambda t: (t[0], -self.order[t[1]]))
         return Resolution([m], "title", round(sc, 3))
 
-    def _by_authored(self, pick: str) -> Resolution | None:
+    def _by_authored(self, pick: str, *, strong: bool = True) -> Resolution | None:
         """The one source commit with the pick's author (email) and author date to the second —
         what a rebase or a cherry-pick keeps, and two unrelated commits almost never share — and
         either the pick's subject or at least one changed line in common: a fix rebased by hand
-        (reworded, adapted) still names its source. The note says how much the two share."""
+        (reworded, adapted) still names its source. The note says how much the two share.
+        ``strong``: only the same subject with half the lines (asked before the subject and
+        similarity rules); the rest is asked of the picks they leave without a source (a PR
+        squashed onto the release keeps its first commit's date: its merge is the better source)."""
         c = self.pick_of[pick]
         same_time = self.facts.by_authored.get(c.author_time, [])
         if not same_time:
@@ -596,6 +599,8 @@ class SourceFinder:
         if not found:
             return None
         sc = shared[found[0]]
+        if strong and (found != titled or sc < CONFIRM_OVERLAP):
+            return None
         why = "the same subject" if found == titled else "another subject"
         return Resolution(
             found,
@@ -771,6 +776,11 @@ class SourceFinder:
         scored.update({p: [found] for p, found in subject.items()})
         out.update(self._by_score(scored, subject))
         out.update(self._twins([p for p in rest if not out.get(p, Resolution()).sources]))
+        for p in rest:  # the author and author date, with the subject or one line in common
+            if not out.get(p, Resolution()).sources:
+                weak = self._by_authored(p, strong=False)
+                if weak is not None:
+                    out[p] = weak
         return out
 
     def _patch_id_candidates(
