@@ -110,10 +110,19 @@ def _run(argv: list[str], what: str) -> None:
         raise EnvError(f"{what} exited {proc.returncode}: " + (lines[-1][:300] if lines else ""))
 
 
+def _uv() -> str | None:
+    """uv on the PATH, or beside this interpreter (installed into the harness's own venv);
+    ``HARNESS_ENV_INSTALLER=pip`` makes pip build even where uv is."""
+    if os.environ.get("HARNESS_ENV_INSTALLER") == "pip":
+        return None
+    beside = Path(sys.executable).parent / "uv"
+    return shutil.which("uv") or (str(beside) if beside.is_file() else None)
+
+
 def _build(spec: EnvSpec, base_python: str, dest: Path) -> str:
     """Create the venv at ``dest`` (a venv's scripts name their own folder, so it is built where it
     will live; the marker, written last, makes it usable) and install the spec."""
-    uv = shutil.which("uv")
+    uv = _uv()
     tmp = workarea.mkdtemp("harness-env-")
     reqs = tmp / "requirements.txt"
     reqs.write_text("\n".join(spec.requirements) + "\n", encoding="utf-8")
