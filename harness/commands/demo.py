@@ -109,7 +109,10 @@ def run(args: argparse.Namespace) -> int:
         source=refs["source"],
         source_branch=refs["source_branch"],
         scenario_paths=scenarios,
-        python=args.python,
+        # the demo project needs pytest alone, which the harness's own interpreter has (its
+        # probes and selection run there too): the tests section builds no environment, so the
+        # demo needs no network
+        python=args.python or sys.executable,
     )
     with executor_from_args(args) as inputs.executor:
         code = run_compare(

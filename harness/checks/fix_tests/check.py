@@ -287,7 +287,7 @@ def _options(
     if options.python:
         python = options.python
         env_key = interpreter_fingerprint(python)
-        run.env = f"given: {python} (--python)"
+        run.env = f"given: {python} (its own environment, not built)"
     elif needs_python:
         spec = read_spec(lambda p: repo.blob_at(run.head, p), listing)
         run.env_notes += [f"environment: not installed: {d}" for d in spec.dropped]
