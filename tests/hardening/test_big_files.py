@@ -169,7 +169,7 @@ def test_many_differing_lines_are_capped_in_the_json_with_a_count(
     """A vendoring pick of thousands of lines: each file's only_in_pick / only_in_source list keeps
     the first JSON_LINES lines and says how many more there are (before, every line: a 20k-file
     pick made a 45 MB report.json); the ± counts cover every line."""
-    from harness.checks.fidelity.check import JSON_LINES
+    from harness.checks.fidelity.section import JSON_LINES
 
     n = JSON_LINES + 350
     builder.commit("base", {"f.txt": "base\n"})
@@ -194,7 +194,7 @@ def test_many_differing_lines_are_capped_in_the_json_with_a_count(
 
 
 def test_a_short_list_is_whole_and_has_no_count(builder, run_cli, tmp_path) -> None:
-    from harness.checks.fidelity.check import JSON_LINES
+    from harness.checks.fidelity.section import JSON_LINES
 
     n = JSON_LINES
     builder.commit("base", {"f.txt": "base\n"})

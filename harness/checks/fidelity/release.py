@@ -91,3 +91,13 @@ def release_reason(
 def compile_patterns(patterns: Sequence[str]) -> list[re.Pattern[str]]:
     """The policy's ``release_paths`` (validated by ``harness.inputs.policy.load``)."""
     return [re.compile(p) for p in patterns]
+
+
+RELEASE_SUBJECT = re.compile(
+    # After a "[tag] " or a "MAINT: " / "chore(release): " prefix. "Prepare … for further
+    # development" is numpy's "back to dev".
+    r"^(?:\[[^\]\n]*\]\s*|[a-z]+(?:\([^)\n]*\))?!?:\s*)?"
+    r"(REL\b|release\b|prepare\b.*\b(release|further development)\b|bump (the )?version\b|"
+    r"back to dev)",
+    re.IGNORECASE,
+)

@@ -7,9 +7,10 @@ import hashlib
 import pytest
 from test_fidelity_repos import Scenario, build
 
-from harness.checks.fidelity.check import _compare, fidelity_section
+from harness.checks.fidelity.check import fidelity_section
 from harness.checks.fidelity.compare import checksum
 from harness.checks.fidelity.endstate import NoEndStates
+from harness.checks.fidelity.resolve import compare_picks
 from harness.checks.fidelity.source import numbered, pr_numbers
 from harness.errors import UsageError
 from harness.git import GitRepo
@@ -245,7 +246,7 @@ def test_git_work_is_batched(scenario, result):
     # by subject; full diffs of the sources found by patch id (read while the search goes on), then
     # of the rest (here no pick is left for similarity, which would read its candidates' ± lines
     # in one more).
-    store = _compare(repo, base, head, source, None, fork, NoEndStates(repo, fork, head))[2]
+    store = compare_picks(repo, base, head, source, None, fork, NoEndStates(repo, fork, head))[2]
     assert store.batches == 5
     # Not in the report: with the history index it depends on what earlier runs kept.
     assert not any(c.name == "batched git" for c in section.controls)
