@@ -26,9 +26,10 @@ _MAX_ENTRY = 256 << 20  # a larger entry is not one this code wrote
 
 
 def cache_dir() -> Path:
-    from harness.infra.workarea import cache_area, ensure_private
+    """The cache folder (or, where it is refused, this run's own throwaway one)."""
+    from harness.infra.workarea import usable_cache
 
-    return ensure_private(cache_area(), "cache directory")
+    return usable_cache()
 
 
 def content_key(*parts: Any) -> str:

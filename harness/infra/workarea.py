@@ -19,6 +19,7 @@ import itertools
 import os
 import shutil
 import stat
+import sys
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
@@ -157,14 +158,33 @@ def check_areas() -> None:
     the folders in them); then remove what killed runs left."""
     area = ensure_private(work_area(), "work area")
     check_inside(area, "work area", 2)
-    cache = ensure_private(cache_area(), "cache directory")
-    check_inside(cache, "cache directory", 2)
+    usable_cache()
     clean_runs(_inner("runs"))
     trees = _inner("trees")
     if trees.is_dir():
         from harness.infra.stale_trees import clean_stale
 
         clean_stale(trees)
+
+
+def usable_cache() -> Path:
+    """The cache folder, checked private (a link, another user's, too open, or holding a link two
+    levels down is refused). A refused cache is never read or written: the run keeps what it
+    computes in a cache of its own inside its run folder (removed at its end), said once on
+    stderr — the answer is the same, only the next run is not faster."""
+    refused = _state.get("cache_refused")  # (the refused folder, this run's own)
+    if isinstance(refused, tuple) and refused[0] == cache_area() and refused[1].is_dir():
+        return Path(refused[1])
+    try:
+        cache = ensure_private(cache_area(), "cache directory")
+        check_inside(cache, "cache directory", 2)
+        return cache
+    except UsageError as exc:
+        private = run_dir() / "cache"
+        private.mkdir(mode=0o700, exist_ok=True)
+        _state["cache_refused"] = (cache_area(), private)
+        sys.stderr.write(f"harness: {exc}: this run reads and keeps no cache\n")
+        return private
 
 
 def trees_root() -> Path:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
@@ -72,14 +73,18 @@ def _plant(tmp_path: Path, monkeypatch, how: str, which: str) -> Path:
 @pytest.mark.parametrize(
     "how", ["world-writable", "group-writable", "other-owner", "symlink", "a-file"]
 )
-def test_a_planted_or_shared_area_is_refused_before_any_work(
+def test_a_planted_or_shared_area_is_refused_before_any_work(  # the cache: not used
     builder, run_cli, tmp_path, monkeypatch, how: str, which: str
 ) -> None:
     scen = _repo_and_scenario(builder, tmp_path)
     planted = _plant(tmp_path, monkeypatch, how, which)
     before = sorted(str(p) for p in Path(planted).rglob("*")) if Path(planted).is_dir() else []
     code, out, err = run_cli("probe", str(scen), "--repo", str(builder.path), "--format", "json")
-    assert code == 2 and out == "" and err.count("\n") == 1 and "Traceback" not in err, err
+    if which == "work":
+        assert code == 2 and out == "" and err.count("\n") == 1 and "Traceback" not in err, err
+    else:  # a refused cache is neither read nor written: one line, and the run goes on (issue 41)
+        assert code == 0 and json.loads(out)["sections"] and "Traceback" not in err, err
+        assert "keeps no cache" in err and "planted code ran" not in out + err
     assert "refusing" in err and str(planted) in err
     after = sorted(str(p) for p in Path(planted).rglob("*")) if Path(planted).is_dir() else []
     assert after == before, "nothing is written into a refused area"
@@ -185,18 +190,45 @@ def test_a_link_inside_the_work_area_is_refused_and_nothing_is_deleted_through_i
     assert sorted(p.name for p in work.iterdir()) == [inner]
 
 
-def test_a_link_deeper_in_the_cache_is_refused(builder, run_cli, tmp_path, monkeypatch) -> None:
+def test_a_link_deeper_in_the_cache_is_not_used_and_the_run_goes_on(
+    builder, run_cli, tmp_path, monkeypatch
+) -> None:
+    """A cache holding a link is never read or written (issue 41: one line, the same result)."""
     scen = _repo_and_scenario(builder, tmp_path)
+    clean = tmp_path / "clean"
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(clean))
+    _, expected, _ = run_cli("probe", str(scen), "--repo", str(builder.path), "--format", "json")
     victim, before = _victim(tmp_path)
     cache = tmp_path / "c"
     (cache / "probes").mkdir(parents=True, mode=0o700)
     cache.chmod(0o700)
     (cache / "probes" / "ab").symlink_to(victim, target_is_directory=True)
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(cache))
+    listing = sorted(str(p) for p in cache.rglob("*"))
     code, out, err = run_cli("probe", str(scen), "--repo", str(builder.path), "--format", "json")
-    assert code == 2 and out == "" and err.count("\n") == 1, err
-    assert "symbolic link" in err and "cache directory" in err
+    assert code in (0, 1) and "Traceback" not in err, err
+    said = [ln for ln in err.splitlines() if "cache directory" in ln]
+    assert len(said) == 1 and "symbolic link" in said[0] and "keeps no cache" in said[0]
+    strip = ("generated", "command")
+    assert {k: v for k, v in json.loads(out).items() if k not in strip} == {
+        k: v for k, v in json.loads(expected).items() if k not in strip
+    }
     assert sorted(str(p) for p in victim.rglob("*")) == before
+    assert sorted(str(p) for p in cache.rglob("*")) == listing  # nothing written there
+
+
+def test_a_cache_others_can_write_is_not_used_and_the_run_goes_on(
+    builder, run_cli, tmp_path, monkeypatch
+) -> None:
+    scen = _repo_and_scenario(builder, tmp_path)
+    cache = tmp_path / "open"
+    cache.mkdir()
+    cache.chmod(0o777)
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(cache))
+    code, out, err = run_cli("probe", str(scen), "--repo", str(builder.path), "--format", "json")
+    assert code in (0, 1) and json.loads(out)["sections"], err
+    assert "group- or world-writable" in err and "keeps no cache" in err
+    assert list(cache.iterdir()) == []
 
 
 @pytest.mark.parametrize("inner", ["runs", "trees"])
