@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from harness.checks.fidelity.anchors import anchored
 from harness.checks.fidelity.followups import WORTH_A_LOOK, FollowUp, worth_a_look
@@ -18,9 +17,6 @@ from harness.checks.fidelity.release import RELEASE_SUBJECT, moves_versions, rel
 from harness.checks.fidelity.severity import pick_severity
 from harness.git import Commit
 from harness.report.model import Finding, Severity, bounded
-
-if TYPE_CHECKING:
-    pass
 
 
 def _pick_severity(r: PickResult) -> Severity | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from harness.checks.fidelity.anchors import judged
 from harness.checks.fidelity.compare import (
@@ -42,21 +42,11 @@ from harness.report.model import (
 from harness.report.printable import printable
 from harness.report.safe import line_shown
 
-if TYPE_CHECKING:
-    pass
-
-
 SECTION_ID = "fidelity"
-
-
 _DETAIL_LINES = 20
-
-
 # Lines of one file's only_in_pick / only_in_source lists the JSON keeps; past it the list stops
 # and ``<list>_left_out`` counts the rest (a 20k-file vendoring pick made a 45 MB report.json).
 JSON_LINES = 200
-
-
 PICK_LEGEND = (
     "status: identical (± lines equal per file; context may differ) · whitespace-only "
     "(equal once whitespace is removed) · superset (pick carries all of the source and more) · "
@@ -74,8 +64,6 @@ PICK_LEGEND = (
     "(the source is a merge commit: the PR's first-parent diff, found by trailer, PR number or title, "
     "or content; its commits are listed)"
 )
-
-
 FILE_LEGEND = (
     "+/−: added/removed lines; +sha1/−sha1: first 8 hex of sha1 over those lines, each ending "
     "in \\n, prefix and context stripped. status: identical · context-only (± equal, surrounding "
