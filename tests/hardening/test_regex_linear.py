@@ -101,7 +101,7 @@ OLD_MENTION = re.compile(
 
 
 def test_marker_keys_read_what_the_old_pattern_read() -> None:
-    from harness.checks.lanes.check import marker_key
+    from harness.checks.lanes.workflow import marker_key
 
     lines = _strings(" -\"':ma", 20000, 9, 4) + _strings(" -'\tx:", 5000, 6, 5)
     lines = [ln.replace("ma", "marker") for ln in lines] + [
@@ -117,7 +117,7 @@ def test_marker_keys_read_what_the_old_pattern_read() -> None:
 
 
 def test_marker_key_on_long_lines() -> None:
-    from harness.checks.lanes.check import marker_key
+    from harness.checks.lanes.workflow import marker_key
 
     assert marker_key(" " * 1_000_000 + "x") is None
     assert marker_key("marker" * 200_000 + "x") is None
