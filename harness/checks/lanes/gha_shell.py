@@ -21,7 +21,6 @@ substitution) comes back with the reason.
 from __future__ import annotations
 
 import bisect
-import configparser
 import posixpath
 import re
 import shlex
@@ -31,6 +30,16 @@ from typing import Any
 
 from harness.checks.lanes.gha_expr import segments
 from harness.checks.lanes.lane_expr import SHELL_PARAM
+from harness.checks.lanes.task_config import pixi_tasks_in, split_words, tox_ini, tox_pyproject
+from harness.checks.lanes.wrappers import (
+    PASS_ON,
+    PYTHON,
+    RUNNERS,
+    SHELLS,
+    SILENT,
+    VALUE_OPTS,
+    is_pytest,
+)
 
 MAX_SCRIPT = 65_536  # characters of one run: script that the parser reads
 MAX_NESTING = 3  # bash -c inside docker run inside bash -c …
@@ -38,101 +47,6 @@ MAX_VALUES = 8  # alternative values of one variable (assignments in branches)
 MAX_NODES = 20_000  # syntax nodes walked in one script
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _WHOLE_EXPR = re.compile(r"\$\{\{.*\}\}", re.S)
-_PYTHON = re.compile(r"^(python|pypy)[0-9.]*$|^py$")
-_SHELLS = {"bash", "sh", "dash", "zsh"}
-_PASS = {"time", "nohup", "exec", "command", "xvfb-run", "stdbuf", "sudo", "nice", "timeout"}
-_VALUE_OPTS = {  # options that take the next word as their value, per wrapper
-    "sudo": {"-u", "-g", "-C", "-D", "-h", "-p", "-U"},
-    "nice": {"-n", "--adjustment"},
-    "timeout": {"-s", "--signal", "-k", "--kill-after"},
-    "env": {"-u", "--unset", "-C", "--chdir", "-S", "--split-string"},
-    "stdbuf": {"-i", "-o", "-e"},
-    "xvfb-run": {"-n", "--server-num", "-s", "--server-args", "-e", "--error-file", "-f"},
-    "run": {  # uv run, poetry run, hatch run, pdm run, pipenv run, conda run, pixi run
-        "--with",
-        "--with-editable",
-        "--with-requirements",
-        "--python",
-        "-p",
-        "--group",
-        "--extra",
-        "--directory",
-        "--project",
-        "--package",
-        "--env-file",
-        "--index",
-        "--index-url",
-        "-n",
-        "--name",
-        "--prefix",
-        "--cwd",
-        "-e",
-        "--environment",
-        "--manifest-path",
-    },
-    "coverage": {
-        "--rcfile",
-        "--source",
-        "--data-file",
-        "--concurrency",
-        "--omit",
-        "--include",
-        "--context",
-    },
-    "docker": {
-        "-e",
-        "--env",
-        "--env-file",
-        "-v",
-        "--volume",
-        "-w",
-        "--workdir",
-        "--name",
-        "--network",
-        "--net",
-        "--entrypoint",
-        "-u",
-        "--user",
-        "--gpus",
-        "--shm-size",
-        "--ipc",
-        "-p",
-        "--publish",
-        "--platform",
-        "--mount",
-        "-l",
-        "--label",
-        "--cpus",
-        "-m",
-        "--memory",
-        "--device",
-        "--ulimit",
-        "--cap-add",
-        "--security-opt",
-        "--runtime",
-        "--hostname",
-        "-h",
-        "--add-host",
-        "--pull",
-        "--tmpfs",
-        "-f",
-        "--file",
-        "--project-name",
-        "--profile",
-        "--pid",
-        "--init-path",
-        "--log-driver",
-        "--restart",
-        "--stop-signal",
-        "--cidfile",
-        "--group-add",
-        "--dns",
-    },
-    "python": {"-X", "-W", "-Q"},
-    "tox": {"-e", "--env", "-c", "--conf", "--root", "--workdir", "-r", "--recreate-pkg"},
-}
-_SILENT = {"echo", "printf", "pip", "pip3", "cat", "grep", "sed", "awk", "tee", "git", "gh", ":"}
-_RUNNERS = {"uv", "poetry", "pipenv", "hatch", "pdm", "rye", "pixi", "conda", "mamba", "micromamba"}
 
 
 @dataclass(frozen=True)
@@ -414,12 +328,12 @@ class _Reader:
             if base == "env":
                 i, env = self.env_assignments(words, _skip_opts(words, i + 1, "env"), env)
                 continue
-            if base in _PASS:
+            if base in PASS_ON:
                 i = _skip_opts(words, i + 1, base)
                 if base == "timeout" and i < len(words):
                     i += 1  # the duration
                 continue
-            if base in _RUNNERS or base == "uvx":
+            if base in RUNNERS or base == "uvx":
                 if base == "uvx":
                     i = _skip_opts(words, i + 1, "run")
                     via = (*via, "uvx")
@@ -448,7 +362,7 @@ class _Reader:
             if base in ("docker", "podman"):
                 self.docker(words, i, env, via, depth)
                 return
-            if base in _SHELLS:
+            if base in SHELLS:
                 self.shell(words, i, env, via, depth)
                 return
             if head.endswith(".sh") and "/" in head:  # ./ci/run_tests.sh ARGS
@@ -457,7 +371,7 @@ class _Reader:
             if base == "tox":
                 self.tox(words, i, env, via, depth)
                 return
-            if _PYTHON.match(base) or (head.startswith("$") and base.lower().find("python") >= 0):
+            if PYTHON.match(base) or (head.startswith("$") and base.lower().find("python") >= 0):
                 j = _skip_opts(words, i + 1, "python", stop="-m")
                 if j + 1 < len(words) and words[j].text == "-m" and words[j + 1].text == "pytest":
                     self.pytest(words[j + 2 :], env, (*via, "python -m pytest"))
@@ -490,8 +404,8 @@ class _Reader:
         """A command not read whose arguments look like pytest with ``-m``: said, with why."""
         if (
             rest
-            and posixpath.basename(rest[0].text) not in _SILENT
-            and any(_is_pytest(w.text) for w in rest[1:])
+            and posixpath.basename(rest[0].text) not in SILENT
+            and any(is_pytest(w.text) for w in rest[1:])
             and any(w.text.startswith("-m") for w in rest)
         ):
             self.out.unread.append(
@@ -522,7 +436,7 @@ class _Reader:
                 if has and re.fullmatch(_NAME, var):
                     off = src.pos + (len(opt) - len(value) if eq else 0) + len(var) + 1
                     inner[var] = self.expand(Word(val, src.params, src.unknown, off), env)
-            if name in _VALUE_OPTS["docker"] and not eq:
+            if name in VALUE_OPTS["docker"] and not eq:
                 j += 1
             j += 1
         if j < len(words) and words[j].text == "--":
@@ -601,7 +515,7 @@ class _Reader:
             for path, prefix in (("pixi.toml", ()), ("pyproject.toml", ("tool", "pixi"))):
                 text = self.read(path) if self.read else None
                 if text is not None:
-                    self._tasks = _pixi_tasks(text, prefix)
+                    self._tasks = pixi_tasks_in(text, prefix)
                     if self._tasks:
                         self._config["pixi"] = (path, text)
                         break
@@ -665,10 +579,10 @@ class _Reader:
             ini = self.read("tox.ini") if self.read else None
             pyproject = self.read("pyproject.toml") if self.read and ini is None else None
             if ini is not None:
-                self._tox = _tox_ini(ini)
+                self._tox = tox_ini(ini)
                 self._config["tox"] = ("tox.ini", ini)
             elif pyproject is not None:
-                self._tox = _tox_pyproject(pyproject)
+                self._tox = tox_pyproject(pyproject)
                 self._config["tox"] = ("pyproject.toml", pyproject)
         return self._tox or None
 
@@ -711,7 +625,7 @@ class _Reader:
                     if m and posargs is not None:
                         argv += posargs
                     elif m:
-                        default = _split(m.group(1) or "")
+                        default = split_words(m.group(1) or "")
                         argv += [self.config_word(d, "tox", words[i].pos) for d in default]
                     else:
                         argv.append(self.config_word(token, "tox", words[i].pos))
@@ -754,110 +668,6 @@ def _bashlex() -> Any:
     return bashlex
 
 
-def _split(text: str) -> list[str]:
-    try:
-        return shlex.split(text, comments=True)
-    except ValueError:
-        return []
-
-
-def _tox_commands(value: str) -> list[list[str]]:
-    """An ini ``commands`` value: one command per line (``\\`` continues it; a leading ``-`` only
-    says its failure is ignored)."""
-    out: list[list[str]] = []
-    pending = ""
-    for line in value.splitlines():
-        if line.rstrip().endswith("\\"):
-            pending += line.rstrip()[:-1] + " "
-            continue
-        line, pending = (pending + line).strip(), ""
-        if line and not line.startswith("#"):
-            tokens = _split(line.lstrip("-").strip())
-            if tokens:
-                out.append(tokens)
-    return out
-
-
-def _tox_ini(text: str) -> dict[str, list[list[str]]]:
-    parser = configparser.ConfigParser(interpolation=None, strict=False)
-    try:
-        parser.read_string(text)
-    except configparser.Error:
-        return {}
-    out: dict[str, list[list[str]]] = {}
-    for section in parser.sections():
-        name = "" if section == "testenv" else section.removeprefix("testenv:")
-        if (section == "testenv" or section.startswith("testenv:")) and parser.has_option(
-            section, "commands"
-        ):
-            out[name] = _tox_commands(parser.get(section, "commands"))
-    return out
-
-
-def _toml(text: str) -> dict[str, Any]:
-    """A TOML file of the repository as data; empty when it cannot be read (a broken file, or
-    Python 3.10, which has no tomllib)."""
-    try:
-        import tomllib
-    except ImportError:
-        return {}
-    try:
-        return tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, RecursionError):
-        return {}
-
-
-def _tox_pyproject(text: str) -> dict[str, list[list[str]]]:
-    data: Any = _toml(text)
-    tox = data.get("tool", {}).get("tox") if isinstance(data.get("tool"), dict) else None
-    if not isinstance(tox, dict):
-        return {}
-    if isinstance(tox.get("legacy_tox_ini"), str):
-        return _tox_ini(tox["legacy_tox_ini"])
-    out: dict[str, list[list[str]]] = {}
-    envs: dict[str, Any] = tox["env"] if isinstance(tox.get("env"), dict) else {}
-    tables = [("", tox.get("env_run_base")), *((str(k), v) for k, v in envs.items())]
-    for name, table in tables:
-        commands = table.get("commands") if isinstance(table, dict) else None
-        if isinstance(commands, list):
-            out[name] = [
-                [
-                    t
-                    if isinstance(t, str)
-                    else (
-                        "{posargs}" if isinstance(t, dict) and t.get("replace") == "posargs" else ""
-                    )
-                    for t in c
-                ]
-                for c in commands
-                if isinstance(c, list)
-            ]
-    return out
-
-
-def _pixi_tasks(text: str, prefix: tuple[str, ...]) -> dict[str, str | None]:
-    """Task name → command from a pixi manifest's ``tasks``, ``feature.*.tasks`` and
-    ``target.*.tasks`` tables (under ``prefix`` in pyproject.toml)."""
-    data: Any = _toml(text)
-    for key in prefix:
-        data = data.get(key) if isinstance(data, dict) else None
-    if not isinstance(data, dict):
-        return {}
-    tables = [data.get("tasks")]
-    for group in ("feature", "target"):
-        for sub in (data.get(group) or {}).values() if isinstance(data.get(group), dict) else []:
-            if isinstance(sub, dict):
-                tables.append(sub.get("tasks"))
-    out: dict[str, str | None] = {}
-    for table in tables:
-        for name, spec in table.items() if isinstance(table, dict) else []:
-            cmd = spec.get("cmd") if isinstance(spec, dict) else spec
-            if isinstance(cmd, list) and all(isinstance(c, str) for c in cmd):
-                cmd = shlex.join(cmd)
-            out.setdefault(str(name), cmd if isinstance(cmd, str) else None)
-    return out
-
-
 def _substitute(name: str, value: str) -> Callable[[re.Match[str]], str]:
     def sub(m: re.Match[str]) -> str:
         if (m.group(1) or m.group(4)) != name:
@@ -884,12 +694,8 @@ def _unquote(source: str, parsed: str) -> str:
     return words[0] if len(words) == 1 else parsed
 
 
-def _is_pytest(text: str) -> bool:
-    return posixpath.basename(text) in ("pytest", "py.test")
-
-
 def _skip_opts(words: Sequence[Word], i: int, kind: str, stop: str | None = None) -> int:
-    takes = _VALUE_OPTS.get(kind, set())
+    takes = VALUE_OPTS.get(kind, set())
     while i < len(words):
         t = words[i].text
         if t == stop or not t.startswith("-") or t == "-":
