@@ -121,7 +121,7 @@ def _kept(
 ) -> Checked[FidelityResult] | None:
     """The answer the index keeps for this range, where every ref resolves (else judge_range
     says why not)."""
-    from harness.infra.history_index import fidelity_parts, kept_fidelity
+    from harness.infra.history_answers import fidelity_parts, kept_fidelity
 
     source = repo.try_resolve(args.source)
     tip = repo.try_resolve(args.source_branch) if args.source_branch else None

@@ -36,15 +36,14 @@ import hashlib
 import json
 import os
 import re
-import stat
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import partial
-from itertools import chain, compress
+from itertools import compress
 from operator import itemgetter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from harness.git import GitError, GitRepo
 from harness.git.patch import Patch, diff_chunks, parse_files
@@ -53,15 +52,24 @@ from harness.git.picks import bodies as log_bodies
 from harness.git.picks import history as log_history
 from harness.infra.atomic import write_atomic
 from harness.infra.digest import opened, say_mismatch, seal, sealed_text, unwritable
-
-if TYPE_CHECKING:
-    from harness.checks.result import Checked, FidelityResult
+from harness.infra.history_codec import hook
+from harness.infra.history_packs import merge_packs, packs, read_chunks, valid_table, write_pack
+from harness.infra.history_rows import (
+    COLUMNS,
+    Row,
+    commit_fields,
+    commit_of,
+    has_body,
+    rows_of,
+    set_body,
+    shas,
+    valid_range,
+)
 
 FORMAT = "harness.history-index/3"
 MAX_COMMITS = 400_000  # ~100 MiB of JSON with paths at most; a 100k-commit history is ~25 MiB
 MAX_DIFF_BYTES = 64 << 20
 MAX_PACKS = 8
-MAX_PACK_BYTES = 1 << 40  # an offset past this is not one this code wrote
 MAX_RESULTS = 32
 MAX_MEMO = 50_000  # memo entries per kind (a resolution, a unit's follow-ups, an end-state row)
 # A walk is a whole history's commit ids (~0.9 MB at 20k commits); a range its commits' messages.
@@ -69,79 +77,11 @@ _MEMO_LIMITS = {"walk": 8, "range": 16, "range-heads": 64}
 MAX_RANGE = 5_000  # commits of a range kept
 MAX_FILE_BYTES = 512 << 20  # a larger file is not read: it is not one this code wrote
 _SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?\Z")
-_PACK = re.compile(r"[0-9a-f]{40}\Z")  # a pack's name: the sha1 of its bytes
-_BIT = re.compile(r"[0-9]{1,2}")  # a grep's number in a commit row
 _REST = 0.5  # past this share of commits missing, one walking log is cheaper than the gaps
 
 # (a Row's columns, for C-level maps over many rows)
 _PARENT_COL, _AUTHOR_COL, _COMMITTED_COL, _SUBJECT_COL, _PATHS_COL = map(itemgetter, range(5))
 _CHECKED_COL = itemgetter(6)
-
-
-def _has_body(row: Any) -> bool:
-    return row is not None and bool(row[7])
-
-
-# A commit row: [parents, author time, commit time, subject, paths or None, last run used,
-# greps checked (bit i: the i-th grep key), {grep bit: body} of the greps it matched].
-Row = list[Any]
-
-
-_COLUMNS = ("sha", "parents", "author", "committed", "subject", "paths", "used", "checked")
-
-
-def _rows_of(data: dict[str, Any], greps: int) -> dict[str, Row] | None:
-    """The commit rows of ``index.json`` (kept column by column: read back and checked in C on
-    every run that is not served whole), or None where any record has the wrong shape."""
-    cols, bodies = data.get("columns"), data.get("bodies")
-    if not isinstance(cols, dict) or not all(type(cols.get(c)) is list for c in _COLUMNS):
-        return None
-    shas, parents, author, committed, subject, paths, used, checked = (cols[c] for c in _COLUMNS)
-    n = len(shas)
-    if any(len(cols[c]) != n for c in _COLUMNS) or not isinstance(bodies, dict):
-        return None
-    if not (
-        _ids(shas)
-        and set(map(type, parents)) <= {list}
-        and _ids(chain.from_iterable(parents))
-        and all(set(map(type, x)) <= {int} for x in (author, committed, used, checked))
-        and (not checked or (min(checked) >= 0 and max(checked) < 1 << greps))
-        and _strings(subject)
-        and set(map(type, paths)) <= {list, type(None)}
-        and _strings(chain.from_iterable(filter(None, paths)))
-    ):
-        return None
-    text: list[Any] = [None] * n
-    if bodies:
-        at = dict(zip(shas, range(n), strict=True))
-        for sha, b in bodies.items():
-            if sha not in at or type(b) is not dict or not b:
-                return None
-            if not all(
-                type(k) is str
-                and _BIT.fullmatch(k) is not None
-                and int(k) < greps
-                and type(v) is str
-                for k, v in b.items()
-            ):
-                return None
-            text[at[sha]] = b
-    columns = zip(parents, author, committed, subject, paths, used, checked, text, strict=True)
-    rows = dict(zip(shas, map(list, columns), strict=True))
-    return rows if len(rows) == n else None
-
-
-_HEX = b"0123456789abcdef"
-
-
-def _ids(xs: Any) -> bool:
-    """Every item a full commit id: 40 or 64 hex digits (lengths and digits checked in C)."""
-    xs = list(xs)
-    try:
-        digits = "".join(xs).encode("ascii")
-    except (TypeError, UnicodeEncodeError):
-        return False
-    return set(map(len, xs)) <= {40, 64} and not digits.translate(None, _HEX)
 
 
 def _code_digest(root: Path) -> tuple[str, str | None]:
@@ -179,64 +119,6 @@ def _code_digest(root: Path) -> tuple[str, str | None]:
     if all(time.time_ns() - s[2] > 2_000_000_000 for s in stamps):
         return digest, sealed_text(json.dumps({"key": key.hexdigest(), "code": digest}))
     return digest, None
-
-
-def _set_body(row: Row, name: str, body: str | None) -> None:
-    """Row ``row`` matches grep ``name`` with ``body`` (None: it does not match)."""
-    if body is not None:
-        if row[7] is None:
-            row[7] = {}
-        row[7][name] = body
-    elif row[7] and name in row[7]:
-        del row[7][name]
-        if not row[7]:
-            row[7] = None
-
-
-def _shas(value: Any) -> bool:
-    return isinstance(value, list) and _ids(value)
-
-
-_COMMIT_TYPES = (str, tuple, str, str, str, int, str, str, str, int, str, str, str, bool)
-
-
-def _fields(c: Any) -> list[Any]:
-    """A ``git.repo.Commit`` as a JSON list (its fields in order)."""
-    return [c.sha, list(c.parents), c.tree, c.author_name, c.author_email, c.author_time,
-            c.author_tz, c.committer_name, c.committer_email, c.committer_time, c.committer_tz,
-            c.subject, c.body, c.dated]  # fmt: skip
-
-
-def _commit(f: list[Any]) -> Any:
-    from harness.git.repo import Commit
-
-    return Commit(f[0], tuple(f[1]), *f[2:])
-
-
-def _valid_range(v: Any) -> bool:
-    """[walk ([sha, *parents] each), merge base (None: none; "": not asked), commits (``_fields``
-    each, or None: not read)]."""
-    if not (isinstance(v, list) and len(v) == 3 and isinstance(v[0], list)):
-        return False
-    walk, merge_base, commits = v
-    if not (
-        all(type(c) is list and c for c in walk)
-        and _ids(chain.from_iterable(walk))
-        and (merge_base is None or merge_base == "" or _shas([merge_base]))
-    ):
-        return False
-    if commits is None:
-        return True
-    return type(commits) is list and all(
-        type(c) is list
-        and len(c) == 14
-        and all(
-            type(x) is t or (t is tuple and type(x) is list and _ids(x))
-            for x, t in zip(c, _COMMIT_TYPES, strict=True)
-        )
-        and _ids(c[:1] + c[2:3])
-        for c in commits
-    )
 
 
 def repo_key(repo: GitRepo) -> str:
@@ -388,7 +270,7 @@ class HistoryIndex:
             return {}, [], 1
         greps, run = data.get("greps"), data.get("run")
         commits = (
-            _rows_of(data, len(greps))
+            rows_of(data, len(greps))
             if isinstance(greps, list)
             and all(isinstance(g, str) for g in greps)
             and len(greps) <= 30
@@ -410,21 +292,7 @@ class HistoryIndex:
 
     def _parse_diffs(self, data: dict[str, Any] | None) -> dict[str, list[Any]]:
         diffs = data.get("diffs") if data is not None else {}
-        if not isinstance(diffs, dict) or not all(
-            isinstance(k, str)
-            and isinstance(v, list)
-            and len(v) == 5
-            and type(v[0]) is int
-            and isinstance(v[1], str)
-            and _PACK.match(v[1]) is not None
-            and type(v[2]) is int
-            and type(v[3]) is int
-            and 0 <= v[2] <= MAX_PACK_BYTES
-            and 0 <= v[3] <= MAX_DIFF_BYTES
-            and isinstance(v[4], str)
-            and _PACK.match(v[4]) is not None
-            for k, v in diffs.items()
-        ):
+        if not valid_table(diffs, MAX_DIFF_BYTES):
             self.rebuilt.append("diffs.json: records of the wrong shape")
             return {}
         return diffs
@@ -438,7 +306,7 @@ class HistoryIndex:
         with self._walk_lock:
             if key not in self._order:
                 fixed = all(_SHA.match(x) for x in (*include, *exclude))
-                kept = self.recall("walk", json.dumps(key), _shas) if fixed else None
+                kept = self.recall("walk", json.dumps(key), shas) if fixed else None
                 self._order[key] = kept if kept is not None else walk(self.repo, include, exclude)
                 if fixed and kept is None:
                     self.remember("walk", json.dumps(key), self._order[key])
@@ -549,13 +417,13 @@ class HistoryIndex:
                 for s in missing:
                     commits[s][6] |= mask
                     if s in fresh:
-                        _set_body(commits[s], name, fresh[s])
+                        set_body(commits[s], name, fresh[s])
                 self._new_commits = True
             out: dict[str, str] = {}
             # Only rows with a body kept (or a fresh one) can answer, in git log's order (newest
             # first): picked out in C.
             rows = list(map(commits.get, order))
-            bodied = compress(order, map(_has_body, rows))
+            bodied = compress(order, map(has_body, rows))
             wanted = set(fresh).union(bodied)
             for s in filter(wanted.__contains__, reversed(order)):
                 body = fresh.get(s)
@@ -582,7 +450,7 @@ class HistoryIndex:
             mask, name = 1 << bit, str(bit)
             for s in order:
                 commits[s][6] |= mask
-                _set_body(commits[s], name, got.get(s))
+                set_body(commits[s], name, got.get(s))
             self._new_commits = True
         self._pending.clear()
 
@@ -602,7 +470,7 @@ class HistoryIndex:
                 elif k in kept:
                     packed.setdefault(kept[k][1], []).append((k, kept[k]))
             for pack, hits in packed.items():
-                got = _read_chunks(self.dir / f"diffs-{pack}.pack", [h[2:] for _, h in hits])
+                got = read_chunks(self.dir / f"diffs-{pack}.pack", [h[2:] for _, h in hits])
                 for (k, hit), chunk in zip(hits, got, strict=True):
                     if chunk is None:  # the pack is gone (merged by another run) or damaged
                         kept.pop(k, None)
@@ -633,7 +501,7 @@ class HistoryIndex:
         """The JSON value kept under the content key of ``parts`` (with the stamp) where
         ``valid`` accepts it, else None."""
         key, path = self._answer_path(parts)
-        stored = self._read(f"results/{key}.json", _hook)
+        stored = self._read(f"results/{key}.json", hook)
         if stored is None or stored.get("key") != key or "value" not in stored:
             return None
         if not valid(stored["value"]):
@@ -739,7 +607,7 @@ class HistoryIndex:
         repo = self.repo
         if not (_SHA.match(base) and _SHA.match(head)) or (base, head) in repo.walks:
             return
-        kept = self.recall("range", json.dumps([base, head]), _valid_range)
+        kept = self.recall("range", json.dumps([base, head]), valid_range)
         if kept is None:
             kept = self._extended(base, head)
         if kept is not None:
@@ -748,7 +616,7 @@ class HistoryIndex:
             if merge_base != "":  # ("": not asked when it was kept)
                 repo.bases[(base, head)] = merge_base
             if commits is not None:
-                repo.ranges[(base, head)] = [_commit(c) for c in commits]
+                repo.ranges[(base, head)] = [commit_of(c) for c in commits]
 
     def _extended(self, base: str, head: str) -> list[Any] | None:
         """``base..head`` from a kept ``base..H`` where the commits of ``head ^base ^H`` are one
@@ -757,8 +625,8 @@ class HistoryIndex:
         H's then theirs, oldest first. None where no kept range is such an H."""
         from harness.git.repo import Commit
 
-        for h in reversed((self.recall("range-heads", base, _shas) or [])[-3:]):  # the latest
-            kept = self.recall("range", json.dumps([base, h]), _valid_range)
+        for h in reversed((self.recall("range-heads", base, shas) or [])[-3:]):  # the latest
+            kept = self.recall("range", json.dumps([base, h]), valid_range)
             if kept is None or kept[2] is None:
                 continue
             try:  # one log: the new commits, newest first, with their parents
@@ -777,7 +645,7 @@ class HistoryIndex:
                 continue
             commits = got[::-1]
             self.served["ranges extended"] = self.served.get("ranges extended", 0) + 1
-            return [new + kept[0], kept[1], kept[2] + [_fields(c) for c in commits]]
+            return [new + kept[0], kept[1], kept[2] + [commit_fields(c) for c in commits]]
         return None
 
     def keep_range(self, base: str, head: str) -> bool:
@@ -789,15 +657,15 @@ class HistoryIndex:
         if walk is None or len(walk) > MAX_RANGE:
             return False
         key = json.dumps([base, head])
-        kept = self.recall("range", key, _valid_range) or [walk, "", None]
+        kept = self.recall("range", key, valid_range) or [walk, "", None]
         merge_base = repo.bases.get((base, head), kept[1])
         read = repo.ranges.get((base, head))
-        commits = kept[2] if read is None else [_fields(c) for c in read]
+        commits = kept[2] if read is None else [commit_fields(c) for c in read]
         value = [walk, merge_base, commits]
         if value == kept:
             return False
         self.remember("range", key, value)
-        heads = [h for h in self.recall("range-heads", base, _shas) or [] if h != head]
+        heads = [h for h in self.recall("range-heads", base, shas) or [] if h != head]
         self.remember("range-heads", base, [*heads[-7:], head])
         return True
 
@@ -868,7 +736,7 @@ class HistoryIndex:
 
         def parts() -> Iterator[str]:  # one column at a time (100k commits: ~20 MB of text)
             yield head[:-1] + ', "columns": {'
-            for i, name in enumerate(_COLUMNS):
+            for i, name in enumerate(COLUMNS):
                 column = list(commits) if i == 0 else list(map(itemgetter(i - 1), rows))
                 yield ("," if i else "") + json.dumps(name) + ":"
                 yield json.dumps(column, separators=(",", ":"))
@@ -887,7 +755,7 @@ class HistoryIndex:
                 table[k] = [max(v[0], mine[0] if mine else 0), *v[1:]]
         fresh = [(k, c) for k, c in self._fresh.items() if k not in table]
         if fresh:
-            for k, v in self._write_pack(fresh).items():
+            for k, v in write_pack(self.dir, fresh, write_atomic).items():
                 table[k] = [self.run, *v]
         self._fresh.clear()
         total = sum(v[3] for v in table.values())
@@ -896,91 +764,23 @@ class HistoryIndex:
                 total -= table.pop(k)[3]
                 if total <= MAX_DIFF_BYTES:
                     break
-        sizes = _packs(self.dir)
+        sizes = packs(self.dir)
         for k in [k for k, v in table.items() if v[1] not in sizes]:
             del table[k]  # its pack is gone
         live = {v[1] for v in table.values()}
         if len(live) > MAX_PACKS or sum(sizes[p] for p in live) > 2 * total + (1 << 20):
-            self._merge_packs(table)
+            merge_packs(self.dir, table, write_atomic)
             live = {v[1] for v in table.values()}
         text = json.dumps({"stamp": self.stamp, "diffs": table}, separators=(",", ":"))
         self._write("diffs.json", text)
         for name in set(sizes) - live:
             (self.dir / f"diffs-{name}.pack").unlink(missing_ok=True)
 
-    def _merge_packs(self, table: dict[str, list[Any]]) -> None:
-        """Every live chunk into one new pack (a chunk that does not read back is dropped)."""
-        by_pack: dict[str, list[str]] = {}
-        for k, v in table.items():
-            by_pack.setdefault(v[1], []).append(k)
-        live: list[tuple[str, bytes]] = []
-        for pack, keys in by_pack.items():
-            got = _read_chunks(self.dir / f"diffs-{pack}.pack", [table[k][2:] for k in keys])
-            live += [(k, c) for k, c in zip(keys, got, strict=True) if c is not None]
-        used = {k: table[k][0] for k, _ in live}
-        table.clear()
-        for k, v in self._write_pack(live).items():
-            table[k] = [used[k], *v]
-
-    def _write_pack(self, chunks: Sequence[tuple[str, bytes]]) -> dict[str, list[Any]]:
-        """One pack of these chunks (named by the sha1 of its bytes, written a chunk at a time);
-        each key's [pack, offset, length, sha1 of the chunk]."""
-        named = hashlib.sha1()
-        for _, c in chunks:
-            named.update(c)
-        pack = named.hexdigest()
-        data = (c for _, c in chunks)
-        write_atomic(self.dir / f"diffs-{pack}.pack", data, prefix=".tmp-", shared=False)
-        out, at = {}, 0
-        for k, c in chunks:
-            out[k] = [pack, at, len(c), hashlib.sha1(c).hexdigest()]
-            at += len(c)
-        return out
-
 
 def _stamp(st: os.stat_result) -> tuple[int, ...]:
     """What tells a replaced file from the one this run read (a new inode may reuse a freed
     number, and a same-size rewrite may share an mtime tick: the change time moves too)."""
     return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-
-
-def _packs(folder: Path) -> dict[str, int]:
-    """The packs in ``folder`` (regular files named by a sha1), by name, with their sizes; a
-    link or other thing of such a name is removed (it is not one this code wrote)."""
-    out: dict[str, int] = {}
-    for p in folder.glob("diffs-*.pack"):
-        name = p.name[6:-5]
-        try:
-            st = p.lstat()
-        except OSError:
-            continue
-        if _PACK.match(name) and stat.S_ISREG(st.st_mode):
-            out[name] = st.st_size
-        elif not stat.S_ISDIR(st.st_mode):
-            p.unlink(missing_ok=True)
-    return out
-
-
-def _read_chunks(path: Path, spans: Sequence[Sequence[Any]]) -> list[bytes | None]:
-    """The chunks at ``spans`` ([offset, length, sha1]) of a pack, each None where the pack is
-    missing or its bytes there do not hash to the sha1 kept."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError:
-        return [None] * len(spans)
-    try:
-        out: list[bytes | None] = []
-        for at, size, sha in spans:
-            try:
-                chunk = os.pread(fd, size, at)
-            except (OSError, OverflowError):
-                out.append(None)
-                continue
-            ok = len(chunk) == size and hashlib.sha1(chunk).hexdigest() == sha
-            out.append(chunk if ok else None)
-        return out
-    finally:
-        os.close(fd)
 
 
 def open_index(repo: GitRepo, enabled: bool = True) -> HistoryIndex | None:
@@ -990,160 +790,3 @@ def open_index(repo: GitRepo, enabled: bool = True) -> HistoryIndex | None:
     from harness.infra.cache import cache_dir
 
     return HistoryIndex(repo, cache_dir() / "history")
-
-
-# -- a kept answer's encoding --------------------------------------------------------------------
-# A fidelity answer is a Section (dataclasses, tuples, cells) of tens of thousands of nodes. Plain
-# JSON values stay as they are; the rest become objects tagged by ``_TAG`` (a key no section
-# uses: a dict that has it, or a key that is not a string, is itself tagged). Reading back is
-# ``json.loads`` with an ``object_hook``: only tagged objects cost Python work.
-_TAG = "\x00harness"
-_PARTS = ("Section", "Table", "Finding", "Control", "Details", "Code", "Sha")
-_LEAF = (str, int, float, bool, type(None))
-
-
-def pack(x: Any) -> Any:
-    """``x`` as a JSON value ``unpack`` turns back into an equal object; TypeError for what it
-    does not know."""
-    if _CODE is None:
-        _cells()
-    return _pack(x)
-
-
-def _pack(x: Any) -> Any:
-    t = type(x)
-    if t in _LEAF:
-        return x
-    if t is list:
-        if _strings(x):  # lines and paths: checked in C
-            return x[:]
-        if x and set(map(type, x)) == {tuple} and _strings(chain.from_iterable(x)):
-            return {_TAG: "L", "v": [list(v) for v in x]}  # an end state's classed lines
-        return [v if type(v) in _LEAF else _pack(v) for v in x]
-    if t is dict:
-        if _TAG not in x and _strings(x):  # (its keys)
-            return {k: v if type(v) in _LEAF else _pack(v) for k, v in x.items()}
-        return {_TAG: "D", "v": [[_pack(k), _pack(v)] for k, v in x.items()]}
-    if t is tuple:
-        return {_TAG: "T", "v": list(x) if _strings(x) else [_pack(v) for v in x]}
-    if t is _CODE:  # cells: thousands in a report, one small object each
-        return {_TAG: "C", "v": x.text}
-    if t is _SHA_CELL:
-        return {_TAG: "S", "v": x.sha}
-    names = _FIELDS.get(t)
-    if names is None:
-        if t.__name__ not in _PARTS or t.__module__ != "harness.report.model":
-            raise TypeError(f"not kept: {t.__name__}")
-        from dataclasses import fields
-
-        names = _FIELDS[t] = tuple(f.name for f in fields(x))
-    values = {}
-    for n in names:
-        v = getattr(x, n)
-        values[n] = v if type(v) in _LEAF else _pack(v)
-    return {_TAG: t.__name__, "v": values}
-
-
-_FIELDS: dict[type, tuple[str, ...]] = {}  # a report part's field names, looked up once
-_CODE: Any = None  # harness.report.model's Code and Sha, once ``pack`` or ``_hook`` needs them
-_SHA_CELL: Any = None
-
-
-def _cells() -> None:
-    global _CODE, _SHA_CELL
-    from harness.report.model import Code, Sha
-
-    _CODE, _SHA_CELL = Code, Sha
-
-
-def _strings(x: Any) -> bool:
-    """Every item a str (``join`` checks it in C)."""
-    try:
-        "".join(x)
-    except TypeError:
-        return False
-    return True
-
-
-def _hook(d: dict[str, Any]) -> Any:
-    tag = d.get(_TAG)
-    if tag is None:
-        return d
-    v = d["v"]
-    if tag == "T" and isinstance(v, list):
-        return tuple(v)
-    if tag == "L" and isinstance(v, list) and all(type(x) is list for x in v):
-        return [tuple(x) for x in v]
-    if tag == "D" and isinstance(v, list):
-        return {k: x for k, x in v}
-    if tag in ("C", "S") and type(v) is str:
-        if _CODE is None:
-            _cells()
-        return _CODE(v) if tag == "C" else _SHA_CELL(v)
-    if tag in _PARTS and isinstance(v, dict):
-        from harness.report import model
-
-        return getattr(model, tag)(**v)
-    raise ValueError(f"unknown tag {tag!r}")
-
-
-def unpack(text: str | bytes) -> Any:
-    """The object ``pack`` encoded, from its JSON text; ValueError/TypeError when malformed."""
-    return json.loads(text, object_hook=_hook)
-
-
-# -- whole fidelity answers ----------------------------------------------------------------------
-def fidelity_parts(
-    base: str,
-    head: str,
-    source: str,
-    source_name: str,
-    source_branch: str | None,
-    branch_tip: str | None,
-    release_paths: Sequence[str] = (),
-) -> tuple[Any, ...]:
-    """What a fidelity answer is a function of, besides the stamp: the resolved commits, the
-    names the section shows and the policy's release paths."""
-    return (
-        "fidelity",
-        base,
-        head,
-        source,
-        source_name,
-        source_branch,
-        branch_tip,
-        list(release_paths),
-    )
-
-
-def kept_fidelity(index: HistoryIndex, parts: Sequence[Any]) -> Checked[FidelityResult] | None:
-    """The fidelity answer kept for ``parts``, checked (a Section, pick and commit lists of
-    strings), or None. Imports no check: a run served whole skips their import."""
-    from harness.checks.result import Checked, FidelityResult
-    from harness.report.model import Section
-
-    served: list[Checked[FidelityResult]] = []
-
-    def valid(value: Any) -> bool:
-        try:
-            section, result = value["section"], FidelityResult.from_json(value["result"])
-        except (TypeError, KeyError, IndexError):
-            return False
-        if not isinstance(section, Section) or result is None:
-            return False
-        served.append(Checked(result, section))
-        return True
-
-    index.kept(parts, valid)
-    return served[0] if served else None
-
-
-def keep_fidelity(
-    index: HistoryIndex, parts: Sequence[Any], checked: Checked[FidelityResult]
-) -> None:
-    """Keep a fidelity answer for ``parts`` (not kept: a section the encoding does not know)."""
-    try:
-        section = pack(checked.section)
-    except TypeError:
-        return
-    index.keep(parts, {"section": section, "result": checked.result.as_json()})

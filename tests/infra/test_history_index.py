@@ -18,7 +18,8 @@ from harness.checks.fidelity.check import fidelity_check
 from harness.git import GitRepo
 from harness.infra import history_index as hi
 from harness.infra.digest import sealed_text
-from harness.infra.history_index import HistoryIndex, pack, unpack
+from harness.infra.history_codec import pack, unpack
+from harness.infra.history_index import HistoryIndex
 from harness.report.model import Code, Control, Section, Sha, Table
 from harness.testing.repos import RepoBuilder
 

@@ -292,7 +292,7 @@ def test_causes_come_from_the_findings_anchors_never_from_section_data(demo_dir:
 
 def test_anchors_are_kept_by_the_section_caches_and_left_out_of_the_report() -> None:
     from harness.infra.cache import _dec, _enc
-    from harness.infra.history_index import pack, unpack
+    from harness.infra.history_codec import pack, unpack
     from harness.report.jsontext import dumps
 
     anchors_ = Anchors(

@@ -112,7 +112,7 @@ def _answer(
     release_paths: tuple[str, ...],
 ) -> Checked[FidelityResult]:
     """The whole answer, from the index where it keeps one for these very commits."""
-    from harness.infra.history_index import fidelity_parts, keep_fidelity, kept_fidelity
+    from harness.infra.history_answers import fidelity_parts, keep_fidelity, kept_fidelity
 
     parts = fidelity_parts(base, head, source, *named, release_paths)
     kept = kept_fidelity(index, parts)
