@@ -6,7 +6,7 @@ import pytest
 
 from harness.checks.fidelity import compare as fidelity_compare
 from harness.checks.paths import is_test_path
-from harness.checks.tests_as_evidence import sweep
+from harness.checks.tests_as_evidence import sweep_results
 
 
 @pytest.mark.parametrize(
@@ -35,4 +35,4 @@ def test_code_paths(path: str) -> None:
 
 def test_fidelity_and_sweep_use_the_same_function() -> None:
     assert fidelity_compare.is_test_path is is_test_path
-    assert sweep.is_test_path is is_test_path
+    assert sweep_results.is_test_path is is_test_path

@@ -9,12 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.checks.tests_as_evidence.sweep import (
-    generate_names,
-    run_sweep,
-    split_names,
-    sweep_section,
-)
+from harness.checks.tests_as_evidence.sweep import run_sweep, sweep_section
+from harness.checks.tests_as_evidence.sweep_shards import generate_names, split_names
 from harness.executors.local import LocalExecutor
 from harness.git.repo import GitRepo
 from harness.testing.sweep_repo import BASE, HEAD, TESTS
@@ -75,17 +71,14 @@ def test_names_come_from_mutmut_and_cover_only_the_changed_functions(
 ) -> None:
     repo, base = swept_repo
     one = run_sweep(repo, base, "HEAD", tests=["tests"], max_children=1, timeout=600)
-    from harness.checks.tests_as_evidence.sweep import (
-        _mutmut_config,
-        find_changed_functions,
-        write_mutmut_config,
-    )
+    from harness.checks.tests_as_evidence.sweep_results import find_changed_functions
+    from harness.checks.tests_as_evidence.sweep_shards import mutmut_config, write_mutmut_config
     from harness.git.tree import export_tree
 
     tree = tmp_path / "t"
     export_tree(repo, repo.resolve("HEAD"), tree)
     fns, _ = find_changed_functions(repo, repo.resolve(base), repo.resolve("HEAD"), tree)
-    write_mutmut_config(tree, _mutmut_config(fns, ["tests"], None, []))
+    write_mutmut_config(tree, mutmut_config(fns, ["tests"], None, []))
     names = generate_names(tree, sys.executable, fns)
     assert names == [m.name for m in one.mutants] and not (tree / "mutants").exists()
 

@@ -6,7 +6,8 @@ import importlib.util
 
 import pytest
 
-from harness.checks.tests_as_evidence.sweep import functions_touched, run_sweep, sweep_section
+from harness.checks.tests_as_evidence.sweep import run_sweep, sweep_section
+from harness.checks.tests_as_evidence.sweep_results import functions_touched
 from harness.git.mutation import changed_lines
 from harness.git.repo import GitRepo
 from harness.testing.sweep_repo import BASE, HEAD, TESTS
@@ -115,13 +116,8 @@ def test_src_layout_package_that_mutmut_itself_imports(builder):
 
 
 def test_a_shadowed_module_makes_the_sweep_not_evidence():
-    from harness.checks.tests_as_evidence.sweep import (
-        ChangedFunction,
-        Mutant,
-        ShardResult,
-        SweepResult,
-        merge_proofs,
-    )
+    from harness.checks.tests_as_evidence.sweep_results import ChangedFunction, Mutant, SweepResult
+    from harness.checks.tests_as_evidence.sweep_shards import ShardResult, merge_proofs
 
     fn = ChangedFunction("src/click/core.py", "shout", 1, 2, [2])
     in_tree = {"status": "in tree", "module": "click.core", "file": "mutants/src/click/core.py"}
