@@ -60,8 +60,15 @@ def read_spec(read: Reader, listing: list[str]) -> EnvSpec:
     tree) describe; pytest is always in it."""
     spec = EnvSpec()
     _from_pyproject(read, spec)
-    for path in sorted(p for p in listing if _REQ_FILE.match(p)):
+    found = sorted(p for p in listing if _REQ_FILE.match(p))
+    tests = [p for p in found if re.search(r"(?:^|[-_/])test", p)]
+    # a project's dev and test lock files may pin one package twice, differently: the test
+    # files where there are any, else the dev ones
+    for path in tests or found:
         _from_requirements(read, path, spec, depth=0, constraint=False)
+    spec.dropped += [
+        f"{p} (a test requirements file is read instead)" for p in found if tests and p not in tests
+    ]
     if not any(_req_name(r) == "pytest" for r in spec.requirements):
         spec.requirements.append("pytest")
         spec.sources.append("pytest (added: the tests section runs it)")

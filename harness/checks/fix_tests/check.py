@@ -100,7 +100,8 @@ def _run(
     with phase("tests: reruns, missing commits, hunks and lanes"), ThreadPoolExecutor(4) as pool:
         reruns = pool.submit(_rerun, repo, columns, run.runs, differing, opts, cache, executor)
         pins = pool.submit(_pins, repo, run, head_column, candidates, opts, cache, executor)
-        hunks = pool.submit(_hunks, repo, run, head_column, plan, opts, cache, executor)
+        # the hunks are judged by the pick's own tests, as HEAD has them
+        hunks = pool.submit(_hunks, repo, run, columns[1], plan, opts, cache, executor)
         lanes = (
             pool.submit(
                 test_lanes,

@@ -209,7 +209,11 @@ def _review_tables(run: TestsRun, weight: int) -> list[Table]:
         passing = sorted(
             {n for n in (r.nodeid for r in run.rows if r.outcomes.get("head") == "passed")}
         )
-        wf = [r.nodeid for r in run.rows if r.verdict == "proves-fix"]
+        wf = [
+            r.nodeid
+            for r in run.rows
+            if r.outcomes.get("without_fix") in FAILING and r.outcomes.get("head") == "passed"
+        ]
         tables.append(
             Table(
                 "Hunks of the fix reverted one at a time on HEAD: the tests that need each",
@@ -225,7 +229,8 @@ def _review_tables(run: TestsRun, weight: int) -> list[Table]:
                 ],
                 legend=f"{len(passing)} test(s) pass at HEAD; a hunk no test needs is not pinned",
                 control=(
-                    f"liveness: the whole-fix revert (without fix) fails {len(wf)} test(s)"
+                    f"liveness: the whole-fix revert (without fix) fails {len(wf)} test(s) that "
+                    "pass at HEAD"
                     if wf
                     else "liveness FAILED: the whole-fix revert fails no test — the pick's tests "
                     "do not detect the fix"
@@ -340,6 +345,7 @@ def _findings(run: TestsRun, about: dict[str, list[str]]) -> list[Finding]:
             )
         )
         return out
+    env_files: set[str] = set()  # one "evidence not obtained" per file
     pinned = {nid: g.commit for g in run.gaps for nid in g.greened}
     subjects = {g.commit: g.subject for g in run.gaps}
     for r in run.rows:
@@ -363,12 +369,16 @@ def _findings(run: TestsRun, about: dict[str, list[str]]) -> list[Finding]:
                     **({"commit": commit} if commit else {}),
                 )
             )
-        elif r.verdict == "env-error":
+        elif r.verdict == "env-error" and r.file not in env_files:
+            env_files.add(r.file)
             out.append(
                 _finding(
                     "tests-env-error",
                     "P2",
-                    f"evidence not obtained: {r.file} gave no outcome in any column",
+                    f"evidence not obtained: {r.file} gave no outcome in any column"
+                    if r.nodeid == r.file
+                    else f"evidence not obtained: the source's tests of {r.file} do not run in "
+                    "this environment, at the source either",
                     r.detail,
                     r.file,
                 )

@@ -118,12 +118,19 @@ def judge(row: Row) -> str:
         return "env-error"
     head, without = o.get("head"), o.get("without_fix")
     with_source = o.get("head_source_tests")
-    if row.origin != "pick" and with_source in FAILING and head not in FAILING:
+    # the source's version of a test that does not load at the source either, in this
+    # environment (a plugin its conftest needs is not installed): no evidence either way
+    unusable = o.get("source") == "error" and (
+        with_source == "error" or (with_source is None and row.origin == "source")
+    )
+    if row.origin != "pick" and with_source in FAILING and head not in FAILING and not unusable:
         return "source-test-fails-head"  # the source's version of the test, at HEAD
     if head is None:
-        return "not-run"
+        return "env-error" if unusable else "not-run"
     if head in FAILING:
-        return "source-test-fails-head" if row.origin == "source" else "fails-head"
+        if row.origin == "source":
+            return "env-error" if unusable else "source-test-fails-head"
+        return "fails-head"
     if head == "skipped":
         return "skipped"
     if without in FAILING:
