@@ -91,7 +91,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--previous", metavar="REPORT.json", help="an earlier round's report.json (ledger)"
     )
     p.add_argument(
-        "--python", metavar="EXE", help="interpreter for probe columns (default: this one)"
+        "--python",
+        metavar="EXE",
+        help="interpreter for probe columns (default: this one) and the tests section (default: "
+        "an environment built from HEAD's packaging files)",
     )
     p.add_argument(
         "--jobs",
