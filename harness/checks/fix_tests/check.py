@@ -35,7 +35,6 @@ from harness.envs.spec import read_spec
 from harness.envs.version import pep440, uses_scm, version_file
 from harness.executors import Executor
 from harness.executors.local import LocalExecutor
-from harness.git.evidence import ls_tree
 from harness.git.history import describe
 from harness.git.mutation import changed_lines
 from harness.git.repo import GitRepo
@@ -234,7 +233,7 @@ def _hunks(
 def _pin_scope(repo: GitRepo, run: TestsRun) -> tuple[str, Plan]:
     """Where a missing commit's pins are looked for: every test file the runners discover at HEAD
     when there are at most MAX_SCOPE_FILES, else the section's own files."""
-    listing = [e.path for e in ls_tree(repo, run.head) if e.type == "blob"]
+    listing = run.selection.head_listing
     plan: Plan = []
     total = 0
     for name in sorted({f.runner for f in run.selection.files}):
@@ -281,7 +280,7 @@ def _options(
     repo: GitRepo, run: TestsRun, fidelity: FidelityResult, options: TestsOptions
 ) -> Options | None:
     """The cells' shared options; None (with ``run.env_error``) when no environment could be had."""
-    listing = [e.path for e in ls_tree(repo, run.head) if e.type == "blob"]
+    listing = run.selection.head_listing
     pyproject = repo.blob_at(run.head, "pyproject.toml") if "pyproject.toml" in listing else None
     python, env_key = sys.executable, ""
     needs_python = any(get_runner(f.runner).USES_PYTHON for f in run.selection.files)

@@ -42,6 +42,7 @@ class Selection:
     deleted: list[str] = field(default_factory=list)  # test files a side deleted: not run
     left_out: list[str] = field(default_factory=list)  # past MAX_FILES
     configs: dict[str, str] = field(default_factory=dict)  # runner → where its discovery was read
+    head_listing: list[str] = field(default_factory=list, repr=False)  # every file at HEAD
 
 
 def order_sources(repo: GitRepo, shas: Sequence[str]) -> Sources:
@@ -71,7 +72,8 @@ def select_tests(
     sel = Selection()
     pick_paths = _changed(repo, picks)
     source_paths = _changed(repo, sources.commits) if sources.commits else set()
-    head_listing = {e.path for e in ls_tree(repo, head) if e.type == "blob"}
+    sel.head_listing = sorted(e.path for e in ls_tree(repo, head) if e.type == "blob")
+    head_listing = set(sel.head_listing)
     source_listing = (
         {e.path for e in ls_tree(repo, sources.newest) if e.type == "blob"}
         if sources.newest
@@ -83,7 +85,7 @@ def select_tests(
 
     for name in NAMES:
         runner = get_runner(name)
-        config = runner.configure(read, sorted(head_listing))
+        config = runner.configure(read, sel.head_listing)
         found = False
         for path in sorted(pick_paths | source_paths):
             support = runner.is_support_file(path)
