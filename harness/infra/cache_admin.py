@@ -123,7 +123,10 @@ def parts(cache: Path, work: Path) -> list[Part]:
     environments = Part(
         "environments",
         [str(p) for p in envs],
-        bound="one per key (what they install); removed by clear, not by gc",
+        bound=(
+            "one per key (what they install); gc removes the tests section's unused for "
+            f"{GC_AGE_DAYS} days and half-built ones; engines only with clear"
+        ),
     )
     out = [history, sections, trees, environments]
     for part in out:
@@ -137,8 +140,9 @@ def parts(cache: Path, work: Path) -> list[Part]:
 GC_REMOVES = (
     "history indexes of repositories that are gone or that another harness version wrote; "
     "kept files that do not match their digest; temporary files of killed runs (over an hour "
-    f"old); section results written over {GC_AGE_DAYS} days ago. Column trees go when a run "
-    "starts (idle 3 days), environments only with clear."
+    f"old); section results written over {GC_AGE_DAYS} days ago; the tests section's "
+    f"environments unused for {GC_AGE_DAYS} days, and half-built ones (a killed build). Column "
+    "trees go when a run starts (idle 3 days), engine environments only with clear."
 )
 
 
@@ -245,7 +249,24 @@ def gc(cache: Path) -> Removed:
                 path.suffix == ".json" and _old(path, now, GC_AGE_DAYS * 86400)
             ):
                 removed.add("section results", *_remove(path))
+    _gc_envs(cache / "envs", now, removed)
     return removed
+
+
+def _gc_envs(root: Path, now: float, removed: Removed) -> None:
+    """Test environments whose marker (touched at each use) is over GC_AGE_DAYS old, and
+    folders a killed build left without one (over an hour old); the build lock of each goes too."""
+    from harness.envs.build import MARKER
+
+    for env in sorted(root.iterdir()) if root.is_dir() else []:
+        if env.is_symlink() or not env.is_dir():
+            continue
+        marker = env / MARKER
+        if (marker.is_file() and _old(marker, now, GC_AGE_DAYS * 86400)) or (
+            not marker.is_file() and _old(env, now, TMP_AGE_S)
+        ):
+            removed.add("environments", *_remove(env))
+            (root / f"{env.name}.lock").unlink(missing_ok=True)
 
 
 def _old(path: Path, now: float, age: float) -> bool:

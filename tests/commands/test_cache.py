@@ -152,3 +152,27 @@ def test_gc_removes_what_no_run_would_use_and_keeps_the_rest(filled, run_cli) ->
     code, _, err = run_cli(*_compare(one, filled["tmp"] / "after-gc"))
     assert code == 0 and "did not match" not in err, err
     assert _json(run_cli, "gc")["removed"] == {}, "a second gc finds nothing"
+
+
+def test_gc_removes_test_environments_unused_for_long_and_half_built_ones(
+    run_cli, tmp_path, monkeypatch
+) -> None:
+    from harness.envs.build import MARKER
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(cache))
+    envs = cache / "envs"
+    used, unused, half = envs / "a", envs / "b", envs / "c"
+    for env in (used, unused, half):
+        (env / "bin").mkdir(parents=True)
+        (env / "bin" / "python").write_text("")
+    cache.chmod(0o700)
+    (used / MARKER).write_text("{}")
+    (unused / MARKER).write_text("{}")
+    (envs / "b.lock").write_text("")
+    old = time.time() - 31 * 86400
+    os.utime(unused / MARKER, (old, old))
+    os.utime(half, (time.time() - 2 * 3600,) * 2)
+    got = _json(run_cli, "gc")["removed"]
+    assert sorted(p.name for p in envs.iterdir()) == ["a"]
+    assert got["environments"]["files"] >= 2
