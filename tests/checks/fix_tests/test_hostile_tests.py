@@ -169,3 +169,20 @@ def test_an_installed_copy_that_shadows_the_tree_is_not_evidence(run_cli, tmp_pa
     proof = next(c for c in section["controls"] if c["name"] == "module path proof")
     assert proof["ok"] is False and "shadowed" in json.dumps(proof)
     assert any("not evidence" in n for n in section["not_verified"])
+
+
+def test_test_setup_runs_a_build_step_in_each_tree(run_cli, tmp_path):
+    """A module the build generates (a compiled extension, a version file): without the step the
+    test file does not load anywhere; with --test-setup it runs in every column."""
+    need_index()
+    repo = tmp_path / "repo"
+    uses = "from calc import _generated\n\n\ndef test_generated():\n    assert _generated.X == 1\n"
+    _repo(repo, {"tests/test_gen.py": uses})
+    _, plain, _ = _tests(run_cli, repo)
+    rows = {t["nodeid"]: t["verdict"] for t in plain["sections"][0]["data"]["tests"]}
+    assert rows == {"tests/test_gen.py": "env-error"}
+    step = "python3 -c \"open('src/calc/_generated.py', 'w').write('X = 1\\n')\""
+    _, built, err = _tests(run_cli, repo, "--test-setup", step)
+    rows = {t["nodeid"]: t for t in built["sections"][0]["data"]["tests"]}
+    outcomes = rows["tests/test_gen.py::test_generated"]["outcomes"]
+    assert set(outcomes.values()) == {"passed"}, (outcomes, err)
