@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from harness.checks.fix_tests.cells import ColumnRun, Options, Plan, run_columns
 from harness.checks.fix_tests.columns import columns_for
 from harness.checks.fix_tests.files import TestFile, order_sources, select_tests
-from harness.checks.fix_tests.gaps import pin_commits
+from harness.checks.fix_tests.gaps import PinRuns, pin_runs, read_pins
 from harness.checks.fix_tests.hunks import fix_hunks, hunk_columns
 from harness.checks.fix_tests.lanes import test_lanes
 from harness.checks.fix_tests.result import TestsRun
@@ -85,22 +85,17 @@ def _run(
     cache = Cache(namespace="tests", enabled=not options.no_cache)
     columns = columns_for(run.base, run.head, run.sources, run.selection, _differ(repo, run))
     plan = _plan(run.selection.files)
-    with phase(f"tests: {len(run.selection.files)} file(s) in {len(columns)} columns"):
-        run.runs = run_columns(repo, columns, plan, opts, cache, executor)
-    _shadowed_is_not_evidence(run.runs)
-    spans = _spans(repo, run.selection.files)
-    run.rows = build_rows(run.selection.files, run.runs, spans)
-    differing = rerun_candidates(run.rows)
     head_column = next((c for c in columns if c.name == "head_source_tests"), columns[1])
     candidates = list(dict.fromkeys([*fidelity.missing_commits, *fidelity.followups]))
     pytest_files = [f.path for f in run.selection.files if f.runner == "pytest"]
-    # What follows the first pass is independent work: the flaky reruns, the missing commits,
-    # the hunks and the lanes' collection run at once (the executor shares the machine).
-    with phase("tests: reruns, missing commits, hunks and lanes"), ThreadPoolExecutor(4) as pool:
-        reruns = pool.submit(_rerun, repo, columns, run.runs, differing, opts, cache, executor)
-        pins = pool.submit(_pins, repo, run, head_column, candidates, opts, cache, executor)
+    # The missing commits, the hunks and the lanes' collection need no outcome of the columns:
+    # they run beside them (the executor shares the machine); the reruns follow the first pass.
+    with ThreadPoolExecutor(4) as pool:
+        pins = pool.submit(
+            _pin_runs, repo, run, head_column, candidates, plan, opts, cache, executor
+        )
         # the hunks are judged by the pick's own tests, as HEAD has them
-        hunks = pool.submit(_hunks, repo, run, columns[1], plan, opts, cache, executor)
+        hunks = pool.submit(_hunk_runs, repo, run, columns[1], plan, opts, cache, executor)
         lanes = (
             pool.submit(
                 test_lanes,
@@ -116,11 +111,17 @@ def _run(
             if pytest_files
             else None
         )
-        run.reruns = reruns.result()
-        mark_flaky(differing, run.reruns)
-        pins.result()
-        hunks.result()
-        run.lanes = lanes.result() if lanes is not None else None
+        with phase(f"tests: {len(run.selection.files)} file(s) in {len(columns)} columns"):
+            run.runs = run_columns(repo, columns, plan, opts, cache, executor)
+        _shadowed_is_not_evidence(run.runs)
+        run.rows = build_rows(run.selection.files, run.runs, _spans(repo, run.selection.files))
+        differing = rerun_candidates(run.rows)
+        with phase("tests: reruns, missing commits, hunks and lanes"):
+            run.reruns = _rerun(repo, columns, run.runs, differing, opts, cache, executor)
+            mark_flaky(differing, run.reruns)
+            run.gaps = read_pins(pins.result(), run.rows)
+            _hunk_failing(run, columns[1].name, hunks.result())
+            run.lanes = lanes.result() if lanes is not None else None
     for row in run.rows:
         row.verdict = judge(row)
     source = run.sources.newest
@@ -176,33 +177,34 @@ def _rerun(
     return run_columns(repo, deciding, [], opts, cache, executor, plans)
 
 
-def _pins(
+def _pin_runs(
     repo: GitRepo,
     run: TestsRun,
     head_column: Column,
     candidates: Sequence[str],
+    plan: Plan,
     opts: Options,
     cache: Cache,
     executor: Executor,
-) -> None:
-    """Each commit the pick lacks, applied to HEAD: the tests it pins, those it turns green."""
+) -> PinRuns | None:
+    """Each commit the pick lacks, applied to HEAD, over the pin scope and the section's files."""
     if not candidates:
-        return
+        return None
     scope = _pin_scope(repo, run)
     run.pin_scope = scope[0]
-    _, run.gaps = pin_commits(
+    return pin_runs(
         repo,
         head_column,
-        run.rows,
         [(c, repo.commit(c).subject) for c in candidates],
         scope,
+        plan,
         opts,
         cache,
         executor,
     )
 
 
-def _hunks(
+def _hunk_runs(
     repo: GitRepo,
     run: TestsRun,
     head_column: Column,
@@ -210,13 +212,17 @@ def _hunks(
     opts: Options,
     cache: Cache,
     executor: Executor,
-) -> None:
-    """Each code hunk of the fix reverted alone on HEAD: the tests passing at HEAD that fail."""
+) -> list[ColumnRun]:
+    """Each code hunk of the fix reverted alone on HEAD, the section's files run on each."""
     run.hunks, run.hunks_left_out = fix_hunks(repo, run.base, run.head)
     if not run.hunks:
-        return
-    runs = run_columns(repo, hunk_columns(head_column, run.hunks), plan, opts, cache, executor)
-    passing = {r.nodeid for r in run.rows if r.outcomes.get(head_column.name) == "passed"}
+        return []
+    return run_columns(repo, hunk_columns(head_column, run.hunks), plan, opts, cache, executor)
+
+
+def _hunk_failing(run: TestsRun, head: str, runs: Sequence[ColumnRun]) -> None:
+    """The tests passing at HEAD that fail with each hunk reverted."""
+    passing = {r.nodeid for r in run.rows if r.outcomes.get(head) == "passed"}
     for hunk, col in zip(run.hunks, runs, strict=True):
         hunk.problem = col.problem or next((c.problem for c in col.cells.values() if c.problem), "")
         if hunk.problem:

@@ -44,34 +44,41 @@ def targets(rows: Sequence[Row]) -> list[Row]:
     ]
 
 
-def _merge(plan: Plan, rows: Sequence[Row]) -> Plan:
-    """The scope's plan with the target rows' files added (they must run in every pin column)."""
-    out = [(name, list(files), None) for name, files, _ in plan]
-    for r in rows:
-        entry = next((p for p in out if p[0] == r.runner), None)
-        if entry is None:
-            out.append((r.runner, [r.file], None))
-        elif r.file not in entry[1]:
-            entry[1].append(r.file)
-    return [(n, sorted(f), None) for n, f, _ in out]
+def _merge(plan: Plan, extra: Plan) -> Plan:
+    """The scope's plan with the section's own files added (they run in every pin column)."""
+    files: dict[str, set[str]] = {}
+    for name, paths, _ in [*plan, *extra]:
+        files.setdefault(name, set()).update(paths)
+    return [(name, sorted(paths), None) for name, paths in sorted(files.items())]
 
 
-def pin_commits(
+@dataclass
+class PinRuns:
+    """HEAD alone and HEAD + each candidate, run: what ``read_pins`` judges once the rows are
+    known (the runs need no row: they start beside the section's first pass)."""
+
+    scope: str
+    tried: list[tuple[str, str]]
+    code: dict[str, list[str]]
+    runs: list[ColumnRun]
+
+
+def pin_runs(
     repo: GitRepo,
     head_column: Column,
-    rows: Sequence[Row],
     candidates: Sequence[tuple[str, str]],  # (sha, subject)
     scope: tuple[str, Plan],
+    section_plan: Plan,
     opts: Options,
     cache: Cache,
     executor: Executor,
-) -> tuple[ColumnRun | None, list[Pin]]:
-    """HEAD alone and HEAD + each candidate (first its diff, then the head column's tests)."""
+) -> PinRuns | None:
+    """HEAD alone and HEAD + each candidate's code (then the head column's tests), over the
+    scope and the section's own files."""
     if not candidates:
-        return None, []
-    wanted = targets(rows)
+        return None
     name, plan = scope
-    plan = _merge(plan, wanted)
+    plan = _merge(plan, section_plan)
     tried = list(candidates[:MAX_GAPS])
     code = _code_paths(repo, [sha for sha, _ in tried])
     columns = [Column("pin baseline", head_column.ref, list(head_column.edits), role="control")]
@@ -90,15 +97,26 @@ def pin_commits(
         for sha, _ in tried
         if code[sha]
     ]
-    runs = iter(run_columns(repo, columns, plan, opts, cache, executor))
+    return PinRuns(name, tried, code, run_columns(repo, columns, plan, opts, cache, executor))
+
+
+def read_pins(done: PinRuns | None, rows: Sequence[Row]) -> list[Pin]:
+    """Each candidate's pins (outcomes that change against HEAD alone) and the failing rows it
+    turns green."""
+    if done is None:
+        return []
+    wanted = targets(rows)
+    runs = iter(done.runs)
     baseline = next(runs)
     pins = []
-    for sha, subject in tried:
-        if not code[sha]:
-            pins.append(Pin(sha, subject, name, problem="it changes only tests: no code to apply"))
+    for sha, subject in done.tried:
+        if not done.code[sha]:
+            pins.append(
+                Pin(sha, subject, done.scope, problem="it changes only tests: no code to apply")
+            )
         else:
-            pins.append(_pin(sha, subject, name, next(runs), baseline, wanted))
-    return baseline, pins
+            pins.append(_pin(sha, subject, done.scope, next(runs), baseline, wanted))
+    return pins
 
 
 def _code_paths(repo: GitRepo, shas: Sequence[str]) -> dict[str, list[str]]:
