@@ -591,7 +591,7 @@ def _backports_step(
     repo: GitRepo, refs: _Refs, v: Value, inputs: CompareInputs, cached: _GitCache
 ) -> Callable[[], Section]:
     """The release matrix (harness/checks/backports.py), validated now, run as a section."""
-    from harness.checks.backports import compile_rule, parse_candidates, since_of
+    from harness.checks.backports_candidates import compile_rule, parse_candidates, since_of
 
     f = v.map(_EXTRA_FIELDS["backports"], required=("releases",))
     if not inputs.source:

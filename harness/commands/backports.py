@@ -55,7 +55,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.checks.backports import backports_check, compile_rule, read_candidates, since_of
+    from harness.checks.backports import backports_check
+    from harness.checks.backports_candidates import compile_rule, read_candidates, since_of
 
     check_output_path(args)
     repo = GitRepo(args.repo)

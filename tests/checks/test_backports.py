@@ -24,12 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.checks.backports import (
-    CandidateSpec,
-    backports_check,
-    compile_rule,
-    read_candidates,
-)
+from harness.checks.backports import backports_check
+from harness.checks.backports_candidates import CandidateSpec, compile_rule, read_candidates
 from harness.errors import UsageError
 from harness.git import GitRepo
 from harness.infra.history_index import HistoryIndex

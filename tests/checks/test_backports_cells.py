@@ -14,7 +14,8 @@ import json
 import subprocess
 from pathlib import Path
 
-from harness.checks.backports import CandidateSpec, backports_check
+from harness.checks.backports import backports_check
+from harness.checks.backports_candidates import CandidateSpec
 from harness.git import GitRepo
 from harness.testing.repos import RepoBuilder
 
