@@ -132,7 +132,7 @@ def by_content(
 
     # A pick fidelity found no source for, whose subject (PR numbers and a leading tag aside) is
     # the row's and no other source commit's since the oldest fork point: the same change, adapted.
-    from harness.checks.fidelity.source import strip_numbers
+    from harness.checks.fidelity.subjects import strip_numbers
 
     subject_count = Counter(strip_numbers(c.subject) for c in history)
 

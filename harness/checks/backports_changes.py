@@ -21,7 +21,7 @@ def _change_keys(
     parent), its Gerrit Change-Ids, and the PR number of a subject that names exactly one (a
     revert's aside)."""
     from harness.checks.fidelity.changeid import change_ids
-    from harness.checks.fidelity.source import pr_numbers
+    from harness.checks.fidelity.subjects import pr_numbers
 
     pids = patch_ids(
         repo, [(r.sha, parents(r.sha)[0] if len(parents(r.sha)) > 1 else None) for r in rows]

@@ -52,7 +52,7 @@ def picks_with_sources(
     from harness.checks.fidelity.check import picks_and_sources
 
     results = picks_and_sources(repo, source, tip, source, index)
-    from harness.checks.fidelity.source import strip_numbers
+    from harness.checks.fidelity.subjects import strip_numbers
 
     out = ReleasePicks(count=len(results))
     for r in results:
@@ -156,7 +156,7 @@ def row_reasons(
     wanted_prs = {spec.pr for spec in candidates if spec.pr is not None and spec.ref is None}
     named: dict[int, list[str]] = {}
     if wanted_prs:
-        from harness.checks.fidelity.source import pr_numbers
+        from harness.checks.fidelity.subjects import pr_numbers
 
         for c in history:
             for num in pr_numbers(c.subject):

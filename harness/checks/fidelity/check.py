@@ -20,12 +20,12 @@ from harness.checks.fidelity.endstate import EndStateJobs, NoEndStates, end_stat
 from harness.checks.fidelity.followups import GREP, find_followups
 from harness.checks.fidelity.memo import Memo
 from harness.checks.fidelity.missing import MissingResult, find_missing
+from harness.checks.fidelity.patches import PatchStore
 from harness.checks.fidelity.pick import PickResult
 from harness.checks.fidelity.release import compile_patterns
 from harness.checks.fidelity.resolve import POOL, compare_picks, history_id, source_bodies
 from harness.checks.fidelity.section import build_section
 from harness.checks.fidelity.severity import at_parent
-from harness.checks.fidelity.source import PatchStore
 from harness.checks.fidelity.units import complete_units
 from harness.checks.result import Checked, FidelityResult
 from harness.git import GitRepo

@@ -24,7 +24,8 @@ from typing import NamedTuple
 
 from harness.checks.fidelity.compare import is_doc_path, is_test_path, norm
 from harness.checks.fidelity.memo import NO_MEMO, Memo
-from harness.checks.fidelity.source import PatchStore, numbered, pr_numbers
+from harness.checks.fidelity.patches import PatchStore
+from harness.checks.fidelity.subjects import numbered, pr_numbers
 from harness.git import GitRepo
 from harness.git.picks import LogEntry, paths_per_commit
 from harness.report.model import Severity

@@ -26,11 +26,11 @@ from harness.checks.fidelity.lines import (
 )
 from harness.checks.fidelity.memo import Memo
 from harness.checks.fidelity.merges import brought_by, pr_commits
+from harness.checks.fidelity.patches import PatchStore
 from harness.checks.fidelity.pick import PickResult
 from harness.checks.fidelity.release import RELEASE_SUBJECT
 from harness.checks.fidelity.source import (
     HistoryFacts,
-    PatchStore,
     Resolution,
     SourceFinder,
     needs_content_search,

@@ -23,8 +23,8 @@ from harness.checks.fidelity.compare import (
 from harness.checks.fidelity.findings import pick_findings
 from harness.checks.fidelity.followups import FollowUp, worth_a_look
 from harness.checks.fidelity.missing import MissingResult, iso
+from harness.checks.fidelity.patches import PatchStore
 from harness.checks.fidelity.pick import PickResult
-from harness.checks.fidelity.source import PatchStore
 from harness.git import Commit
 from harness.git.picks import ENTRY_SHA, LogEntry
 from harness.report.model import (

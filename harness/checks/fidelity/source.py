@@ -3,27 +3,28 @@
 Metadata of the whole source history comes from one ``git log``; diffs are fetched lazily and in
 batches (one ``diff-tree --stdin`` per phase, a constant number of phases): only candidates named
 by map/trailer/PR number first, and the rest of the history only when some pick is still unresolved.
+The diffs are read and kept by the patch store (patches.py); the PR numbers a subject names come
+from subjects.py.
 """
 
 from __future__ import annotations
 
 import bisect
 import functools
-import hashlib
 import itertools
-import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from harness.checks.fidelity.changeid import change_ids
-from harness.checks.fidelity.compare import dice, norm, overlap, signed_keys
+from harness.checks.fidelity.compare import dice, overlap, signed_keys
 from harness.checks.fidelity.lines import origins
+from harness.checks.fidelity.patches import PatchStore, keys_of, patch_id
+from harness.checks.fidelity.subjects import BACKPORT, named_prs, numbered, strip_numbers
 from harness.git import Commit, GitRepo
-from harness.git.patch import FilePatch, Patch, diff_many
+from harness.git.patch import FilePatch
 from harness.git.picks import (
     ENTRY_COMMITTED,
     ENTRY_PARENTS,
@@ -34,9 +35,6 @@ from harness.git.picks import (
     patch_paths,
     paths_per_commit,
 )
-
-if TYPE_CHECKING:
-    from harness.infra.history_index import HistoryIndex
 
 CONFIRM_OVERLAP = 0.5  # PR-number candidates must share this fraction of signed lines
 # Below this a similarity match is not reported as a source: on real release branches, version bumps
@@ -51,75 +49,6 @@ _DAY = 86400
 WINDOW_BEFORE = WINDOW_AFTER = 365 * _DAY
 _TWIN = _DAY  # a bot's twin commits on two branches are made minutes apart
 _COMMON_LINE = 500  # a line carried by more source commits than this is not evidence
-_PARENS = re.compile(r"\(([^()]*)\)")
-_NUMBER = re.compile(r"#(\d+)\b")
-# Bot and GitHub conventions outside parentheses: "Backport PR #N: …", "Merge pull request #N from …".
-# "PR 123" and "Backport PR 123 onto v2.x" without the "#" too.
-_NAMED_PR = re.compile(r"\b(?:PR|pull request)\s*#?(\d+)\b", re.IGNORECASE)
-# The PR a backport branch is named after: "Merge pull request #N from bot/auto-backport-of-pr-M-on-8.x".
-_BACKPORT_BRANCH = re.compile(
-    r"^Merge pull request #\d+ from \S*?backport[-_/]?(?:of[-_/]?)?(?:pr[-_/]?)?(\d+)",
-    re.IGNORECASE,
-)
-_BARE_PR = re.compile(r"\bPR\s*\d", re.IGNORECASE)
-_BACKPORT = re.compile(r"\bbackport", re.IGNORECASE)
-# Prow's cherry-pick robot: "Automated cherry pick of #11011: Title. #11081: Title (#11118)".
-# And by hand: "[release-0.13] Cherry Pick #7024, #7040 (#7042)".
-_PICK_OF = re.compile(r"\bcherry[- ]?pick(?:ed)?(?:\s+of)?\s+#\d", re.IGNORECASE)
-# Leading tags: "[release/x] ", "[PR #1/abc backport][3.12] ", "[3.13 backport] ".
-_TAGS = re.compile(r"^\s*(?:\[[^\]]*\]\s*)+")
-# A message line naming the PR a backport carries: "Backport PR #13999 on branch 8.x (…)".
-# "Backport PR 123 onto v2.x" (no "#") too.
-_BACKPORT_LINE = re.compile(r"^\s*Backport(?: of)? PR #?(\d+)\b", re.IGNORECASE | re.MULTILINE)
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def pr_numbers(subject: str) -> tuple[int, ...]:
-    """Every ``#N`` inside parentheses ("Fix (#3002) (#3100)", "(#3002 and #3040)"), the ones named
-    as a PR ("Backport PR #N: …", "PR 123", "Merge pull request #N from …"), the PR a backport branch is named
-    after (first), and every ``#N`` of a subject that says it is a backport ("Backport #1 and #2",
-    "Automated cherry pick of #1: … #2: …")."""
-    nums: list[int] = []
-    if "#" not in subject and not _BARE_PR.search(subject):
-        return ()
-    branch = _BACKPORT_BRANCH.match(subject)
-    found = [branch.group(1)] if branch else []
-    found += [n for group in _PARENS.findall(subject) for n in _NUMBER.findall(group)]
-    found += _NAMED_PR.findall(subject)
-    if _BACKPORT.search(subject) or _PICK_OF.search(subject):
-        found += _NUMBER.findall(subject)
-    for n in found:
-        if int(n) not in nums:
-            nums.append(int(n))
-    return tuple(nums)
-
-
-def named_prs(commit: Commit) -> tuple[int, ...]:
-    """The PR numbers a pick names: its subject's, then "Backport PR #M" lines of its body."""
-    body = [int(n) for n in _BACKPORT_LINE.findall(commit.body)] if commit.body else []
-    subject = pr_numbers(commit.subject)
-    return subject + tuple(n for n in dict.fromkeys(body) if n not in subject)
-
-
-def numbered(history: Sequence[LogEntry], wanted: set[int]) -> dict[int, list[str]]:
-    """The commits whose subject names one of the ``wanted`` PR numbers, per number, in history
-    order. A subject's PR numbers are among its ``#N``: one C-level scan rules out the rest."""
-    out: dict[int, list[str]] = {}
-    if not wanted:
-        return out
-    for c in history:
-        if "#" in c.subject and not wanted.isdisjoint(map(int, _NUMBER.findall(c.subject))):
-            for n in pr_numbers(c.subject):
-                if n in wanted:
-                    out.setdefault(n, []).append(c.sha)
-    return out
-
-
-def strip_numbers(subject: str) -> str:
-    """The subject without PR-number groups and a leading ``[release/x]`` tag."""
-    s = _PARENS.sub(lambda m: "" if _NUMBER.search(m.group(1)) else m.group(0), subject)
-    s = _TAGS.sub("", s)
-    return " ".join(s.split()).lower()
 
 
 def needs_content_search(picks: Sequence[Commit], mapping: dict[str, list[str]]) -> bool:
@@ -138,91 +67,6 @@ class Resolution:
     found_by: str | None = (
         None  # how it was found (via itself, or what found the merge when via is merge)
     )
-
-
-_PREFETCH = ThreadPoolExecutor(max_workers=1, thread_name_prefix="harness-prefetch")
-
-
-class PatchStore:
-    """Diffs of commits, fetched in batches and kept: full diffs (with context) for what is
-    compared, ± lines only (``-U0``) for candidates that are only searched."""
-
-    def __init__(
-        self,
-        repo: GitRepo,
-        merge_parents: dict[str, str] | None = None,
-        index: HistoryIndex | None = None,
-    ) -> None:
-        self.repo = repo
-        self.index = index  # the history index: diffs kept by commit, the same text git writes
-        self.merge_parents = (
-            merge_parents or {}
-        )  # a merge's change is its diff against the first parent
-        self.full: dict[str, Patch] = {}
-        self.lines: dict[str, Patch] = {}  # -U0 diffs of search candidates
-        self._keys: dict[str, Counter[tuple[str, bytes]]] = {}
-        self._coming: dict[str, Future[None]] = {}  # full diffs being read by ``prefetch``
-        self.batches = 0  # diff-tree processes started (a control reports it)
-
-    def prefetch(self, shas: Sequence[str]) -> None:
-        """Start reading these full diffs in a thread: ``ensure`` waits only for the ones it is
-        asked for (a source found early is read while the search goes on)."""
-        todo = sorted({s for s in shas if s not in self.full and s not in self._coming})
-        if todo:
-            self.batches += 1
-            job = _PREFETCH.submit(self._read_full, todo)
-            self._coming.update((s, job) for s in todo)
-
-    def _read_full(self, todo: Sequence[str]) -> None:
-        for p in self._diff([(s, self.merge_parents.get(s)) for s in todo], True):
-            self.full[p.commit] = p
-
-    def _diff(self, pairs: list[tuple[str, str | None]], context: bool) -> list[Patch]:
-        if self.index is not None:
-            return self.index.diffs(pairs, context=context)
-        return diff_many(self.repo, pairs, context=context)
-
-    def ensure(self, shas: Sequence[str]) -> None:
-        for job in {self._coming[s] for s in shas if s in self._coming}:
-            job.result()
-        todo = sorted({s for s in shas if s not in self.full})
-        if todo:
-            self.batches += 1
-            self._read_full(todo)
-
-    def ensure_lines(self, shas: Sequence[str]) -> None:
-        """± lines of many commits (no context), for patch ids and the similarity index."""
-        todo = sorted({s for s in shas if s not in self.full and s not in self.lines})
-        if todo:
-            self.batches += 1
-            pairs = [(s, self.merge_parents.get(s)) for s in todo]
-            for p in self._diff(pairs, False):
-                self.lines[p.commit] = p
-
-    def changed(self, sha: str) -> list[FilePatch]:
-        """A commit's files with their ± lines (hunks carry context only when read in full)."""
-        got = self.full.get(sha) or self.lines[sha]
-        return got.files
-
-    def keys(self, sha: str) -> Counter[tuple[str, bytes]]:
-        """Signed lines of one commit's change (computed once)."""
-        if sha not in self._keys:
-            self._keys[sha] = keys_of(self.changed(sha))
-        return self._keys[sha]
-
-    def files(self, shas: Sequence[str]) -> list[FilePatch]:
-        return [f for s in shas for f in self.full[s].files]
-
-
-def keys_of(files: Sequence[FilePatch]) -> Counter[tuple[str, bytes]]:
-    """Signed lines of a change; binary or line-less files count as one token naming the path."""
-    c: Counter[tuple[str, bytes]] = Counter()
-    for f in files:
-        keys = signed_keys(f.added, f.removed)
-        if f.binary or not keys:
-            keys[("bin" if f.binary else "file", f.path.encode("utf-8", "surrogateescape"))] += 1
-        c.update(keys)
-    return c
 
 
 def _paths(files: Sequence[FilePatch]) -> set[str]:
@@ -254,20 +98,6 @@ def _in_same_paths(
         if theirs:
             same += sum((signed_keys(f.added, f.removed) & keys_of(theirs)).values())
     return 4 * same >= shared()
-
-
-def patch_id(files: Sequence[FilePatch]) -> str:
-    """Whitespace-insensitive id over path and ± lines per file (context and order of files ignored)."""
-    h = hashlib.sha1()
-    for f in sorted(files, key=lambda f: f.path):
-        h.update(f.path.encode("utf-8", "surrogateescape") + b"\0")
-        if f.binary:
-            h.update(b"bin\0" + (f.new_blob or "").encode())
-        for ln in f.removed:
-            h.update(b"-" + norm(ln) + b"\n")
-        for ln in f.added:
-            h.update(b"+" + norm(ln) + b"\n")
-    return h.hexdigest()
 
 
 def _joined(spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -436,7 +266,7 @@ class SourceFinder:
                     cands = [s for s in cands if self.subjects[s].startswith('Revert "')] or cands
                 # Another release's backport of the same PR (merged forward) is a copy: the PR's
                 # own commit is looked for first, by number and then by content.
-                siblings = [s for s in cands if _BACKPORT.search(self.subjects[s])]
+                siblings = [s for s in cands if BACKPORT.search(self.subjects[s])]
                 pr_cands[pick.sha] = [s for s in cands if s not in siblings]
                 if siblings:
                     self.siblings[pick.sha] = siblings

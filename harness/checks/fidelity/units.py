@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+from harness.checks.fidelity.patches import PatchStore
 from harness.checks.fidelity.pick import PickResult
-from harness.checks.fidelity.source import PatchStore
 from harness.git.patch import FilePatch
 
 

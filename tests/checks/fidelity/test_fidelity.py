@@ -11,7 +11,7 @@ from harness.checks.fidelity.check import fidelity_section
 from harness.checks.fidelity.compare import checksum
 from harness.checks.fidelity.endstate import NoEndStates
 from harness.checks.fidelity.resolve import compare_picks
-from harness.checks.fidelity.source import numbered, pr_numbers
+from harness.checks.fidelity.subjects import numbered, pr_numbers
 from harness.errors import UsageError
 from harness.git import GitRepo
 from harness.git.history import fork_point
