@@ -17,6 +17,7 @@ from harness.checks.tests_as_evidence.selection import (
     Lane,
     collect_refs,
 )
+from harness.errors import HarnessError, UsageError
 from harness.executors import Executor
 from harness.git.repo import GitRepo
 from harness.infra.cache import Cache
@@ -154,17 +155,21 @@ def test_lanes(
             "are not lanes the harness can evaluate)"
         )
         return out
-    col = collect_refs(
-        repo,
-        [head],
-        lanes,
-        files,
-        python=python,
-        timeout=timeout,
-        setup=setup,
-        cache=Cache(namespace="collections", enabled=not no_cache),
-        executor=executor,
-    )[0]
+    try:
+        col = collect_refs(
+            repo,
+            [head],
+            lanes,
+            files,
+            python=python,
+            timeout=timeout,
+            setup=setup,
+            cache=Cache(namespace="collections", enabled=not no_cache),
+            executor=executor,
+        )[0]
+    except (HarnessError, UsageError) as exc:  # a collection past its timeout, a lost worker
+        out.why_not.append(f"the collection at HEAD did not finish: {exc}")
+        return out
     if not col.pytest_version or col.errors:
         out.why_not.append(
             "the collection at HEAD did not finish cleanly: "
