@@ -233,7 +233,7 @@ def _tests_step(repo: GitRepo, inputs: CompareInputs, handed: _Handed) -> Callab
             no_cache=inputs.no_cache,
         )
         return tests_check(
-            repo, inputs.base, inputs.head, fidelity, options, inputs.executor
+            repo, inputs.base, inputs.head, fidelity, options, inputs.executor, source=inputs.source
         ).section
 
     return step

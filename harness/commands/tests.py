@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         no_cache=args.no_cache,
     )
     with executor_from_args(args) as executor:
-        checked = tests_check(repo, base, head, fidelity, options, executor)
+        checked = tests_check(repo, base, head, fidelity, options, executor, source=args.source)
     report = Report(
         title=f"Tests of the fix: {base}..{head} (source {args.source})",
         command=command_line(args._argv),

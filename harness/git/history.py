@@ -75,3 +75,36 @@ def describe(repo: GitRepo, sha: str) -> str:
     """``git describe --tags --long`` of a commit ("" where no tag reaches it)."""
     out = repo.run(["describe", "--tags", "--long", "--end-of-options", sha], check=False)
     return out.decode("utf-8", "replace").strip()
+
+
+MAX_MERGED_WITH = 20  # source commits asked about per run
+
+
+def merged_with(repo: GitRepo, source: str, commits: Sequence[str]) -> dict[str, list[str]]:
+    """For each commit that a merge on ``source``'s first-parent line brought in (a PR merged
+    with a merge commit), the other commits that merge brought, oldest first; commits on the
+    first-parent line itself map to nothing."""
+    out: dict[str, list[str]] = {}
+    for sha in commits[:MAX_MERGED_WITH]:
+        line = repo.run_text(
+            ["rev-list", "--first-parent", "--merges", source, f"^{sha}", "--"], check=False
+        ).split()
+        after = set(
+            repo.run_text(
+                ["rev-list", "--ancestry-path", f"{sha}..{source}", "--"], check=False
+            ).split()
+        )
+        merges = [m for m in line if m in after]  # first-parent merges that descend from it
+        if not merges:
+            continue
+        merge = merges[-1]  # the oldest: the one that brought it
+        parents = repo.run_text(["rev-parse", f"{merge}^1", f"{merge}^2"], check=False).split()
+        if len(parents) != 2:
+            continue
+        brought = repo.run_text(
+            ["rev-list", "--reverse", "--no-merges", f"{parents[0]}..{parents[1]}", "--"],
+            check=False,
+        ).split()
+        if sha in brought:
+            out[sha] = [c for c in brought if c != sha]
+    return out

@@ -35,7 +35,7 @@ from harness.envs.spec import read_spec
 from harness.envs.version import pep440, uses_scm, version_file
 from harness.executors import Executor
 from harness.executors.local import LocalExecutor
-from harness.git.history import describe
+from harness.git.history import describe, merged_with
 from harness.git.mutation import changed_lines
 from harness.git.repo import GitRepo
 from harness.infra.cache import Cache, interpreter_fingerprint
@@ -61,14 +61,19 @@ def tests_check(
     fidelity: FidelityResult,
     options: TestsOptions = TestsOptions(),
     executor: Executor | None = None,
+    *,
+    source: str | None = None,
 ) -> Checked[TestsRun]:
+    """``source``: the branch the picks came from; a source commit that a merge brought in (a PR
+    merged with a merge commit) makes the merge's other commits candidates for gap pinning."""
     base, head = repo.resolve(base), repo.resolve(head)
     sources = order_sources(repo, [s for _, srcs in fidelity.sources for s in srcs])
     with phase("tests: which tests the picks and their sources change"):
         sel = select_tests(repo, base, head, fidelity.picks, sources)
     run = TestsRun(base, head, sources, sel, no_source=sources.newest is None)
     if sel.files:
-        _run(repo, run, fidelity, options, executor or LocalExecutor())
+        siblings = _pr_siblings(repo, source, sources.commits) if source else []
+        _run(repo, run, fidelity, options, executor or LocalExecutor(), siblings)
     return Checked(run, tests_section(run))
 
 
@@ -78,6 +83,7 @@ def _run(
     fidelity: FidelityResult,
     options: TestsOptions,
     executor: Executor,
+    siblings: Sequence[str] = (),
 ) -> None:
     opts = _options(repo, run, fidelity, options)
     if opts is None:
@@ -86,7 +92,7 @@ def _run(
     columns = columns_for(run.base, run.head, run.sources, run.selection, _differ(repo, run))
     plan = _plan(run.selection.files)
     head_column = next((c for c in columns if c.name == "head_source_tests"), columns[1])
-    candidates = list(dict.fromkeys([*fidelity.missing_commits, *fidelity.followups]))
+    candidates = list(dict.fromkeys([*fidelity.missing_commits, *fidelity.followups, *siblings]))
     pytest_files = [f.path for f in run.selection.files if f.runner == "pytest"]
     # The missing commits, the hunks and the lanes' collection need no outcome of the columns:
     # they run beside them (the executor shares the machine); the reruns follow the first pass.
@@ -128,6 +134,14 @@ def _run(
     run.strings, run.strings_left_out = removed_strings(
         repo, run.base, run.head, source, run.sources.parent
     )
+
+
+def _pr_siblings(repo: GitRepo, source: str, sources: Sequence[str]) -> list[str]:
+    """The commits a PR merged with a merge commit brought beside a source commit, that no pick's
+    source is: the rest of the PR, which the pick may lack."""
+    taken = set(sources)
+    brought = merged_with(repo, repo.resolve(source), list(sources))
+    return [c for s in sources for c in brought.get(s, []) if c not in taken]
 
 
 def _shadowed_is_not_evidence(runs: Sequence[ColumnRun]) -> None:

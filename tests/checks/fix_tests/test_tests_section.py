@@ -151,3 +151,43 @@ def test_the_rest_of_the_review_lanes_hunks_and_a_removed_string(calc, run_cli, 
         or data["lanes"]["tests/test_ops.py::test_hi"]
     )
     assert not [f for f in section["findings"] if f["kind"] == "proving-test-in-no-lane"]
+
+
+def test_a_pick_of_a_merged_prs_first_commit_names_the_commit_it_lacks(run_cli, tmp_path):
+    """A PR merged with a merge commit: its first commit (the test) picked with -x, its second
+    (the fix) not. Fidelity calls the pick identical to its source; the tests section takes the
+    merge's other commits as commits the pick lacks and names the one that turns the test green."""
+    need_index()
+    from harness.testing.repos import RepoBuilder
+
+    b = RepoBuilder(tmp_path / "repo")
+    b.commit(
+        "init",
+        {
+            "pyproject.toml": fix_repo.PYPROJECT,
+            "src/calc/__init__.py": "",
+            "src/calc/ops.py": fix_repo.OPS_BUG,
+            "tests/test_ops.py": fix_repo.TEST_BASE,
+        },
+    )
+    b.branch("release")
+    b.branch("pr/8")
+    b.checkout("pr/8")
+    test = b.commit("Test clamping to hi", {"tests/test_ops.py": fix_repo.TEST_C1})
+    fix = b.commit("Clamp to hi", {"src/calc/ops.py": fix_repo.OPS_C1})
+    b.checkout("main")
+    b.merge("pr/8", "Merge pull request #8 from pr/8")
+    b.checkout("release")
+    b.branch("backport")
+    b.checkout("backport")
+    b.cherry_pick(test, "-x")
+    code, out, err = run_cli(
+        "tests", "release..backport", "--source", "main", "--repo", str(b.path), "--format", "json"
+    )
+    assert code == 1, err
+    doc = json.loads(out)
+    section = doc["sections"][0]
+    assert [p["commit"] for p in section["data"]["pins"]] == [fix]
+    gap = [f for f in section["findings"] if f["kind"] == "test-gap-pinned"]
+    assert gap and "tests/test_ops.py::test_hi" in gap[0]["title"] and fix[:10] in gap[0]["title"]
+    assert any(f"cherry-pick -x {fix[:8]}" in c["action"] for c in doc["causes"])
