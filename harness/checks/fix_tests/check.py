@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from harness.checks.fix_tests.cells import ColumnRun, Options, Plan, run_columns
 from harness.checks.fix_tests.columns import columns_for
 from harness.checks.fix_tests.files import TestFile, order_sources, select_tests
-from harness.checks.fix_tests.gaps import PinRuns, pin_runs, read_pins
+from harness.checks.fix_tests.gaps import MAX_GAPS, PinRuns, pin_runs, read_pins
 from harness.checks.fix_tests.hunks import fix_hunks, hunk_columns
 from harness.checks.fix_tests.lanes import test_lanes
 from harness.checks.fix_tests.result import TestsRun
@@ -206,6 +206,7 @@ def _pin_runs(
         return None
     scope = _pin_scope(repo, run)
     run.pin_scope = scope[0]
+    run.pins_left_out = max(0, len(candidates) - MAX_GAPS)
     return pin_runs(
         repo,
         head_column,

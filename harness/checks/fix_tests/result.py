@@ -24,6 +24,7 @@ class TestsRun:
     reruns: list[ColumnRun] = field(default_factory=list)
     gaps: list[Pin] = field(default_factory=list)  # the commits the pick lacks, applied to HEAD
     pin_scope: str = ""
+    pins_left_out: int = 0  # commits the pick lacks past the cap, not tried
     hunks: list[Hunk] = field(default_factory=list)
     hunks_left_out: int = 0
     strings: list[RemovedString] = field(default_factory=list)

@@ -512,6 +512,13 @@ def _not_verified(run: TestsRun) -> list[str]:
     out += [f"test file deleted, not run: {p}" for p in run.selection.deleted]
     if run.selection.left_out:
         out.append(f"{len(run.selection.left_out)} test file(s) past the cap, not run")
+    for count, what in (
+        (run.pins_left_out, "commit(s) the pick lacks past the cap, not applied to HEAD"),
+        (run.hunks_left_out, "hunk(s) of the fix past the cap, not reverted"),
+        (run.strings_left_out, "removed string(s) past the cap, not looked for"),
+    ):
+        if count:
+            out.append(f"{count} {what}")
     out += [
         f"changed, not a test file: {f.path} (it travels with the tests)"
         for f in run.selection.support
