@@ -32,6 +32,17 @@ def roots_with(listing: Sequence[str], manifest: str) -> list[str]:
     return sorted(posixpath.dirname(p) for p in listing if posixpath.basename(p) == manifest)
 
 
+def roots_in(tree: Path, manifest: str) -> list[str]:
+    """Folders of an exported tree that hold ``manifest``, found without following a link (the
+    reviewed tree may link out of itself, or to itself)."""
+    found: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(tree):  # followlinks=False
+        dirnames[:] = [d for d in dirnames if d not in (".git", "target", "node_modules")]
+        if manifest in filenames:
+            found.append(os.path.relpath(os.path.join(dirpath, manifest), tree))
+    return roots_with(found, manifest)
+
+
 def spans_by(pattern: re.Pattern[bytes], data: bytes) -> dict[str, tuple[int, int]]:
     """Each match's name (group 1) → from its line to the line before the next match."""
     if len(data) > MAX_SOURCE:

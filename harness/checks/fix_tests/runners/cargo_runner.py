@@ -12,7 +12,13 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.checks.fix_tests.runners._native import root_of, roots_with, run_tool, spans_by
+from harness.checks.fix_tests.runners._native import (
+    root_of,
+    roots_in,
+    roots_with,
+    run_tool,
+    spans_by,
+)
 from harness.checks.fix_tests.runners.base import Cell, Reader, RunContext
 
 NAME = "cargo"
@@ -60,7 +66,7 @@ def run(tree: Path, files: Sequence[str], nodeids: Sequence[str] | None, ctx: Ru
         cell.problem = "cargo is not on the PATH"
         return cell
     start = time.monotonic()
-    crates = roots_with([str(p.relative_to(tree)) for p in tree.rglob("Cargo.toml")], "Cargo.toml")
+    crates = roots_in(tree, "Cargo.toml")
     by_crate: dict[str, list[str]] = {}
     for f in files:
         by_crate.setdefault(root_of(f, crates) or "", []).append(f)

@@ -14,7 +14,13 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.checks.fix_tests.runners._native import root_of, roots_with, run_tool, spans_by
+from harness.checks.fix_tests.runners._native import (
+    root_of,
+    roots_in,
+    roots_with,
+    run_tool,
+    spans_by,
+)
 from harness.checks.fix_tests.runners.base import Cell, Reader, RunContext
 
 NAME = "go"
@@ -46,7 +52,7 @@ def run(tree: Path, files: Sequence[str], nodeids: Sequence[str] | None, ctx: Ru
         cell.problem = "go is not on the PATH"
         return cell
     start = time.monotonic()
-    modules = roots_with([str(p.relative_to(tree)) for p in tree.rglob("go.mod")], "go.mod")
+    modules = roots_in(tree, "go.mod")
     by_pkg: dict[str, list[str]] = {}
     for f in files:
         by_pkg.setdefault(posixpath.dirname(f), []).append(f)
