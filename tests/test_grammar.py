@@ -142,3 +142,28 @@ def test_output_file_with_format_none_is_a_usage_error(
         verb, "release..backport", "--repo", str(repo), "--output", str(out), *extra
     )
     assert code in (0, 1) and out.is_file()
+
+
+@pytest.mark.parametrize("name", ["report.json", "out.md", "r.sarif"])
+def test_old_output_naming_a_report_file_is_refused_not_made_a_folder(
+    repo: Path, run_cli, tmp_path: Path, name: str
+) -> None:
+    out = tmp_path / name
+    code, stdout, err = run_cli(
+        "compare", "--no-fidelity", "release..backport", "--repo", str(repo), "--output", str(out)
+    )
+    assert code == 2 and err.count("\n") == 1 and "--output-dir DIR" in err, err
+    assert not out.exists() and stdout == ""
+    out.mkdir()  # an existing folder of that name is still a folder
+    code, _, err = run_cli(
+        "compare",
+        "--no-fidelity",
+        "release..backport",
+        "--repo",
+        str(repo),
+        "--output",
+        str(out),
+        "--format",
+        "none",
+    )
+    assert code == 0 and (out / "report.json").is_file(), err

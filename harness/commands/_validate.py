@@ -127,6 +127,19 @@ def check_output_dir(value: str, what: str = "--output", files: tuple[str, ...] 
     _writable_dir(base, f"{what} {value}")
 
 
+_REPORT_SUFFIXES = (".json", ".md", ".html", ".htm", ".xml", ".sarif", ".txt")
+
+
+def _refuse_report_file(value: str) -> None:
+    """The old ``--output`` of a folder verb names a folder; a name like ``report.json`` that is not
+    an existing folder was meant as one file (it would silently become a folder of six)."""
+    if value.lower().endswith(_REPORT_SUFFIXES) and not Path(value).is_dir():
+        raise UsageError(
+            f"--output {value}: this verb writes a folder of reports (report.md, report.json, ...); "
+            "name the folder with --output-dir DIR, or print one format with --format"
+        )
+
+
 def check_python(value: str, what: str = "--python") -> None:
     """An interpreter that exists and can be executed."""
     found = (
@@ -172,6 +185,8 @@ def validate(verb: str, args: argparse.Namespace) -> None:
     ):
         folder = getattr(args, name, None)
         if folder:
+            if name == "output_old":
+                _refuse_report_file(folder)
             check_output_dir(folder, flag, files=REPORT_FILES if verb == "compare" else ())
     python = getattr(args, "python", None)
     if python:
