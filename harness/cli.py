@@ -6,14 +6,16 @@ import argparse
 import os
 import signal
 import sys
-import threading
-from collections.abc import Sequence
-from typing import NoReturn
 
 from harness import __version__, commands
 from harness.errors import EXIT_INTERNAL, EXIT_USAGE, HarnessError, UsageError
-from harness.git import GitError
-from harness.infra import interrupt
+
+# ``harness --help`` imports what printing the verb list needs and nothing else (a test holds it):
+# the git layer, the process helpers, threading and typing load once a verb runs.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import NoReturn
 
 EXIT_CODES = (
     "exit codes: 0 pass · 1 blocked by a finding (see --fail-on) · 2 usage or input error · "
@@ -72,14 +74,22 @@ def _terminate(signum: int, _frame: object) -> NoReturn:
     raise SystemExit(128 + signum)
 
 
+def _on_main_thread() -> bool:
+    """Install the SIGTERM handler; False where Python refuses it (not the main thread), so nothing
+    of the process's signal handling is touched there."""
+    try:
+        signal.signal(signal.SIGTERM, _terminate)
+    except ValueError:
+        return False
+    return True
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    as_cli = argv is None and threading.current_thread() is threading.main_thread()
+    on_main = _on_main_thread()
+    as_cli = argv is None and on_main
     try:
         try:
-            if threading.current_thread() is threading.main_thread():
-                signal.signal(signal.SIGTERM, _terminate)
-                interrupt.install()  # a Ctrl-C inside a finalizer is kept, not lost
-            return _main(argv)
+            return _main(argv, on_main)
         finally:
             if as_cli:
                 # The outcome is decided: a Ctrl-C during interpreter shutdown (when Python restores
@@ -90,7 +100,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
-def _main(argv: Sequence[str] | None) -> int:
+def _internal_errors() -> tuple[type[Exception], ...]:
+    """``HarnessError``, and ``GitError`` once the git layer is loaded: no GitError exists before,
+    and ``harness --help`` does not pay for importing the git layer to name it."""
+    repo = sys.modules.get("harness.git.repo")
+    return (HarnessError,) if repo is None else (HarnessError, repo.GitError)
+
+
+def _main(argv: Sequence[str] | None, on_main: bool = False) -> int:
     argv = list(argv) if argv is not None else sys.argv[1:]
     verb = next((a for a in argv if not a.startswith("-")), None)
     parser = build_parser(verb if verb in commands.names() else None)
@@ -98,6 +115,10 @@ def _main(argv: Sequence[str] | None) -> int:
     if not getattr(args, "_run", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    if on_main:  # (until here, a Ctrl-C is harness/__init__.py's or main's KeyboardInterrupt)
+        from harness.infra import interrupt
+
+        interrupt.install()  # a Ctrl-C inside a finalizer is kept, not lost
     args._argv = argv
     from harness.commands._validate import validate
     from harness.infra import digest, workarea
@@ -119,7 +140,7 @@ def _main(argv: Sequence[str] | None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("harness: interrupted\n")
         return 130
-    except (HarnessError, GitError) as exc:
+    except _internal_errors() as exc:
         sys.stderr.write(f"harness: internal error: {exc}\n")
         return EXIT_INTERNAL
     except Exception as exc:  # noqa: BLE001 - a harness bug is exit 3, not a traceback for the user
