@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -349,7 +350,8 @@ def real_range(repo: Path, rng: str) -> str:
 def measure(
     repo: Path, rng: str, source: str, modes: list[str], repeat: int, tmp: Path
 ) -> dict[str, object]:
-    """Best wall and CPU time of each side over ``repeat`` runs (sides interleaved)."""
+    """Wall and CPU time of each side over ``repeat`` runs (sides interleaved): the best of each,
+    and every run (``walls``, ``cpus``) for per-pair ratios."""
     wall: dict[str, list[float]] = {m: [] for m in ["harness", *modes]}
     cpu: dict[str, list[float]] = {m: [] for m in ["harness", *modes]}
     doc: dict[str, object] = {}
@@ -369,11 +371,18 @@ def measure(
     return {
         "wall": {k: min(v) for k, v in wall.items()},
         "cpu": {k: min(v) for k, v in cpu.items()},
+        "walls": wall,
+        "cpus": cpu,
         "doc": doc,
         "rss_mib": rss[0] / 1024,
         "git_rss_mib": rss[1] / 1024,
         "verdicts": verdicts,
     }
+
+
+def spread(xs: list[float]) -> str:
+    """min / median / max of ``xs``."""
+    return f"{min(xs):.2f} / {statistics.median(xs):.2f} / {max(xs):.2f}"
 
 
 def report(m: dict[str, object], modes: list[str], goal: str = "") -> None:
@@ -396,6 +405,15 @@ def report(m: dict[str, object], modes: list[str], goal: str = "") -> None:
             f"  baseline [{mode}]: {bw:.2f}s wall, {bc:.2f}s cpu, verdicts "
             f"{dict(sorted(m['verdicts'][mode].items()))} -> harness/baseline "  # type: ignore[index]
             f"{hw / bw:.2f}x wall, {hc / bc:.2f}x cpu{goal if mode == modes[0] else ''}"
+        )
+        walls, cpus = m["walls"], m["cpus"]
+        pairs = list(zip(walls["harness"], walls[mode], strict=True))  # type: ignore[index]
+        cpairs = list(zip(cpus["harness"], cpus[mode], strict=True))  # type: ignore[index]
+        print(
+            f"    per pair (run i of each side), min / median / max of {len(pairs)}: "
+            f"harness/{mode} {spread([h / b for h, b in pairs])}x wall, "
+            f"{spread([h / b for h, b in cpairs])}x cpu; harness "
+            f"{spread([h for h, _ in pairs])} s, {mode} {spread([b for _, b in pairs])} s"
         )
 
 

@@ -170,6 +170,10 @@ def _body(path: Path) -> str:
     return json.dumps(doc, sort_keys=True)
 
 
+def _spread(xs: list[float]) -> str:
+    return f"{min(xs):.3f} / {statistics.median(xs):.3f} / {max(xs):.3f}"
+
+
 def measure(name: str, repo: Path, rng: str, source: str, repeat: int, tmp: Path) -> None:
     env = bytecode_env(tmp)
     base, head = rng.split("..")
@@ -228,6 +232,16 @@ def measure(name: str, repo: Path, rng: str, source: str, repeat: int, tmp: Path
         f"  history kept / dict  {med['history kept'] / med['dict']:5.3f} wall"
         f"   cold / dict  {cold / med['dict']:5.3f} wall   (20k/300 goal <= 0.8)"
     )
+    for k in ("warm", "new pick", "history kept"):
+        ratios = [a / b for a, b in zip(times[k], times["cold"], strict=True)]
+        cratios = [a / b for a, b in zip(CPU[k], CPU["cold"], strict=True)]
+        print(
+            f"  {k} / cold per pair, min / median / max of {len(ratios)}: "
+            f"{_spread(ratios)} wall, {_spread(cratios)} cpu"
+        )
+    for k in ("cold", "history kept"):
+        ratios = [a / b for a, b in zip(times[k], times["dict"], strict=True)]
+        print(f"  {k} / dict per pair, min / median / max: {_spread(ratios)} wall")
     print(f"  index on disk    {size / 2**20:.1f} MiB")
     print(f"  reports with and without the index: {'the same bytes' if same else 'DIFFER'}")
     new_doc = json.loads((tmp / "new.json").read_text())
