@@ -15,7 +15,7 @@ from harness.errors import EXIT_INTERNAL, EXIT_USAGE, HarnessError, UsageError
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from typing import NoReturn
+    from typing import Any, NoReturn
 
 EXIT_CODES = (
     "exit codes: 0 pass · 1 blocked by a finding (see --fail-on) · 2 usage or input error · "
@@ -33,7 +33,38 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
-class _Formatter(argparse.HelpFormatter):
+def _columns() -> int:
+    """``shutil.get_terminal_size().columns``, which argparse asks for, without importing shutil (and
+    the zlib, bz2 and lzma modules it brings: a tenth of ``harness --help``)."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns > 0:
+        return columns
+    stdout = sys.__stdout__
+    try:
+        return (os.get_terminal_size(stdout.fileno()).columns if stdout else 0) or 80
+    except (AttributeError, ValueError, OSError):  # stdout closed, detached or not a terminal
+        return 80
+
+
+class _Columns(argparse.HelpFormatter):
+    """argparse's formatter, as wide as argparse would make it."""
+
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+        **kwargs: Any,
+    ) -> None:
+        width = _columns() - 2 if width is None else width  # (argparse leaves two columns free)
+        super().__init__(prog, indent_increment, max_help_position, width, **kwargs)
+
+
+class _Formatter(_Columns):
     """argparse measures the verb list two columns short of where it prints it: a verb as long as
     ``backports`` would wrap onto a line of its own."""
 
@@ -54,7 +85,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
     if only is None:  # the verb list only: each verb's HELP read from its source, nothing imported
         for name, text in commands.summaries().items():
-            sub.add_parser(name, help=text)
+            # (a verb named on the command line gets the parser below: this one only lists it)
+            sub.add_parser(name, help=text, add_help=False)
         return parser
     for mod in commands.discover(only):
         p = sub.add_parser(mod.NAME, help=mod.HELP, description=mod.HELP, epilog=EXIT_CODES)
