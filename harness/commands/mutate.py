@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from harness.checks.tests_as_evidence.mutation import (
     Mutation,
@@ -16,6 +15,7 @@ from harness.checks.tests_as_evidence.mutation import (
 from harness.columns.edits import Edit
 from harness.commands._common import add_report_options, check_output_path, command_line, emit
 from harness.commands._grammar import add_test_run_options
+from harness.envs import interpreter
 from harness.errors import UsageError
 from harness.executors.options import (
     add_executor_arguments,
@@ -75,7 +75,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="apply this commit's diff to the ref and report whether any test changes outcome",
     )
     p.add_argument(
-        "--python", default=sys.executable, metavar="EXE", help="interpreter that runs pytest"
+        "--python",
+        metavar="EXE",
+        help="interpreter that runs pytest (default: the harness's own)",
     )
     add_test_run_options(
         p,
@@ -128,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
             mutations,
             args.tests,
             args.marker,
-            python=args.python,
+            python=interpreter.resolve(args.python).python,
             timeout=args.timeout,
             setup=args.setup,
             cache=Cache(namespace="mutations", enabled=not args.no_cache),

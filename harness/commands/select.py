@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from harness.checks.tests_as_evidence.selection import (
     collect_refs,
@@ -13,6 +12,7 @@ from harness.checks.tests_as_evidence.selection import (
 )
 from harness.commands._common import add_report_options, check_output_path, command_line, emit
 from harness.commands._grammar import add_refs, add_test_run_options, refs_of
+from harness.envs import interpreter
 from harness.errors import UsageError
 from harness.executors.options import (
     add_executor_arguments,
@@ -50,7 +50,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--python",
-        default=sys.executable,
         metavar="EXE",
         help="interpreter that runs pytest (default: the harness's own)",
     )
@@ -97,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
             refs,
             lanes,
             args.file,
-            python=args.python,
+            python=interpreter.resolve(args.python).python,
             args=args.pytest_arg,
             timeout=args.timeout,
             setup=args.setup,

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from harness.checks.judgeable import judge_range
 from harness.checks.tests_as_evidence.sweep import check_mutmut, run_sweep, sweep_section
 from harness.commands._common import add_report_options, check_output_path, command_line, emit
 from harness.commands._grammar import add_range, range_of
+from harness.envs import interpreter
 from harness.errors import UsageError
 from harness.executors.options import (
     add_executor_arguments,
@@ -41,9 +41,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--python",
-        default=sys.executable,
         metavar="EXE",
-        help="interpreter with mutmut 3.x and the project's test dependencies",
+        help="interpreter with mutmut 3.x and the project's test dependencies (default: the "
+        "harness's own)",
     )
     p.add_argument("--max-children", type=int, default=None, help="mutmut worker processes")
     p.add_argument("--timeout", type=float, default=1800, help="seconds for the whole mutmut run")
@@ -69,7 +69,8 @@ def run(args: argparse.Namespace) -> int:
     )  # the sweep reads the BASE→HEAD diff, merges included
     if args.shards is not None and args.shards < 1:
         raise UsageError(f"--shards must be at least 1, got {args.shards}")
-    check_mutmut(args.python)
+    python = interpreter.resolve(args.python).python
+    check_mutmut(python)
     with executor_from_args(args) as executor:
         result = run_sweep(
             repo,
@@ -77,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
             head,
             tests=args.tests,
             marker=args.marker,
-            python=args.python,
+            python=python,
             max_children=args.max_children,
             timeout=args.timeout,
             source_paths=args.source_path,

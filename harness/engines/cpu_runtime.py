@@ -19,7 +19,9 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from harness.engines import envbuild as sg
+from harness.engines import sglang_env as sg
+from harness.envs import venv
+from harness.envs.fingerprint import describe_env
 from harness.errors import HarnessError
 from harness.infra import process
 
@@ -81,13 +83,7 @@ def cpu_requirements(python: Path) -> list[str]:
 
 
 def install_standin(python: Path) -> Path:
-    site = process.run(
-        [str(python), "-I", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    target = Path(site) / "sgl_kernel"
+    target = venv.site_packages(python) / "sgl_kernel"
     target.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(Path(__file__).with_name("sgl_kernel_standin.py"), target / "__init__.py")
     return target
@@ -104,7 +100,7 @@ def build_cpu(version: str, path: Path, log: sg.Log) -> dict[str, Any]:
         "requirements": [f"sglang=={version} (--no-deps)", sg.TORCH_SPEC, *reqs],
         "standins": {"sgl_kernel": "harness/engines/sgl_kernel_standin.py (no CPU build on PyPI)"},
         "env": CPU_ENV,
-        **sg.describe(python),
+        **describe_env(python),
     }
     torch = [p for p in manifest["packages"] if p.startswith("torch==")]
     manifest["torch"] = torch[0] if torch else ""

@@ -23,8 +23,10 @@ import platform
 from pathlib import Path
 from typing import Any
 
-from harness.engines import envbuild as sg
+from harness.engines import sglang_env as sg
 from harness.engines.bundle import MANIFEST, read_bundle
+from harness.envs import venv
+from harness.envs.fingerprint import describe_env, interpreter_version
 from harness.errors import HarnessError, UsageError
 from harness.infra import process
 
@@ -38,24 +40,19 @@ _TORCH = (
 _IMPORT = "import sglang.srt.entrypoints.engine"
 
 
-def interpreter_version(python: str) -> str:
+def _minor(python: str) -> str:
     """``3.12`` for the interpreter the environment will be created from."""
-    out = process.run(
-        [python, "-I", "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    if out.returncode != 0:
+    version = interpreter_version(python)
+    if version == "unknown":
         raise UsageError(f"engine interpreter {python} does not run")
-    return out.stdout.strip()
+    return ".".join(version.split(".")[:2])
 
 
 def check_bundle(folder: Path, version: str) -> dict[str, Any]:
     """Everything ``--from-bundle`` can refuse before anything is written (UsageError)."""
     manifest = read_bundle(folder, version)
     want = manifest["target"]["python_version"]
-    have = interpreter_version(sg.env_python())
+    have = _minor(sg.env_python())
     if have != want:
         raise UsageError(
             f"--from-bundle {folder}: bundle is for Python {want}, the engine interpreter "
@@ -74,50 +71,18 @@ def torch_info(python: Path) -> dict[str, Any]:
     return json.loads(proc.stdout)
 
 
-def _interpreter_sites(python: str) -> list[str]:
-    """The site folders ``python`` itself imports from, in its order. The device's python3 is a
-    venv (/opt/torch/.venv): a venv made from it with --system-site-packages would see the base
-    interpreter's folders, not the torch beside it; these folders are what it really sees."""
-    code = (
-        "import json, sys; print(json.dumps([p for p in sys.path "
-        "if p.rstrip('/').endswith(('site-packages', 'dist-packages'))]))"
-    )
-    out = process.run(
-        [python, "-I", "-c", code], capture_output=True, text=True, check=True, timeout=60
-    )
-    return json.loads(out.stdout)
-
-
-def _base_site(python: Path, dirs: list[str]) -> None:
-    """Put ``dirs`` under the environment as site folders (their own .pth files processed too)."""
-    if dirs:
-        site = process.run(
-            [str(python), "-I", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=60,
-        ).stdout.strip()
-        Path(site, "_harness_base_site.pth").write_text(
-            "".join(f"import site; site.addsitedir({str(Path(d).resolve())!r})\n" for d in dirs)
-        )
-
-
 def build_from_bundle(version: str, folder: Path, path: Path, log: sg.Log) -> dict[str, Any]:
     """Create the environment at ``path`` from the bundle in ``folder``; return its manifest."""
     bundle = read_bundle(folder, version)
     base = [d for d in os.environ.get(BASE_SITE_ENV, "").split(os.pathsep) if d]
     system_site = not base
     if system_site:
-        base = _interpreter_sites(sg.env_python())
-    sg.run_logged([sg.env_python(), "-m", "venv", "--without-pip", str(path)], log)
-    python = path / "bin" / "python"
-    _base_site(python, base)
-    sg.pip_install(
-        python,
-        ["--no-index", "--find-links", str(folder), "--no-deps", *bundle["requirements"]],
-        log,
-    )
+        # the interpreter's own site folders: when it is itself a venv (the device's python3 is
+        # /opt/torch/.venv), --system-site-packages would see its base's, not the torch beside it
+        base = venv.site_dirs(sg.env_python())
+    python = sg.create_venv(path, log)
+    venv.add_site_dirs(python, base)
+    sg.pip_install_offline(python, folder, bundle["requirements"], log)
     torch = torch_info(python)
     if "torch" not in torch:
         raise HarnessError(
@@ -157,7 +122,7 @@ def build_from_bundle(version: str, folder: Path, path: Path, log: sg.Log) -> di
         "engine_kwargs": bundle.get("engine_kwargs", {}),
         "standins": bundle["standins"],
         "module_file": os.path.relpath(run["module_file"], path),
-        **sg.describe(python),
+        **describe_env(python),
     }
 
 
@@ -165,7 +130,7 @@ def build_gpu(version: str, path: Path, log: sg.Log) -> dict[str, Any]:
     """``pip install sglang==X`` with every dependency it declares: no stand-in anywhere."""
     python = sg.create_venv(path, log)
     sg.pip_install(python, [f"sglang=={version}"], log)
-    return {"requirements": [f"sglang=={version}"], **sg.describe(python)}
+    return {"requirements": [f"sglang=={version}"], **describe_env(python)}
 
 
 def build(version: str, path: Path, log: sg.Log, bundle: Path | None = None) -> dict[str, Any]:

@@ -7,8 +7,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from harness.engines.envbuild import TORCH_SPEC, Log, create_venv, describe, pip_install, run_probe
+from harness.engines.sglang_env import TORCH_SPEC, Log, create_venv, pip_install, run_probe
 from harness.engines.versions import version_key
+from harness.envs.fingerprint import describe_env
 from harness.errors import HarnessError
 
 NAME = "params"
@@ -30,7 +31,7 @@ def build(version: str, path: Path, log: Log, bundle: Path | None = None) -> dic
     pip_install(python, ["--no-deps", f"sglang=={version}"], log)
     extras = params_requirements(version)
     pip_install(python, extras, log)
-    manifest = {"requirements": [f"sglang=={version} (--no-deps)", *extras], **describe(python)}
+    manifest = {"requirements": [f"sglang=={version} (--no-deps)", *extras], **describe_env(python)}
     # Smoke: the sampling module must import and report the version asked for.
     run = run_probe(python, {"vocab": 32000, "cases": []})
     if run["version"] != version:

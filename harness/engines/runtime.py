@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Protocol
 
-from harness.engines.envbuild import Log
+from harness.engines.sglang_env import Log
 
 
 class Runtime(Protocol):

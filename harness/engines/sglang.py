@@ -1,6 +1,7 @@
 """SGLang engine environments: one built on demand per version and runtime, from the runtime
-registry (``runtimes.py``; each runtime a module satisfying ``runtime.Runtime``), with the build
-steps they share in ``envbuild.py``.
+registry (``runtimes.py``; each runtime a module satisfying ``runtime.Runtime``). Each runtime
+builds through ``harness/envs/`` (venv, installer, description) and ``sglang_env.py`` (what the
+sglang runtimes share: the torch pin, the engine interpreter, the engine probe).
 
 Runtimes (``params_runtime.py``, ``cpu_runtime.py``, ``gpu_runtime.py``):
 - ``params``: the real sglang wheel at that version (``--no-deps``) plus only what
@@ -19,20 +20,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.engines.envbuild import (
+from harness.engines.runtimes import RUNTIMES as RUNTIME_REGISTRY
+from harness.engines.runtimes import get_runtime
+from harness.engines.sglang_env import (
     PIP_TIMEOUT_S,
     TORCH_SPEC,
     Log,
-    create_venv,
-    describe,
     env_python,
-    pip_install,
     probe_script,
-    run_logged,
     run_probe,
 )
-from harness.engines.runtimes import RUNTIMES as RUNTIME_REGISTRY
-from harness.engines.runtimes import get_runtime
 from harness.engines.store import EngineEnv, EngineStore, EnvKey
 from harness.errors import HarnessError, UsageError
 from harness.infra import process
@@ -115,19 +112,15 @@ def ensure_env(
     return store.build(key, builder, rebuild=rebuild)
 
 
-__all__ = [  # the build steps live in envbuild.py; these names stay importable from here
+__all__ = [  # the shared sglang parts live in sglang_env.py; these names stay importable here
     "ENGINE",
     "PIP_TIMEOUT_S",
     "RUNTIMES",
     "TORCH_SPEC",
     "Log",
-    "create_venv",
-    "describe",
     "ensure_env",
     "env_python",
-    "pip_install",
     "probe_script",
     "released",
-    "run_logged",
     "run_probe",
 ]

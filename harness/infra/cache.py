@@ -12,13 +12,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
-import time
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from harness.infra import process
+# Moved to harness/envs/fingerprint.py; still importable from here for the callers not yet moved
+# (checks/tests_as_evidence/selection.py, probes/column_task.py).
+from harness.envs.fingerprint import DESCRIBE as _DESCRIBE  # noqa: F401
+from harness.envs.fingerprint import interpreter_fingerprint as interpreter_fingerprint
 from harness.infra.atomic import write_atomic
 from harness.infra.digest import file_stamp, opened, say_mismatch, seal, unwritable
 
@@ -46,76 +47,6 @@ def file_digest(path: Path) -> str:
     return (
         hashlib.sha256(Path(path).read_bytes()).hexdigest() if Path(path).is_file() else "missing"
     )
-
-
-_DESCRIBE = """import sys, os, json, importlib.metadata as m
-print(os.path.realpath(sys.executable)); print(sys.version); print(sys.prefix)
-print(sorted({(d.metadata["Name"] or "").lower() + "==" + d.version for d in m.distributions()}))
-print(json.dumps([os.path.abspath(p) for p in sys.path]))
-"""
-
-
-def _stamp(path: str) -> list[int] | None:
-    """What changes when a distribution is added to, removed from or upgraded in a ``sys.path``
-    entry: the folder's own mtime (a ``*.dist-info`` entry is created or removed), or a zip's."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return [st.st_mtime_ns, st.st_ino, st.st_size if not os.path.isdir(path) else 0]
-
-
-def _stored_under(python: str) -> str:
-    """The record key of an interpreter as named: its path and binary, and the environment
-    variables that change its ``sys.path``."""
-    named = python if os.path.sep in python else (shutil.which(python) or python)
-    real = os.path.realpath(named)
-    env = sorted((k, v) for k, v in os.environ.items() if k.startswith("PYTHON"))
-    return content_key("interpreter", os.path.abspath(named), real, _stamp(real), env)
-
-
-@lru_cache(maxsize=16)
-def _describe(python: str) -> tuple[str, list[str]]:
-    """The fingerprint of ``python`` and the ``sys.path`` it searched, from a fresh process."""
-    proc = process.run([python, "-c", _DESCRIBE], capture_output=True, text=True, cwd=os.sep)
-    if proc.returncode != 0:
-        return f"unusable:{python}", []
-    *described, paths = proc.stdout.splitlines()
-    return content_key("\n".join(described) + "\n"), json.loads(paths)
-
-
-def interpreter_fingerprint(python: str, store: Cache | None = None) -> str:
-    """Realpath, version, prefix and installed distributions of an interpreter (a different pytest
-    or plugin set is a different key). Always a fresh process started in ``/``: what the running
-    harness has on its own ``sys.path`` (its working directory, an editable checkout) must not
-    enter the key. One child process per interpreter per run.
-
-    With ``store`` (an enabled cache), the answer is kept beside it with the stamps of every
-    ``sys.path`` entry the interpreter searched, and served while none of them changed (a warm run
-    then starts no interpreter)."""
-    if store is None or not store.enabled:
-        return _describe(python)[0]
-    records = Cache(store.root.parent, namespace="interpreters")
-    key = _stored_under(python)
-    hit = records.get(key)
-    if (
-        isinstance(hit, dict)
-        and isinstance(hit.get("paths"), list)
-        and all(isinstance(p, list) and len(p) == 2 for p in hit["paths"])
-        and all(_stamp(str(path)) == stamp for path, stamp in hit["paths"])
-    ):
-        return str(hit["fingerprint"])
-    fingerprint, paths = _describe(python)
-    stamps = {p: _stamp(p) for p in paths}
-    # A folder changed within the last seconds could change again within its mtime's resolution
-    # unseen (git's "racy" index entries): such an answer is used, not kept.
-    now = time.time_ns()
-    settled = all(st is None or now - st[0] > 2_000_000_000 for st in stamps.values())
-    if settled and not fingerprint.startswith("unusable:"):
-        records.put(
-            key, {"fingerprint": fingerprint, "paths": [[p, st] for p, st in stamps.items()]}
-        )
-    return fingerprint
 
 
 class Cache:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
@@ -13,13 +12,15 @@ from typing import Any
 
 from harness.columns.edits import EditProof
 from harness.columns.trees import Column, ColumnIdentity, identify, user_blob
+from harness.envs import interpreter
+from harness.envs.fingerprint import interpreter_fingerprint
 from harness.errors import UsageError
 from harness.executors import Executor, Resources, Task, TaskResult, TreeSpec
 from harness.executors.local import LocalExecutor
 from harness.executors.trees import InputFiles
 from harness.git.repo import GitRepo
 from harness.infra import workarea
-from harness.infra.cache import Cache, content_key, file_digest, interpreter_fingerprint
+from harness.infra.cache import Cache, content_key, file_digest
 from harness.infra.resources import PROBES_DIR
 from harness.inputs.yamlpath import MAX_BYTES
 from harness.probes import kinds as kinds_pkg
@@ -122,7 +123,7 @@ def run_probes(
 ) -> ProbeRun:
     """Fill every (probe, column, row) cell, from the cache where the content key matches."""
     started = time.monotonic()
-    python = python or sys.executable
+    python = interpreter.resolve(python).python
     if shutil.which(python) is None and not Path(python).is_file():
         raise UsageError(f"--python {python}: no such interpreter")
     cache = cache or Cache()

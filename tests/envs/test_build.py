@@ -50,9 +50,9 @@ def test_an_environment_is_built_with_each_installer(installer, tmp_path, monkey
     if installer == "pip":
         monkeypatch.setenv("HARNESS_ENV_INSTALLER", "pip")
     else:
-        from harness.envs.build import _uv
+        from harness.envs.installer import find_uv
 
-        if _uv() is None:
+        if find_uv() is None:
             pytest.skip("uv is not installed here")
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
     spec = _spec({"pyproject.toml": PYPROJECT})

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from harness.columns.trees import identify
+from harness.envs.fingerprint import interpreter_fingerprint
 from harness.git.repo import GitRepo
-from harness.infra.cache import interpreter_fingerprint
 from harness.inputs.scenario import load_scenario
 from harness.probes.engine import cell_keys, definition_hash
 from harness.probes.kinds import KeyColumn, get_kind, kind_names

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -30,15 +29,17 @@ from harness.checks.fix_tests.verdicts import (
 from harness.checks.paths import is_test_path
 from harness.checks.result import Checked, FidelityResult
 from harness.columns.trees import Column
-from harness.envs.build import EnvError, ensure_env
+from harness.envs import interpreter, proof
+from harness.envs.build import ensure_env
 from harness.envs.spec import read_spec
+from harness.envs.step import EnvError
 from harness.envs.version import pep440, uses_scm, version_file
 from harness.executors import Executor
 from harness.executors.local import LocalExecutor
 from harness.git.history import describe, merged_with
 from harness.git.mutation import changed_lines
 from harness.git.repo import GitRepo
-from harness.infra.cache import Cache, interpreter_fingerprint
+from harness.infra.cache import Cache
 from harness.infra.progress import note as progress_note
 from harness.infra.progress import phase
 
@@ -149,11 +150,7 @@ def _shadowed_is_not_evidence(runs: Sequence[ColumnRun]) -> None:
     an editable install's import hook) tested that copy: its outcomes are no evidence."""
     for run in runs:
         for cell in run.cells.values():
-            bad = [
-                f"{p}: {v.get('file')}"
-                for p, v in sorted(cell.proofs.items())
-                if v.get("status") == "shadowed"
-            ]
+            bad = proof.outside(dict(sorted(cell.proofs.items())))
             if bad:
                 cell.problem = (
                     "not evidence: the module under test was imported from outside the "
@@ -303,11 +300,11 @@ def _options(
     """The cells' shared options; None (with ``run.env_error``) when no environment could be had."""
     listing = run.selection.head_listing
     pyproject = repo.blob_at(run.head, "pyproject.toml") if "pyproject.toml" in listing else None
-    python, env_key = sys.executable, ""
+    env = interpreter.resolve(options.python)
+    python, env_key = env.python, ""  # the own one for runners of no Python (cargo, go): no key
     needs_python = any(get_runner(f.runner).USES_PYTHON for f in run.selection.files)
-    if options.python:
-        python = options.python
-        env_key = interpreter_fingerprint(python)
+    if env.how == "given":
+        env_key = env.fingerprint()
         run.env = f"given: {python} (its own environment, not built)"
     elif needs_python:
         spec = read_spec(lambda p: repo.blob_at(run.head, p), listing)
@@ -318,7 +315,7 @@ def _options(
         except EnvError as exc:
             run.env_error = str(exc)
             return None
-        python, env_key = env.python, env.key
+        python, env_key = env.python, env.fingerprint()
         progress_note(f"tests: environment {env.key[:12]} {env.how}")
         run.env = (
             f"made with {env.installer or 'pip'} from HEAD's "

@@ -12,7 +12,6 @@ as a mutation of the head and asks whether any test changes outcome.
 from __future__ import annotations
 
 import json
-import sys
 import time
 from collections.abc import Sequence
 from contextlib import ExitStack
@@ -33,12 +32,14 @@ from harness.checks.tests_as_evidence.pytest_run import (
 )
 from harness.columns.edits import Edit, EditProof, edit_from_mapping, resolve_commits
 from harness.columns.trees import Column, identify, materialize, user_blob
+from harness.envs import interpreter, proof
+from harness.envs.interpreter import Env
 from harness.errors import UsageError
 from harness.executors import Executor, Task, TaskResult, TreeSpec
 from harness.executors.local import LocalExecutor
 from harness.git.repo import GitRepo
 from harness.infra import process, workarea
-from harness.infra.cache import Cache, content_key, interpreter_fingerprint, provenance_text
+from harness.infra.cache import Cache, content_key, provenance_text
 from harness.infra.progress import phase
 from harness.inputs import yamlpath
 from harness.report.model import Anchors, Code, Control, Finding, Section, Sha, Table
@@ -172,12 +173,14 @@ def run_selection(
     tests: Sequence[str],
     marker: str | None,
     *,
-    python: str = sys.executable,
+    python: str | None = None,
     proof_paths: Sequence[str] = (),
     timeout: float = 900,
     setup: Sequence[str] = (),
 ) -> Outcome:
-    """Run the pytest selection once in ``tree_dir``; the tree's own modules shadow installed copies."""
+    """Run the pytest selection once in ``tree_dir`` with ``python`` (default: the harness's own);
+    the tree's own modules shadow installed copies."""
+    python = interpreter.resolve(python).python
     env = pytest_env(tree_paths(tree_dir), bytecode=True)  # trees are ours and reused
     with workarea.temp_dir("harness-outcomes-") as tmp:
         out = Path(tmp) / "out.json"
@@ -235,14 +238,14 @@ def row_key(
     tests: Sequence[str],
     marker: str | None,
     proof_paths: Sequence[str],
-    python: str,
+    env: Env,
     timeout: float,
     setup: Sequence[str],
     store: Cache | None = None,
 ) -> str:
     """What a row's outcome depends on: the column's tree and edits, the selection, the interpreter
-    with its distributions, the setup, and the code that runs and reads the selection (``store``:
-    where the interpreter's description may be kept)."""
+    with its distributions (``env``'s fingerprint), the setup, and the code that runs and reads the
+    selection (``store``: where the interpreter's description may be kept)."""
     code = code_digests("pytest_outcomes_plugin", __file__)
     return content_key(
         "mutation-row",
@@ -250,7 +253,7 @@ def row_key(
         list(tests),
         marker,
         list(proof_paths),
-        interpreter_fingerprint(python, store),
+        env.fingerprint(store),
         timeout,
         list(setup),
         code,
@@ -283,7 +286,7 @@ def run_mutations(
     tests: Sequence[str],
     marker: str | None = None,
     *,
-    python: str = sys.executable,
+    python: str | None = None,
     timeout: float = 900,
     workroot: Path | None = None,
     setup: Sequence[str] = (),
@@ -303,6 +306,7 @@ def run_mutations(
         )
     proof_paths = _edited_paths(mutations)
     executor = executor or LocalExecutor()
+    env = interpreter.resolve(python)  # --python, else the harness's own
     rows: list[Row | None] = []
     tasks: list[Task[Row]] = []
     slots: list[int] = []  # the rows that are tasks
@@ -312,9 +316,7 @@ def run_mutations(
         for mutation in [None, *mutations]:
             column = _column(commit, mutation)
             try:
-                key = row_key(
-                    repo, column, tests, marker, proof_paths, python, timeout, setup, cache
-                )
+                key = row_key(repo, column, tests, marker, proof_paths, env, timeout, setup, cache)
                 hit = cache.get(key)
                 if hit is not None:
                     rows.append(_from_cache(repo, commit, mutation, key, hit))
@@ -332,7 +334,16 @@ def run_mutations(
                     key,
                     mutation_row,
                     TreeSpec(repo, column, workroot, ready=mat),
-                    (mutation, ref, list(tests), marker, python, proof_paths, timeout, list(setup)),
+                    (
+                        mutation,
+                        ref,
+                        list(tests),
+                        marker,
+                        env.python,
+                        proof_paths,
+                        timeout,
+                        list(setup),
+                    ),
                     timeout=2 * timeout + 120,
                     label=f"mutation {column.name}",
                 )
@@ -440,11 +451,7 @@ def mutation_section(run: MutationRun) -> Section:
     live_rows = [r for r in run.rows[1:] if r.mutation and r.mutation.expect == "killed"]
     liveness_failed = [r for r in live_rows if not killed_by(r, base)]
     baseline_total = len(base.outcome.outcomes) + len(base.outcome.collection_errors)
-    shadowed = [
-        r
-        for r in run.rows
-        if any(v["status"] == "shadowed" for v in r.outcome.module_proofs.values())
-    ]
+    shadowed = [r for r in run.rows if proof.shadowed(r.outcome.module_proofs)]
     evidence = (
         bool(live_rows)
         and not liveness_failed
@@ -641,11 +648,7 @@ def _run_findings(
                 "module-shadowed",
                 "P1",
                 f"row {r.name}: the edited module was imported from outside the column's tree",
-                "; ".join(
-                    f"{k}: {v['file']}"
-                    for k, v in r.outcome.module_proofs.items()
-                    if v["status"] == "shadowed"
-                ),
+                "; ".join(proof.outside(r.outcome.module_proofs)),
                 key=f"{r.name}",
             )
         )

@@ -8,7 +8,6 @@ forced-fail run must pass first, else nothing it reports is evidence.
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,7 +22,6 @@ from harness.checks.tests_as_evidence.sweep_results import (
 from harness.checks.tests_as_evidence.sweep_shards import (
     ShardResult,
     generate_names,
-    merge_proofs,
     merge_shards,
     mutmut_config,
     split_names,
@@ -31,6 +29,7 @@ from harness.checks.tests_as_evidence.sweep_shards import (
     write_mutmut_config,
 )
 from harness.columns.trees import Column
+from harness.envs import interpreter, proof
 from harness.errors import HarnessError, UsageError
 from harness.executors import Executor, Task, TaskResult, TreeSpec
 from harness.executors.local import LocalExecutor
@@ -48,7 +47,7 @@ def run_sweep(
     *,
     tests: Sequence[str] = (),
     marker: str | None = None,
-    python: str = sys.executable,
+    python: str | None = None,
     max_children: int | None = None,
     timeout: float = 1800,
     source_paths: Sequence[str] = (),
@@ -60,8 +59,10 @@ def run_sweep(
     One mutmut run per shard, each an executor task in its own copy of the head's tree: with one
     shard (the default on ``local``) mutmut runs the changed functions' globs as always; with N, the
     mutant names (generated here by mutmut itself) are split into N lists and the shards' verdicts
-    are merged as mutmut's own exit codes before they are read.
+    are merged as mutmut's own exit codes before they are read. ``python``: the interpreter with
+    mutmut (default: the harness's own).
     """
+    python = interpreter.resolve(python).python
     base_sha, head_sha = repo.resolve(base), repo.resolve(head)
     if shards is not None and shards < 1:
         raise UsageError(f"--shards must be at least 1, got {shards}")
@@ -141,7 +142,7 @@ def _read_shards(
     result.mutmut_version = _mutmut_version(python)
     merge_shards(tree_dir, shard_parts, lists)
     result.mutants = read_results(tree_dir, result.functions)
-    result.module_proofs = merge_proofs(shard_parts)
+    result.module_proofs = proof.merge(p.proofs for p in shard_parts)
 
 
 def _mutmut_version(python: str) -> str:
@@ -153,8 +154,9 @@ def _mutmut_version(python: str) -> str:
     return proc.stdout.strip()
 
 
-def check_mutmut(python: str) -> str:
+def check_mutmut(python: str | None = None) -> str:
     """The mutmut version the interpreter has (3.x), or a usage error saying how to get it."""
+    python = interpreter.resolve(python).python
     version = _mutmut_version(python)
     if not version:
         raise UsageError(
@@ -169,7 +171,7 @@ def check_mutmut(python: str) -> str:
 # -- report ------------------------------------------------------------------------
 def sweep_section(result: SweepResult) -> Section:
     """Per changed function: killed / survived / no tests, and survivors on changed lines."""
-    shadowed = {rel: e for rel, e in result.module_proofs.items() if e.get("status") == "shadowed"}
+    shadowed = proof.shadowed(result.module_proofs)
     runs_ok = result.clean_ok and result.forced_fail_ok and result.exit_code == 0
     evidence = runs_ok and not shadowed
     survivors = [m for m in result.mutants if m.status == "survived" and m.on_changed_line]
@@ -380,18 +382,16 @@ def _proof_control(proofs: dict[str, dict[str, Any]]) -> Control:
     an installed copy that shadows it)."""
     if not proofs:
         return Control("module path proof", "not recorded: mutmut ran no pytest", None)
-    states = sorted({str(e.get("status")) for e in proofs.values()})
     shown = "; ".join(
         f"{rel}: {e.get('status')}"
         + (
             f" ({e.get('module')} from {e.get('file')})"
-            if e.get("status") != "not imported"
+            if e.get("status") != proof.NOT_IMPORTED
             else ""
         )
         for rel, e in proofs.items()
     )
-    ok = True if states == ["in tree"] else (False if "shadowed" in states else None)
-    return Control("module path proof", shown, ok)
+    return Control("module path proof", shown, proof.held(proofs))
 
 
 def _ranges(lines: Sequence[int]) -> str:

@@ -145,20 +145,6 @@ def tree_packages(tree_dir: Path, roots: Sequence[str]) -> list[str]:
     return sorted(names)
 
 
-def merge_proofs(shards: Sequence[ShardResult]) -> dict[str, dict[str, Any]]:
-    """One module path proof per changed file over all shards: any shard's shadowed or not-imported
-    entry outweighs an "in tree" one."""
-    rank = {"in tree": 0, "not imported": 1, "shadowed": 2}
-    out: dict[str, dict[str, Any]] = {}
-    for shard in shards:
-        for rel, entry in shard.proofs.items():
-            if rel not in out or rank.get(entry.get("status", ""), 3) > rank.get(
-                out[rel].get("status", ""), 3
-            ):
-                out[rel] = entry
-    return dict(sorted(out.items()))
-
-
 def sweep_shard(
     tree: Any, cfg: dict, names: list[str], python: str, max_children: int | None, timeout: float
 ) -> ShardResult:

@@ -117,7 +117,8 @@ def test_src_layout_package_that_mutmut_itself_imports(builder):
 
 def test_a_shadowed_module_makes_the_sweep_not_evidence():
     from harness.checks.tests_as_evidence.sweep_results import ChangedFunction, Mutant, SweepResult
-    from harness.checks.tests_as_evidence.sweep_shards import ShardResult, merge_proofs
+    from harness.checks.tests_as_evidence.sweep_shards import ShardResult
+    from harness.envs.proof import merge
 
     fn = ChangedFunction("src/click/core.py", "shout", 1, 2, [2])
     in_tree = {"status": "in tree", "module": "click.core", "file": "mutants/src/click/core.py"}
@@ -131,7 +132,7 @@ def test_a_shadowed_module_makes_the_sweep_not_evidence():
         ShardResult(0, "", proofs={fn.path: in_tree}),
         ShardResult(0, "", proofs={fn.path: shadowed}),
     ]
-    assert merge_proofs(shards) == {fn.path: shadowed}
+    assert merge(s.proofs for s in shards) == {fn.path: shadowed}
     result = SweepResult("b", "h", "t", [fn], clean_ok=True, forced_fail_ok=True, exit_code=0)
     result.mutants = [Mutant("m1", fn.path, "shout", "survived", 2, "-a\n+b", True)]
     result.module_proofs = {fn.path: shadowed}

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.infra.cache import Cache, _describe, interpreter_fingerprint
+from harness.envs.fingerprint import _describe, interpreter_fingerprint
+from harness.infra.cache import Cache
 
 
 @pytest.fixture

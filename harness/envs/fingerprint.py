@@ -1,0 +1,142 @@
+"""What an interpreter is, as keys need it: its version, the fingerprint that enters cache keys
+(realpath, version, prefix and installed distributions), and the description an engine
+environment's manifest records (version, distributions and a fingerprint over them).
+
+Every answer comes from a fresh process of that interpreter, never from the running harness: what
+the harness has on its own ``sys.path`` (its working directory, an editable checkout) must not
+enter a key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sys
+import time
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Protocol
+
+from harness.infra import process
+
+
+class Store(Protocol):
+    """The part of ``harness.infra.cache.Cache`` an interpreter's kept answer needs."""
+
+    root: Path
+    enabled: bool
+
+
+# What an interpreter says of itself, one item a line: realpath, version, prefix, distributions,
+# and last the sys.path it searched (JSON).
+DESCRIBE = """import sys, os, json, importlib.metadata as m
+print(os.path.realpath(sys.executable)); print(sys.version); print(sys.prefix)
+print(sorted({(d.metadata["Name"] or "").lower() + "==" + d.version for d in m.distributions()}))
+print(json.dumps([os.path.abspath(p) for p in sys.path]))
+"""
+
+_ENV_DESCRIBE = (
+    "import importlib.metadata as m, json, platform;"
+    "print(json.dumps({'python': platform.python_version(), 'packages': sorted("
+    "f\"{d.metadata['Name'].lower().replace('_','-')}=={d.version}\" for d in m.distributions())}))"
+)
+
+
+def interpreter_version(python: str) -> str:
+    """``X.Y.Z`` of ``python`` (asked of the interpreter itself unless it is this one); ``unknown``
+    when it answers nothing."""
+    if os.path.realpath(python) == os.path.realpath(sys.executable):
+        return ".".join(map(str, sys.version_info[:3]))
+    proc = process.run(
+        [python, "-c", "import sys; print('.'.join(map(str, sys.version_info[:3])))"],
+        capture_output=True,
+        timeout=60,
+        env=process.child_env(),
+    )
+    return proc.stdout.decode().strip() or "unknown"
+
+
+def describe_env(python: Path) -> dict[str, Any]:
+    """Installed distributions and interpreter of an environment, and a fingerprint over them (what
+    an engine environment's manifest records)."""
+    out = process.run(
+        [str(python), "-I", "-c", _ENV_DESCRIBE], capture_output=True, text=True, check=True
+    )
+    data = json.loads(out.stdout)
+    text = "python " + data["python"] + "\n" + "\n".join(data["packages"])
+    data["fingerprint"] = hashlib.sha256(text.encode()).hexdigest()
+    return data
+
+
+# harness/infra/cache.py still re-exports ``interpreter_fingerprint`` for its older importers, so
+# the cache is imported where it is used, never at load: no import loop either way round.
+def _key(*parts: Any) -> str:
+    from harness.infra.cache import content_key
+
+    return content_key(*parts)
+
+
+def _stamp(path: str) -> list[int] | None:
+    """What changes when a distribution is added to, removed from or upgraded in a ``sys.path``
+    entry: the folder's own mtime (a ``*.dist-info`` entry is created or removed), or a zip's."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_mtime_ns, st.st_ino, st.st_size if not os.path.isdir(path) else 0]
+
+
+def _stored_under(python: str) -> str:
+    """The record key of an interpreter as named: its path and binary, and the environment
+    variables that change its ``sys.path``."""
+    named = python if os.path.sep in python else (shutil.which(python) or python)
+    real = os.path.realpath(named)
+    env = sorted((k, v) for k, v in os.environ.items() if k.startswith("PYTHON"))
+    return _key("interpreter", os.path.abspath(named), real, _stamp(real), env)
+
+
+@lru_cache(maxsize=16)
+def _describe(python: str) -> tuple[str, list[str]]:
+    """The fingerprint of ``python`` and the ``sys.path`` it searched, from a fresh process."""
+    proc = process.run([python, "-c", DESCRIBE], capture_output=True, text=True, cwd=os.sep)
+    if proc.returncode != 0:
+        return f"unusable:{python}", []
+    *described, paths = proc.stdout.splitlines()
+    return _key("\n".join(described) + "\n"), json.loads(paths)
+
+
+def interpreter_fingerprint(python: str, store: Store | None = None) -> str:
+    """Realpath, version, prefix and installed distributions of an interpreter (a different pytest
+    or plugin set is a different key). Always a fresh process started in ``/``. One child process
+    per interpreter per run.
+
+    With ``store`` (an enabled cache), the answer is kept beside it (``interpreters/``) with the
+    stamps of every ``sys.path`` entry the interpreter searched, and served while none of them
+    changed (a warm run then starts no interpreter)."""
+    if store is None or not store.enabled:
+        return _describe(python)[0]
+    from harness.infra.cache import Cache
+
+    records = Cache(store.root.parent, namespace="interpreters")
+    key = _stored_under(python)
+    hit = records.get(key)
+    if (
+        isinstance(hit, dict)
+        and isinstance(hit.get("paths"), list)
+        and all(isinstance(p, list) and len(p) == 2 for p in hit["paths"])
+        and all(_stamp(str(path)) == stamp for path, stamp in hit["paths"])
+    ):
+        return str(hit["fingerprint"])
+    fingerprint, paths = _describe(python)
+    stamps = {p: _stamp(p) for p in paths}
+    # A folder changed within the last seconds could change again within its mtime's resolution
+    # unseen (git's "racy" index entries): such an answer is used, not kept.
+    now = time.time_ns()
+    settled = all(st is None or now - st[0] > 2_000_000_000 for st in stamps.values())
+    if settled and not fingerprint.startswith("unusable:"):
+        records.put(
+            key, {"fingerprint": fingerprint, "paths": [[p, st] for p, st in stamps.items()]}
+        )
+    return fingerprint

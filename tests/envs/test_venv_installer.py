@@ -1,0 +1,112 @@
+"""Environments made and filled for real through ``harness/envs/``: a venv from each installer, an
+offline install from a folder of wheels, another interpreter's site folders layered under a venv,
+and a build step that fails saying which step and what it printed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.engines.standin_wheel import build_standin_wheel
+from harness.envs import installer, venv
+from harness.envs.fingerprint import describe_env
+from harness.envs.step import EnvError, run_step
+
+INSTALLERS = ["pip", "uv"]
+
+
+def _using(name: str) -> installer.Installer:
+    if name == "pip":
+        return installer.PIP
+    uv = installer.find_uv()
+    if uv is None:
+        pytest.skip("uv is not installed here")
+    return installer.Installer("uv", uv)
+
+
+def _imports(python: Path, module: str) -> bool:
+    return (
+        subprocess.run([str(python), "-c", f"import {module}"], capture_output=True).returncode == 0
+    )
+
+
+@pytest.mark.parametrize("name", INSTALLERS)
+def test_a_venv_is_filled_offline_from_a_folder_of_wheels(name, tmp_path):
+    using = _using(name)
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    build_standin_wheel("sgl_kernel", wheels, "sglang-kernel")
+    logged: list[str] = []
+    python = venv.create(tmp_path / "env", sys.executable, using=using, log=logged.append)
+    assert python == venv.python_in(tmp_path / "env") and python.exists()
+    before = describe_env(python)
+    assert not _imports(python, "sgl_kernel")
+    installer.install_offline(
+        python, wheels, ["harness-standin-sgl-kernel==0.0.0"], using=using, log=logged.append
+    )
+    assert _imports(python, "sgl_kernel")
+    after = describe_env(python)
+    assert "harness-standin-sgl-kernel==0.0.0" in after["packages"]
+    assert after["fingerprint"] != before["fingerprint"]  # what is installed is the fingerprint
+    assert after["python"] == ".".join(map(str, sys.version_info[:3]))
+    assert [line.split()[1] for line in logged] == [
+        using.venv_argv(sys.executable, tmp_path / "env")[0],
+        using.install_argv(python, [])[0],
+    ]  # each step said before it ran
+    assert (venv.site_packages(python) / "sgl_kernel" / "__init__.py").is_file()
+
+
+def test_pip_venv_without_pip_has_none_and_with_pip_has_it(tmp_path):
+    bare = venv.create(tmp_path / "bare", sys.executable, using=installer.PIP)
+    assert not _imports(bare, "pip")  # the harness's own pip installs into it
+    full = venv.create(tmp_path / "full", sys.executable, using=installer.PIP, with_pip=True)
+    assert _imports(full, "pip")
+
+
+def test_a_venv_sees_site_folders_layered_under_it(tmp_path):
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    build_standin_wheel("sgl_kernel", wheels, "sglang-kernel")
+    lower = venv.create(tmp_path / "lower", sys.executable, using=installer.PIP)
+    installer.install_offline(lower, wheels, ["harness-standin-sgl-kernel"], using=installer.PIP)
+    upper = venv.create(tmp_path / "upper", sys.executable, using=installer.PIP)
+    assert not _imports(upper, "sgl_kernel")
+    sites = venv.site_dirs(str(lower))
+    assert str(venv.site_packages(lower)) in sites
+    venv.add_site_dirs(upper, sites)
+    assert _imports(upper, "sgl_kernel")  # found in the layered folder, after its own
+    seen = venv.site_dirs(str(upper))
+    assert seen.index(str(venv.site_packages(upper))) < seen.index(str(venv.site_packages(lower)))
+
+
+def test_the_installer_choice_honours_harness_env_installer(monkeypatch):
+    monkeypatch.setenv(installer.INSTALLER_ENV, "pip")
+    assert installer.choose() == installer.PIP and installer.find_uv() is None
+    monkeypatch.delenv(installer.INSTALLER_ENV)
+    found = installer.find_uv()
+    assert installer.choose() == (installer.Installer("uv", found) if found else installer.PIP)
+
+
+def test_a_failing_step_says_which_step_and_keeps_its_output(tmp_path):
+    wheels = tmp_path / "empty"
+    wheels.mkdir()
+    python = venv.create(tmp_path / "env", sys.executable, using=installer.PIP)
+    with pytest.raises(EnvError) as caught:
+        installer.install_offline(python, wheels, ["no-such-dist-xyz"], using=installer.PIP)
+    exc = caught.value
+    assert str(exc).startswith("pip install exited 1: ") and "\n" not in str(exc)
+    assert "No matching distribution found for no-such-dist-xyz" in exc.output
+    assert exc.returncode == 1 and exc.argv[:3] == [sys.executable, "-m", "pip"]
+    assert exc.tail(1) == exc.output.strip().splitlines()[-1]
+
+
+def test_a_step_past_its_time_or_that_cannot_start_is_an_env_error(tmp_path):
+    with pytest.raises(EnvError, match=r"^sleeper: ran past 1s$") as late:
+        run_step([sys.executable, "-c", "import time; time.sleep(30)"], "sleeper", timeout=1)
+    assert late.value.returncode is None
+    with pytest.raises(EnvError, match=r"^missing: ") as absent:
+        run_step([str(tmp_path / "no-such-program")], "missing", timeout=10)
+    assert absent.value.returncode is None
