@@ -4,8 +4,11 @@ with a bare start of the same interpreter (`python -c pass`), so load on the mac
 sides of a pair alike. Printed per row: the median times, min/median/max of the per-pair ratios,
 the modules the row imports beyond the bare start, and the target (issue 42: `harness --help`
 within 2x the bare start; issue 13: the first git call under 250 ms). Printed, never asserted.
+The harness's bytecode is compiled once before the clock starts, as an installed package has it;
+`--as-is` times the runs in the environment as it is (this image sets PYTHONDONTWRITEBYTECODE:
+there, every run of a source checkout compiles the harness modules it imports).
 
-    python bench/startup.py [--runs N]
+    python bench/startup.py [--runs N] [--as-is]
 """
 
 from __future__ import annotations
@@ -15,7 +18,12 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fidelity import bytecode_env  # noqa: E402
 
 FIRST_GIT = (
     "import harness.cli, harness.commands.{verb}; from harness.git import GitRepo; "
@@ -26,23 +34,24 @@ HELP_RATIO = 2.0  # issue 42: `harness --help` within 2x the bare interpreter st
 FIRST_GIT_S = 0.250  # issue 13
 
 
-def once(argv: list[str]) -> float:
+def once(argv: list[str], env: dict[str, str]) -> float:
     start = time.perf_counter()
-    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=False)
     return time.perf_counter() - start
 
 
-def pairs(argv: list[str], runs: int) -> tuple[list[float], list[float]]:
+def pairs(argv: list[str], runs: int, env: dict[str, str]) -> tuple[list[float], list[float]]:
     """``runs`` interleaved (bare, argv) timings, the order flipped every other pair."""
     bare, cmd = [], []
-    once(argv)  # (bytecode written, files in the page cache: no pair pays for that)
+    once(BARE, env)  # (bytecode written, files in the page cache: no pair pays for that)
+    once(argv, env)
     for i in range(runs):
         if i % 2:
-            cmd.append(once(argv))
-            bare.append(once(BARE))
+            cmd.append(once(argv, env))
+            bare.append(once(BARE, env))
         else:
-            bare.append(once(BARE))
-            cmd.append(once(argv))
+            bare.append(once(BARE, env))
+            cmd.append(once(argv, env))
     return bare, cmd
 
 
@@ -63,7 +72,21 @@ def imported(argv: list[str]) -> int:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--runs", type=int, default=7, help="interleaved pairs per row (at least 5)")
-    runs = max(5, ap.parse_args().runs)
+    ap.add_argument(
+        "--as-is", action="store_true", help="no bytecode compiled first: the environment as it is"
+    )
+    opts = ap.parse_args()
+    runs = max(5, opts.runs)
+    with tempfile.TemporaryDirectory(prefix="harness-bench-startup-") as tmp:
+        env = dict(os.environ) if opts.as_is else bytecode_env(Path(tmp))
+        print(
+            "bytecode: "
+            + ("as the environment has it" if opts.as_is else "compiled once, before the runs")
+        )
+        table(runs, env)
+
+
+def table(runs: int, env: dict[str, str]) -> None:
     script = os.path.join(os.path.dirname(sys.executable), "harness")
     rows: list[tuple[str, list[str], str]] = []
     if os.path.exists(script):
@@ -83,7 +106,7 @@ def main() -> None:
         f"{'':28s} {'median':>7s} {'bare':>6s}  {'ratio min/median/max':>20s}  {'+modules':>8s}  target"
     )
     for name, argv, kind in rows:
-        bare, cmd = pairs(argv, runs)
+        bare, cmd = pairs(argv, runs, env)
         ratios = sorted(c / b for b, c in zip(bare, cmd, strict=True))
         med = statistics.median(cmd)
         ratio = statistics.median(ratios)

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import ast
 import json
+import os
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
-from harness import commands
+import pytest
+
+from harness import cli, commands
 
 PROBE = """
 import contextlib, io, json, sys
@@ -34,6 +40,89 @@ def test_help_lists_every_verb_and_imports_none():
     assert sorted(summaries) == commands.names() and all(summaries.values())
     for verb in commands.names():
         assert f"    {verb} " in out["help"]
+
+
+# What `harness --help` and `harness` alone may import beyond a bare start of the same interpreter
+# (issue 42: within 2x its time): the package, the CLI, the verb list and argparse with what it loads
+# to print. The git layer, the process helpers and the libraries they bring load once a verb runs.
+HELP_HARNESS = {"harness", "harness.cli", "harness.commands", "harness.errors"}
+HELP_NEVER = (
+    "harness.git",
+    "harness.infra",
+    "subprocess",
+    "threading",
+    "typing",
+    "dataclasses",
+    "pathlib",
+    "inspect",
+    "pkgutil",
+    "shutil",
+    "tempfile",
+    "yaml",
+    "rich",
+    "git",
+)
+HELP_BUDGET = 16  # modules beyond the bare start: 13 with `-m` on CPython 3.11, 2026-12-06
+
+
+def _imported(*argv: str) -> set[str]:
+    """The modules a fresh interpreter imports running ``argv`` (its ``-X importtime`` lines)."""
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", *argv], capture_output=True, text=True, check=False
+    )
+    rows = (ln.removeprefix("import time:").split("|") for ln in proc.stderr.splitlines())
+    return {r[2].strip() for r in rows if len(r) == 3 and r[0].strip().isdigit()}
+
+
+def _entry_points() -> list[tuple[str, ...]]:
+    script = os.path.join(os.path.dirname(sys.executable), "harness")  # the console script
+    found = [("-m", "harness")]
+    return found + [(script,)] if os.path.exists(script) else found
+
+
+@pytest.mark.parametrize("args", [("--help",), ()], ids=["--help", "no-args"])
+def test_help_imports_no_git_layer_process_helpers_or_heavy_library(args):
+    bare = _imported("-c", "pass")
+    for entry in _entry_points():
+        new = _imported(*entry, *args) - bare
+        assert {m for m in new if m.split(".")[0] == "harness"} == HELP_HARNESS, entry
+        assert not [m for m in new if m.startswith(HELP_NEVER)], (entry, sorted(new))
+        assert len(new) <= HELP_BUDGET, (entry, sorted(new))
+
+
+@pytest.mark.parametrize("columns", [None, "50", "0", "-3", "wide", "200"])
+def test_help_is_as_wide_as_argparse_makes_it(monkeypatch, columns):
+    """argparse asks ``shutil`` for the width; the CLI reads it the same way without importing it."""
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    assert cli._columns() == shutil.get_terminal_size().columns
+
+
+def test_summaries_are_what_the_whole_module_says():
+    """``summaries`` parses each verb's HELP statement only; a parse of the whole module agrees."""
+    whole = {}
+    for name in commands.names():
+        tree = ast.parse((Path(commands.__file__).parent / f"{name}.py").read_text("utf-8"))
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "HELP" for t in node.targets
+            ):
+                whole[name] = str(ast.literal_eval(node.value))
+    assert commands.summaries() == whole
+
+
+def test_a_failing_git_command_is_one_internal_error_line(builder, run_cli):
+    """The CLI names ``GitError`` only once the git layer is loaded; a run that meets one still
+    ends with exit 3 and one line."""
+    builder.commit("one", {"a.py": "x = 1\n"})
+    builder.commit("two", {"a.py": "x = 2\n"})
+    blob = builder.rev("HEAD:a.py")
+    (builder.path / ".git" / "objects" / blob[:2] / blob[2:]).unlink()  # git cannot read it
+    code, _out, err = run_cli("drift", "HEAD~1", "HEAD", "--repo", str(builder.path))
+    assert code == 3 and err.startswith("harness: internal error: git "), err
+    assert len(err.splitlines()) == 1, err
 
 
 def test_a_verb_still_gets_its_own_parser(run_cli):
