@@ -14,6 +14,7 @@ import os
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
 from harness.checks.fidelity.endstate import EndStateJobs, NoEndStates, end_states
@@ -201,8 +202,13 @@ def _check(
     index: HistoryIndex | None = None,
 ) -> Checked[FidelityResult]:
     source_branch, branch_tip = source_branch_at  # as the user named it, and resolved
-    # The follow-up log does not depend on the picks: it runs in the pool while they are resolved.
-    bodies = POOL.submit(source_bodies, repo, index, [source], [fork], grep=GREP)
+    # The follow-up log does not depend on the picks: it runs in the pool while they are resolved,
+    # started once the source history is read (the walks the search waits for go first).
+    greps: list[Future[dict[str, str]]] = []
+
+    def grep_bodies() -> None:
+        greps.append(POOL.submit(source_bodies, repo, index, [source], [fork], grep=GREP))
+
     # End states read blobs and diff them in Python, in a thread, from the moment a pick's sources
     # are known, while this thread waits on git for the other picks' sources, the PR branch, units
     # and follow-ups (none of which reads an end state).
@@ -210,8 +216,12 @@ def _check(
         repo, fork, head, workers.worker, Memo(index, []), workers.start, OFFLOAD_PICKS
     )
     merges, results, store, history, touched, left = compare_picks(
-        repo, base, head, source, mapping, fork, jobs, index, branch_tip
+        repo, base, head, source, mapping, fork, jobs, index, branch_tip, grep_bodies
     )
+    bodies = greps[0]  # compare_picks reads the history first, and calls grep_bodies then
+    # The files a pick lacks at its parent (ls-tree processes) are read beside the follow-ups;
+    # only the section reads them.
+    marked = POOL.submit(_mark_absent, repo, results, Memo(index, []))
     missing = _branch(repo, branch_tip, source, base, results, store)
     complete_units(results, store)
     units, unit_picks = _units(results)
@@ -232,7 +242,7 @@ def _check(
     states = jobs.result()
     for r in results:
         r.end_state = states.get(r.commit.sha, [])
-    _mark_absent(repo, results, Memo(index, []))
+    marked.result()
     section = build_section(
         results,
         merges,

@@ -10,8 +10,8 @@ import functools
 import hashlib
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, cast
 
 from harness.checks.fidelity.changeid import CHANGE_ID_GREP, landed
 from harness.checks.fidelity.compare import FileResult, compare_files, is_release_path, pick_status
@@ -46,7 +46,9 @@ if TYPE_CHECKING:
     from harness.infra.history_index import HistoryIndex
 
 
-POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="harness-fidelity")
+# Threads that mostly wait on git: the follow-up and origin greps, the range's log, the history's
+# paths and the files a pick lacks at its parent can all be in flight at once.
+POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="harness-fidelity")
 
 
 def _name_origins(res: Mapping[str, Resolution], copy_of: Mapping[str, str]) -> None:
@@ -80,6 +82,35 @@ def _resolve_mapping(
     return out
 
 
+def _likely_content_search(
+    mapping: Mapping[str, str | Sequence[str]] | None, commits: Sequence[Commit]
+) -> bool:
+    """Whether some non-merge commit of the range names its source neither by trailer nor PR
+    number: the picks are among them, so a content search is then likely. Not asked with ``--map``
+    (its picks are known only later)."""
+    return not mapping and needs_content_search([c for c in commits if not c.is_merge], {})
+
+
+def _listing(
+    repo: GitRepo,
+    index: HistoryIndex | None,
+    source: str,
+    fork: str,
+    mapping: Mapping[str, str | Sequence[str]] | None,
+    ranged: Future[list[Commit]],
+) -> Future[list[LogEntry] | None]:
+    """The history with its changed paths, read in a thread beside the plain history once the
+    range's commits say a content search is likely (``compare_picks`` uses it only when one is
+    needed), else None."""
+
+    def listed() -> list[LogEntry] | None:
+        if not _likely_content_search(mapping, ranged.result()):
+            return None
+        return _history(repo, index, [source], [fork], paths=True)
+
+    return POOL.submit(listed)
+
+
 def compare_picks(
     repo: GitRepo,
     base: str,
@@ -90,6 +121,7 @@ def compare_picks(
     jobs: EndStateJobs,
     index: HistoryIndex | None = None,
     branch_tip: str | None = None,
+    on_history: Callable[[], object] | None = None,
 ) -> tuple[
     list[Commit],
     list[PickResult],
@@ -99,22 +131,39 @@ def compare_picks(
     Counter[str],
 ]:
     """The picks, their sources and comparisons: the range's picks are ``_range_picks``, the
-    source side ``_Sources``, the search ``_resolve`` and each pick's comparison ``_pick_results``."""
+    source side ``_Sources``, the search ``_resolve`` and each pick's comparison ``_pick_results``.
+    ``on_history``: called once the source history is read (it starts what needs none of it but
+    should not compete with its walk for the cores, e.g. the follow-ups' grep)."""
+    # The range's commits are read in a thread while this one reads the source history.
+    ranged = POOL.submit(range_commits, repo, base, head)
+    listing = _listing(repo, index, source, fork, mapping, ranged)
     # The source history since the fork point on HEAD's own line (``fork``): what SOURCE has beyond
     # it, even where HEAD later merged it back in (earlier picks' sources are then ancestors of HEAD).
     full_history = _history(repo, index, [source], [fork])
+    if on_history is not None:
+        on_history()
     # Picks: the range's non-merge commits of HEAD's own line, whether or not the source branch
     # reaches them (a release merged forward into main); what a merge of main back into the release
     # brought is main's, not picks (lines.py).
+    likely = _likely_content_search(mapping, ranged.result())
+    # PR titles of merges (read below only for a content search) start now, beside the picks.
+    titled = (
+        POOL.submit(source_bodies, repo, index, [source], [fork], merges=True)
+        if likely and any(len(c.parents) > 1 for c in full_history)
+        else None
+    )
     own, picks, merges, left = _range_picks(repo, base, head, source, full_history)
     forced = _resolve_mapping(repo, mapping, picks)
     # When some pick can only be found by content, the history's changed paths are listed by a
-    # second git log that runs in a thread while the named candidates are diffed and confirmed.
-    touched = (
-        POOL.submit(_history, repo, index, [source], [fork], paths=True)
-        if needs_content_search(picks, forced)
-        else None
-    )
+    # second git log, started beside the first one (``_listing``) while the named candidates are
+    # diffed and confirmed.
+    touched: Future[list[LogEntry]] | None = None
+    if needs_content_search(picks, forced):
+        touched = (
+            cast("Future[list[LogEntry]]", listing)
+            if likely
+            else POOL.submit(_history, repo, index, [source], [fork], paths=True)
+        )
     # Sources: the source branch's own commits that are not the picks themselves (a release merged
     # forward brings its commits, and the merge that brought them, into main: no source).
     mine = source_own(full_history, source, release_merges(full_history, own))
@@ -122,11 +171,13 @@ def compare_picks(
     forwarded = brought_by(full_history, source)
     reached = {c.sha: forwarded.get(c.sha, source) for c in full_history if c.sha in own}
     # PR titles of merges: only picks that name no source (no trailer, no number) are matched by title.
-    titles = (
-        source_bodies(repo, index, [source], [fork], merges=True)
-        if touched is not None and any(len(c.parents) > 1 for c in history)
-        else {}
-    )
+    titles: dict[str, str] = {}
+    if touched is not None and any(len(c.parents) > 1 for c in history):
+        titles = (
+            titled.result()
+            if titled is not None
+            else source_bodies(repo, index, [source], [fork], merges=True)
+        )
     facts = HistoryFacts(history)
     side = _Sources(repo, history, source, index, picks, jobs, facts)
     copied = POOL.submit(source_bodies, repo, index, [source], [fork], grep=ORIGIN_GREP)

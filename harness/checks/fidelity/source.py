@@ -242,6 +242,7 @@ class SourceFinder:
         # The picks searched by content (after the named sources): their answers also depend on
         # whether the history's paths and the merges' PR titles were read (check.py's memo).
         self.searched: set[str] = set()
+        self._authors: dict[str, str | None] = {}  # commit -> its author's email, lower-cased
 
     def resolve(self) -> dict[str, Resolution]:
         res: dict[str, Resolution] = {}
@@ -411,12 +412,7 @@ class SourceFinder:
         same_time = self.facts.by_authored.get(c.author_time, [])
         if not same_time:
             return None
-        email = c.author_email.lower()
-        authors = {
-            x.sha: x.author_email.lower()
-            for x in self.repo.commits([x.sha for x in same_time], no_walk=True)
-        }
-        cands = [x for x in same_time if authors.get(x.sha) == email]
+        cands = self._same_author(pick)
         if not cands:
             return None
         subject = strip_numbers(c.subject)
@@ -439,6 +435,33 @@ class SourceFinder:
             f"same author and author date, {why}; shares {sc:.0%} of the changed lines "
             "(of the smaller side)",
         )
+
+    def _same_author(self, pick: str) -> list[LogEntry]:
+        """The source commits with the pick's author date and author (email, any case)."""
+        c = self.pick_of[pick]
+        same_time = self.facts.by_authored.get(c.author_time, [])
+        self._read_authors([x.sha for x in same_time])
+        email = c.author_email.lower()
+        return [x for x in same_time if self._authors.get(x.sha) == email]
+
+    def _read_authors(self, shas: Sequence[str]) -> None:
+        """The author emails of these commits, read in one ``log --no-walk`` where not yet read."""
+        todo = [s for s in dict.fromkeys(shas) if s not in self._authors]
+        if todo:
+            got = {x.sha: x.author_email.lower() for x in self.repo.commits(todo, no_walk=True)}
+            self._authors.update((s, got.get(s)) for s in todo)
+
+    def _prefetch_authored(self, picks: Sequence[str]) -> None:
+        """What ``_by_authored`` reads for these picks, in one process each for all of them (the
+        authors of the commits sharing an author date, the diffs of those by the same author)
+        instead of two per pick."""
+        same = [
+            x.sha
+            for p in picks
+            for x in self.facts.by_authored.get(self.pick_of[p].author_time, [])
+        ]
+        self._read_authors(same)
+        self.store.ensure([x.sha for p in picks for x in self._same_author(p)])
 
     def _touched(self, history: Sequence[str]) -> dict[str, Sequence[str]]:
         """Paths each source commit changes (the log started early in a thread, else one
@@ -589,9 +612,12 @@ class SourceFinder:
             ids.setdefault(patch_id(self.store.changed(sha)), []).append(sha)
         out: dict[str, Resolution] = {}
         rest: list[str] = []
+        exacts = {p: ids.get(patch_id(self.store.full[p].files), []) for p in todo}
+        titles = {p: self._by_title(p) for p in todo if not exacts[p]}
+        self._prefetch_authored([p for p, t in titles.items() if t is None])
         for p in todo:
-            exact = ids.get(patch_id(self.store.full[p].files), [])
-            titled = None if exact else self._by_title(p) or self._by_authored(p)
+            exact = exacts[p]
+            titled = None if exact else titles[p] or self._by_authored(p)
             if exact:
                 out[p] = Resolution([exact[0]], "patch-id", 1.0)
             elif titled is not None:
