@@ -1,2 +1,5 @@
-"""Python environments for running a project's tests: what to install (``spec``), where it is kept
-and how it is built (``build``), and the version a git-metadata build would supply (``version``)."""
+"""Python environments, one room: what to install (``spec``), building it (``build`` on ``venv``,
+``installer`` and ``step``), what an interpreter is (``fingerprint``; ``interpreter``: ``--python``
+as an ``Env``), which tree a module came from (``proof``), and the version a git-metadata build
+would supply (``version``). Used by the tests section, mutation, sweep, selection, probe columns
+and the engines."""
