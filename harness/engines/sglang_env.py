@@ -15,12 +15,13 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from harness.envs import installer, venv
-from harness.envs.step import EnvError
+from harness.envs.step import EnvError, Log
 from harness.errors import HarnessError, UsageError
 from harness.infra import process
 from harness.infra.resources import PROBES_DIR
@@ -29,8 +30,6 @@ from harness.infra.resources import PROBES_DIR
 # point elsewhere (e.g. "torch==2.13.0+cpu --extra-index-url ...") on other machines.
 TORCH_SPEC = os.environ.get("HARNESS_TORCH_SPEC", "torch==2.13.0")
 PIP_TIMEOUT_S = 1800
-
-Log = Callable[[str], None]
 
 _NO_SUCH_VERSION = re.compile(r"No matching distribution found for (\S+)")
 
@@ -48,41 +47,41 @@ def env_python() -> str:
     return os.environ.get("HARNESS_ENGINE_PYTHON") or sys.executable
 
 
-def _engine_error(exc: EnvError) -> HarnessError | UsageError:
+@contextmanager
+def _engine_step() -> Iterator[None]:
     """A failed build step as the engines say it: the index lacking a release is the user's input
     (one line, not pip's version list); anything else shows the step and its output's tail."""
-    missing = _NO_SUCH_VERSION.search(exc.output)
-    if missing:
-        return UsageError(f"{missing.group(1)}: no such release in the package index")
-    if exc.returncode is None:
-        return HarnessError(f"build step failed: {' '.join(exc.argv)}: {exc}")
-    return HarnessError(f"build step failed ({exc.returncode}): {' '.join(exc.argv)}\n{exc.tail()}")
+    try:
+        yield
+    except EnvError as exc:
+        missing = _NO_SUCH_VERSION.search(exc.output)
+        if missing:
+            raise UsageError(f"{missing.group(1)}: no such release in the package index") from None
+        if exc.returncode is None:  # it did not start, or ran past its time
+            raise HarnessError(f"build step failed: {' '.join(exc.argv)}: {exc}") from None
+        raise HarnessError(
+            f"build step failed ({exc.returncode}): {' '.join(exc.argv)}\n{exc.tail()}"
+        ) from None
 
 
 def create_venv(path: Path, log: Log) -> Path:
     """An empty venv (no pip: the harness's pip installs into it) made from ``env_python()``."""
-    try:
+    with _engine_step():
         return venv.create(path, env_python(), using=installer.PIP, log=log, timeout=PIP_TIMEOUT_S)
-    except EnvError as exc:
-        raise _engine_error(exc) from None
 
 
 def pip_install(python: Path, args: list[str], log: Log) -> None:
     """``args`` (pip's install arguments) into the environment of ``python``."""
-    try:
+    with _engine_step():
         installer.install(python, args, using=installer.PIP, log=log, timeout=PIP_TIMEOUT_S)
-    except EnvError as exc:
-        raise _engine_error(exc) from None
 
 
 def pip_install_offline(python: Path, wheels: Path, requirements: list[str], log: Log) -> None:
     """``requirements`` from the wheels in ``wheels`` alone (a bundle): no index, no resolving."""
-    try:
+    with _engine_step():
         installer.install_offline(
             python, wheels, requirements, using=installer.PIP, log=log, timeout=PIP_TIMEOUT_S
         )
-    except EnvError as exc:
-        raise _engine_error(exc) from None
 
 
 def run_probe(
