@@ -83,8 +83,76 @@ def _registered(config: pytest.Config) -> set[str]:
     return names
 
 
-def _file_of(nodeid: str) -> str:
-    return nodeid.split("::", 1)[0]
+_MARK_WALK = ("iter_markers", "iter_markers_with_node", "iter_parents", "listchain", "parent")
+
+
+def _plain_walk(cls: type) -> bool:
+    """Whether items of ``cls`` find their marks as pytest's own ``Node`` does (their own, then each
+    parent's ``own_markers``): then the marks of a parent chain are read once for all its items."""
+    from _pytest.nodes import Node
+
+    return all(getattr(cls, name, None) is getattr(Node, name, None) for name in _MARK_WALK)
+
+
+class _Groups:
+    """Items by what their verdicts and counts depend on: the identity of their marks. Each group's
+    marks are read, named and evaluated once; an item costs a few dictionary look-ups."""
+
+    def __init__(self, compiled: dict[str, Any]) -> None:
+        self.compiled = compiled
+        self.plain: dict[type, bool] = {}
+        self.chains: dict[int, list[Any]] = {}  # id of a collector → its marks and its parents'
+        self.of_key: dict[tuple[int, ...], int] = {}  # ids of an item's marks → group number
+        self.marks: list[list[Any]] = []  # group number → its marks (alive: their ids stay unique)
+        self.verdicts: dict[Any, tuple[str, ...]] = {}  # a set of marks' signature → its lanes
+
+    def _chain(self, node: Any) -> list[Any]:
+        """``node``'s own marks, then its parents' (what ``iter_markers`` walks above an item)."""
+        if node is None:
+            return []
+        got = self.chains.get(id(node))
+        if got is None:
+            got = self.chains[id(node)] = [*node.own_markers, *self._chain(node.parent)]
+        return got
+
+    def of(self, item: Any) -> int:
+        """The group number of ``item``."""
+        cls = type(item)
+        plain = self.plain.get(cls)
+        if plain is None:
+            plain = self.plain[cls] = _plain_walk(cls)
+        if plain:
+            parent = item.parent
+            key = (id(parent), *map(id, item.own_markers))
+            group = self.of_key.get(key)
+            if group is None:
+                marks = [*item.own_markers, *self._chain(parent)]
+                group = self.of_key[key] = len(self.marks)
+                self.marks.append(marks)
+            return group
+        marks = list(item.iter_markers())  # kept in self.marks: the ids in the key stay unique
+        key = (-1, *map(id, marks))
+        group = self.of_key.get(key)
+        if group is None:
+            group = self.of_key[key] = len(self.marks)
+            self.marks.append(marks)
+        return group
+
+    def selected(self, group: int) -> tuple[str, ...]:
+        """The lanes that select the items of ``group`` (each distinct set of marks evaluated once)."""
+        marks = self.marks[group]
+        sig = _signature(marks)
+        selected = self.verdicts.get(sig) if sig is not None else None
+        if selected is None:
+            matcher = _matcher(marks)
+            selected = tuple(
+                name
+                for name, expr in self.compiled.items()
+                if expr is None or expr.evaluate(matcher)
+            )
+            if sig is not None:
+                self.verdicts[sig] = selected
+        return selected
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -105,35 +173,33 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             invalid[name] = str(exc)
 
     registered = _registered(session.config)
+    # One pass over the items counts them by (file, group of identical marks); names, verdicts and
+    # counts are then worked out per group, not per item.
+    groups = _Groups(compiled)
+    tally: dict[tuple[str, int], int] = {}
+    nodes_group: dict[str, int] = {}  # each test of the files asked about → its group
+    wanted = {f.rstrip("/") for f in files}
+    for item in session.items:
+        group = groups.of(item)
+        nodeid = item.nodeid
+        path = nodeid.partition("::")[0]
+        key = (path, group)
+        tally[key] = tally.get(key, 0) + 1
+        if path in wanted:
+            nodes_group[nodeid] = group
+
     counts = {name: 0 for name in compiled}
     per_file: dict[str, dict[str, int]] = {}
     marker_items: dict[str, int] = {}
-    # Items with the same marks get the same verdicts: each distinct set of marks is evaluated once
-    # (most items of a suite carry none, or the same few), not every lane for every item.
-    verdicts: dict[Any, tuple[str, ...]] = {}
-    nodes: dict[str, list[str]] = {}  # the lanes of each test in the files asked about
-    wanted = {f.rstrip("/") for f in files}
-    for item in session.items:
-        marks = list(item.iter_markers())
-        for n in {m.name for m in marks}:
-            marker_items[n] = marker_items.get(n, 0) + 1
-        sig = _signature(marks)
-        selected = verdicts.get(sig) if sig is not None else None
-        if selected is None:
-            matcher = _matcher(marks)
-            selected = tuple(
-                name for name, expr in compiled.items() if expr is None or expr.evaluate(matcher)
-            )
-            if sig is not None:
-                verdicts[sig] = selected
-        path = _file_of(item.nodeid)
+    for (path, group), n in tally.items():
         row = per_file.setdefault(path, {"__all__": 0})
-        row["__all__"] += 1
-        for name in selected:
-            counts[name] += 1
-            row[name] = row.get(name, 0) + 1
-        if path in wanted:
-            nodes[item.nodeid] = list(selected)
+        row["__all__"] += n
+        for name in groups.selected(group):
+            counts[name] += n
+            row[name] = row.get(name, 0) + n
+        for mark_name in {m.name for m in groups.marks[group]}:
+            marker_items[mark_name] = marker_items.get(mark_name, 0) + n
+    nodes = {nodeid: list(groups.selected(g)) for nodeid, g in nodes_group.items()}
 
     def of_interest(path: str) -> dict[str, int]:
         total: dict[str, int] = {}
@@ -159,12 +225,10 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         "files": {f: of_interest(f) for f in files},
         "nodes": nodes,
         "errors": _state["errors"],
-        "registered_markers": sorted(registered),
-        "marker_items": marker_items,
         "unknown_markers_used": {n: marker_items[n] for n in unknown_used},
         "unknown_markers_in_lanes": {k: v for k, v in unknown_in_lanes.items() if v},
     }
     tmp = out_path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(result, fh, sort_keys=True)
+        json.dump(result, fh, sort_keys=True, separators=(",", ":"))
     os.replace(tmp, out_path)

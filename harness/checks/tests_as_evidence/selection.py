@@ -7,10 +7,12 @@ collected once with ``probes/pytest_lanes_plugin.py``; the project's ``addopts``
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,11 +27,12 @@ from harness.checks.tests_as_evidence.pytest_run import (
     run_setup,
     tree_paths,
 )
-from harness.columns.trees import Column
+from harness.columns.trees import Column, Materialized, identify
 from harness.errors import HarnessError, UsageError
 from harness.executors import Executor, Task, TreeSpec
 from harness.executors.local import LocalExecutor
 from harness.git.repo import GitRepo
+from harness.git.tree import export_tree
 from harness.infra import process, workarea
 from harness.infra.cache import Cache, content_key, interpreter_fingerprint, provenance_text
 from harness.infra.progress import phase
@@ -206,17 +209,18 @@ def collection_key(
     timeout: float,
     setup: Sequence[str],
     store: Cache | None = None,
+    fingerprint: str | None = None,
 ) -> str:
     """What one collection depends on: the tree, the lanes, the interpreter with its distributions,
     the arguments and setup, and the plugin and code that read it (``store``: where the
-    interpreter's description may be kept)."""
+    interpreter's description may be kept; ``fingerprint``: that description, already made)."""
     code = code_digests("pytest_lanes_plugin", __file__)
     return content_key(
         "collection",
         tree,
         [(lane.name, lane.expr) for lane in lanes],
         list(files),
-        interpreter_fingerprint(python, store),
+        fingerprint if fingerprint is not None else interpreter_fingerprint(python, store),
         list(args),
         timeout,
         list(setup),
@@ -264,41 +268,53 @@ def collect_refs(
     cache: Cache | None = None,
     executor: Executor | None = None,
 ) -> list[Collection]:
-    """One collection pass per ref not in the cache, each an executor task (``local``: one after another)."""
+    """One collection pass per ref not in the cache, each an executor task (``local``: one after
+    another, in trees written here; ``ray``: each tree packed for its worker)."""
     cache = cache if cache is not None else Cache(namespace="collections")
     executor = executor or LocalExecutor()
-    out: list[Collection | None] = []
-    tasks: list[Task[Collection]] = []
-    slots: list[int] = []
-    for ref in refs:
-        commit = repo.resolve(ref)
-        key = collection_key(
-            repo.resolve(commit, "tree"), lanes, files, python, args, timeout, setup, cache
-        )
-        hit = cache.get(key)
-        if hit is not None:
-            out.append(
-                Collection(**{**hit, "ref": ref, "commit": commit, "key": key, "cached": True})
+    local = executor.name == "local"
+    with contextlib.ExitStack() as written, ThreadPoolExecutor(1) as pool:
+        # The interpreter's description is a child process unless its record is on hand: it runs
+        # while git names each ref's tree and, when it has not answered by then (no record: most
+        # likely a cold run, the collections missing too), while those trees are written.
+        described = pool.submit(interpreter_fingerprint, python, cache)
+        named = [(ref, repo.resolve(ref)) for ref in refs]
+        trees = {commit: repo.resolve(commit, "tree") for _, commit in named}
+        ready: dict[str, Materialized] = {}
+        if local and not wait([described], timeout=_RECORD_GRACE).done:
+            for ref, commit in named:
+                if commit not in ready:
+                    ready[commit] = _written(repo, Column(ref, commit), written)
+        fingerprint = described.result()
+        out: list[Collection | None] = []
+        tasks: list[Task[Collection]] = []
+        slots: list[int] = []
+        for ref, commit in named:
+            key = collection_key(
+                trees[commit], lanes, files, python, args, timeout, setup, cache, fingerprint
             )
-            continue
-        out.append(None)
-        slots.append(len(out) - 1)
-        tasks.append(
-            Task(
-                key,
-                collect_task,
-                TreeSpec(repo, Column(ref, commit), scratch=True),
-                (ref, list(lanes), list(files), python, list(args), timeout, list(setup)),
-                timeout=2 * timeout + 120,
-                label=f"collection at {ref}",
+            hit = cache.get(key)
+            if hit is not None:
+                out.append(
+                    Collection(**{**hit, "ref": ref, "commit": commit, "key": key, "cached": True})
+                )
+                continue
+            out.append(None)
+            slots.append(len(out) - 1)
+            if local and commit not in ready:
+                ready[commit] = _written(repo, Column(ref, commit), written)
+            tasks.append(
+                Task(
+                    key,
+                    collect_task,
+                    TreeSpec(repo, Column(ref, commit), ready=ready.get(commit), scratch=True),
+                    (ref, list(lanes), list(files), python, list(args), timeout, list(setup)),
+                    timeout=2 * timeout + 120,
+                    label=f"collection at {ref}",
+                )
             )
-        )
-    for i, task, res in zip(
-        slots,
-        tasks,
-        executor.run(tasks, jobs=1 if executor.name == "local" else None),
-        strict=False,
-    ):
+        results = executor.run(tasks, jobs=1 if local else None)
+    for i, task, res in zip(slots, tasks, results, strict=False):
         if res.status != "ok" or res.value is None:
             raise HarnessError(f"{task.label}: {res.detail}")
         col = res.value
@@ -314,6 +330,21 @@ def collect_refs(
             )
         out[i] = col
     return [c for c in out if c is not None]
+
+
+# How long the interpreter's description may take before it counts as a child process (a record
+# on hand answers in a few milliseconds; a fresh interpreter takes 0.1 s or more to start).
+_RECORD_GRACE = 0.03
+
+
+def _written(repo: GitRepo, column: Column, stack: contextlib.ExitStack) -> Materialized:
+    """``column`` (a ref, no edits) written into a temporary directory that ``stack`` removes: what
+    ``TreeSpec(scratch=True)`` gives a local task, without the listing of its files (a collection
+    only reads its tree)."""
+    ident = identify(repo, column)
+    path = Path(stack.enter_context(workarea.temp_dir("harness-tree-"))) / "tree"
+    export_tree(repo, ident.commit_sha, path)
+    return Materialized(path, ident.tree_sha, ident.commit_sha, [], ident.key)
 
 
 def collect_task(

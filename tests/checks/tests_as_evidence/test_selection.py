@@ -234,3 +234,146 @@ def test_setup_commands_generate_what_a_build_step_would(builder, run_cli):
     assert code == 0, out
     assert "liveness held" in json.dumps(json.loads(out))
     assert builder.snapshot() == before
+
+
+# Marks from every place pytest takes them: a module's and a class's pytestmark, parametrize ids
+# with their own marks, keyword arguments, a hook adding marks, and an item type of the project's
+# own whose ``iter_markers`` makes a new mark at each call (its items are read one by one).
+MARKS_CONFTEST = """\
+import pytest
+
+class YamlItem(pytest.Item):
+    def runtest(self): pass
+
+    def iter_markers(self, name=None):
+        yield pytest.mark.from_walk.mark
+        yield from super().iter_markers(name)
+
+class YamlFile(pytest.File):
+    def collect(self):
+        for i in range(3):
+            yield YamlItem.from_parent(self, name=f"y{i}")
+
+def pytest_collect_file(parent, file_path):
+    if file_path.suffix == ".yaml":
+        return YamlFile.from_parent(parent, path=file_path)
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.name.endswith("[3]"):
+            item.add_marker("gpu")
+"""
+
+MARKS_TESTS = """\
+import pytest
+
+pytestmark = pytest.mark.module_wide
+
+@pytest.mark.level(n=3)
+def test_level3(): pass
+
+@pytest.mark.level(n=[1, 2])
+def test_level_list(): pass
+
+@pytest.mark.parametrize(
+    "x", [1, 2, pytest.param(3, marks=pytest.mark.slow), pytest.param(4, marks=pytest.mark.level(n=3))]
+)
+def test_param(x): pass
+
+class TestGpu:
+    pytestmark = pytest.mark.gpu
+
+    def test_in(self): pass
+
+    @pytest.mark.slow
+    @pytest.mark.parametrize("y", range(3))
+    def test_in_param(self, y): pass
+"""
+
+MARK_LANES = [
+    Lane("unit", "not slow and not gpu"),
+    Lane("gpu", "gpu"),
+    Lane("slow gpu", "slow and gpu"),
+    Lane("level 3", "level(n=3)"),
+    Lane("level", "level"),
+    Lane("module", "module_wide and not parametrize"),
+    Lane("walk", "from_walk"),
+]
+
+
+def _pytest_m_count(tree, expr: str) -> int:
+    """How many items pytest's own ``-m`` selects in ``tree`` (one plain run per expression)."""
+    import re
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"]
+        + ["-p", "no:randomly", "-m", expr],
+        cwd=tree,
+        capture_output=True,
+        text=True,
+    )
+    found = re.search(r"(\d+)(?:/\d+)? tests? collected", proc.stdout)
+    return int(found.group(1)) if found else 0
+
+
+def test_marks_from_every_place_counted_as_pytest_m_does(builder, tmp_path):
+    builder.commit(
+        "marks",
+        {
+            "pytest.ini": "[pytest]\nmarkers =\n    slow: s\n    gpu: g\n    level(n): l\n",
+            "tests/conftest.py": MARKS_CONFTEST,
+            "tests/test_marks.py": MARKS_TESTS,
+            "tests/data/cases.yaml": "a: 1\n",
+        },
+    )
+    col = collect_ref(
+        GitRepo(builder.path), "HEAD", MARK_LANES, ["tests/test_marks.py", "tests/data/cases.yaml"]
+    )
+    tree = tmp_path / "tree"
+    from harness.git.tree import export_tree
+
+    export_tree(GitRepo(builder.path), "HEAD", tree)
+    assert col.total == 13 and col.errors == []
+    for lane in MARK_LANES:
+        assert col.counts[lane.name] == _pytest_m_count(tree, lane.expr), lane
+    assert col.nodes["tests/test_marks.py::test_param[3]"] == ["(control: all)", "gpu", "slow gpu"]
+    assert col.nodes["tests/test_marks.py::TestGpu::test_in"] == ["(control: all)", "gpu", "module"]
+    assert col.nodes["tests/data/cases.yaml::y0"] == ["(control: all)", "unit", "walk"]
+    assert col.files["tests/data/cases.yaml"] == {
+        "__all__": 3,
+        "(control: all)": 3,
+        "unit": 3,
+        "walk": 3,
+    }
+    assert col.unknown_used == {"from_walk": 3, "module_wide": 10}
+
+
+def test_cold_and_cached_collections_side_by_side(builder, tmp_path):
+    """A ref on record beside refs collected now: the interpreter described again (a child
+    process, so the trees are written meanwhile), the cached one served and the trees removed."""
+    from harness.checks.tests_as_evidence.selection import collect_refs
+    from harness.envs import fingerprint
+    from harness.infra import workarea
+    from harness.infra.cache import Cache
+
+    base = _base(builder)
+    builder.commit(
+        "more gpu", {"tests/test_c.py": "import pytest\n\n@pytest.mark.gpu\ndef test_c(): pass\n"}
+    )
+    repo = GitRepo(builder.path)
+    cache = Cache(tmp_path / "cache", namespace="collections")
+    fingerprint._describe.cache_clear()
+    first = collect_refs(repo, [base], LANES, cache=cache)
+    assert [c.cached for c in first] == [False]
+    fingerprint._describe.cache_clear()
+    (tmp_path / "cache" / "interpreters").rename(tmp_path / "interpreters-gone")
+    cols = collect_refs(repo, [base, "HEAD", "HEAD"], LANES, cache=cache)
+    assert [c.cached for c in cols] == [True, False, False]
+    assert [c.counts["gpu"] for c in cols] == [1, 2, 2]
+    assert cols[0].key == first[0].key and cols[1].key == cols[2].key
+    assert [c.total for c in cols] == [6, 7, 7]
+    assert not list(workarea.run_dir().glob("harness-tree-*"))
+    again = collect_refs(repo, [base, "HEAD"], LANES, cache=cache)
+    assert [c.cached for c in again] == [True, True]
