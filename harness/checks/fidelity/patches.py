@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
@@ -59,6 +59,19 @@ class PatchStore:
             return self.index.diffs(pairs, context=context)
         return diff_many(self.repo, pairs, context=context)
 
+    def adopt(self, shas: Sequence[str], job: Future[list[Patch]]) -> None:
+        """Full diffs of these commits (none a merge), read by ``job`` (``read_early``) before
+        this store was made: ``ensure`` waits for them as for a prefetch."""
+        todo = sorted({s for s in shas if s not in self.full and s not in self._coming})
+        if todo:
+            self.batches += 1
+            kept = _PREFETCH.submit(self._adopt, job)
+            self._coming.update((s, kept) for s in todo)
+
+    def _adopt(self, job: Future[list[Patch]]) -> None:
+        for p in job.result():
+            self.full.setdefault(p.commit, p)
+
     def ensure(self, shas: Sequence[str]) -> None:
         for job in {self._coming[s] for s in shas if s in self._coming}:
             job.result()
@@ -89,6 +102,22 @@ class PatchStore:
 
     def files(self, shas: Sequence[str]) -> list[FilePatch]:
         return [f for s in shas for f in self.full[s].files]
+
+
+def read_early(
+    repo: GitRepo, index: HistoryIndex | None, shas: Callable[[], Sequence[str]]
+) -> Future[list[Patch]]:
+    """The full diffs of commits (none a merge) that ``shas`` names once it can (it is called in
+    the prefetch thread): read while the source history is walked, and handed to the run's store
+    by ``PatchStore.adopt``."""
+
+    def read() -> list[Patch]:
+        pairs: list[tuple[str, str | None]] = [(s, None) for s in shas()]
+        if index is not None:
+            return index.diffs(pairs, context=True)
+        return diff_many(repo, pairs, context=True)
+
+    return _PREFETCH.submit(read)
 
 
 def keys_of(files: Sequence[FilePatch]) -> Counter[tuple[str, bytes]]:

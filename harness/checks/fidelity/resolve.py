@@ -26,7 +26,7 @@ from harness.checks.fidelity.lines import (
 )
 from harness.checks.fidelity.memo import Memo
 from harness.checks.fidelity.merges import brought_by, pr_commits
-from harness.checks.fidelity.patches import PatchStore
+from harness.checks.fidelity.patches import PatchStore, read_early
 from harness.checks.fidelity.pick import PickResult
 from harness.checks.fidelity.release import RELEASE_SUBJECT
 from harness.checks.fidelity.source import (
@@ -79,6 +79,26 @@ def _resolve_mapping(
         if pick not in known:
             raise UsageError(f"--map {pick_ref}: not a non-merge commit of the range")
         out[pick] = [repo.resolve(s) for s in ([src] if isinstance(src, str) else src)]
+    return out
+
+
+EARLY_DIFFS = 1000  # a range with more non-merge commits reads early only its first-parent line's
+
+
+def _likely_picks(commits: Sequence[Commit], head: str) -> list[str]:
+    """The range's commits (``commits``) that are likely picks, whose diffs are read early: its
+    non-merge commits (a merge of the source into the release brings some that are not), or past
+    EARLY_DIFFS of them only those on HEAD's first-parent line."""
+    singles = [c.sha for c in commits if not c.is_merge]
+    if len(singles) <= EARLY_DIFFS:
+        return singles
+    by_sha = {c.sha: c for c in commits}
+    out: list[str] = []
+    at = by_sha.get(head)
+    while at is not None:
+        if not at.is_merge:
+            out.append(at.sha)
+        at = by_sha.get(at.parents[0]) if at.parents else None
     return out
 
 
@@ -137,6 +157,9 @@ def compare_picks(
     # The range's commits are read in a thread while this one reads the source history.
     ranged = POOL.submit(range_commits, repo, base, head)
     listing = _listing(repo, index, source, fork, mapping, ranged)
+    # The picks are among the range's non-merge commits: their full diffs (the first the search
+    # reads) are read while the history is walked.
+    early = read_early(repo, index, lambda: _likely_picks(ranged.result(), head))
     # The source history since the fork point on HEAD's own line (``fork``): what SOURCE has beyond
     # it, even where HEAD later merged it back in (earlier picks' sources are then ancestors of HEAD).
     full_history = _history(repo, index, [source], [fork])
@@ -180,6 +203,7 @@ def compare_picks(
         )
     facts = HistoryFacts(history)
     side = _Sources(repo, history, source, index, picks, jobs, facts)
+    side.store.adopt(_likely_picks(ranged.result(), head), early)
     copied = POOL.submit(source_bodies, repo, index, [source], [fork], grep=ORIGIN_GREP)
     finder = functools.partial(
         SourceFinder, repo, history=history, store=side.store, touched=touched, merge_titles=titles

@@ -241,13 +241,14 @@ def test_git_work_is_batched(scenario, result):
     base, head, source = (repo.resolve(x) for x in (scenario.base, "release", "main"))
     fork = fork_point(repo, base, head)
     # The picks' sources alone (no end states, units or follow-ups): one process per phase,
-    # whatever the count: picks + named candidates; the patch paths of the commits changing a
+    # whatever the count: the range's non-merge commits (the picks, read beside the history
+    # walk); the named candidates; the patch paths of the commits changing a
     # pick's paths (--raw); ± lines of those naming the same paths (patch id) and of the ones named
     # by subject; full diffs of the sources found by patch id (read while the search goes on), then
     # of the rest (here no pick is left for similarity, which would read its candidates' ± lines
     # in one more).
     store = compare_picks(repo, base, head, source, None, fork, NoEndStates(repo, fork, head))[2]
-    assert store.batches == 5
+    assert store.batches == 6
     # Not in the report: with the history index it depends on what earlier runs kept.
     assert not any(c.name == "batched git" for c in section.controls)
     assert all(c.ok is not False for c in section.controls)
