@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.errors import UsageError
+from harness.git.picks import object_ids
 from harness.git.records import log_records
 from harness.git.repo import GitError, GitRepo
 from harness.infra import workarea
@@ -256,18 +257,26 @@ def ls_tree(
 
 def entries_at(repo: GitRepo, wanted: Sequence[tuple[str, str]]) -> dict[tuple[str, str], str]:
     """The object id at ``rev:path`` for many (rev, path) pairs (a blob, or a submodule's commit,
-    which need not be in the repository), one ``ls-tree`` per rev; absent pairs are left out."""
+    which need not be in the repository); absent pairs are left out. Asked of the run's kept
+    ``cat-file --batch-check`` first (``rev:path`` names the tree entry's object); what it does not
+    find (an absent path, a submodule's commit not in the repository, a path it cannot be asked)
+    is listed by one ``ls-tree`` per rev, as before."""
+    pairs = list(dict.fromkeys(wanted))
+    out: dict[tuple[str, str], str] = {}
     by_rev: dict[str, list[str]] = {}
-    for rev, path in wanted:
-        by_rev.setdefault(rev, []).append(path)
+    ids = object_ids(repo, [f"{rev}:{path}" for rev, path in pairs]) if pairs else []
+    for (rev, path), oid in zip(pairs, ids, strict=True):
+        if oid is not None:
+            out[(rev, path)] = oid
+        else:
+            by_rev.setdefault(rev, []).append(path)
     if not by_rev:
-        return {}
+        return out
 
     def listing(rev: str) -> bytes:
         args = ["ls-tree", "-z", "--full-tree", rev, "--"]
         return repo.run(args + [f":(literal){p}" for p in dict.fromkeys(by_rev[rev])])
 
-    out: dict[tuple[str, str], str] = {}
     # The processes mostly start and wait: a few at a time (a release's picks: ~8 ms each).
     with ThreadPoolExecutor(min(4, len(by_rev)), "harness-ls-tree") as pool:
         for rev, text in zip(by_rev, pool.map(listing, by_rev), strict=True):

@@ -11,6 +11,7 @@ from harness.errors import UsageError
 from harness.git.evidence import (
     changed_paths,
     count_merges,
+    entries_at,
     grep_at,
     grep_counts,
     ls_tree,
@@ -118,3 +119,35 @@ def test_works_on_a_bare_repository(forked, tmp_path):
     assert _object_files(Path(bare)) == before
     assert grep_counts(repo, "X", [repo.resolve("side")]) == {repo.resolve("side"): 1}
     assert os.path.isdir(bare)
+
+
+def test_entries_at_matches_ls_tree(builder):
+    """``entries_at`` names the same object as ``ls-tree`` for blobs, trees, links, odd paths, a
+    submodule's commit that is not in the repository, and leaves absent paths out."""
+    builder.commit("one", {"f": "x\n", "d/g": "y\n", "sp ace": "z\n"})
+    os.symlink("f", builder.path / "link")
+    builder.commit("two", {"f": "x2\n"})
+    gitlink = "1" * 40  # a submodule's commit this repository does not hold
+    builder.repo.git.update_index("--add", "--cacheinfo", f"160000,{gitlink},sub")
+    builder.repo.git.commit("-q", "-m", "three")  # (``commit`` would add the work tree again)
+    repo = GitRepo(builder.path)
+    head = builder.rev("HEAD")
+    wanted = [
+        (f"{head}^", "f"),
+        (head, "f"),
+        (head, "d"),
+        (head, "d/g"),
+        (head, "link"),
+        (head, "sp ace"),
+        (head, "sub"),
+        (head, "absent"),
+        (f"{head}^", "sub"),
+        (head, "new\nline"),
+    ]
+    got = entries_at(repo, wanted)
+    for rev, path in wanted:
+        listed = repo.run_text(["ls-tree", "-z", "--full-tree", rev, "--", f":(literal){path}"])
+        want = listed.split("\t")[0].split()[2] if listed else None
+        assert got.get((rev, path)) == want, (rev, path)
+    assert got[(head, "sub")] == gitlink
+    assert (head, "absent") not in got and (f"{head}^", "sub") not in got
