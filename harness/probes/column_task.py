@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from harness.columns.edits import CONTROL_BROKEN, EditProof
+from harness.envs.fingerprint import DESCRIBE
 from harness.errors import UsageError
 from harness.executors.trees import InputFiles, worker_dir
 from harness.infra import process, workarea
-from harness.infra.cache import _DESCRIBE, content_key
+from harness.infra.cache import content_key
 from harness.probes.kinds import CellResult, KindContext, get_kind
 
 
@@ -45,7 +46,7 @@ class ColumnOutcome:
 def runtime_fingerprint(python: str) -> str:
     """The interpreter as a fresh process of it sees itself (version, prefix, distributions): compared
     between driver and worker, where an in-process answer would depend on each process's sys.path."""
-    proc = process.run([python, "-c", _DESCRIBE], capture_output=True, text=True)
+    proc = process.run([python, "-c", DESCRIBE], capture_output=True, text=True)
     return content_key(proc.stdout) if proc.returncode == 0 else f"unusable:{python}"
 
 
