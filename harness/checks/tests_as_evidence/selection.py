@@ -10,9 +10,10 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+import threading
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -140,8 +141,10 @@ def collect_dir(
     commit: str = "",
     tree: str = "",
     setup: Sequence[str] = (),
+    stop: threading.Event | None = None,
 ) -> Collection:
-    """Run ONE ``pytest --collect-only`` in ``tree_dir`` and read every lane's count."""
+    """Run ONE ``pytest --collect-only`` in ``tree_dir`` and read every lane's count (``stop``: a
+    collection started before it is known to be wanted, given up once set: ``_Stopped``)."""
     all_lanes = {
         CONTROL_ALL: f"not {_SENTINEL}",
         CONTROL_NONE: _SENTINEL,
@@ -160,7 +163,11 @@ def collect_dir(
             col.errors.append({"nodeid": "(setup)", "message": problem})
             return col
         try:
-            proc = run_in_tree(argv, tree_dir, env, timeout)
+            proc = (
+                run_in_tree(argv, tree_dir, env, timeout)
+                if stop is None
+                else _run_unless(stop, argv, tree_dir, env, timeout)
+            )
         except process.TimeoutExpired:
             raise UsageError(
                 f"pytest collection at {ref or tree_dir} ran past {timeout:.0f}s"
@@ -198,6 +205,47 @@ def collect_dir(
         if name in given:
             raise UsageError(f"lane {name!r}: invalid marker expression: {why.splitlines()[0]}")
     return col
+
+
+class _Stopped(Exception):
+    """A collection given up before it finished: its result was already on record."""
+
+
+def _run_unless(
+    stop: threading.Event, argv: Sequence[str], tree_dir: Path, env: dict[str, str], timeout: float
+) -> process.CompletedProcess[bytes]:
+    """``run_in_tree`` whose child's group is killed once ``stop`` is set (``_Stopped`` then)."""
+    proc = process.popen(
+        argv,
+        reap_tree=True,
+        cwd=str(tree_dir),
+        env=env,
+        stdout=process.PIPE,
+        stderr=process.PIPE,
+        stdin=process.DEVNULL,
+    )
+    deadline = time.monotonic() + timeout
+    try:
+        with proc:
+            while True:
+                try:
+                    out, err = proc.communicate(timeout=0.05)
+                    break
+                except process.TimeoutExpired:
+                    if stop.is_set() or time.monotonic() > deadline:
+                        process.kill_group(proc)
+                        proc.communicate()
+                        if stop.is_set():
+                            raise _Stopped() from None
+                        raise process.TimeoutExpired(proc.args, timeout) from None
+                except BaseException:
+                    process.kill_group(proc)
+                    raise
+    finally:
+        process.unregister(proc.pid)
+    code = proc.poll()
+    assert code is not None
+    return process.CompletedProcess(proc.args, code, out, err)
 
 
 def collection_key(
@@ -273,68 +321,115 @@ def collect_refs(
     cache = cache if cache is not None else Cache(namespace="collections")
     executor = executor or LocalExecutor()
     local = executor.name == "local"
-    with contextlib.ExitStack() as written, ThreadPoolExecutor(1) as pool:
-        # The interpreter's description is a child process unless its record is on hand: it runs
-        # while git names each ref's tree and, when it has not answered by then (no record: most
-        # likely a cold run, the collections missing too), while those trees are written.
-        described = pool.submit(interpreter_fingerprint, python, cache)
-        named = [(ref, repo.resolve(ref)) for ref in refs]
-        trees = {commit: repo.resolve(commit, "tree") for _, commit in named}
-        ready: dict[str, Materialized] = {}
-        if local and not wait([described], timeout=_RECORD_GRACE).done:
-            for ref, commit in named:
-                if commit not in ready:
-                    ready[commit] = _written(repo, Column(ref, commit), written)
-        fingerprint = described.result()
-        out: list[Collection | None] = []
-        tasks: list[Task[Collection]] = []
-        slots: list[int] = []
-        for ref, commit in named:
-            key = collection_key(
-                trees[commit], lanes, files, python, args, timeout, setup, cache, fingerprint
-            )
-            hit = cache.get(key)
-            if hit is not None:
-                out.append(
-                    Collection(**{**hit, "ref": ref, "commit": commit, "key": key, "cached": True})
+    out: list[Collection | None] = []
+    tasks: list[Task[Collection]] = []
+    slots: list[int] = []
+    with contextlib.ExitStack() as written, ThreadPoolExecutor(2) as pool:
+        stop = threading.Event()  # set on the way out: what was started early and not used ends
+        try:
+            # The interpreter's description is a child process unless its record is on hand: it
+            # runs while git names each ref's tree and, when it has not answered by then (no
+            # record: most likely a cold run, the collections missing too), while those trees are
+            # written and the first one is collected; that collection is given up if its key turns
+            # out to be on record.
+            described = pool.submit(interpreter_fingerprint, python, cache)
+            named = [(ref, repo.resolve(ref)) for ref in refs]
+            trees = {commit: repo.resolve(commit, "tree") for _, commit in named}
+            ready: dict[int, Materialized] = {}  # position in ``named`` → its tree, written
+            early: dict[int, Future[Collection]] = {}
+            if local and named and not wait([described], timeout=_RECORD_GRACE).done:
+                firsts = {commit: i for i, (_, commit) in reversed(list(enumerate(named)))}
+                for i in sorted(firsts.values()):
+                    ready[i] = _written(repo, Column(*named[i]), written)
+                if not setup:  # setup commands run before pytest, and would run to the end
+                    ref, _ = named[0]
+                    early[0] = pool.submit(
+                        _collect_in, ready[0], ref, lanes, files, python, args, timeout, stop
+                    )
+            fingerprint = described.result()
+            for i, (ref, commit) in enumerate(named):
+                key = collection_key(
+                    trees[commit], lanes, files, python, args, timeout, setup, cache, fingerprint
                 )
-                continue
-            out.append(None)
-            slots.append(len(out) - 1)
-            if local and commit not in ready:
-                ready[commit] = _written(repo, Column(ref, commit), written)
-            tasks.append(
-                Task(
-                    key,
-                    collect_task,
-                    TreeSpec(repo, Column(ref, commit), ready=ready.get(commit), scratch=True),
-                    (ref, list(lanes), list(files), python, list(args), timeout, list(setup)),
-                    timeout=2 * timeout + 120,
-                    label=f"collection at {ref}",
+                hit = cache.get(key)
+                if hit is not None:
+                    out.append(
+                        Collection(
+                            **{**hit, "ref": ref, "commit": commit, "key": key, "cached": True}
+                        )
+                    )
+                    continue
+                if i in early:
+                    with phase(f"collect tests at {ref}"):
+                        col = early.pop(i).result()
+                    out.append(_kept(cache, key, col))
+                    continue
+                out.append(None)
+                slots.append(len(out) - 1)
+                if local and i not in ready:
+                    ready[i] = _written(repo, Column(ref, commit), written)
+                tasks.append(
+                    Task(
+                        key,
+                        collect_task,
+                        TreeSpec(repo, Column(ref, commit), ready=ready.get(i), scratch=True),
+                        (ref, list(lanes), list(files), python, list(args), timeout, list(setup)),
+                        timeout=2 * timeout + 120,
+                        label=f"collection at {ref}",
+                    )
                 )
-            )
-        results = executor.run(tasks, jobs=1 if local else None)
+            stop.set()  # a collection started early whose key was on record
+            results = executor.run(tasks, jobs=1 if local else None)
+        finally:
+            stop.set()
     for i, task, res in zip(slots, tasks, results, strict=False):
         if res.status != "ok" or res.value is None:
             raise HarnessError(f"{task.label}: {res.detail}")
-        col = res.value
-        col.key = task.key
-        if col.pytest_version:  # pytest reached the end of collection: a result worth keeping
-            cache.put(
-                task.key,
-                {
-                    k: v
-                    for k, v in asdict(col).items()
-                    if k not in ("ref", "commit", "key", "cached")
-                },
-            )
-        out[i] = col
+        out[i] = _kept(cache, task.key, res.value)
     return [c for c in out if c is not None]
 
 
-# How long the interpreter's description may take before it counts as a child process (a record
-# on hand answers in a few milliseconds; a fresh interpreter takes 0.1 s or more to start).
-_RECORD_GRACE = 0.03
+def _kept(cache: Cache, key: str, col: Collection) -> Collection:
+    """``col`` under ``key``, put in the cache when pytest reached the end of collection."""
+    col.key = key
+    if col.pytest_version:  # a result worth keeping
+        cache.put(
+            key,
+            {k: v for k, v in asdict(col).items() if k not in ("ref", "commit", "key", "cached")},
+        )
+    return col
+
+
+def _collect_in(
+    mat: Materialized,
+    ref: str,
+    lanes: Sequence[Lane],
+    files: Sequence[str],
+    python: str,
+    args: Sequence[str],
+    timeout: float,
+    stop: threading.Event,
+) -> Collection:
+    """The collection of a tree written here, started before its key is known (``stop``)."""
+    return collect_dir(
+        mat.path,
+        lanes,
+        files,
+        python=python,
+        args=args,
+        timeout=timeout,
+        ref=ref,
+        commit=mat.commit_sha,
+        tree=mat.tree_sha,
+        stop=stop,
+    )
+
+
+# How long the interpreter's description may take, after git named the trees, before it counts as a
+# child process: a record on hand answers in a few milliseconds, a fresh interpreter takes 0.1 s or
+# more to start. Guessing wrong costs time, never a result: trees written for nothing are removed,
+# a collection started for nothing is stopped.
+_RECORD_GRACE = 0.01
 
 
 def _written(repo: GitRepo, column: Column, stack: contextlib.ExitStack) -> Materialized:

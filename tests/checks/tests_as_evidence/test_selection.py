@@ -350,9 +350,10 @@ def test_marks_from_every_place_counted_as_pytest_m_does(builder, tmp_path):
     assert col.unknown_used == {"from_walk": 3, "module_wide": 10}
 
 
-def test_cold_and_cached_collections_side_by_side(builder, tmp_path):
+def test_cold_and_cached_collections_side_by_side(builder, tmp_path, capsys):
     """A ref on record beside refs collected now: the interpreter described again (a child
-    process, so the trees are written meanwhile), the cached one served and the trees removed."""
+    process, so meanwhile the trees are written and the first ref's collection starts, to be
+    given up once its key is found on record), the cached one served and the trees removed."""
     from harness.checks.tests_as_evidence.selection import collect_refs
     from harness.envs import fingerprint
     from harness.infra import workarea
@@ -369,11 +370,37 @@ def test_cold_and_cached_collections_side_by_side(builder, tmp_path):
     assert [c.cached for c in first] == [False]
     fingerprint._describe.cache_clear()
     (tmp_path / "cache" / "interpreters").rename(tmp_path / "interpreters-gone")
+    capsys.readouterr()
     cols = collect_refs(repo, [base, "HEAD", "HEAD"], LANES, cache=cache)
     assert [c.cached for c in cols] == [True, False, False]
+    said = capsys.readouterr().err
+    assert f"collect tests at {base}" not in said and said.count("collect tests at HEAD …") == 2
     assert [c.counts["gpu"] for c in cols] == [1, 2, 2]
     assert cols[0].key == first[0].key and cols[1].key == cols[2].key
     assert [c.total for c in cols] == [6, 7, 7]
     assert not list(workarea.run_dir().glob("harness-tree-*"))
     again = collect_refs(repo, [base, "HEAD"], LANES, cache=cache)
     assert [c.cached for c in again] == [True, True]
+
+
+def test_collection_past_its_timeout_is_killed_either_way(builder, tmp_path):
+    """Started before its key is known (the interpreter described by a child process) or after,
+    a collection past its timeout is killed and said to have run past it."""
+    import time
+
+    import pytest
+
+    from harness.envs import fingerprint
+    from harness.errors import UsageError
+    from harness.infra.cache import Cache
+
+    builder.commit("slow", {"tests/conftest.py": "import time\ntime.sleep(60)\n"})
+    repo = GitRepo(builder.path)
+    cache = Cache(tmp_path / "cache", namespace="collections")
+    for fresh in (True, False):
+        if fresh:
+            fingerprint._describe.cache_clear()
+        start = time.monotonic()
+        with pytest.raises(UsageError, match="pytest collection at HEAD ran past 3s"):
+            collect_ref(repo, "HEAD", LANES, timeout=3, cache=cache)
+        assert time.monotonic() - start < 30
