@@ -44,6 +44,12 @@ _SENTINEL = "harness_sentinel_marker_never_set"
 CONTROL_ALL = "(control: all)"
 CONTROL_NONE = "(control: none)"
 
+# How long the interpreter's description may take, after git named the trees, before it counts as a
+# child process: a record on hand answers in a few milliseconds, a fresh interpreter takes 0.1 s or
+# more to start. Guessing wrong costs time, never a result: trees written for nothing are removed,
+# a collection started for nothing is stopped.
+_RECORD_GRACE = 0.01
+
 
 @dataclass(frozen=True)
 class Lane:
@@ -423,13 +429,6 @@ def _collect_in(
         tree=mat.tree_sha,
         stop=stop,
     )
-
-
-# How long the interpreter's description may take, after git named the trees, before it counts as a
-# child process: a record on hand answers in a few milliseconds, a fresh interpreter takes 0.1 s or
-# more to start. Guessing wrong costs time, never a result: trees written for nothing are removed,
-# a collection started for nothing is stopped.
-_RECORD_GRACE = 0.01
 
 
 def _written(repo: GitRepo, column: Column, stack: contextlib.ExitStack) -> Materialized:
