@@ -527,7 +527,12 @@ class HistoryIndex:
         """Keep ``value`` (JSON, ``pack``ed) under the content key of ``parts``."""
         key, path = self._answer_path(parts)
         try:
-            text = json.dumps({"stamp": self.stamp, "key": key, "value": value})
+            # Compact, and no cycle check: ``pack`` made it (~20 % less to encode, write and read).
+            text = json.dumps(
+                {"stamp": self.stamp, "key": key, "value": value},
+                separators=(",", ":"),
+                check_circular=False,
+            )
         except (TypeError, ValueError):
             return  # something JSON does not hold: not kept
         try:
