@@ -105,6 +105,7 @@ class _Groups:
         self.of_key: dict[tuple[int, ...], int] = {}  # ids of an item's marks → group number
         self.marks: list[list[Any]] = []  # group number → its marks (alive: their ids stay unique)
         self.verdicts: dict[Any, tuple[str, ...]] = {}  # a set of marks' signature → its lanes
+        self.lanes: dict[int, tuple[str, ...]] = {}  # group number → its lanes
 
     def _chain(self, node: Any) -> list[Any]:
         """``node``'s own marks, then its parents' (what ``iter_markers`` walks above an item)."""
@@ -140,6 +141,9 @@ class _Groups:
 
     def selected(self, group: int) -> tuple[str, ...]:
         """The lanes that select the items of ``group`` (each distinct set of marks evaluated once)."""
+        known = self.lanes.get(group)
+        if known is not None:
+            return known
         marks = self.marks[group]
         sig = _signature(marks)
         selected = self.verdicts.get(sig) if sig is not None else None
@@ -152,6 +156,7 @@ class _Groups:
             )
             if sig is not None:
                 self.verdicts[sig] = selected
+        self.lanes[group] = selected
         return selected
 
 
