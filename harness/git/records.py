@@ -13,6 +13,7 @@ non-empty items after them are its file list (``--name-only``, ``--raw``).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from itertools import repeat
 from typing import Protocol
 
 # 9999-12-31T23:59:59Z, the last second ``time.gmtime`` shows everywhere
@@ -47,6 +48,17 @@ def records(text: str, fields: int) -> Iterator[tuple[Sequence[str], list[str]]]
     the first item after the fields loses the newline git puts before a file list. A record cut
     short at the end is dropped."""
     items = text.split("\0")
+    k = fields + 1
+    # Every record its fields alone (no file list: each starts k items after the last, an empty
+    # item, and the text ends with git's NUL): read column by column, in C. A record with a file
+    # list puts its first name (never empty) where the next record would start: scanned below.
+    if items[-1] == "" and (len(items) - 1) % k == 0 and not any(items[0:-1:k]):
+        heads = zip(*(items[i:-1:k] for i in range(1, k)), strict=True)
+        return zip(heads, map(list, repeat((), len(items) // k)), strict=True)
+    return _scan(items, fields)
+
+
+def _scan(items: list[str], fields: int) -> Iterator[tuple[Sequence[str], list[str]]]:
     i, n = 0, len(items)
     while i < n:
         if items[i] or i + fields >= n:

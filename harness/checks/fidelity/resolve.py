@@ -293,7 +293,7 @@ class _Sources:
         self, res: Mapping[str, Resolution], reached: Mapping[str, str]
     ) -> list[PickResult]:
         """Each pick compared with its sources; every pick's end states started."""
-        history, store, picks = self.history, self.store, self.picks
+        store, picks = self.store, self.picks
         merged = {s for r in res.values() if r.via == "merge" for s in r.sources}
         inner = self._pr_commits(merged)
         # The PR commits of merge sources are read with them: the follow-ups need their changes.
@@ -302,15 +302,11 @@ class _Sources:
             + [p.sha for p in picks]
             + [c for cs in inner.values() for c in cs]
         )
-        subjects = {c.sha: c.subject for c in history}
+        facts = self.facts  # the history's maps, built once in C
         results = _pick_results(
-            picks, res, store, self.order, reached, inner, subjects, self.compared
+            picks, res, store, self.order, reached, inner, facts.subjects, self.compared
         )
-        _later_copies(
-            results,
-            {c.sha: c.commit_time for c in history},
-            {c.sha: c.author_time for c in history},
-        )
+        _later_copies(results, facts.committed, facts.authored)
         self.jobs.finish(
             [(r.commit.sha, file_paths(r.files), r.resolution.sources) for r in results],
             {p.sha: store.full[p.sha].files for p in picks},

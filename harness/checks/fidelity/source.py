@@ -12,6 +12,7 @@ from __future__ import annotations
 import bisect
 import functools
 import itertools
+import operator
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
@@ -128,6 +129,9 @@ def _within(
     return out
 
 
+_AUTHORED = operator.itemgetter(2)  # a LogEntry's author time
+
+
 class HistoryFacts:
     """What the source search reads of one source history, computed once for every search over
     it (a run may search twice: a new pick in the similarity search makes the others search again)."""
@@ -145,6 +149,11 @@ class HistoryFacts:
         self._history = history
         self._numbered: tuple[set[int], dict[int, list[str]]] = (set(), {})
         self._text: tuple[Sequence[str], tuple[str, list[int]]] | None = None
+
+    @functools.cached_property
+    def authored(self) -> dict[str, int]:
+        """Each commit's author time."""
+        return dict(zip(map(ENTRY_SHA, self._history), map(_AUTHORED, self._history), strict=True))
 
     @functools.cached_property
     def by_authored(self) -> dict[int, list[LogEntry]]:
