@@ -324,6 +324,8 @@ def collect_refs(
 ) -> list[Collection]:
     """One collection pass per ref not in the cache, each an executor task (``local``: one after
     another, in trees written here; ``ray``: each tree packed for its worker)."""
+    if not refs:
+        return []
     cache = cache if cache is not None else Cache(namespace="collections")
     executor = executor or LocalExecutor()
     local = executor.name == "local"
@@ -343,7 +345,7 @@ def collect_refs(
             trees = {commit: repo.resolve(commit, "tree") for _, commit in named}
             ready: dict[int, Materialized] = {}  # position in ``named`` → its tree, written
             early: dict[int, Future[Collection]] = {}
-            if local and named and not wait([described], timeout=_RECORD_GRACE).done:
+            if local and not wait([described], timeout=_RECORD_GRACE).done:
                 firsts = {commit: i for i, (_, commit) in reversed(list(enumerate(named)))}
                 for i in sorted(firsts.values()):
                     ready[i] = _written(repo, Column(*named[i]), written)
