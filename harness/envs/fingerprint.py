@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from harness.infra import process
+from harness.infra.cache import Cache, content_key
 
 
 class Store(Protocol):
@@ -70,14 +71,6 @@ def describe_env(python: Path) -> dict[str, Any]:
     return data
 
 
-# harness/infra/cache.py still re-exports ``interpreter_fingerprint`` for its older importers, so
-# the cache is imported where it is used, never at load: no import loop either way round.
-def _key(*parts: Any) -> str:
-    from harness.infra.cache import content_key
-
-    return content_key(*parts)
-
-
 def _stamp(path: str) -> list[int] | None:
     """What changes when a distribution is added to, removed from or upgraded in a ``sys.path``
     entry: the folder's own mtime (a ``*.dist-info`` entry is created or removed), or a zip's."""
@@ -94,7 +87,7 @@ def _stored_under(python: str) -> str:
     named = python if os.path.sep in python else (shutil.which(python) or python)
     real = os.path.realpath(named)
     env = sorted((k, v) for k, v in os.environ.items() if k.startswith("PYTHON"))
-    return _key("interpreter", os.path.abspath(named), real, _stamp(real), env)
+    return content_key("interpreter", os.path.abspath(named), real, _stamp(real), env)
 
 
 @lru_cache(maxsize=16)
@@ -104,7 +97,7 @@ def _describe(python: str) -> tuple[str, list[str]]:
     if proc.returncode != 0:
         return f"unusable:{python}", []
     *described, paths = proc.stdout.splitlines()
-    return _key("\n".join(described) + "\n"), json.loads(paths)
+    return content_key("\n".join(described) + "\n"), json.loads(paths)
 
 
 def interpreter_fingerprint(python: str, store: Store | None = None) -> str:
@@ -117,8 +110,6 @@ def interpreter_fingerprint(python: str, store: Store | None = None) -> str:
     changed (a warm run then starts no interpreter)."""
     if store is None or not store.enabled:
         return _describe(python)[0]
-    from harness.infra.cache import Cache
-
     records = Cache(store.root.parent, namespace="interpreters")
     key = _stored_under(python)
     hit = records.get(key)

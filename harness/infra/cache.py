@@ -16,10 +16,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-# Moved to harness/envs/fingerprint.py; still importable from here for the callers not yet moved
-# (checks/tests_as_evidence/selection.py, probes/column_task.py).
-from harness.envs.fingerprint import DESCRIBE as _DESCRIBE  # noqa: F401
-from harness.envs.fingerprint import interpreter_fingerprint as interpreter_fingerprint
 from harness.infra.atomic import write_atomic
 from harness.infra.digest import file_stamp, opened, say_mismatch, seal, unwritable
 

@@ -8,7 +8,6 @@ from pathlib import Path
 
 from harness.envs import interpreter
 from harness.envs.fingerprint import interpreter_fingerprint, interpreter_version
-from harness.infra import cache
 from harness.infra.cache import Cache
 
 
@@ -34,7 +33,3 @@ def test_the_version_and_the_fingerprint_are_asked_of_the_interpreter_itself():
     assert interpreter_version(base) == interpreter_version(sys.executable)
     if base != sys.executable:  # another prefix is another interpreter
         assert interpreter_fingerprint(base) != interpreter_fingerprint(sys.executable)
-
-
-def test_the_cache_module_still_answers_for_the_moved_fingerprint():
-    assert cache.interpreter_fingerprint is interpreter_fingerprint

@@ -29,13 +29,14 @@ from harness.checks.tests_as_evidence.pytest_run import (
     tree_paths,
 )
 from harness.columns.trees import Column, Materialized, identify
+from harness.envs.fingerprint import interpreter_fingerprint
 from harness.errors import HarnessError, UsageError
 from harness.executors import Executor, Task, TreeSpec
 from harness.executors.local import LocalExecutor
 from harness.git.repo import GitRepo
 from harness.git.tree import export_tree
 from harness.infra import process, workarea
-from harness.infra.cache import Cache, content_key, interpreter_fingerprint, provenance_text
+from harness.infra.cache import Cache, content_key, provenance_text
 from harness.infra.progress import phase
 from harness.report.model import Cell, Code, Control, Finding, Section, Table
 
