@@ -215,7 +215,7 @@ def _check(
     jobs = EndStateJobs(
         repo, fork, head, workers.worker, Memo(index, []), workers.start, OFFLOAD_PICKS
     )
-    merges, results, store, history, touched, left = compare_picks(
+    merges, results, store, history, touched, left, facts = compare_picks(
         repo, base, head, source, mapping, fork, jobs, index, branch_tip, grep_bodies
     )
     bodies = greps[0]  # compare_picks reads the history first, and calls grep_bodies then
@@ -236,6 +236,7 @@ def _check(
         store,
         touched,
         Memo(index, [source, fork, history_id(history)]),
+        facts.numbered,
     )
     if index is not None:  # nothing more is read from the history: written while end states end
         POOL.submit(index.save)

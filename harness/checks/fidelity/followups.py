@@ -16,9 +16,10 @@ deletes (released changelog fragments) are no evidence, and neither are the line
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -152,9 +153,12 @@ def find_followups(
     store: PatchStore,
     touched: dict[str, Sequence[str]] | None,
     memo: Memo = NO_MEMO,
+    by_numbers: Callable[[set[int]], dict[int, list[str]]] | None = None,
 ) -> list[FollowUp]:
     """``units``: each source PR → its commits (the sources and, for a merge, the PR's commits);
-    ``unit_picks``: the picks carrying it; ``picked``: every commit some pick resolves to.
+    ``unit_picks``: the picks carrying it; ``picked``: every commit some pick resolves to;
+    ``by_numbers``: the commits of ``history`` naming these PR numbers (``HistoryFacts.numbered``
+    of the same history, which keeps what the source search scanned), else scanned here.
 
     What a unit's later history says of it (``_unit_found``) is a function of the unit and the
     source history alone: it is kept in ``memo`` (whose scope names the history) and only then
@@ -169,7 +173,10 @@ def find_followups(
     todo = {u: shas for u, shas in units.items() if u not in found}
     if todo:
         # Picked commits are left out afterwards (below), so that what is kept holds for any range.
-        named, near = _candidates(repo, history, bodies, todo, store, touched, order, entry)
+        numbers = by_numbers or functools.partial(numbered, history)
+        named, near = _candidates(
+            repo, history, bodies, todo, store, touched, order, entry, numbers
+        )
         # Candidates are only searched: their ± lines (no context) are enough.
         store.ensure_lines(
             [c for v in named.values() for c, _ in v] + [c for v in near.values() for c in v]
@@ -224,6 +231,7 @@ def _candidates(
     touched: dict[str, Sequence[str]] | None,
     order: dict[str, int],
     entry: dict[str, LogEntry],
+    by_numbers: Callable[[set[int]], dict[int, list[str]]],
 ) -> tuple[dict[tuple[str, ...], list[tuple[str, str]]], dict[tuple[str, ...], list[str]]]:
     """Per unit: the later commits that name it (with why), and those that only change one of its
     paths, authored up to WINDOW after it (candidates, judged by their lines; a rebased commit
@@ -231,8 +239,8 @@ def _candidates(
     by the unit alone)."""
     # Only commits that name something can name a source: a body the grep kept, a revert, a PR number.
     naming = {c.sha for c in history if c.sha in bodies or c.subject.startswith('Revert "')}
-    by_number = numbered(
-        history, {n for u in units for s in u if s in entry for n in pr_numbers(entry[s].subject)}
+    by_number = by_numbers(
+        {n for u in units for s in u if s in entry for n in pr_numbers(entry[s].subject)}
     )
     named: dict[tuple[str, ...], list[tuple[str, str]]] = {}
     near: dict[tuple[str, ...], list[str]] = {}

@@ -149,6 +149,7 @@ def compare_picks(
     list[LogEntry],
     dict[str, Sequence[str]] | None,
     Counter[str],
+    HistoryFacts,
 ]:
     """The picks, their sources and comparisons: the range's picks are ``_range_picks``, the
     source side ``_Sources``, the search ``_resolve`` and each pick's comparison ``_pick_results``.
@@ -225,7 +226,7 @@ def compare_picks(
     _name_origins(res, copies(repo, history, copied.result()))
     results = side.results(res, reached)
     paths: dict[str, Sequence[str]] | None = facts.paths(touched) if touched is not None else None
-    return merges, results, side.store, history, paths, left
+    return merges, results, side.store, history, paths, left, facts
 
 
 class _Sources:
