@@ -51,7 +51,8 @@ from harness.git.picks import LogEntry, bodies_of, entries, walk
 from harness.git.picks import bodies as log_bodies
 from harness.git.picks import history as log_history
 from harness.infra.atomic import write_atomic
-from harness.infra.digest import opened, say_mismatch, seal, sealed_text, unwritable
+from harness.infra.digest import opened, say_mismatch, seal, unwritable
+from harness.infra.history_code import kept_code_digest
 from harness.infra.history_codec import hook
 from harness.infra.history_packs import merge_packs, packs, read_chunks, valid_table, write_pack
 from harness.infra.history_rows import (
@@ -84,55 +85,6 @@ _PARENT_COL, _AUTHOR_COL, _COMMITTED_COL, _SUBJECT_COL, _PATHS_COL = map(itemget
 _CHECKED_COL = itemgetter(6)
 
 
-def _code_digest(root: Path) -> tuple[str, str | None]:
-    """``cache.code_digest()`` (sha256 over the harness's Python files), served from ``root``
-    while no file's (path, size, mtime, inode) changed: hashing the files costs ~35 ms of a warm
-    run that is otherwise ~150 ms of work. Files changed within the last 2 s are not trusted
-    to their stamp (git's "racy" rule). With the digest, the text of ``code.json`` to keep (None:
-    nothing to keep): written with the index's first write, never by opening it (a run refused
-    for its input writes nothing)."""
-    import time
-
-    from harness.infra.cache import code_digest
-
-    package = Path(__file__).resolve().parent.parent  # the harness package
-    stamps: list[tuple[str, int, int, int]] = []
-    _stamps(str(package), "", stamps)
-    stamps.sort()
-    key = hashlib.sha256(json.dumps([str(package), stamps]).encode("utf-8", "surrogateescape"))
-    record = root / "code.json"
-    try:
-        raw = record.read_bytes()[:4096]
-        kept = json.loads(raw) if opened(raw) else None
-        if (
-            isinstance(kept, dict)
-            and kept.get("key") == key.hexdigest()
-            and isinstance(kept.get("code"), str)
-        ):
-            return kept["code"], None
-        if kept is None and raw:
-            say_mismatch(str(record.relative_to(root.parent)), (len(raw),))
-    except (OSError, ValueError):
-        pass
-    digest = code_digest()
-    if all(time.time_ns() - s[2] > 2_000_000_000 for s in stamps):
-        return digest, sealed_text(json.dumps({"key": key.hexdigest(), "code": digest}))
-    return digest, None
-
-
-def _stamps(top: str, rel: str, out: list[tuple[str, int, int, int]]) -> None:
-    """(path under the package, size, mtime, inode) of each ``*.py`` file below ``top``, as
-    ``rglob("*.py")`` finds them (no descent into a linked folder): one ``scandir`` per folder,
-    no path objects (~0.6 ms against ~3 ms for the package's 220 files)."""
-    with os.scandir(top) as entries:
-        for e in entries:
-            if e.is_dir(follow_symlinks=False):
-                _stamps(e.path, f"{rel}{e.name}/", out)
-            elif e.name.endswith(".py"):
-                st = e.stat()
-                out.append((rel + e.name, st.st_size, st.st_mtime_ns, st.st_ino))
-
-
 def repo_key(repo: GitRepo) -> str:
     """The index folder of a repository: its git folder's real path, hashed."""
     return hashlib.sha256(
@@ -150,7 +102,7 @@ class HistoryIndex:
         self.repo = repo
         self.dir = root / repo_key(repo)
         self.root = root
-        code, self._code_record = _code_digest(root)
+        code, self._code_record = kept_code_digest(root)
         self.stamp = [FORMAT, code, git_version(repo), str(Path(repo.git_dir).resolve())]
         self._lock = threading.RLock()
         self._walk_lock = threading.Lock()
