@@ -23,10 +23,13 @@ def export_tree(repo: GitRepo, rev: str, dest: Path) -> str:
     tree = tree_sha(repo, rev)
     dest.mkdir(parents=True, exist_ok=True)
     data = repo.run(["archive", "--format=tar", tree])
+    # numeric_owner: git archive names every entry root's; as root, extracting chowns to uid 0
+    # either way, and skips a user-database lookup per entry (~0.1 ms each).
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        tar.extractall(dest, filter="tar") if hasattr(tarfile, "data_filter") else tar.extractall(
-            dest
-        )
+        if hasattr(tarfile, "data_filter"):
+            tar.extractall(dest, numeric_owner=True, filter="tar")
+        else:
+            tar.extractall(dest, numeric_owner=True)
     return tree
 
 
