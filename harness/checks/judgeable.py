@@ -4,7 +4,7 @@ a BASE that is not an ancestor of HEAD is allowed but stated once in the report 
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+import threading
 from dataclasses import dataclass
 
 from harness.errors import UsageError
@@ -79,11 +79,26 @@ def judge_range(
             f"shallow repository: history is cut off at {cut[0][:12]} ({len(cut)} boundary "
             f"commit(s) reachable from the refs), so {base}..{head} cannot be judged; {UNSHALLOW}"
         )
-    # Two walks at once (the merge base in a thread): git does both while Python waits.
-    with ThreadPoolExecutor(1, thread_name_prefix="harness-merge-base") as pool:
-        merged = pool.submit(repo.merge_base, base_sha, head_sha)
+    # Two walks at once (the merge base in a thread): git does both while Python waits. A plain
+    # thread, not an executor: concurrent.futures (and logging) cost a warm run ~5 ms to import.
+    merged: list[str | None] = []
+    failed: list[BaseException] = []
+
+    def ask() -> None:
+        try:
+            merged.append(repo.merge_base(base_sha, head_sha))
+        except BaseException as exc:  # (raised again below, in the caller's thread)
+            failed.append(exc)
+
+    asking = threading.Thread(target=ask, name="harness-merge-base")
+    asking.start()
+    try:
         commits, n_picks = count_commits(repo, base_sha, head_sha)
-        merge_base = merged.result()
+    finally:
+        asking.join()
+    if failed:
+        raise failed[0]
+    merge_base = merged[0]
     if merge_base is None:
         raise UsageError(
             f"{base} and {head} share no history (no merge base): {base}..{head} cannot be judged"

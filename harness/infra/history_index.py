@@ -43,10 +43,9 @@ from functools import partial
 from itertools import compress
 from operator import itemgetter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.git import GitError, GitRepo
-from harness.git.patch import Patch, diff_chunks, parse_files
 from harness.git.picks import LogEntry, bodies_of, entries, walk
 from harness.git.picks import bodies as log_bodies
 from harness.git.picks import history as log_history
@@ -66,6 +65,9 @@ from harness.infra.history_rows import (
     shas,
     valid_range,
 )
+
+if TYPE_CHECKING:
+    from harness.git.patch import Patch
 
 FORMAT = "harness.history-index/3"
 MAX_COMMITS = 400_000  # ~100 MiB of JSON with paths at most; a 100k-commit history is ~25 MiB
@@ -423,6 +425,9 @@ class HistoryIndex:
         self, pairs: Sequence[tuple[str, str | None]], *, context: bool = True
     ) -> list[Patch]:
         """``git/patch.diff_many(repo, pairs, context=context)``: the chunks kept, the rest diffed."""
+        # (imported here: git/patch loads concurrent.futures, ~5 ms a run served whole never uses)
+        from harness.git.patch import Patch, diff_chunks, parse_files
+
         kept = self._load_diffs()
         keys = [f"{c}:{a or ''}:{'full' if context else 'U0'}" for c, a in pairs]
         chunks: dict[str, bytes] = {}
