@@ -15,11 +15,28 @@ import re
 from dataclasses import fields, is_dataclass
 from itertools import chain
 from json.encoder import encode_basestring  # the C encoder where CPython has it
+from operator import attrgetter
 from typing import Any
 
 from harness.report.model import Code, Sha
 
-_NAMES: dict[type, tuple[str, ...]] = {}  # a dataclass's field names, looked up once
+
+class _Keys(dict[str, str]):
+    """A key's ``"key": `` prefix, encoded once. Only exact ``str`` keys are kept (no key of
+    another type can then be found equal to one), and at most ``_MAX_KEYS`` of them (a dict keyed
+    by paths or commits would otherwise grow it in a long-lived process)."""
+
+    def __missing__(self, k: str) -> str:
+        prefix = encode_basestring(k) + ": "
+        if type(k) is str and len(self) < _MAX_KEYS:
+            self[k] = prefix
+        return prefix
+
+
+_MAX_KEYS = 4096
+_KEYS = _Keys()
+# A dataclass's rendered fields as (its ``"name": ``, a getter of its value), looked up once.
+_FIELDS: dict[type, tuple[tuple[str, Any], ...]] = {}
 _STEP = "  "
 # A lone surrogate is a byte that was not UTF-8 (``printable`` shows it as \xNN, which JSON writes
 # with its backslash escaped); DEL, C1 controls and bidi overrides as \u escapes.
@@ -67,13 +84,13 @@ def _write(o: Any, out: list[str], nl: str) -> None:
     elif kind is list or kind is tuple:
         _items(o, out, nl)
     elif kind is dict:
-        _pairs(((str(k), v) for k, v in o.items()), bool(o), out, nl)
+        _dict(o, out, nl)
     elif kind is Sha:
         out.append(encode_basestring(o.sha))
     elif kind is Code:
         out.append(encode_basestring(o.text))
-    elif kind in _NAMES:
-        _pairs(((n, getattr(o, n)) for n in _NAMES[kind]), bool(_NAMES[kind]), out, nl)
+    elif kind in _FIELDS:
+        _fields(o, _FIELDS[kind], out, nl)
     else:
         _other(o, out, nl)
 
@@ -85,12 +102,14 @@ def _other(o: Any, out: list[str], nl: str) -> None:
     elif isinstance(o, Code):
         _write(o.text, out, nl)
     elif is_dataclass(o) and not isinstance(o, type):
-        _NAMES[type(o)] = names = tuple(
-            f.name for f in fields(o) if f.metadata.get("rendered", True)
+        _FIELDS[type(o)] = shape = tuple(
+            (_KEYS[f.name], attrgetter(f.name))
+            for f in fields(o)
+            if f.metadata.get("rendered", True)
         )
-        _pairs(((n, getattr(o, n)) for n in names), bool(names), out, nl)
+        _fields(o, shape, out, nl)
     elif isinstance(o, dict):
-        _pairs(((str(k), v) for k, v in o.items()), bool(o), out, nl)
+        _dict(o, out, nl)
     elif isinstance(o, (list, tuple)):
         _items(o, out, nl)
     elif isinstance(o, str):
@@ -131,8 +150,16 @@ def _strings(seq: Any) -> bool:
     return True
 
 
-def _pairs(pairs: Any, any_: bool, out: list[str], nl: str) -> None:
-    _block(((encode_basestring(k) + ": ", v) for k, v in pairs), any_, "{}", out, nl)
+def _dict(o: dict[Any, Any], out: list[str], nl: str) -> None:
+    """An object of the dictionary's items, its keys as ``str(k)``."""
+    keys = _KEYS
+    pairs = ((keys[k] if type(k) is str else keys[str(k)], v) for k, v in o.items())
+    _block(pairs, bool(o), "{}", out, nl)
+
+
+def _fields(o: Any, shape: tuple[tuple[str, Any], ...], out: list[str], nl: str) -> None:
+    """An object of a dataclass's rendered fields."""
+    _block(((prefix, get(o)) for prefix, get in shape), bool(shape), "{}", out, nl)
 
 
 def _block(entries: Any, any_: bool, brackets: str, out: list[str], nl: str) -> None:
