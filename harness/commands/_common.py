@@ -58,7 +58,7 @@ def emit(args: argparse.Namespace, report: Report, head: str | None = None) -> i
     if fmt == "none":
         pass
     elif args.output:
-        write_atomic(args.output, render(report, fmt))
+        write_atomic(args.output, _encoded(report, fmt))
     elif fmt == "term" and sys.stdout.isatty():
         from rich.console import Console
 
@@ -68,3 +68,13 @@ def emit(args: argparse.Namespace, report: Report, head: str | None = None) -> i
     else:
         sys.stdout.write(render(report, fmt))
     return 1 if blocked else 0
+
+
+def _encoded(report: Report, fmt: str) -> str | list[bytes]:
+    """The report as ``--output`` writes it: JSON in UTF-8 pieces (a fidelity report is megabytes:
+    its whole text, and that text encoded, are never held at once), else the rendered text."""
+    if fmt == "json":
+        from harness.report.json import render_utf8
+
+        return render_utf8(report)
+    return render(report, fmt)

@@ -59,6 +59,33 @@ def dumps(obj: Any) -> str:
     return _UNSAFE.sub(_unsafe, "".join(out))
 
 
+def dump_utf8(obj: Any, end: str = "") -> list[bytes]:
+    """``(dumps(obj) + end).encode()`` in pieces: the parts are escaped and encoded a few thousand
+    at a time, so a report of megabytes never holds its whole text (and its parts, and its bytes)
+    at once. A short run pays more for fresh memory than for copies (~3 µs a page on a VM)."""
+    sink = _Sink()
+    _write(obj, sink, "\n")
+    sink.append(end)
+    sink.flush()
+    return sink.pieces
+
+
+class _Sink(list[str]):
+    """Parts written so far; ``flush`` turns them into one piece of UTF-8 (escaping is per
+    character, so any cut between parts gives the same bytes)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pieces: list[bytes] = []
+
+    def flush(self) -> None:
+        self.pieces.append(_UNSAFE.sub(_unsafe, "".join(self)).encode("utf-8"))
+        self.clear()
+
+
+_PIECE = 4096  # parts a piece of ``dump_utf8`` holds, about (~150 kB of text)
+
+
 def _float(x: float) -> str:
     if x != x:
         return "NaN"
@@ -191,4 +218,6 @@ def _block(entries: Any, any_: bool, brackets: str, out: list[str], nl: str) -> 
             out.append(encode_basestring(value.sha))
         else:
             _write(value, out, inner)
+            if len(out) > _PIECE and type(out) is _Sink:
+                out.flush()
     out.append(nl + brackets[1])

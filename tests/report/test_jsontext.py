@@ -9,7 +9,7 @@ import random
 import re
 from dataclasses import dataclass, fields, is_dataclass
 
-from harness.report.jsontext import dumps
+from harness.report.jsontext import dump_utf8, dumps
 from harness.report.model import Code, Finding, Sha, Table
 from harness.report.printable import printable
 
@@ -111,3 +111,16 @@ def test_report_objects_and_escapes():
     assert text == _pipeline(
         {"sections": [finding], "cell": Sha("ab" * 20), "empty": [], "none": {}}
     )
+
+
+def test_utf8_pieces_are_the_text_encoded():
+    """``dump_utf8`` (what ``--output`` writes) gives the bytes of ``dumps`` encoded, its pieces
+    cut anywhere between parts: documents of a few parts and of many pieces."""
+    r = random.Random(7)
+    for _ in range(300):
+        doc = {"x": _value(r), "y": [_value(r), _value(r)]}
+        assert b"".join(dump_utf8(doc, end="\n")) == (dumps(doc) + "\n").encode("utf-8")
+    big = [{"k": _value(r), "rows": [[Code("p\udce9"), 1, None]]} for _ in range(3000)]
+    pieces = dump_utf8(big, end="\n")
+    assert len(pieces) > 1
+    assert b"".join(pieces) == (dumps(big) + "\n").encode("utf-8")
