@@ -417,9 +417,10 @@ def _collect_in(
     python: str,
     args: Sequence[str],
     timeout: float,
-    stop: threading.Event,
+    stop: threading.Event | None = None,
+    setup: Sequence[str] = (),
 ) -> Collection:
-    """The collection of a tree written here, started before its key is known (``stop``)."""
+    """The collection of a materialized tree (``stop``: one started before its key is known)."""
     return collect_dir(
         mat.path,
         lanes,
@@ -430,6 +431,7 @@ def _collect_in(
         ref=ref,
         commit=mat.commit_sha,
         tree=mat.tree_sha,
+        setup=setup,
         stop=stop,
     )
 
@@ -457,18 +459,7 @@ def collect_task(
     """One collection pass as an executor task, in the tree it is given."""
     with tree.open() as mat:
         with phase(f"collect tests at {ref}"):
-            return collect_dir(
-                mat.path,
-                lanes,
-                files,
-                python=python,
-                args=args,
-                timeout=timeout,
-                ref=ref,
-                commit=mat.commit_sha,
-                tree=mat.tree_sha,
-                setup=setup,
-            )
+            return _collect_in(mat, ref, lanes, files, python, args, timeout, setup=setup)
 
 
 # -- report ------------------------------------------------------------------------
