@@ -19,6 +19,13 @@ def head_name(repo: GitRepo, typed: str, limit: int = 20) -> str:
     sha = repo.try_resolve(typed)
     if sha is None:
         return typed
+    # A local branch at the commit wins outright: one cheap question before the --contains walks.
+    out = repo.run_text(
+        ["for-each-ref", "--points-at", sha, "--format=%(refname:short)", "refs/heads"]
+    )
+    at_tip = sorted(n for n in out.splitlines() if n and not n.endswith("/HEAD"))
+    if at_tip:
+        return at_tip[0]
     for kind in ("refs/heads", "refs/remotes"):
         out = repo.run_text(
             ["for-each-ref", "--contains", sha, "--format=%(objectname) %(refname:short)", kind]

@@ -419,3 +419,6 @@ def test_head_name_names_the_branch_of_a_typed_commit(tmp_path: Path) -> None:
     assert head_name(repo, pick[:10]) == "release/1.x"  # one commit after it, not two
     assert head_name(repo, "v1.0") == "v1.0" and head_name(repo, "HEAD") == "HEAD"
     assert head_name(repo, lone) == lone
+    # A remote-tracking branch at the commit loses to a local branch that holds it further down.
+    b.repo.git.update_ref("refs/remotes/origin/fix", pick)
+    assert head_name(repo, pick) == "release/1.x"
