@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from collections.abc import Mapping
 
 from harness.infra.atomic import write_atomic
 from harness.report import FORMATS, render
@@ -47,9 +48,16 @@ def command_line(argv: list[str] | None = None) -> str:
     )
 
 
-def emit(args: argparse.Namespace, report: Report, head: str | None = None) -> int:
+def emit(
+    args: argparse.Namespace,
+    report: Report,
+    head: str | None = None,
+    rendered: Mapping[int, bytes] | None = None,
+) -> int:
     """Render in the chosen format, write it, and return the gate's exit code. ``head``: what the
-    causes' actions call the range's HEAD (default: the report's ``head`` input, its name part)."""
+    causes' actions call the range's HEAD (default: the report's ``head`` input, its name part);
+    ``rendered``: JSON of sections (by ``id``) rendered before (``report.json.section_text``),
+    written as it is by ``--format json``."""
     fmt = getattr(args, "format", "term")
     if head is None:
         head = str(report.inputs.get("head", "HEAD")).split(" @ ")[0]
@@ -58,23 +66,29 @@ def emit(args: argparse.Namespace, report: Report, head: str | None = None) -> i
     if fmt == "none":
         pass
     elif args.output:
-        write_atomic(args.output, _encoded(report, fmt))
+        write_atomic(args.output, _encoded(report, fmt, rendered))
     elif fmt == "term" and sys.stdout.isatty():
         from rich.console import Console
 
         from harness.report import terminal
 
         terminal.render_to(Console(highlight=False), report, full=True)
+    elif fmt == "json" and rendered:
+        from harness.report.json import render_utf8
+
+        sys.stdout.write(b"".join(render_utf8(report, rendered)).decode("utf-8"))
     else:
         sys.stdout.write(render(report, fmt))
     return 1 if blocked else 0
 
 
-def _encoded(report: Report, fmt: str) -> str | list[bytes]:
+def _encoded(
+    report: Report, fmt: str, rendered: Mapping[int, bytes] | None = None
+) -> str | list[bytes]:
     """The report as ``--output`` writes it: JSON in UTF-8 pieces (a fidelity report is megabytes:
     its whole text, and that text encoded, are never held at once), else the rendered text."""
     if fmt == "json":
         from harness.report.json import render_utf8
 
-        return render_utf8(report)
+        return render_utf8(report, rendered)
     return render(report, fmt)

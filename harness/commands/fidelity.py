@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import importlib
 import threading
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from harness.commands._common import add_report_options, check_output_path, command_line, emit
 from harness.commands._grammar import add_range, range_of
@@ -74,7 +75,8 @@ def run(args: argparse.Namespace) -> int:
     index = open_index(repo, enabled=not args.no_cache)
     # An answer the history index keeps for these very commits needs no check module; else the
     # check's modules (~40 ms of imports) load while git answers the range's first questions.
-    kept = _kept(index, repo, base, head, args) if index is not None and not mapping else None
+    parts = _parts(repo, base, head, args) if index is not None and not mapping else None
+    kept = kept_answer(index, parts) if index is not None and parts is not None else None
     loading = None
     if kept is None:
         loading = threading.Thread(
@@ -113,19 +115,34 @@ def run(args: argparse.Namespace) -> int:
     )
     from harness.git.names import head_name as called
 
-    return emit(args, report, head=called(repo, head_name))  # a typed id: its branch
+    # A whole answer's JSON text is kept beside it: a run served the answer writes it as it is.
+    text: bytes | None = None
+    if index is not None and parts is not None and args.format == "json":
+        text = index.kept_text(parts) if kept is not None else None
+        if text is None:
+            from harness.report.json import section_text
+
+            rendering = section_text(section)
+            index.keep_text(parts, rendering)  # (where the answer is kept)
+            text = rendering.encode("utf-8")
+    rendered = {id(section): text} if text is not None else None
+    return emit(args, report, head=called(repo, head_name), rendered=rendered)
 
 
-def _kept(
-    index: HistoryIndex, repo: GitRepo, base: str, head: str, args: argparse.Namespace
-) -> Checked[FidelityResult] | None:
-    """The answer the index keeps for this range, where every ref resolves (else judge_range
+def _parts(repo: GitRepo, base: str, head: str, args: argparse.Namespace) -> tuple[Any, ...] | None:
+    """What the index keeps this range's answer by, where every ref resolves (else judge_range
     says why not)."""
-    from harness.infra.history_answers import fidelity_parts, kept_fidelity
+    from harness.infra.history_answers import fidelity_parts
 
     source = repo.try_resolve(args.source)
     tip = repo.try_resolve(args.source_branch) if args.source_branch else None
     if source is None or (args.source_branch and tip is None):
         return None
-    parts = fidelity_parts(base, head, source, args.source, args.source_branch, tip)
+    return fidelity_parts(base, head, source, args.source, args.source_branch, tip)
+
+
+def kept_answer(index: HistoryIndex, parts: Sequence[Any]) -> Checked[FidelityResult] | None:
+    """The answer the index keeps for ``parts``."""
+    from harness.infra.history_answers import kept_fidelity
+
     return kept_fidelity(index, parts)

@@ -13,8 +13,9 @@ Layout, under ``<cache>/history/<repo key>/`` (the cache folder is private: 0700
   chunk lies (``diffs-<sha1>.pack``: chunks end to end, named by their content; a run appends
   one pack of what it diffed, not a rewrite of every diff) with the chunk's length and sha1,
   checked on every read; ``memo-<kind>.json``: per-pick memos; ``results/<key>.json``: whole
-  answers. Each JSON file names the format, the harness code digest, the git version and the
-  repository it describes (``stamp``) and ends with a digest of every byte before it
+  answers (``<key>.txt``: an answer's JSON rendering, written as it is). Each JSON file names the
+  format, the harness code digest, the git version and the repository it describes (``stamp``)
+  and ends with a digest of every byte before it
   (``harness/infra/digest.py``); a file that fails its digest (cut short, bit rot, an edit: said
   once on stderr), does not parse, whose stamp differs, or whose records have the wrong shape is
   ignored whole and rebuilt, never partly trusted; a chunk whose pack is gone or whose bytes do not
@@ -50,7 +51,7 @@ from harness.git.picks import LogEntry, bodies_of, entries, walk
 from harness.git.picks import bodies as log_bodies
 from harness.git.picks import history as log_history
 from harness.infra.atomic import write_atomic
-from harness.infra.digest import opened, say_mismatch, seal, unwritable
+from harness.infra.digest import TRAILER, opened, say_mismatch, seal, unwritable
 from harness.infra.history_code import kept_code_digest
 from harness.infra.history_codec import hook
 from harness.infra.history_packs import merge_packs, packs, read_chunks, valid_table, write_pack
@@ -498,6 +499,37 @@ class HistoryIndex:
             self.rebuilt.append(f"answer not written: {e.strerror or e}")
             unwritable(self.root.parent, e)
 
+    # The answer's rendering (a function of it): kept raw, the JSON value of "text" in a sealed
+    # object; read back by slicing, never parsed.
+    def _text_head(self, key: str) -> str:
+        return f'{{"stamp":{json.dumps(self.stamp)},"key":{json.dumps(key)},"text":'
+
+    def kept_text(self, parts: Sequence[Any]) -> bytes | None:
+        """The text kept beside the answer for ``parts`` (``keep_text``), UTF-8, or None."""
+        key, _ = self._answer_path(parts)
+        try:
+            with open(self.dir / "results" / f"{key}.txt", "rb") as fh:
+                st, raw = os.fstat(fh.fileno()), fh.read()
+        except OSError:
+            return None
+        if not opened(raw):  # (said once, as for every file of the index)
+            say_mismatch(f"{self.root.name}/{self.dir.name}/results/{key}.txt", _stamp(st))
+            return None
+        head = self._text_head(key).encode()
+        return raw[len(head) : len(raw) - TRAILER] if raw.startswith(head) else None
+
+    def keep_text(self, parts: Sequence[Any], text: str) -> None:
+        """Keep ``text`` (a JSON value) beside the answer kept for ``parts``, where there is one."""
+        key, path = self._answer_path(parts)
+        if not path.is_file():
+            return
+        try:
+            with self._locked():
+                sealed = seal([self._text_head(key), text, "}"])
+                write_atomic(path.with_suffix(".txt"), sealed, prefix=".tmp-", shared=False)
+        except OSError as e:
+            self.rebuilt.append(f"answer text not written: {e.strerror or e}")
+
     def _keep_answer(self, path: Path, text: str) -> None:
         with self._locked():
             (self.dir / "results").mkdir(exist_ok=True, mode=0o700)
@@ -509,6 +541,7 @@ class HistoryIndex:
             )
             for old in kept[MAX_RESULTS:]:
                 old.unlink(missing_ok=True)
+                old.with_suffix(".txt").unlink(missing_ok=True)  # its rendered text (answers)
 
     # -- memos -------------------------------------------------------------------------------
     # Per-pick work kept by the content it is a function of (fidelity's resolutions, a unit's

@@ -2,22 +2,36 @@
 
 from __future__ import annotations
 
-from harness.report.jsontext import dump_utf8, dumps
-from harness.report.model import Report, open_findings
+from collections.abc import Mapping
+
+from harness.report.jsontext import Rendered, dump_utf8, dumps, dumps_at
+from harness.report.model import Report, Section, open_findings
 
 SCHEMA = "harness.report/1"
+SECTION_NL = "\n    "  # a section's depth in the document: an item of the top object's list
 
 
 def render(report: Report) -> str:
     return dumps(_document(report)) + "\n"
 
 
-def render_utf8(report: Report) -> list[bytes]:
-    """``render(report).encode()``, in pieces (what ``--output`` writes: never the whole text)."""
-    return dump_utf8(_document(report), end="\n")
+def render_utf8(report: Report, rendered: Mapping[int, bytes] | None = None) -> list[bytes]:
+    """``render(report).encode()``, in pieces (what ``--output`` writes: never the whole text).
+    ``rendered``: sections (by ``id``) as ``section_text`` gave them earlier, written as given."""
+    return dump_utf8(_document(report, rendered), end="\n")
 
 
-def _document(report: Report) -> dict[str, object]:
+def section_text(section: Section) -> str:
+    """A section's JSON text as this document writes it (given back through ``rendered``)."""
+    return dumps_at(section, SECTION_NL)
+
+
+def _document(report: Report, rendered: Mapping[int, bytes] | None = None) -> dict[str, object]:
+    sections: list[object] = list(report.sections)
+    if rendered:
+        sections = [
+            Rendered(rendered[id(s)], SECTION_NL) if id(s) in rendered else s for s in sections
+        ]
     return {
         "schema": SCHEMA,
         "title": report.title,
@@ -27,6 +41,6 @@ def _document(report: Report) -> dict[str, object]:
         "verdict": report.verdict,
         "open_findings": [f.id for f in open_findings(report)],
         "causes": report.causes,
-        "sections": report.sections,
+        "sections": sections,
         "not_verified": report.all_not_verified(),
     }

@@ -21,6 +21,16 @@ from typing import Any
 from harness.report.model import Code, Sha
 
 
+class Rendered:
+    """An object's JSON text as ``dumps_at(obj, nl)`` wrote it, UTF-8: written in its place as it
+    is (an answer kept whole is not rendered again); re-indented where it sits deeper or higher."""
+
+    __slots__ = ("data", "nl")
+
+    def __init__(self, data: bytes, nl: str) -> None:
+        self.data, self.nl = data, nl
+
+
 class _Keys(dict[str, str]):
     """A key's ``"key": `` prefix, encoded once. Only exact ``str`` keys are kept (no key of
     another type can then be found equal to one), and at most ``_MAX_KEYS`` of them (a dict keyed
@@ -59,6 +69,13 @@ def dumps(obj: Any) -> str:
     return _UNSAFE.sub(_unsafe, "".join(out))
 
 
+def dumps_at(obj: Any, nl: str) -> str:
+    """``dumps(obj)`` as it is written at the depth whose line break and indent is ``nl``."""
+    out: list[str] = []
+    _write(obj, out, nl)
+    return _UNSAFE.sub(_unsafe, "".join(out))
+
+
 def dump_utf8(obj: Any, end: str = "") -> list[bytes]:
     """``(dumps(obj) + end).encode()`` in pieces: the parts are escaped and encoded a few thousand
     at a time, so a report of megabytes never holds its whole text (and its parts, and its bytes)
@@ -79,8 +96,9 @@ class _Sink(list[str]):
         self.pieces: list[bytes] = []
 
     def flush(self) -> None:
-        self.pieces.append(_UNSAFE.sub(_unsafe, "".join(self)).encode("utf-8"))
-        self.clear()
+        if self:
+            self.pieces.append(_UNSAFE.sub(_unsafe, "".join(self)).encode("utf-8"))
+            self.clear()
 
 
 _PIECE = 4096  # parts a piece of ``dump_utf8`` holds, about (~150 kB of text)
@@ -116,10 +134,23 @@ def _write(o: Any, out: list[str], nl: str) -> None:
         out.append(encode_basestring(o.sha))
     elif kind is Code:
         out.append(encode_basestring(o.text))
+    elif kind is Rendered:
+        _rendered(o, out, nl)
     elif kind in _FIELDS:
         _fields(o, _FIELDS[kind], out, nl)
     else:
         _other(o, out, nl)
+
+
+def _rendered(o: Rendered, out: list[str], nl: str) -> None:
+    """Text rendered before (and escaped: escaping it again changes nothing): as a piece of its own
+    where the depth is the same, else re-indented (every line of it starts with its ``nl``)."""
+    if nl == o.nl and type(out) is _Sink:
+        out.flush()
+        out.pieces.append(o.data)
+        return
+    text = o.data.decode("utf-8")
+    out.append(text if nl == o.nl else text.replace(o.nl, nl))
 
 
 def _other(o: Any, out: list[str], nl: str) -> None:

@@ -569,3 +569,58 @@ def test_a_diff_entry_out_of_bounds_rebuilds_the_table(builder, tmp_path, bad):
     again, idx = _run(GitRepo(builder.path), base, root)
     assert again.section == plain.section
     assert idx is not None and "diffs.json: records of the wrong shape" in idx.rebuilt
+
+
+def test_a_kept_answer_is_written_as_its_kept_text_and_a_bad_text_is_rendered_again(
+    builder, tmp_path
+):
+    """``fidelity --format json`` keeps the section's text beside its answer; a run served the
+    answer writes that text, bytes equal to a run without the index. A text that fails its digest,
+    another key's, or one whose answer is gone is not used."""
+    base, _ = _history(builder)
+    env = {**os.environ, "HARNESS_CACHE_DIR": str(tmp_path / "cache")}
+
+    def report(*extra: str) -> bytes:
+        out = tmp_path / "r.json"
+        argv = ["fidelity", f"{base}..release", "--source", "main", "--repo", str(builder.path)]
+        argv += ["--format", "json", "--output", str(out), "--fail-on", "never", *extra]
+        proc = subprocess.run([sys.executable, "-m", "harness", *argv], env=env)
+        assert proc.returncode == 0
+        doc = json.loads(out.read_bytes())
+        doc.pop("command")
+        return json.dumps(doc).encode()
+
+    plain = report("--no-cache")
+    assert report() == plain  # cold: rendered, kept
+    (text,) = (tmp_path / "cache").rglob("results/*.txt")
+    kept = text.read_bytes()
+    assert report() == plain  # warm: the kept text
+    body = kept[: -len('"}') - 64 - len(',"digest":"')]
+    assert b'"title": "Cherry-pick fidelity"' in body
+    # A text edited in place (same length) fails its digest: rendered again, and kept again.
+    text.write_bytes(kept.replace(b'"title": "Cherry-pick', b'"title": "Cherry-PICK', 1))
+    assert report() == plain and text.read_bytes() == kept
+    # An answer whose text is gone: rendered again and kept.
+    text.unlink()
+    assert report() == plain and text.read_bytes() == kept
+
+
+def test_kept_text_round_trips_and_needs_its_answer(builder, tmp_path):
+    base, _ = _history(builder)
+    repo, root = GitRepo(builder.path), tmp_path / "index"
+    idx = HistoryIndex(repo, root)
+    idx.keep_text(["a"], '{"x": 1}')  # no answer kept for ["a"]: nothing written
+    assert idx.kept_text(["a"]) is None
+    idx.keep(["a"], {"v": 1})
+    idx.keep_text(["a"], '{\n    "x": "\u00e9"\n  }')
+    assert idx.kept_text(["a"]) == '{\n    "x": "\u00e9"\n  }'.encode()
+    assert idx.kept_text(["b"]) is None
+    (txt,) = list(root.rglob("results/*.txt"))
+    # Another answer's text (its digest holds, its key is not this one's) is not this answer's.
+    idx.keep(["b"], {"v": 2})
+    txt.with_name(idx._answer_path(["b"])[0] + ".txt").write_bytes(txt.read_bytes())
+    assert idx.kept_text(["b"]) is None
+    raw = txt.read_bytes()
+    assert json.loads(raw)["text"] == {"x": "\u00e9"}  # the file is one sealed JSON object
+    txt.write_bytes(raw[:-3] + b'0"}')  # its digest no longer matches
+    assert idx.kept_text(["a"]) is None

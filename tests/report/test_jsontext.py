@@ -124,3 +124,40 @@ def test_utf8_pieces_are_the_text_encoded():
     pieces = dump_utf8(big, end="\n")
     assert len(pieces) > 1
     assert b"".join(pieces) == (dumps(big) + "\n").encode("utf-8")
+
+
+def test_text_rendered_before_is_written_as_it_is_at_any_depth():
+    """A part rendered earlier (``dumps_at`` at its depth, kept as bytes) gives the bytes of the
+    part rendered in place: in pieces at its own depth, re-indented deeper or higher, in text."""
+    from harness.report.jsontext import Rendered, dumps_at
+
+    r = random.Random(11)
+    for _ in range(200):
+        part = {"k": _value(r), "rows": [[Code("p\udce9 \u202e"), 1, None]], "t": ("a", "b")}
+        doc = {"top": 1, "sections": [part, {"x": _value(r)}]}
+        want = dumps(doc) + "\n"
+        for nl in ("\n    ", "\n", "\n      "):
+            kept = Rendered(dumps_at(part, nl).encode("utf-8"), nl)
+            given = {"top": 1, "sections": [kept, doc["sections"][1]]}
+            assert b"".join(dump_utf8(given, end="\n")) == want.encode("utf-8"), nl
+            assert dumps(given) + "\n" == want, nl
+
+
+def test_a_section_rendered_before_gives_the_same_report_bytes():
+    from harness.report.json import render_utf8, section_text
+    from harness.report.model import Report, Section
+
+    section = Section(
+        "fidelity",
+        "s",
+        findings=[Finding("kind", "P1", "caf\udce9", detail="d")],
+        tables=[Table("t", ["a", "b"], [[Code("x\x7f"), Sha("ab" * 20)]])],
+    )
+    other = Section("other", "o")
+    report = Report("r", "harness x", [other, section], {"head": "h"})
+    plain = b"".join(render_utf8(report))
+    given = render_utf8(report, {id(section): section_text(section).encode("utf-8")})
+    assert b"".join(given) == plain
+    # A text that is not the section's would be written as it is: the id is what selects it.
+    wrong = render_utf8(report, {id(other): section_text(section).encode("utf-8")})
+    assert b"".join(wrong) != plain
