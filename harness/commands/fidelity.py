@@ -12,7 +12,7 @@ from harness.commands._common import add_report_options, check_output_path, comm
 from harness.commands._grammar import add_range, range_of
 from harness.errors import UsageError
 from harness.git import GitRepo
-from harness.report.model import Report
+from harness.report.model import Report, Section
 
 if TYPE_CHECKING:
     from harness.checks.result import Checked, FidelityResult
@@ -76,7 +76,13 @@ def run(args: argparse.Namespace) -> int:
     # An answer the history index keeps for these very commits needs no check module; else the
     # check's modules (~40 ms of imports) load while git answers the range's first questions.
     parts = _parts(repo, base, head, args) if index is not None and not mapping else None
-    kept = kept_answer(index, parts) if index is not None and parts is not None else None
+    # A JSON report of an answer kept whole writes the section's kept text: of the section itself
+    # only what the verdict reads is loaded then.
+    text: bytes | None = None
+    kept: Checked[FidelityResult] | None = None
+    if index is not None and parts is not None:
+        text = index.kept_text(parts) if args.format == "json" else None
+        kept = kept_answer(index, parts, whole=text is None)
     loading = None
     if kept is None:
         loading = threading.Thread(
@@ -115,18 +121,28 @@ def run(args: argparse.Namespace) -> int:
     )
     from harness.git.names import head_name as called
 
-    # A whole answer's JSON text is kept beside it: a run served the answer writes it as it is.
-    text: bytes | None = None
-    if index is not None and parts is not None and args.format == "json":
-        text = index.kept_text(parts) if kept is not None else None
-        if text is None:
-            from harness.report.json import section_text
-
-            rendering = section_text(section)
-            index.keep_text(parts, rendering)  # (where the answer is kept)
-            text = rendering.encode("utf-8")
-    rendered = {id(section): text} if text is not None else None
+    rendered = _rendered(index, parts, args.format, section, text if kept is not None else None)
     return emit(args, report, head=called(repo, head_name), rendered=rendered)
+
+
+def _rendered(
+    index: HistoryIndex | None,
+    parts: Sequence[Any] | None,
+    fmt: str,
+    section: Section,
+    kept_text: bytes | None,
+) -> dict[int, bytes] | None:
+    """The section's JSON text for ``--format json``: the text kept beside a served answer, else
+    rendered now and kept beside the answer (where the index keeps one)."""
+    if index is None or parts is None or fmt != "json":
+        return None
+    if kept_text is None:
+        from harness.report.json import section_text
+
+        rendering = section_text(section)
+        index.keep_text(parts, rendering)
+        kept_text = rendering.encode("utf-8")
+    return {id(section): kept_text}
 
 
 def _parts(repo: GitRepo, base: str, head: str, args: argparse.Namespace) -> tuple[Any, ...] | None:
@@ -141,8 +157,10 @@ def _parts(repo: GitRepo, base: str, head: str, args: argparse.Namespace) -> tup
     return fidelity_parts(base, head, source, args.source, args.source_branch, tip)
 
 
-def kept_answer(index: HistoryIndex, parts: Sequence[Any]) -> Checked[FidelityResult] | None:
-    """The answer the index keeps for ``parts``."""
+def kept_answer(
+    index: HistoryIndex, parts: Sequence[Any], whole: bool
+) -> Checked[FidelityResult] | None:
+    """The answer the index keeps for ``parts`` (not ``whole``: its section's head only)."""
     from harness.infra.history_answers import kept_fidelity
 
-    return kept_fidelity(index, parts)
+    return kept_fidelity(index, parts, whole)

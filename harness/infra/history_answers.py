@@ -4,10 +4,12 @@ Imports no check: a run served whole skips their import."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from harness.infra.history_codec import pack
+from harness.infra.history_codec import pack, unpack
 
 if TYPE_CHECKING:
     from harness.checks.result import Checked, FidelityResult
@@ -37,9 +39,18 @@ def fidelity_parts(
     )
 
 
-def kept_fidelity(index: HistoryIndex, parts: Sequence[Any]) -> Checked[FidelityResult] | None:
+# A section's parts no verdict reads (the rest, with its findings, is its head): kept apart, as
+# JSON text within the answer, and read only when the section is wanted whole.
+_BODY = ("tables", "controls", "details", "data", "judged")
+
+
+def kept_fidelity(
+    index: HistoryIndex, parts: Sequence[Any], whole: bool = True
+) -> Checked[FidelityResult] | None:
     """The fidelity answer kept for ``parts``, checked (a Section, pick and commit lists of
-    strings), or None. Imports no check: a run served whole skips their import."""
+    strings), or None. Imports no check: a run served whole skips their import. Not ``whole``:
+    the section without its tables, controls, details, data and judged items (for a run that
+    writes the section's kept text and reads only its findings and what it did not verify)."""
     from harness.checks.result import Checked, FidelityResult
     from harness.report.model import Section
 
@@ -48,10 +59,22 @@ def kept_fidelity(index: HistoryIndex, parts: Sequence[Any]) -> Checked[Fidelity
     def valid(value: Any) -> bool:
         try:
             section, result = value["section"], FidelityResult.from_json(value["result"])
+            body = value["body"]
         except (TypeError, KeyError, IndexError):
             return False
-        if not isinstance(section, Section) or result is None:
+        if not isinstance(section, Section) or result is None or type(body) is not str:
             return False
+        if whole:
+            try:
+                got = unpack(body)
+            except (ValueError, TypeError, KeyError, RecursionError):
+                return False
+            if not isinstance(got, dict) or sorted(got) != sorted(_BODY):
+                return False
+            if not all(isinstance(got[k], dict if k == "data" else list) for k in _BODY):
+                return False
+            for k in _BODY:
+                setattr(section, k, got[k])
         served.append(Checked(result, section))
         return True
 
@@ -63,8 +86,11 @@ def keep_fidelity(
     index: HistoryIndex, parts: Sequence[Any], checked: Checked[FidelityResult]
 ) -> None:
     """Keep a fidelity answer for ``parts`` (not kept: a section the encoding does not know)."""
+    section = checked.section
     try:
-        section = pack(checked.section)
-    except TypeError:
+        head = pack(replace(section, **{k: type(getattr(section, k))() for k in _BODY}))
+        body = pack({k: getattr(section, k) for k in _BODY})
+        text = json.dumps(body, separators=(",", ":"), check_circular=False)
+    except (TypeError, ValueError):
         return
-    index.keep(parts, {"section": section, "result": checked.result.as_json()})
+    index.keep(parts, {"section": head, "body": text, "result": checked.result.as_json()})

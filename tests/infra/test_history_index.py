@@ -624,3 +624,27 @@ def test_kept_text_round_trips_and_needs_its_answer(builder, tmp_path):
     assert json.loads(raw)["text"] == {"x": "\u00e9"}  # the file is one sealed JSON object
     txt.write_bytes(raw[:-3] + b'0"}')  # its digest no longer matches
     assert idx.kept_text(["a"]) is None
+
+
+def test_an_answer_is_served_whole_or_by_its_head(builder, tmp_path):
+    """The kept answer's section comes back equal to the one built; its head alone (for a run that
+    writes the kept text) has the findings and what was not verified, and none of the body."""
+    from harness.infra.history_answers import fidelity_parts, kept_fidelity
+
+    base, _ = _history(builder)
+    a = (builder.path / "a.py").read_text()  # a pick of #3 that sets another value: a finding
+    builder.commit("Raise a_9 (#3)", {"a.py": a.replace("a_9 = 9\n", "a_9 = 901\n")})
+    repo, root = GitRepo(builder.path), tmp_path / "index"
+    built, _ = _run(repo, base, root)
+    parts = fidelity_parts(
+        repo.resolve(base), repo.resolve("release"), repo.resolve("main"), "main", None, None
+    )
+    whole = kept_fidelity(HistoryIndex(GitRepo(builder.path), root), parts)
+    assert whole is not None and whole.section == built.section and whole.result == built.result
+    assert built.section.tables and built.section.data and built.section.findings
+    head = kept_fidelity(HistoryIndex(GitRepo(builder.path), root), parts, whole=False)
+    assert head is not None and head.result == built.result
+    assert head.section.findings == built.section.findings
+    assert head.section.not_verified == built.section.not_verified
+    assert head.section.summary == built.section.summary
+    assert not head.section.tables and not head.section.data and not head.section.details
