@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.git.records import _scan, log_format, records
+from harness.git.records import _scan, git_time, git_times, log_format, records
 from harness.git.repo import GitRepo
 
 
@@ -26,11 +26,26 @@ def _both(text: str, fields: int) -> tuple[list, list]:
         "\0\0\0",
         "x\0",
         "\0a\0b\0\0c",  # cut short
+        "\0a\0\0\nx\0\0\0d\0\ny\0z\0",  # empty fields beside file lists
+        "\0a\0b\0\n\0y\0",  # a file list's newline alone before its first name
+        "\0a\0b\0\nx\0y",  # a file list, no closing NUL
+        "\0a\0b\0\nx\0\0c",  # a file list, then a record cut short
     ],
 )
 def test_edge_shapes(text):
     fast, scanned = _both(text, 2)
     assert fast == scanned
+    # each record's fields come as the scanning path gives them where there are file lists
+    if any(r for _, r in scanned):
+        assert all(isinstance(h, list) for h, _ in records(text, 2))
+
+
+@pytest.mark.parametrize(
+    "times",
+    [["1700000000", "0", "0012"], ["", "5"], [" 7"], ["253402300800"], ["1\n2", "3"], ["-1"], []],
+)
+def test_times_read_as_one_by_one(times):
+    assert git_times(times) == [git_time(t) or 0 for t in times]
 
 
 def test_real_logs(builder):
