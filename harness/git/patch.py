@@ -5,11 +5,12 @@ from __future__ import annotations
 import functools
 import os
 import re
+import subprocess
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from harness.git.repo import EMPTY_TREE, GitError, GitRepo
+from harness.git.repo import EMPTY_TREE, GitError, GitRepo, capture_file, read_file
 
 _HEADER = b"\x00@@harness@@ "
 
@@ -129,13 +130,18 @@ def _run_split(repo: GitRepo, args: list[str], lines: list[str]) -> list[bytes]:
     n = _WORKERS if len(lines) >= _SPLIT_MIN else 1
     size = -(-len(lines) // n)
     shares = [lines[i : i + size] for i in range(0, len(lines), size)]
-    procs = [repo.popen(args) for _ in shares]
+    files: list[int] = []
+    procs: list[subprocess.Popen[bytes]] = []
 
     def feed(k: int) -> tuple[bytes, bytes]:
-        return procs[k].communicate("\n".join(shares[k]).encode() + b"\n")
+        _, err = procs[k].communicate("\n".join(shares[k]).encode() + b"\n")
+        return read_file(files[k]), err
 
-    pool = ThreadPoolExecutor(len(procs), "harness-diff") if len(procs) > 1 else None
+    pool = ThreadPoolExecutor(len(shares), "harness-diff") if len(shares) > 1 else None
     try:
+        for _ in shares:  # each writes to a file, read once it exits (``capture_file``)
+            files.append(capture_file())
+            procs.append(repo.popen(args, stdout=files[-1]))
         results = list(pool.map(feed, range(len(procs)))) if pool else [feed(0)]
     finally:  # interrupted: stop git first, so the feeding threads return at once
         for proc in procs:
@@ -144,6 +150,8 @@ def _run_split(repo: GitRepo, args: list[str], lines: list[str]) -> list[bytes]:
                 proc.wait()
         if pool is not None:
             pool.shutdown()
+        for fd in files:
+            os.close(fd)
     for proc, (_, err) in zip(procs, results, strict=True):
         if proc.returncode != 0:
             raise GitError(args, proc.returncode, err.decode("utf-8", "replace"))

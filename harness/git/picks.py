@@ -60,13 +60,12 @@ def paths_per_commit(
         "--root",
         log_format("%H"),
     ]
-    proc = repo.popen(args)
     against = against or {}
-    out, err = proc.communicate(
-        "".join(f"{s} {against[s]}\n" if s in against else s + "\n" for s in shas).encode()
+    code, out, err = repo.feed(
+        args, "".join(f"{s} {against[s]}\n" if s in against else s + "\n" for s in shas).encode()
     )
-    if proc.returncode != 0:
-        raise GitError(args, proc.returncode, err.decode("utf-8", "replace"))
+    if code != 0:
+        raise GitError(args, code, err.decode("utf-8", "replace"))
     return {sha: names for (sha,), names in records(out.decode("utf-8", "surrogateescape"), 1)}
 
 
@@ -77,10 +76,9 @@ def patch_paths(repo: GitRepo, shas: Sequence[str]) -> dict[str, frozenset[str]]
     if not shas:
         return {}
     args = ["diff-tree", "--stdin", "-r", "-z", "--raw", "-M", "--always", "--root"]
-    proc = repo.popen([*args, log_format("%H")])
-    out, err = proc.communicate("".join(s + "\n" for s in shas).encode())
-    if proc.returncode != 0:
-        raise GitError(args, proc.returncode, err.decode("utf-8", "replace"))
+    code, out, err = repo.feed([*args, log_format("%H")], "".join(s + "\n" for s in shas).encode())
+    if code != 0:
+        raise GitError(args, code, err.decode("utf-8", "replace"))
     result: dict[str, frozenset[str]] = {}
     for (sha,), fields in records(out.decode("utf-8", "surrogateescape"), 1):
         named: set[str] = set()

@@ -241,29 +241,53 @@ class GitRepo:
         check: bool = True,
         env: dict[str, str] | None = None,
     ) -> bytes:
-        """Run one git command and return its stdout as bytes."""
-        proc = subprocess.run(
-            self._argv(args),
-            input=input,
-            capture_output=True,
-            env=self._env(env),
-            cwd=str(self.git_dir),
-        )
+        """Run one git command and return its stdout as bytes (written to a file, read once git
+        exits: ``capture_file``)."""
+        out = capture_file()
+        try:
+            proc = subprocess.run(
+                self._argv(args),
+                input=input,
+                stdout=out,
+                stderr=subprocess.PIPE,
+                env=self._env(env),
+                cwd=str(self.git_dir),
+            )
+            stdout = read_file(out)
+        finally:
+            os.close(out)
         if check and proc.returncode != 0:
             raise GitError(list(args), proc.returncode, proc.stderr.decode("utf-8", "replace"))
-        return proc.stdout
+        return stdout
 
     def run_text(self, args: Sequence[str], **kw: object) -> str:
         return self.run(args, **kw).decode("utf-8", "surrogateescape")  # type: ignore[arg-type]
 
+    def feed(self, args: Sequence[str], input: bytes) -> tuple[int, bytes, bytes]:
+        """Run one ``--stdin`` git command fed ``input``: its exit status, stdout (through a
+        ``capture_file``) and stderr."""
+        out = capture_file()
+        try:
+            proc = self.popen(args, stdout=out)
+            try:
+                _, err = proc.communicate(input)
+            finally:  # interrupted: stop git
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+            return proc.returncode, read_file(out), err
+        finally:
+            os.close(out)
+
     def popen(
-        self, args: Sequence[str], env: dict[str, str] | None = None
+        self, args: Sequence[str], env: dict[str, str] | None = None, *, stdout: int | None = None
     ) -> subprocess.Popen[bytes]:
-        """Start a long-lived git process (``--stdin`` batch modes)."""
+        """Start a long-lived git process (``--stdin`` batch modes); ``stdout``: a file for its
+        output (``capture_file``) instead of a pipe."""
         return subprocess.Popen(
             self._argv(args),
             stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
+            stdout=subprocess.PIPE if stdout is None else stdout,
             stderr=subprocess.PIPE,
             env=self._env(env),
             cwd=str(self.git_dir),
@@ -655,6 +679,33 @@ def _end(proc: subprocess.Popen[bytes]) -> None:
     for pipe in (proc.stdout, proc.stderr):
         if pipe is not None:
             pipe.close()
+
+
+def capture_file() -> int:
+    """A file (descriptor) for a git process's stdout, read back by ``read_file`` once it exits.
+    A pipe wakes this process for every few KiB git writes while it runs (a 3 MB log of a
+    20k-commit history: ~0.1 CPU-s of Python against ~0.01 for the file); unnamed, in memory
+    where the platform has it."""
+    if hasattr(os, "memfd_create"):
+        return os.memfd_create("harness-git", os.MFD_CLOEXEC)
+    import tempfile
+
+    fd, path = tempfile.mkstemp(prefix="harness-git-")
+    os.unlink(path)
+    return fd
+
+
+def read_file(fd: int) -> bytes:
+    """Everything written to ``fd`` (a ``capture_file``), from its start."""
+    size, at = os.fstat(fd).st_size, 0
+    parts: list[bytes] = []
+    os.lseek(fd, 0, os.SEEK_SET)
+    while True:
+        part = os.read(fd, max(size - at, 1 << 16))
+        if not part:
+            return b"".join(parts)
+        parts.append(part)
+        at += len(part)
 
 
 def run_git(

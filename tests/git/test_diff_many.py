@@ -18,7 +18,7 @@ def test_a_split_batch_keeps_input_order_and_content(builder, monkeypatch) -> No
     monkeypatch.setattr(patch, "_WORKERS", 3)
     started: list[int] = []
     popen = repo.popen
-    monkeypatch.setattr(repo, "popen", lambda args: started.append(1) or popen(args))
+    monkeypatch.setattr(repo, "popen", lambda args, **kw: started.append(1) or popen(args, **kw))
     split = diff_many(repo, asked)
     assert len(started) == 3  # the batch was split
     one_by_one = [diff_many(repo, [pair])[0] for pair in asked]
