@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from functools import partial
-from itertools import repeat
 from operator import itemgetter
 from typing import NamedTuple
 
-from harness.git.records import git_times, log_columns, log_format, log_records, records
+from harness.git.records import git_time, log_format, log_records, records
 from harness.git.repo import GitError, GitRepo
 
 
@@ -123,8 +121,8 @@ def history(
     """Commits of ``include ^exclude``, oldest first, in one ``git log`` (with ``--name-only`` if ``paths``)."""
     # git's own order, newest first, turned here: ``--reverse`` makes git hold the whole walk
     # before it writes (a 20k-commit listing of paths: ~15 % more of git's time).
-    cols, names = log_columns(repo, _FIELDS, _path_options(paths), include=include, exclude=exclude)
-    return _entries([c[::-1] for c in cols], names[::-1], paths)
+    rows = log_records(repo, _FIELDS, _path_options(paths), include=include, exclude=exclude)
+    return _entries(rows, paths)[::-1]
 
 
 def entries(repo: GitRepo, shas: Sequence[str], *, paths: bool = False) -> list[LogEntry]:
@@ -132,7 +130,7 @@ def entries(repo: GitRepo, shas: Sequence[str], *, paths: bool = False) -> list[
     fed on stdin: what the history index lacks."""
     if not shas:
         return []
-    return _entries(*log_columns(repo, _FIELDS, _path_options(paths), shas=shas), paths)
+    return _entries(log_records(repo, _FIELDS, _path_options(paths), shas=shas), paths)
 
 
 def walk(repo: GitRepo, include: Sequence[str], exclude: Sequence[str] = ()) -> list[str]:
@@ -148,18 +146,18 @@ def _path_options(paths: bool) -> list[str]:
     return ["--name-only", "--no-renames", "--diff-merges=first-parent"] if paths else []
 
 
-def _entries(cols: Sequence[Sequence[str]], names: list[list[str]], paths: bool) -> list[LogEntry]:
-    """LogEntries of ``_FIELDS``' columns and each record's names, built column by column in C."""
-    shas, parents, authored, committed, subjects = cols
-    columns = (
-        shas,
-        map(tuple, map(str.split, parents)),
-        git_times(authored),
-        subjects,
-        map(tuple, names) if paths else repeat(None, len(shas)),
-        git_times(committed),
-    )
-    return list(map(partial(tuple.__new__, LogEntry), zip(*columns, strict=True)))
+def _entries(rows: Iterable[tuple[Sequence[str], list[str]]], paths: bool) -> list[LogEntry]:
+    return [
+        LogEntry(
+            sha,
+            tuple(parents.split()),
+            git_time(at) or 0,
+            subject,
+            tuple(names) if paths else None,
+            git_time(ct) or 0,
+        )
+        for (sha, parents, at, ct, subject), names in rows
+    ]
 
 
 def bodies(

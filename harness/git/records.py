@@ -12,8 +12,6 @@ non-empty items after them are its file list (``--name-only``, ``--raw``).
 
 from __future__ import annotations
 
-import functools
-import re
 from collections.abc import Iterator, Sequence
 from itertools import repeat
 from typing import Protocol
@@ -49,66 +47,15 @@ def records(text: str, fields: int) -> Iterator[tuple[Sequence[str], list[str]]]
     """(the fields, the items after them) of each record of ``text`` (the output decoded whole);
     the first item after the fields loses the newline git puts before a file list. A record cut
     short at the end is dropped."""
-    got = columns(text, fields)
-    if got is None:
-        return _scan(text.split("\0"), fields)
-    heads, rests = got
-    rows = zip(*heads, strict=True)
-    if isinstance(heads[0], tuple):  # file lists: each record's fields a list, as scanned
-        return zip(map(list, rows), rests, strict=True)
-    return zip(rows, rests, strict=True)
-
-
-def columns(text: str, fields: int) -> tuple[list[Sequence[str]], list[list[str]]] | None:
-    """``records`` of ``text`` column by column (each field's column, then each record's items
-    after its fields), read in C, where every record of ``text`` is whole; else None."""
     items = text.split("\0")
     k = fields + 1
-    n = len(items) // k
     # Every record its fields alone (no file list: each starts k items after the last, an empty
-    # item, and the text ends with git's NUL): split column by column.
+    # item, and the text ends with git's NUL): read column by column, in C. A record with a file
+    # list puts its first name (never empty) where the next record would start: scanned below.
     if items[-1] == "" and (len(items) - 1) % k == 0 and not any(items[0:-1:k]):
-        return [items[i:-1:k] for i in range(1, k)], list(map(list, repeat((), n)))
-    del items
-    # A record with a file list puts its first name (never empty) where the next record would
-    # start: every record matched at once, the text checked to be those records end to end.
-    rows: list[tuple[str, ...]] = _record(fields).findall(text)
-    cols: list[Sequence[str]] = list(zip(*rows, strict=True)) if rows else [()] * k
-    if len(rows) * k + sum(sum(map(len, c)) for c in cols) != len(text):
-        return None  # not records end to end (a record cut short): scanned item by item
-    return cols[:fields], list(map(_names, cols[fields]))
-
-
-@functools.cache
-def _record(fields: int) -> re.Pattern[str]:
-    """One whole record: its empty first item, ``fields`` fields, the non-empty items after them
-    (each with the NUL before it) and the NUL ending the last."""
-    return re.compile("\0([^\0]*)" * fields + "((?:\0[^\0]+)*)\0")
-
-
-def _names(tail: str) -> list[str]:
-    """The items after a record's fields (``\0``-led), the newline before a file list dropped."""
-    if not tail:
-        return []
-    rest = tail[1:].split("\0")
-    if rest[0].startswith("\n"):
-        rest[0] = rest[0][1:]
-        if not rest[0]:
-            rest.pop(0)
-    return rest
-
-
-_TIMES = re.compile(r"[0-9]{1,12}(?:\n[0-9]{1,12})*")
-
-
-def git_times(texts: Sequence[str]) -> list[int]:
-    """``git_time(t) or 0`` of each of ``texts``, in C where every one is plain digits."""
-    joined = "\n".join(texts)
-    if texts and _TIMES.fullmatch(joined) and joined.count("\n") == len(texts) - 1:
-        values = list(map(int, texts))
-        if max(values) <= LAST_TIME:
-            return values
-    return [git_time(t) or 0 for t in texts]
+        heads = zip(*(items[i:-1:k] for i in range(1, k)), strict=True)
+        return zip(heads, map(list, repeat((), len(items) // k)), strict=True)
+    return _scan(items, fields)
 
 
 def _scan(items: list[str], fields: int) -> Iterator[tuple[Sequence[str], list[str]]]:
@@ -130,47 +77,6 @@ def _scan(items: list[str], fields: int) -> Iterator[tuple[Sequence[str], list[s
         yield head, rest
 
 
-def log_columns(
-    repo: RunsGit,
-    fields: Sequence[str],
-    options: Sequence[str] = (),
-    *,
-    include: Sequence[str] = (),
-    exclude: Sequence[str] = (),
-    shas: Sequence[str] | None = None,
-) -> tuple[list[Sequence[str]], list[list[str]]]:
-    """``log_records`` column by column (``columns``): each field's column, then each record's
-    items after its fields."""
-    text = _log_text(repo, fields, options, include, exclude, (), shas, "surrogateescape")
-    got = columns(text, len(fields))
-    if got is not None:
-        return got
-    rows = list(_scan(text.split("\0"), len(fields)))
-    heads = [h for h, _ in rows]
-    cols: list[Sequence[str]] = [[h[i] for h in heads] for i in range(len(fields))]
-    return cols, [r for _, r in rows]
-
-
-def _log_text(
-    repo: RunsGit,
-    fields: Sequence[str],
-    options: Sequence[str],
-    include: Sequence[str],
-    exclude: Sequence[str],
-    paths: Sequence[str],
-    shas: Sequence[str] | None,
-    errors: str,
-) -> str:
-    args = ["log", "-z", log_format(*fields), *options]
-    if shas is not None:
-        out = repo.run(
-            [*args, "--no-walk=unsorted", "--stdin"], input="".join(s + "\n" for s in shas).encode()
-        )
-    else:
-        out = repo.run([*args, *include, *(f"^{x}" for x in exclude), "--", *paths])
-    return out.decode("utf-8", errors)
-
-
 def log_records(
     repo: RunsGit,
     fields: Sequence[str],
@@ -186,5 +92,11 @@ def log_records(
     ``options``: of the walk ``include ^exclude -- paths``, or, with ``shas``, of those very
     commits in that order (``--no-walk=unsorted``, fed on stdin). Text decoded as UTF-8 with
     ``errors``."""
-    text = _log_text(repo, fields, options, include, exclude, paths, shas, errors)
-    return records(text, len(fields))
+    args = ["log", "-z", log_format(*fields), *options]
+    if shas is not None:
+        out = repo.run(
+            [*args, "--no-walk=unsorted", "--stdin"], input="".join(s + "\n" for s in shas).encode()
+        )
+    else:
+        out = repo.run([*args, *include, *(f"^{x}" for x in exclude), "--", *paths])
+    return records(out.decode("utf-8", errors), len(fields))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.git.records import _scan, git_time, git_times, log_format, records
+from harness.git.records import _scan, log_format, records
 from harness.git.repo import GitRepo
 
 
@@ -38,14 +38,6 @@ def test_edge_shapes(text):
     # each record's fields come as the scanning path gives them where there are file lists
     if any(r for _, r in scanned):
         assert all(isinstance(h, list) for h, _ in records(text, 2))
-
-
-@pytest.mark.parametrize(
-    "times",
-    [["1700000000", "0", "0012"], ["", "5"], [" 7"], ["253402300800"], ["1\n2", "3"], ["-1"], []],
-)
-def test_times_read_as_one_by_one(times):
-    assert git_times(times) == [git_time(t) or 0 for t in times]
 
 
 def test_real_logs(builder):
