@@ -687,7 +687,10 @@ def capture_file() -> int:
     20k-commit history: ~0.1 CPU-s of Python against ~0.01 for the file); unnamed, in memory
     where the platform has it."""
     if hasattr(os, "memfd_create"):
-        return os.memfd_create("harness-git", os.MFD_CLOEXEC)
+        try:
+            return os.memfd_create("harness-git", os.MFD_CLOEXEC)
+        except OSError:  # a kernel without it (or a sandbox that refuses it): a file on disk
+            pass
     import tempfile
 
     fd, path = tempfile.mkstemp(prefix="harness-git-")
