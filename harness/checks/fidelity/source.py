@@ -609,12 +609,22 @@ class SourceFinder:
         if not todo:
             return {}
         history = self.facts.plain
+        # What needs none of the history's paths is done before they are waited for (listed in a
+        # thread, they are often not in yet): the commits named by subject, and the authors of
+        # the commits dated as the picks (read for every pick: few, in one process).
+        by_subject = self._subject_named(todo, history)
+        self._read_authors(
+            [
+                x.sha
+                for p in todo
+                for x in self.facts.by_authored.get(self.pick_of[p].author_time, [])
+            ]
+        )
         touched = self._touched(history)
         names = {p: _paths(self.store.full[p].files) for p in todo}
         in_order = self._patch_id_candidates(todo, history, touched, names)
         # The commits named by subject are read in the same process (a pick that patch-id then
         # answers has read one diff for nothing; a separate process for them cost a round trip).
-        by_subject = self._subject_named(todo, history)
         self.store.ensure_lines(in_order + sorted(set(by_subject.values()) - set(in_order)))
         ids: dict[str, list[str]] = {}
         for sha in in_order:
