@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Sequence
 from operator import itemgetter
 from typing import NamedTuple
@@ -181,11 +182,62 @@ def bodies(
     grep: Sequence[str] = (),
 ) -> dict[str, str]:
     """Message bodies of ``include ^exclude`` in one ``git log``: merges only, or the commits whose
-    message matches one of the ``grep`` patterns (extended regex, case-insensitive)."""
+    message matches one of the ``grep`` patterns (extended regex, case-insensitive). Where the
+    greps over this walk were announced (``greps_ahead``), read from the commits that match any of
+    them: the same answer."""
+    together = _together(repo, include, exclude, grep) if grep and not merges else None
+    if together is not None:
+        return bodies_of(repo, together.shas(), grep=grep)
     options = _bodies_options(merges, grep)
     return _bodies(
         log_records(repo, ("%H", "%b"), options, include=include, exclude=exclude, errors="replace")
     )
+
+
+def greps_ahead(
+    repo: GitRepo, include: Sequence[str], exclude: Sequence[str], greps: Sequence[Sequence[str]]
+) -> None:
+    """Say that ``bodies`` will be asked for each of ``greps`` over ``include ^exclude``: the
+    first ask lists the commits whose message matches any of their patterns in one walk (a
+    commit matches a grep only if it matches the union), and each grep is then read from those
+    commits alone (``bodies_of``, in the walk's order): one walk of the history, not one per
+    grep."""
+    key = (tuple(include), tuple(exclude))
+    with repo.grep_lock:
+        repo.grep_unions[key] = _Union(repo, include, exclude, [g for gs in greps for g in gs])
+
+
+def _together(
+    repo: GitRepo, include: Sequence[str], exclude: Sequence[str], grep: Sequence[str]
+) -> _Union | None:
+    with repo.grep_lock:
+        union = repo.grep_unions.get((tuple(include), tuple(exclude)))
+    return union if union is not None and set(grep) <= set(union.patterns) else None
+
+
+class _Union:
+    """The commits of one walk whose message matches any of ``patterns``, listed once."""
+
+    def __init__(
+        self, repo: GitRepo, include: Sequence[str], exclude: Sequence[str], patterns: list[str]
+    ) -> None:
+        self.repo, self.include, self.exclude = repo, list(include), list(exclude)
+        self.patterns = list(dict.fromkeys(patterns))
+        self._lock = threading.Lock()
+        self._shas: list[str] | None = None
+
+    def shas(self) -> list[str]:
+        with self._lock:
+            if self._shas is None:
+                rows = log_records(
+                    self.repo,
+                    ("%H",),
+                    _bodies_options(False, self.patterns),
+                    include=self.include,
+                    exclude=self.exclude,
+                )
+                self._shas = [sha for (sha,), _ in rows]
+            return self._shas
 
 
 def bodies_of(

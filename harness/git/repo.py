@@ -15,6 +15,7 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from harness.errors import UsageError
 from harness.git.records import git_time, log_records
@@ -177,6 +178,8 @@ class GitRepo:
         self.walks: dict[tuple[str, str], list[list[str]]] = {}  # git/history.py range_parents
         self.ranges: dict[tuple[str, str], list[Commit]] = {}  # git/history.py range_commits
         self.bases: dict[tuple[str, str], str | None] = {}  # merge bases of two commit ids
+        self.grep_unions: dict[tuple[tuple[str, ...], tuple[str, ...]], Any] = {}  # git/picks.py
+        self.grep_lock = threading.Lock()
 
     def owns(self, path: str | os.PathLike[str]) -> bool:
         """Whether ``path`` (existing or not; links resolved) lies inside this repository's work
@@ -189,15 +192,19 @@ class GitRepo:
         """The repository as another interpreter opens it (``harness/infra/offload.py``): its paths and
         limits; no running process, no memo."""
         state = dict(self.__dict__)
-        state.update(_batch=None, _checker=None, _resolved={}, walks={}, ranges={}, bases={})
+        state.update(
+            _batch=None, _checker=None, _resolved={}, walks={}, ranges={}, bases={}, grep_unions={}
+        )
         state.pop("_check_lock")
         state.pop("_batch_lock")
+        state.pop("grep_lock")
         return state
 
     def __setstate__(self, state: dict[str, object]) -> None:
         self.__dict__.update(state)
         self._check_lock = threading.Lock()
         self._batch_lock = threading.Lock()
+        self.grep_lock = threading.Lock()
 
     # -- running git ---------------------------------------------------------------
     def _env(self, extra: dict[str, str] | None = None) -> dict[str, str]:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 from harness.checks.fidelity.changeid import CHANGE_ID_GREP, landed
 from harness.checks.fidelity.compare import FileResult, compare_files, is_release_path, pick_status
 from harness.checks.fidelity.endstate import EndStateJobs, Row, file_paths
+from harness.checks.fidelity.followups import GREP
 from harness.checks.fidelity.lines import (
     ORIGIN_GREP,
     copies,
@@ -38,7 +39,7 @@ from harness.checks.fidelity.source import (
 from harness.errors import UsageError
 from harness.git import Commit, GitRepo
 from harness.git.history import range_commits, range_parents
-from harness.git.picks import ENTRY_SHA, LogEntry, object_ids
+from harness.git.picks import ENTRY_SHA, LogEntry, greps_ahead, object_ids
 from harness.git.picks import bodies as read_bodies
 from harness.git.picks import history as read_history
 
@@ -165,6 +166,9 @@ def compare_picks(
     # it, even where HEAD later merged it back in (earlier picks' sources are then ancestors of HEAD).
     full_history = _history(repo, index, [source], [fork])
     if on_history is not None:
+        # The follow-ups' grep (``on_history``) and the origins' read together: one walk of the
+        # history lists the commits either may match (git/picks.greps_ahead).
+        greps_ahead(repo, [source], [fork], [GREP, ORIGIN_GREP])
         on_history()
     # Picks: the range's non-merge commits of HEAD's own line, whether or not the source branch
     # reaches them (a release merged forward into main); what a merge of main back into the release
