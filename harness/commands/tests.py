@@ -49,21 +49,30 @@ def run(args: argparse.Namespace) -> int:
     from harness.checks.fidelity.check import fidelity_check
     from harness.checks.fix_tests.check import TestsOptions, tests_check
     from harness.checks.judgeable import judge_range
+    from harness.envs.fingerprint import Ahead
     from harness.infra.history_index import open_index
 
     facts = judge_range(
         repo, base, head, source=args.source, source_branch=args.source_branch, picks=True
     )
-    index = open_index(repo, enabled=not args.no_cache)
-    fidelity = fidelity_check(repo, base, head, args.source, args.source_branch, index=index).result
-    options = TestsOptions(
-        python=args.python,
-        setup=tuple(args.test_setup),
-        timeout=args.test_timeout,
-        no_cache=args.no_cache,
-    )
-    with executor_from_args(args) as executor:
-        checked = tests_check(repo, base, head, fidelity, options, executor, source=args.source)
+    # The interpreter given is described (a fresh process) while the picks are judged.
+    ahead = Ahead(args.python) if args.python else None
+    try:
+        index = open_index(repo, enabled=not args.no_cache)
+        fidelity = fidelity_check(
+            repo, base, head, args.source, args.source_branch, index=index
+        ).result
+        options = TestsOptions(
+            python=args.python,
+            setup=tuple(args.test_setup),
+            timeout=args.test_timeout,
+            no_cache=args.no_cache,
+        )
+        with executor_from_args(args) as executor:
+            checked = tests_check(repo, base, head, fidelity, options, executor, source=args.source)
+    finally:
+        if ahead is not None:
+            ahead.close()
     report = Report(
         title=f"Tests of the fix: {base}..{head} (source {args.source})",
         command=command_line(args._argv),

@@ -100,6 +100,38 @@ def _describe(python: str) -> tuple[str, list[str]]:
     return content_key("\n".join(described) + "\n"), json.loads(paths)
 
 
+class Ahead:
+    """``interpreter_fingerprint(python)`` asked in a thread before it is needed (the tests section
+    asks it at its start, beside the fidelity check): the run's first call for ``python`` without a
+    store takes the answer. ``close`` drops one not taken, so no later run is served it."""
+
+    def __init__(self, python: str) -> None:
+        import threading
+
+        self.python = python
+        self.answer: str | None = None
+        self.thread = threading.Thread(target=self._describe, daemon=True)
+        _AHEAD[python] = self
+        self.thread.start()
+
+    def _describe(self) -> None:
+        try:
+            self.answer = _describe(self.python)[0]
+        except Exception:  # noqa: BLE001 - asked again where it is needed, and raised there
+            pass
+
+    def take(self) -> str:
+        self.thread.join()
+        return self.answer if self.answer is not None else _describe(self.python)[0]
+
+    def close(self) -> None:
+        if _AHEAD.get(self.python) is self:
+            del _AHEAD[self.python]
+
+
+_AHEAD: dict[str, Ahead] = {}
+
+
 def interpreter_fingerprint(python: str, store: Store | None = None) -> str:
     """Realpath, version, prefix and installed distributions of an interpreter (a different pytest
     or plugin set is a different key). Always a fresh process started in ``/``. One child process
@@ -109,7 +141,8 @@ def interpreter_fingerprint(python: str, store: Store | None = None) -> str:
     stamps of every ``sys.path`` entry the interpreter searched, and served while none of them
     changed (a warm run then starts no interpreter)."""
     if store is None or not store.enabled:
-        return _describe(python)[0]
+        ahead = _AHEAD.pop(python, None)
+        return ahead.take() if ahead is not None else _describe(python)[0]
     records = Cache(store.root.parent, namespace="interpreters")
     key = _stored_under(python)
     hit = records.get(key)
