@@ -36,7 +36,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -46,7 +45,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.git import GitError, GitRepo
+from harness.git import GitRepo
 from harness.git.picks import LogEntry, bodies_of, entries, walk
 from harness.git.picks import bodies as log_bodies
 from harness.git.picks import history as log_history
@@ -57,14 +56,12 @@ from harness.infra.history_codec import hook
 from harness.infra.history_packs import merge_packs, packs, read_chunks, valid_table, write_pack
 from harness.infra.history_rows import (
     COLUMNS,
+    FULL_ID,
     Row,
-    commit_fields,
-    commit_of,
     has_body,
     rows_of,
     set_body,
     shas,
-    valid_range,
 )
 
 if TYPE_CHECKING:
@@ -78,9 +75,7 @@ MAX_RESULTS = 32
 MAX_MEMO = 50_000  # memo entries per kind (a resolution, a unit's follow-ups, an end-state row)
 # A walk is a whole history's commit ids (~0.9 MB at 20k commits); a range its commits' messages.
 _MEMO_LIMITS = {"walk": 8, "range": 16, "range-heads": 64}
-MAX_RANGE = 5_000  # commits of a range kept
 MAX_FILE_BYTES = 512 << 20  # a larger file is not read: it is not one this code wrote
-_SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?\Z")
 _REST = 0.5  # past this share of commits missing, one walking log is cheaper than the gaps
 
 # (a Row's columns, for C-level maps over many rows)
@@ -272,7 +267,7 @@ class HistoryIndex:
         key = (tuple(include), tuple(exclude))
         with self._walk_lock:
             if key not in self._order:
-                fixed = all(_SHA.match(x) for x in (*include, *exclude))
+                fixed = all(FULL_ID.match(x) for x in (*include, *exclude))
                 kept = self.recall("walk", json.dumps(key), shas) if fixed else None
                 self._order[key] = kept if kept is not None else walk(self.repo, include, exclude)
                 if fixed and kept is None:
@@ -291,7 +286,7 @@ class HistoryIndex:
         if order is None and not commits:  # nothing kept yet: one walking log, as without an index
             got = log_history(self.repo, include, exclude, paths=paths)
             with self._walk_lock:
-                if key not in self._order and all(_SHA.match(x) for x in (*include, *exclude)):
+                if key not in self._order and all(FULL_ID.match(x) for x in (*include, *exclude)):
                     self.remember("walk", json.dumps(key), [e.sha for e in got])
                 self._order.setdefault(key, [e.sha for e in got])
             self._keep(got, paths)
@@ -605,76 +600,19 @@ class HistoryIndex:
             return
         self._write(f"memo-{kind}.json", text)
 
-    # -- the range -----------------------------------------------------------------------------
-    # BASE..HEAD between two commit ids is a function of them: its walk (``[sha, *parents]``), the
-    # merge base and its commits are kept, so a warm run asks git none of them, and a range one
-    # line of commits longer than a kept one (a PR gained a commit) asks git only for those.
+    # -- the range (infra/history_ranges.py) ---------------------------------------------------
     def prime_range(self, base: str, head: str) -> None:
         """Seed the repository's caches of ``base..head`` (``git/history.py``) from the index."""
-        repo = self.repo
-        if not (_SHA.match(base) and _SHA.match(head)) or (base, head) in repo.walks:
-            return
-        kept = self.recall("range", json.dumps([base, head]), valid_range)
-        if kept is None:
-            kept = self._extended(base, head)
-        if kept is not None:
-            walk, merge_base, commits = kept
-            repo.walks[(base, head)] = walk
-            if merge_base != "":  # ("": not asked when it was kept)
-                repo.bases[(base, head)] = merge_base
-            if commits is not None:
-                repo.ranges[(base, head)] = [commit_of(c) for c in commits]
+        from harness.infra.history_ranges import prime_range
 
-    def _extended(self, base: str, head: str) -> list[Any] | None:
-        """``base..head`` from a kept ``base..H`` where the commits of ``head ^base ^H`` are one
-        line on H (each one's only parent the next, the oldest's H): the walk is theirs then H's
-        (git walks that line before H), the merge base is H's (none of them is BASE's), the commits
-        H's then theirs, oldest first. None where no kept range is such an H."""
-        from harness.git.repo import Commit
-
-        for h in reversed((self.recall("range-heads", base, shas) or [])[-3:]):  # the latest
-            kept = self.recall("range", json.dumps([base, h]), valid_range)
-            if kept is None or kept[2] is None:
-                continue
-            try:  # one log: the new commits, newest first, with their parents
-                got: list[Commit] = self.repo.commits([head], [base, h], reverse=False)
-            except GitError:
-                continue  # (a commit no longer there)
-            new = [[c.sha, *c.parents] for c in got]
-            parents = [c[1:] for c in new]
-            if not new or new[0][0] != head or parents[-1] != [h]:
-                continue
-            if any(ps != [new[i + 1][0]] for i, ps in enumerate(parents[:-1])):
-                continue
-            # Dated before what the range holds (a skewed clock): git's date-ordered walk could
-            # stop or order otherwise there; walked by git.
-            if min(c.committer_time for c in got) < max((c[9] for c in kept[2]), default=0):
-                continue
-            commits = got[::-1]
-            self.served["ranges extended"] = self.served.get("ranges extended", 0) + 1
-            return [new + kept[0], kept[1], kept[2] + [commit_fields(c) for c in commits]]
-        return None
+        prime_range(self, base, head)
 
     def keep_range(self, base: str, head: str) -> bool:
-        """Remember what the repository's caches hold of ``base..head`` (a range of at most
-        MAX_RANGE commits; its merge base once asked, its commits once a check read them),
-        merged with what is kept; whether anything was new."""
-        repo = self.repo
-        walk = repo.walks.get((base, head))
-        if walk is None or len(walk) > MAX_RANGE:
-            return False
-        key = json.dumps([base, head])
-        kept = self.recall("range", key, valid_range) or [walk, "", None]
-        merge_base = repo.bases.get((base, head), kept[1])
-        read = repo.ranges.get((base, head))
-        commits = kept[2] if read is None else [commit_fields(c) for c in read]
-        value = [walk, merge_base, commits]
-        if value == kept:
-            return False
-        self.remember("range", key, value)
-        heads = [h for h in self.recall("range-heads", base, shas) or [] if h != head]
-        self.remember("range-heads", base, [*heads[-7:], head])
-        return True
+        """Remember what the repository's caches hold of ``base..head``; whether anything was
+        new."""
+        from harness.infra.history_ranges import keep_range
+
+        return keep_range(self, base, head)
 
     # -- writing -----------------------------------------------------------------------------
     def save(self) -> None:

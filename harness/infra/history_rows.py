@@ -9,6 +9,7 @@ from itertools import chain
 from typing import Any
 
 _BIT = re.compile(r"[0-9]{1,2}")  # a grep's number in a commit row
+FULL_ID = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?\Z")  # a full commit id (SHA-1 or SHA-256)
 # A commit row: [parents, author time, commit time, subject, paths or None, last run used,
 # greps checked (bit i: the i-th grep key), {grep bit: body} of the greps it matched].
 Row = list[Any]
