@@ -84,8 +84,10 @@ def run(args: argparse.Namespace) -> int:
     text: bytes | None = None
     kept: Checked[FidelityResult] | None = None
     if index is not None and parts is not None:
+        from harness.infra.history_answers import kept_fidelity
+
         text = index.kept_text(parts) if args.format == "json" else None
-        kept = kept_answer(index, parts, whole=text is None)
+        kept = kept_fidelity(index, parts, whole=text is None)
     loading = None
     if kept is None:
         loading = threading.Thread(
@@ -181,12 +183,3 @@ def _parts(repo: GitRepo, base: str, head: str, args: argparse.Namespace) -> tup
     if source is None or (args.source_branch and tip is None):
         return None
     return fidelity_parts(base, head, source, args.source, args.source_branch, tip)
-
-
-def kept_answer(
-    index: HistoryIndex, parts: Sequence[Any], whole: bool
-) -> Checked[FidelityResult] | None:
-    """The answer the index keeps for ``parts`` (not ``whole``: its section's head only)."""
-    from harness.infra.history_answers import kept_fidelity
-
-    return kept_fidelity(index, parts, whole)

@@ -64,9 +64,7 @@ def _unsafe(m: re.Match[str]) -> str:
 
 def dumps(obj: Any) -> str:
     """The JSON text of ``obj`` (dataclasses as objects of their fields, Sha and Code as strings)."""
-    out: list[str] = []
-    _write(obj, out, "\n")
-    return _UNSAFE.sub(_unsafe, "".join(out))
+    return dumps_at(obj, "\n")
 
 
 def dumps_at(obj: Any, nl: str) -> str:
