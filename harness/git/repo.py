@@ -700,7 +700,11 @@ def capture_file() -> int:
             pass
     import tempfile
 
-    fd, path = tempfile.mkstemp(prefix="harness-git-")
+    from harness.infra.workarea import run_dir
+
+    # In this run's private folder (0700, removed at the run's end and by the next run after a
+    # kill), unlinked at once: the repository's text never sits in a shared temporary folder.
+    fd, path = tempfile.mkstemp(prefix="git-out-", dir=str(run_dir()))
     os.unlink(path)
     return fd
 

@@ -8,6 +8,7 @@ import subprocess
 
 import harness.git.repo as repo_module
 from harness.git import GitRepo
+from harness.infra import workarea
 
 
 def test_run_gives_what_a_pipe_gives(builder) -> None:
@@ -19,7 +20,7 @@ def test_run_gives_what_a_pipe_gives(builder) -> None:
     assert repo.run(args) == piped.stdout and len(piped.stdout) > 90_000
 
 
-def test_a_file_on_disk_where_memory_files_are_refused(builder, monkeypatch) -> None:
+def test_a_file_on_disk_where_memory_files_are_refused(builder, monkeypatch, tmp_path) -> None:
     builder.commit("one", {"a.txt": "1\n"})
     repo = GitRepo(builder.path)
     expected = repo.run(["log", "--format=%H %s"])
@@ -28,10 +29,16 @@ def test_a_file_on_disk_where_memory_files_are_refused(builder, monkeypatch) -> 
         raise OSError(38, "Function not implemented")
 
     monkeypatch.setattr(os, "memfd_create", refused, raising=False)
+    monkeypatch.setenv("HARNESS_WORK_DIR", str(tmp_path / "work"))
     assert repo.run(["log", "--format=%H %s"]) == expected
     fd = repo_module.capture_file()
     try:
+        # The file is in this run's private folder, and already unlinked: nothing to leave behind.
+        if os.path.isdir("/proc/self/fd"):
+            where = os.readlink(f"/proc/self/fd/{fd}")
+            assert where.startswith(str(tmp_path / "work")) and where.endswith("(deleted)")
         os.write(fd, b"abc" * 50_000)
         assert repo_module.read_file(fd) == b"abc" * 50_000
     finally:
         os.close(fd)
+        workarea.end_run()
