@@ -75,7 +75,10 @@ def run(args: argparse.Namespace) -> int:
     index = open_index(repo, enabled=not args.no_cache)
     # What the causes' actions call HEAD (a typed id: its branch) is git's work alone: asked now,
     # beside this run's, not after it.
-    called = _Called(repo, head_name)
+    from harness.git.names import head_name as called_as
+    from harness.infra.background import Background
+
+    called = Background(called_as, repo, head_name)
     # An answer the history index keeps for these very commits needs no check module; else the
     # check's modules (~40 ms of imports) load while git answers the range's first questions.
     parts = _parts(repo, base, head, args) if index is not None and not mapping else None
@@ -126,31 +129,6 @@ def run(args: argparse.Namespace) -> int:
     )
     rendered = _rendered(index, parts, args.format, section, text if kept is not None else None)
     return emit(args, report, head=called.result(), rendered=rendered)
-
-
-class _Called(threading.Thread):
-    """``git.names.head_name`` of the typed HEAD, in a thread of its own."""
-
-    def __init__(self, repo: GitRepo, typed: str) -> None:
-        super().__init__(daemon=True)
-        self.repo, self.typed = repo, typed
-        self.name_ = typed
-        self.failed: BaseException | None = None
-        self.start()
-
-    def run(self) -> None:
-        from harness.git.names import head_name
-
-        try:
-            self.name_ = head_name(self.repo, self.typed)
-        except BaseException as e:  # noqa: BLE001 - raised where the answer is asked for
-            self.failed = e
-
-    def result(self) -> str:
-        self.join()
-        if self.failed is not None:
-            raise self.failed
-        return self.name_
 
 
 def _rendered(

@@ -106,23 +106,17 @@ class Ahead:
     store takes the answer. ``close`` drops one not taken, so no later run is served it."""
 
     def __init__(self, python: str) -> None:
-        import threading
+        from harness.infra.background import Background
 
         self.python = python
-        self.answer: str | None = None
-        self.thread = threading.Thread(target=self._describe, daemon=True)
+        self.asked = Background(_describe, python)
         _AHEAD[python] = self
-        self.thread.start()
-
-    def _describe(self) -> None:
-        try:
-            self.answer = _describe(self.python)[0]
-        except Exception:  # noqa: BLE001 - asked again where it is needed, and raised there
-            pass
 
     def take(self) -> str:
-        self.thread.join()
-        return self.answer if self.answer is not None else _describe(self.python)[0]
+        try:
+            return self.asked.result()[0]
+        except Exception:  # noqa: BLE001 - asked again here, where a failure is raised
+            return _describe(self.python)[0]
 
     def close(self) -> None:
         if _AHEAD.get(self.python) is self:

@@ -38,6 +38,6 @@ def test_one_not_taken_is_dropped_and_a_failed_one_is_asked_again(monkeypatch):
 
     monkeypatch.setattr(fingerprint, "_describe", broken)
     failed = Ahead(sys.executable)
-    failed.thread.join()
+    failed.asked.thread.join()
     monkeypatch.setattr(fingerprint, "_describe", lambda p: ("fp:" + p, []))
     assert interpreter_fingerprint(sys.executable) == "fp:" + sys.executable
