@@ -171,7 +171,8 @@ while True:
 clean()
 if os.WIFSIGNALED(status):
     sig = os.WTERMSIG(status)
-    signal.signal(sig, signal.SIG_DFL)
+    if sig not in (signal.SIGKILL, signal.SIGSTOP):  # (no handler to reset: setting one fails)
+        signal.signal(sig, signal.SIG_DFL)
     os.kill(os.getpid(), sig)
     os._exit(128 + sig)
 os._exit(os.WEXITSTATUS(status))

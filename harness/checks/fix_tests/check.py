@@ -28,6 +28,7 @@ from harness.checks.fix_tests.verdicts import (
 )
 from harness.checks.paths import is_test_path
 from harness.checks.result import Checked, FidelityResult
+from harness.checks.tests_as_evidence.pytest_run import pytest_env
 from harness.columns.trees import Column
 from harness.envs import interpreter, proof
 from harness.envs.build import ensure_env
@@ -39,6 +40,7 @@ from harness.executors.local import LocalExecutor
 from harness.git.history import describe, merged_with
 from harness.git.mutation import changed_lines
 from harness.git.repo import GitRepo
+from harness.infra import zygote
 from harness.infra.cache import Cache
 from harness.infra.progress import note as progress_note
 from harness.infra.progress import phase
@@ -97,7 +99,9 @@ def _run(
     pytest_files = [f.path for f in run.selection.files if f.runner == "pytest"]
     # The missing commits, the hunks and the lanes' collection need no outcome of the columns:
     # they run beside them (the executor shares the machine); the reruns follow the first pass.
-    with ThreadPoolExecutor(4) as pool:
+    with zygote.forking() as forks, ThreadPoolExecutor(4) as pool:
+        # pytest imported once for the columns, hunks, pins and lanes, and once for the reruns
+        zygote.prestart(opts.python, {**pytest_env(), **dict(opts.env)}, spare=True)
         pins = pool.submit(
             _pin_runs, repo, run, head_column, candidates, plan, opts, cache, executor
         )
@@ -124,6 +128,7 @@ def _run(
         run.rows = build_rows(run.selection.files, run.runs, _spans(repo, run.selection.files))
         differing = rerun_candidates(run.rows)
         with phase("tests: reruns, missing commits, hunks and lanes"):
+            forks.fresh()  # a rerun looking for a flaky outcome: an interpreter of its own
             run.reruns = _rerun(repo, columns, run.runs, differing, opts, cache, executor)
             mark_flaky(differing, run.reruns)
             run.gaps = read_pins(pins.result(), run.rows)

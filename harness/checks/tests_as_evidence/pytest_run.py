@@ -12,7 +12,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.infra import process, workarea
+from harness.infra import process, workarea, zygote
 from harness.infra.cache import file_digest
 from harness.infra.resources import PROBES_DIR
 
@@ -101,9 +101,16 @@ def run_in_tree(
     timeout: float,
     *,
     shell: bool = False,
+    fork: bool = True,
 ) -> process.CompletedProcess[bytes]:
     """Run ``argv`` in ``tree_dir`` with no stdin, output captured as bytes; a timeout raises
-    ``process.TimeoutExpired`` once the child's group is dead."""
+    ``process.TimeoutExpired`` once the child's group is dead. A ``python -m pytest`` run inside
+    ``zygote.forking()`` is forked from a zygote where it would start the same (``fork``: the
+    caller allows it: no setup command has changed the environment since the zygote started)."""
+    if fork and not shell and not isinstance(argv, str):
+        forked = zygote.run(argv, str(tree_dir), env, timeout)
+        if forked is not None:
+            return forked
     return process.run(
         argv,
         reap_tree=True,  # what the repository's tests start (a server, setsid) ends with them

@@ -171,7 +171,7 @@ def collect_dir(
             return col
         try:
             proc = (
-                run_in_tree(argv, tree_dir, env, timeout)
+                run_in_tree(argv, tree_dir, env, timeout, fork=not setup)
                 if stop is None
                 else _run_unless(stop, argv, tree_dir, env, timeout)
             )

@@ -211,7 +211,9 @@ def _run_once(
     for addopts in (True, False):
         out.unlink(missing_ok=True)
         try:
-            proc = run_in_tree(_argv(ctx, tree, args, addopts), tree, env, ctx.timeout)
+            # (a setup command may have installed into the environment: pytest then starts fresh)
+            argv = _argv(ctx, tree, args, addopts)
+            proc = run_in_tree(argv, tree, env, ctx.timeout, fork=not ctx.setup)
         except process.TimeoutExpired:
             cell.problem = f"timeout after {ctx.timeout:.0f}s (process tree killed)"
             cell.seconds = time.monotonic() - start

@@ -1,0 +1,200 @@
+"""A pytest zygote: runs in the project's environment (started by ``harness/infra/zygote.py`` with
+``python -c`` and this file's text), imports pytest once, then forks one run per request, so that
+each of a section's pytest runs does not import pytest and its plugins again (~0.13 CPU-s each).
+
+Protocol (bytes, one line each): requests on fd 0, JSON ``{"argv", "cwd", "env", "path", "out",
+"err"}``; replies on fd 1: ``ready <json>`` once, then ``pid <pid>`` for each request in order and
+``exit <pid> <status>`` when that run ends. The end of fd 0 stops every run and the zygote.
+
+Each request forks a reaper (a session of its own, the child subreaper: what the run leaves is
+killed when it ends, as ``harness.infra.process``'s reaper does), which forks the run: fd 0 from
+/dev/null, fd 1 and 2 to the request's files, its cwd, environment and ``sys.path``, then
+``runpy.run_module("pytest")`` as ``python -m pytest`` does; its end is the interpreter's own.
+"""
+
+import ctypes
+import json
+import os
+import runpy
+import select
+import signal
+import sys
+import time
+
+_LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+def _tree():
+    kids = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat", "rb") as fh:
+                    data = fh.read()
+                kids.setdefault(int(data[data.rindex(b")") + 2 :].split()[1]), []).append(int(name))
+            except (OSError, ValueError, IndexError):
+                pass
+    out, stack = [], [os.getpid()]
+    while stack:
+        for kid in kids.get(stack.pop(), ()):
+            out.append(kid)
+            stack.append(kid)
+    return out
+
+
+def _reap_all():
+    while True:
+        try:
+            if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                return
+        except ChildProcessError:
+            return
+
+
+def _clean():
+    for _ in range(200):
+        left = _tree()
+        if not left:
+            break
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.005)
+        _reap_all()
+    _reap_all()
+
+
+def _stop(signum, frame):
+    _clean()
+    os._exit(128 + signum)
+
+
+def _run(req):
+    """The run itself (the reaper's child): returns only by raising SystemExit from pytest."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    for fd, name in ((1, "out"), (2, "err")):
+        f = os.open(req[name], os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        os.dup2(f, fd)
+        os.close(f)
+    os.close(null)
+    os.chdir(req["cwd"])
+    os.environ.clear()
+    os.environ.update(req["env"])
+    sys.path[:] = [os.getcwd(), *req["path"][1:]]  # ``-m``: the working folder, links resolved
+    tempfile = sys.modules.get("tempfile")
+    if tempfile is not None:
+        tempfile.tempdir = None  # read again from this run's TMPDIR
+    sys.argv = [sys.argv[0], *req["argv"]]
+    runpy.run_module("pytest", run_name="__main__", alter_sys=True)
+    raise SystemExit(0)
+
+
+def _reaper(req, wake):
+    """The forked request: a session of its own, the subreaper of the run it forks."""
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    for fd in wake:
+        os.close(fd)
+    null = os.open(os.devnull, os.O_RDWR)  # the zygote's pipes stay the zygote's
+    os.dup2(null, 0)
+    os.dup2(null, 1)
+    os.close(null)
+    os.setsid()
+    _LIBC.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    signal.signal(signal.SIGTERM, _stop)
+    try:
+        child = os.fork()
+    except OSError:
+        os._exit(126)
+    if child == 0:
+        _run(req)
+    while True:
+        pid, status = os.waitpid(-1, 0)
+        if pid == child:
+            break
+    _clean()
+    if os.WIFSIGNALED(status):  # ended by a signal: so is the reaper, as the run would be
+        sig = os.WTERMSIG(status)
+        if sig not in (signal.SIGKILL, signal.SIGSTOP):  # (no handler to reset: setting one fails)
+            signal.signal(sig, signal.SIG_DFL)
+        os.kill(os.getpid(), sig)
+        os._exit(128 + sig)
+    os._exit(os.WEXITSTATUS(status))
+
+
+def _say(text):
+    data = (text + "\n").encode()
+    while data:
+        data = data[os.write(1, data) :]
+
+
+def main():
+    if sys.path and sys.path[0] == "":
+        del sys.path[0]  # ``-c``: the zygote's cwd is no import location
+    import pytest  # noqa: F401  what every run imports first
+    from _pytest.config import default_plugins
+
+    for name in default_plugins:  # pytest's own plugins, imported by every run's config
+        try:
+            __import__("_pytest." + name)
+        except Exception:  # noqa: BLE001 - a run reports it as it would
+            pass
+    import site
+
+    info = {
+        "path": sys.path,
+        "modules": sorted({m.split(".")[0] for m in sys.modules}),
+        "user_site": bool(site.ENABLE_USER_SITE),
+        "version": list(sys.version_info[:3]),
+    }
+    _say("ready " + json.dumps(info))
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+    live = set()
+    pending = b""
+    while True:
+        ready = select.select([0, wake_r], [], [])[0]
+        if wake_r in ready:
+            try:
+                while os.read(wake_r, 512):
+                    pass
+            except BlockingIOError:
+                pass
+            while live:
+                try:
+                    pid, status = os.waitpid(-1, os.WNOHANG)
+                except ChildProcessError:
+                    break
+                if pid == 0:
+                    break
+                live.discard(pid)
+                code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+                _say(f"exit {pid} {code}")
+        if 0 in ready:
+            data = os.read(0, 65536)
+            if not data:
+                for pid in live:
+                    try:
+                        os.kill(pid, signal.SIGTERM)
+                    except OSError:
+                        pass
+                os._exit(0)
+            pending += data
+            while b"\n" in pending:
+                line, pending = pending.split(b"\n", 1)
+                req = json.loads(line)
+                pid = os.fork()
+                if pid == 0:
+                    _reaper(req, (wake_r, wake_w))
+                live.add(pid)
+                _say(f"pid {pid}")
+
+
+main()
