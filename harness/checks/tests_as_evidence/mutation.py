@@ -38,7 +38,7 @@ from harness.errors import UsageError
 from harness.executors import Executor, Task, TaskResult, TreeSpec
 from harness.executors.local import LocalExecutor
 from harness.git.repo import GitRepo
-from harness.infra import process, workarea
+from harness.infra import process, workarea, zygote
 from harness.infra.cache import Cache, content_key, provenance_text
 from harness.infra.progress import phase
 from harness.inputs import yamlpath
@@ -204,7 +204,7 @@ def run_selection(
         if outcome.problem:
             return outcome
         try:
-            proc = run_in_tree(argv, tree_dir, env, timeout)
+            proc = run_in_tree(argv, tree_dir, env, timeout, fork=not setup)
         except process.TimeoutExpired:
             outcome.problem = f"timeout after {timeout:.0f}s"
             outcome.seconds = time.monotonic() - start
@@ -348,7 +348,8 @@ def run_mutations(
                     label=f"mutation {column.name}",
                 )
             )
-        results = executor.run(tasks, jobs=jobs or (1 if executor.name == "local" else None))
+        with zygote.forking():  # the rows' pytest runs: pytest imported once
+            results = executor.run(tasks, jobs=jobs or (1 if executor.name == "local" else None))
     for i, task, res in zip(slots, tasks, results, strict=False):
         rows[i] = _ran(repo, commit, cache, task, res)
     return MutationRun(ref, commit, list(tests), marker, [r for r in rows if r is not None])
