@@ -191,6 +191,11 @@ def trees_root() -> Path:
     return _inner("trees")
 
 
+def parsers_root() -> Path:
+    """Where parser tables built once are kept (``checks/lanes/bashlex_tables.py``)."""
+    return _inner("parsers")
+
+
 def _free(lock: Path) -> bool:
     """True when no live process holds ``lock`` (its run died or finished)."""
     try:

@@ -662,10 +662,11 @@ class _Reader:
 
 def _bashlex() -> Any:
     """The shell parser, imported when a script is read (building its tables takes ~0.1 s, which
-    every run that only validates a lane expression would pay)."""
-    import bashlex
+    every run that only validates a lane expression would pay; kept once built:
+    bashlex_tables.py)."""
+    from harness.checks.lanes.bashlex_tables import load
 
-    return bashlex
+    return load()
 
 
 def _substitute(name: str, value: str) -> Callable[[re.Match[str]], str]:

@@ -35,7 +35,7 @@ from harness.executors import Executor, Task, TreeSpec
 from harness.executors.local import LocalExecutor
 from harness.git.repo import GitRepo
 from harness.git.tree import export_tree
-from harness.infra import process, workarea
+from harness.infra import process, workarea, zygote
 from harness.infra.cache import Cache, content_key, provenance_text
 from harness.infra.progress import phase
 from harness.report.model import Cell, Code, Control, Finding, Section, Table
@@ -388,7 +388,8 @@ def collect_refs(
                     )
                 )
             stop.set()  # a collection started early whose key was on record
-            results = executor.run(tasks, jobs=1 if local else None)
+            with zygote.forking() if len(tasks) > 1 else contextlib.nullcontext():
+                results = executor.run(tasks, jobs=1 if local else None)
         finally:
             stop.set()
     for i, task, res in zip(slots, tasks, results, strict=False):
