@@ -84,17 +84,32 @@ def _run(req):
     os.chdir(req["cwd"])
     os.environ.clear()
     os.environ.update(req["env"])
-    sys.path[:] = [os.getcwd(), *req["path"][1:]]  # ``-m``: the working folder, links resolved
+    # ``-m`` puts the working folder (links resolved) first, unless PYTHONSAFEPATH (or -P) says not
+    here = [] if getattr(sys.flags, "safe_path", False) else [os.getcwd()]
+    sys.path[:] = [*here, *req["path"]]
     tempfile = sys.modules.get("tempfile")
     if tempfile is not None:
         tempfile.tempdir = None  # read again from this run's TMPDIR
     sys.argv = [sys.argv[0], *req["argv"]]
-    runpy.run_module("pytest", run_name="__main__", alter_sys=True)
+    if hasattr(sys, "orig_argv"):
+        sys.orig_argv[:] = [sys.executable, "-m", "pytest", *req["argv"]]
+    # What ``-m`` itself calls: pytest's ``__main__`` run in the ``__main__`` module, which keeps
+    # nothing of the zygote (this function holds what it still needs in locals).
+    as_main = getattr(runpy, "_run_module_as_main", None)
+    run_module = runpy.run_module
+    main = sys.modules["__main__"].__dict__
+    for name in [n for n in main if not n.startswith("__")]:
+        del main[name]
+    if as_main is not None:
+        as_main("pytest")
+    else:
+        run_module("pytest", run_name="__main__", alter_sys=True)
     raise SystemExit(0)
 
 
-def _reaper(req, wake):
-    """The forked request: a session of its own, the subreaper of the run it forks."""
+def _reaper(req, wake, zygote):
+    """The forked request: a session of its own, the subreaper of the run it forks; it stops the
+    run (and what the run started) when the zygote dies."""
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     for fd in wake:
@@ -106,6 +121,9 @@ def _reaper(req, wake):
     os.setsid()
     _LIBC.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
     signal.signal(signal.SIGTERM, _stop)
+    _LIBC.prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG: the zygote's death stops it
+    if os.getppid() != zygote:  # it died before that was set
+        _stop(signal.SIGTERM, None)
     try:
         child = os.fork()
     except OSError:
@@ -152,6 +170,7 @@ def main():
         "version": list(sys.version_info[:3]),
     }
     _say("ready " + json.dumps(info))
+    zygote = os.getpid()
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_r, False)
     os.set_blocking(wake_w, False)
@@ -180,21 +199,41 @@ def main():
         if 0 in ready:
             data = os.read(0, 65536)
             if not data:
-                for pid in live:
-                    try:
-                        os.kill(pid, signal.SIGTERM)
-                    except OSError:
-                        pass
-                os._exit(0)
+                _end(live)
             pending += data
             while b"\n" in pending:
                 line, pending = pending.split(b"\n", 1)
-                req = json.loads(line)
-                pid = os.fork()
+                try:
+                    req = json.loads(line)
+                    pid = os.fork()
+                except (ValueError, OSError):  # the harness runs this one fresh
+                    _say("pid 0")
+                    continue
                 if pid == 0:
-                    _reaper(req, (wake_r, wake_w))
+                    _reaper(req, (wake_r, wake_w), zygote)
                 live.add(pid)
                 _say(f"pid {pid}")
+
+
+def _end(live):
+    """The end of the requests: every run still going is stopped (its reaper kills what it
+    started), waited for, and the zygote exits."""
+    for pid in live:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except OSError:
+            pass
+    deadline = time.monotonic() + 10
+    while live and time.monotonic() < deadline:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if pid:
+            live.discard(pid)
+        else:
+            time.sleep(0.01)
+    os._exit(0)
 
 
 main()

@@ -19,9 +19,11 @@ import collections
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -83,8 +85,9 @@ class Zygote:
         self._dead = False
         start = dict(env)
         start["PYTHONPATH"] = os.pathsep.join(self.fixed)
-        self._home = workarea.mkdtemp("harness-zygote-")
+        self._home: Path | None = None
         try:
+            self._home = workarea.mkdtemp("harness-zygote-")
             self.proc: subprocess.Popen[bytes] | None = process.popen(
                 [python, "-c", _SOURCE.read_text(encoding="utf-8")],
                 stdin=subprocess.PIPE,
@@ -112,7 +115,8 @@ class Zygote:
                     with self._lock:
                         slot = self._pending.popleft()
                         slot.pid = int(rest)
-                        self._by_pid[slot.pid] = slot
+                        if slot.pid:  # (0: it could not fork; the run goes fresh)
+                            self._by_pid[slot.pid] = slot
                     slot.started.set()
                 elif kind == b"exit":
                     pid, code = (int(x) for x in rest.split())
@@ -133,9 +137,13 @@ class Zygote:
             slot.done.set()
 
     def path(self, argv: Sequence[str], cwd: str, env: Mapping[str, str]) -> list[str] | None:
-        """The run's ``sys.path`` as a fresh ``python -m pytest`` in ``cwd`` would have it, or
-        None where a forked run would not start as that process would."""
-        if not self._ready.wait(READY_TIMEOUT) or self.info is None or self._dead:
+        """The run's ``sys.path`` after its working folder (which the run puts first, as
+        ``python -m`` does), or None where a forked run would not start as a fresh
+        ``python -m pytest`` in ``cwd`` would."""
+        if not self._ready.wait(READY_TIMEOUT):
+            self._give_up()  # a zygote that never said it was ready serves no run
+            return None
+        if self.info is None or self._dead:
             return None
         if self.info.get("user_site") or list(argv[:3]) != [self.python, "-m", "pytest"]:
             return None
@@ -154,7 +162,7 @@ class Zygote:
         imported = set(self.info.get("modules", [])) | _ALWAYS_SHADOW
         if any(_names(folder) & imported for folder in dict.fromkeys(own)):
             return None
-        return [cwd, *entries, *base[len(self.fixed) :]]
+        return [*entries, *base[len(self.fixed) :]]
 
     def run(
         self, argv: Sequence[str], cwd: str, env: Mapping[str, str], timeout: float | None
@@ -165,23 +173,16 @@ class Zygote:
         path = self.path(argv, cwd, env)
         if path is None or self.proc is None or self.proc.stdin is None:
             return None
-        folder = workarea.mkdtemp("harness-forked-")
+        try:
+            folder = workarea.mkdtemp("harness-forked-")
+        except OSError:
+            return None
         try:
             out, err = folder / "out", folder / "err"
             request = {"argv": list(argv[3:]), "cwd": cwd, "env": dict(env), "path": path}
             request.update(out=str(out), err=str(err))
-            slot = _Slot()
-            with self._lock:
-                if self._dead:
-                    return None
-                try:
-                    self.proc.stdin.write(json.dumps(request).encode() + b"\n")
-                    self.proc.stdin.flush()
-                except (OSError, ValueError):
-                    return None
-                self._pending.append(slot)
-            slot.started.wait()
-            if not slot.pid:
+            slot = self._send(request)
+            if slot is None:
                 return None
             process.register(slot.pid)
             try:
@@ -190,31 +191,64 @@ class Zygote:
                     raise subprocess.TimeoutExpired(
                         list(argv), timeout or 0, output=_read(out), stderr=_read(err)
                     )
+            except subprocess.TimeoutExpired:
+                raise
             except BaseException:
                 self._kill(slot)
                 raise
             finally:
                 process.unregister(slot.pid)
-            if slot.code is None:  # the zygote died under the run: it is run again, fresh
+            if slot.code is None:  # the zygote died under the run: once it is gone, run fresh
+                _wait_gone(slot.pid)
                 return None
             return subprocess.CompletedProcess(list(argv), slot.code, _read(out), _read(err))
         finally:
-            import shutil
-
             shutil.rmtree(folder, ignore_errors=True)
+
+    def _send(self, request: dict[str, Any]) -> _Slot | None:
+        """The request written and its run's reaper named (None: the zygote cannot take it)."""
+        assert self.proc is not None and self.proc.stdin is not None
+        slot = _Slot()
+        with self._lock:
+            if self._dead:
+                return None
+            try:
+                self.proc.stdin.write(json.dumps(request).encode() + b"\n")
+                self.proc.stdin.flush()
+                self._pending.append(slot)
+            except (OSError, ValueError):
+                return None
+            except BaseException:  # a request half written: the zygote's lines no longer pair
+                self._dead = True
+                self._stop()
+                raise
+        if not slot.started.wait(READY_TIMEOUT):
+            self._give_up()
+            return None
+        return slot if slot.pid else None
+
+    def _give_up(self) -> None:
+        """The zygote serves no more runs (they run fresh): it is stopped."""
+        with self._lock:
+            self._dead = True
+        self._stop()
+
+    def _stop(self) -> None:
+        if self.proc is not None:
+            with contextlib.suppress(OSError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
 
     def _kill(self, slot: _Slot) -> None:
         """Stop a run as ``process.kill_group`` does: its reaper cleans up what it started."""
-        if slot.done.is_set():
-            return
-        try:
-            os.kill(slot.pid, signal.SIGTERM)
-        except OSError:
-            pass
-        if not slot.done.wait(5):
+        if not slot.done.is_set():
             with contextlib.suppress(OSError):
-                os.killpg(slot.pid, signal.SIGKILL)
-            slot.done.wait(5)
+                os.kill(slot.pid, signal.SIGTERM)
+            if not slot.done.wait(5):
+                with contextlib.suppress(OSError):
+                    os.killpg(slot.pid, signal.SIGKILL)
+                slot.done.wait(5)
+        if slot.code is None:  # the zygote died: the reaper stops its run on its own
+            _wait_gone(slot.pid)
 
     def close(self) -> None:
         """End the zygote (the end of its input stops the runs it still has) and wait for it."""
@@ -229,9 +263,24 @@ class Zygote:
             except subprocess.TimeoutExpired:
                 process.kill_group(proc)
             process.unregister(proc.pid)
-        import shutil
+        if self._home is not None:
+            shutil.rmtree(self._home, ignore_errors=True)
 
-        shutil.rmtree(self._home, ignore_errors=True)
+
+def _wait_gone(pgid: int, seconds: float = 10.0) -> None:
+    """Until the group ``pgid`` has no process left (a reaper stops its run and exits when its
+    zygote dies), at most ``seconds``, then SIGKILL what is left of it."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return
+        except OSError:
+            return
+        time.sleep(0.02)
+    with contextlib.suppress(OSError):
+        os.killpg(pgid, signal.SIGKILL)
 
 
 def _read(path: Path) -> bytes:
@@ -250,18 +299,19 @@ class Zygotes:
         self._live: dict[tuple[Any, ...], Zygote] = {}
         self._old: list[Zygote] = []
         self._spare: dict[tuple[Any, ...], Zygote] = {}
+        self._renewed = False
         self.forked = 0  # runs served (the tests read it)
 
     def prestart(self, python: str, env: Mapping[str, str], *, spare: bool = False) -> None:
         """Start now the zygote that runs of ``python`` with ``env`` (plus their tree's folders
         on the path) fork from, its import beside the caller's work; ``spare``: also the one
-        ``fresh()`` hands on."""
+        ``fresh()`` hands on (none once ``fresh()`` was called: the reruns' own is the last)."""
         entries = env.get("PYTHONPATH", "").split(os.pathsep) if env.get("PYTHONPATH") else []
         key = (python, tuple(entries), _start_vars(env))
         with self._lock:
             if key not in self._live:
                 self._live[key] = Zygote(python, env, entries)
-            if spare and key not in self._spare:
+            if spare and not self._renewed and key not in self._spare:
                 self._spare[key] = Zygote(python, env, entries)
 
     def run(
@@ -287,6 +337,7 @@ class Zygotes:
         with self._lock:
             self._old += self._live.values()
             self._live, self._spare = self._spare, {}
+            self._renewed = True
 
     def close(self) -> None:
         with self._lock:
@@ -297,17 +348,25 @@ class Zygotes:
 
 
 _active: Zygotes | None = None
+_nesting = threading.Lock()
 
 
 @contextlib.contextmanager
 def forking() -> Iterator[Zygotes]:
     """Within it, ``run`` forks eligible pytest runs from zygotes; they end with it."""
     global _active
-    outer, _active = _active, Zygotes()
+    with _nesting:
+        outer = _active
+        mine = outer if outer is not None else Zygotes()
+        _active = mine
+    if outer is not None:  # within another (another thread's): its zygotes serve
+        yield outer
+        return
     try:
-        yield _active
+        yield mine
     finally:
-        mine, _active = _active, outer
+        with _nesting:
+            _active = None
         mine.close()
 
 

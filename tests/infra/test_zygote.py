@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -244,3 +245,76 @@ def test_a_run_killed_by_a_signal_reads_as_one(tmp_path: Path) -> None:
         got = run_in_tree(argv, tree, env, 60)
         assert forks.forked == 1
     assert got.returncode == fresh.returncode == -signal.SIGKILL
+
+
+ORPHAN = """import os, time
+def test_s():
+    if not os.path.exists(os.environ["MARK"]):
+        open(os.environ["MARK"], "w").write(str(os.getpid()))
+        time.sleep(60)
+"""
+
+
+def test_a_zygote_that_dies_stops_its_runs_and_they_run_fresh(tmp_path: Path) -> None:
+    """The zygote killed under a run: the run's processes end with it (they are not left
+    running beside the fresh run the harness makes in their place)."""
+    tree = _tree(tmp_path, "cell")
+    tree.joinpath("tests", "test_s.py").write_text(ORPHAN)
+    mark = tmp_path / "mark"
+    env = {**_env(tree, tmp_path), "MARK": str(mark)}
+    argv = [*_argv(tree), "tests/test_s.py"]
+    got: list[subprocess.CompletedProcess[bytes]] = []
+    with zygote.forking() as forks:
+        zygote.prestart(sys.executable, pytest_env())
+        first = next(iter(forks._live.values()))  # noqa: SLF001
+        thread = threading.Thread(target=lambda: got.append(run_in_tree(argv, tree, env, 120)))
+        thread.start()
+        assert _wait(mark.exists, 60)
+        forked = int(mark.read_text())
+        assert first.proc is not None
+        os.kill(first.proc.pid, signal.SIGKILL)
+        thread.join(60)
+        assert not _alive(forked)  # stopped before the fresh run started
+        assert forks.forked == 0
+    assert got and got[0].returncode == 0  # the fresh run, which found the mark
+
+
+def test_pythonsafepath_keeps_the_working_folder_off_the_path(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("PYTHONSAFEPATH", "1")
+    tree = _tree(tmp_path, "cell")
+    tree.joinpath("tests", "test_p.py").write_text(
+        "import os, sys\ndef test_p():\n    assert os.getcwd() not in sys.path\n"
+    )
+    env = pytest_env()  # no tree on the path: the working folder alone would import it
+    argv = [*_argv(tree), "tests/test_p.py"]
+    assert run_in_tree(argv, tree, env, 60).returncode == 0
+    with zygote.forking() as forks:
+        assert run_in_tree(argv, tree, env, 60).returncode == 0
+        assert forks.forked == 1
+
+
+def test_a_zygote_never_ready_is_given_up_once(tmp_path: Path, monkeypatch) -> None:
+    """An interpreter whose zygote does not start: the first run waits READY_TIMEOUT, the zygote
+    is stopped, and every run goes fresh."""
+    slow = tmp_path / "python"
+    slow.write_text(f'#!/bin/sh\n[ "$1" = -c ] && sleep 60\nexec {sys.executable} "$@"\n')
+    slow.chmod(0o755)
+    monkeypatch.setattr(zygote, "READY_TIMEOUT", 1.0)
+    tree = _tree(tmp_path, "cell")
+    env = _env(tree, tmp_path)
+    argv = [str(slow), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_x.py"]
+    with zygote.forking() as forks:
+        assert run_in_tree(argv, tree, env, 60).returncode == 1
+        stuck = next(iter(forks._live.values()))  # noqa: SLF001
+        assert stuck._dead  # noqa: SLF001
+        assert stuck.proc is not None and _wait(lambda: stuck.proc.poll() is not None, 10)
+        assert run_in_tree(argv, tree, env, 60).returncode == 1
+        assert forks.forked == 0
+
+
+def test_forking_within_forking_shares_the_outer_zygotes() -> None:
+    with zygote.forking() as outer:
+        with zygote.forking() as inner:
+            assert inner is outer
+        assert zygote._active is outer  # noqa: SLF001
+    assert zygote._active is None  # noqa: SLF001

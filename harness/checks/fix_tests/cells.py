@@ -12,14 +12,14 @@ from typing import Any
 
 from harness.checks.fix_tests.runners import get_runner
 from harness.checks.fix_tests.runners.base import Cell, RunContext
-from harness.checks.tests_as_evidence.pytest_run import code_digests
+from harness.checks.tests_as_evidence.pytest_run import code_digests, pytest_env
 from harness.columns.edits import EditProof
 from harness.columns.trees import Column, identify
 from harness.errors import UsageError
 from harness.executors import Executor, Task, TaskResult, TreeSpec
 from harness.git.evidence import entries_at
 from harness.git.repo import GitRepo
-from harness.infra import treefiles, workarea
+from harness.infra import treefiles, workarea, zygote
 from harness.infra.cache import Cache, content_key, file_digest
 
 # (runner name, the files it runs, or the node ids it reruns)
@@ -111,6 +111,9 @@ def run_columns(
                 label=f"tests in {column.name}",
             )
         )
+    if any(name == "pytest" for t in tasks for name, _, _ in t.args[1]):
+        # the zygote's import beside the trees' writing (and the reruns' own)
+        zygote.prestart(opts.python, {**pytest_env(), **dict(opts.env)}, spare=True)
     results: list[TaskResult[Any]] = executor.run(tasks, jobs=len(tasks) or 1) if tasks else []
     for i, res in zip(slots, results, strict=True):
         run = runs[i]

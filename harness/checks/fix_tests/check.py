@@ -28,7 +28,6 @@ from harness.checks.fix_tests.verdicts import (
 )
 from harness.checks.paths import is_test_path
 from harness.checks.result import Checked, FidelityResult
-from harness.checks.tests_as_evidence.pytest_run import pytest_env
 from harness.columns.trees import Column
 from harness.envs import interpreter, proof
 from harness.envs.build import ensure_env
@@ -99,9 +98,8 @@ def _run(
     pytest_files = [f.path for f in run.selection.files if f.runner == "pytest"]
     # The missing commits, the hunks and the lanes' collection need no outcome of the columns:
     # they run beside them (the executor shares the machine); the reruns follow the first pass.
+    # pytest imported once for the columns, hunks, pins and lanes, and once for the reruns
     with zygote.forking() as forks, ThreadPoolExecutor(4) as pool:
-        # pytest imported once for the columns, hunks, pins and lanes, and once for the reruns
-        zygote.prestart(opts.python, {**pytest_env(), **dict(opts.env)}, spare=True)
         pins = pool.submit(
             _pin_runs, repo, run, head_column, candidates, plan, opts, cache, executor
         )
