@@ -55,12 +55,25 @@ def _under(entry: str, folder: str) -> bool:
 
 
 def _names(folder: str) -> set[str]:
-    """Top-level names a folder on the path offers (``x.py``, ``x/``, ``x.*.so``: ``x``)."""
+    """Top-level names a folder on the path offers to ``import``: ``x/``, ``x.py``, ``x.pyc``,
+    ``x.so``, ``x.<tag>.so``, ``x.pyd`` (not ``pytest.ini``)."""
     try:
-        entries = os.listdir(folder)
+        entries = list(os.scandir(folder))
     except OSError:
         return set()
-    return {name.split(".", 1)[0] for name in entries}
+    out: set[str] = set()
+    for entry in entries:
+        name = entry.name
+        base, dot, _ = name.partition(".")
+        try:
+            folder_like = entry.is_dir()
+        except OSError:
+            folder_like = True
+        if folder_like:
+            out.add(name)
+        elif dot and (name.endswith((".py", ".pyc", ".so", ".pyd")) or name == base + ".pyw"):
+            out.add(base)
+    return out
 
 
 class _Slot:
