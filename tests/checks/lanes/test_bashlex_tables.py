@@ -12,7 +12,7 @@ from pathlib import Path
 
 SCRIPTS = [
     'docker run --rm -e M="$M" img bash -c "pytest -m \\"$M\\" tests/"',
-    "set -euo pipefail; for f in a b; do pytest -k \"$f and not slow\" -x || exit 1; done",
+    'set -euo pipefail; for f in a b; do pytest -k "$f and not slow" -x || exit 1; done',
     "if [ -n \"$X\" ]; then python -m pytest -m 'gpu and not e2e' $(cat files.txt); fi",
     "cat <<EOF | sh\npytest -q\nEOF\n(cd sub && tox -e py311) && echo ${A:-b} `date`",
 ]
