@@ -6,11 +6,24 @@ import argparse
 import shlex
 import sys
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from harness.infra.atomic import write_atomic
 from harness.report import FORMATS, render
 from harness.report.model import Report
 from harness.verdict import causes, gate
+
+if TYPE_CHECKING:
+    from harness.git import GitRepo
+
+
+def repo_of(args: argparse.Namespace) -> GitRepo:
+    """The repository the command line found (``cli`` opened it to check the work area is not
+    inside it): opened once, not again by the verb."""
+    from harness.git import GitRepo
+
+    found = getattr(args, "_git", None)
+    return found if isinstance(found, GitRepo) else GitRepo(args.repo)
 
 
 def add_report_options(p: argparse.ArgumentParser) -> None:

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from harness.commands._common import add_report_options, check_output_path, command_line, emit
+from harness.commands._common import (
+    add_report_options,
+    check_output_path,
+    command_line,
+    emit,
+    repo_of,
+)
 from harness.errors import UsageError
-from harness.git import GitRepo
 from harness.report.model import Report
 
 NAME = "backports"
@@ -59,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     from harness.checks.backports_candidates import compile_rule, read_candidates, since_of
 
     check_output_path(args)
-    repo = GitRepo(args.repo)
+    repo = repo_of(args)
     if repo.is_shallow():
         raise UsageError("the repository is shallow: fork points and ancestry cannot be judged")
     candidates = read_candidates(args.candidates) if args.candidates else []

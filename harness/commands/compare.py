@@ -9,7 +9,7 @@ import re
 import sys
 from pathlib import Path
 
-from harness.commands._common import command_line, write_atomic
+from harness.commands._common import command_line, repo_of, write_atomic
 from harness.commands._grammar import add_range, old_spelling, range_of
 from harness.commands._tests_options import add_tests_arguments
 from harness.commands._validate import check_output_dir
@@ -215,7 +215,7 @@ def run_compare(
 
 
 def run(args: argparse.Namespace) -> int:
-    repo = GitRepo(args.repo)
+    repo = repo_of(args)
     base, head = range_of(args)
     out_dir = args.output_dir or args.output_old
     if out_dir and repo.owns(out_dir):

@@ -5,9 +5,14 @@ from __future__ import annotations
 import argparse
 
 from harness.checks.drift import drift_check
-from harness.commands._common import add_report_options, check_output_path, command_line, emit
+from harness.commands._common import (
+    add_report_options,
+    check_output_path,
+    command_line,
+    emit,
+    repo_of,
+)
 from harness.commands._grammar import add_range, range_of
-from harness.git.repo import GitRepo
 from harness.report.model import Report
 
 NAME = "drift"
@@ -26,7 +31,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     check_output_path(args)
-    repo = GitRepo(args.repo)
+    repo = repo_of(args)
     base, head = range_of(args)
     checked = drift_check(repo, base, head)
     report = Report(

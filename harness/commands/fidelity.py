@@ -8,7 +8,13 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from harness.commands._common import add_report_options, check_output_path, command_line, emit
+from harness.commands._common import (
+    add_report_options,
+    check_output_path,
+    command_line,
+    emit,
+    repo_of,
+)
 from harness.commands._grammar import add_range, range_of
 from harness.errors import UsageError
 from harness.git import GitRepo
@@ -64,7 +70,7 @@ def parse_map(items: list[str]) -> dict[str, list[str]]:
 def run(args: argparse.Namespace) -> int:
     check_output_path(args)
     mapping = parse_map(args.map)
-    repo = getattr(args, "_git", None) or GitRepo(args.repo)  # (the one the command line found)
+    repo = repo_of(args)
     from harness.checks.judgeable import judge_range
     from harness.infra.history_index import open_index
 

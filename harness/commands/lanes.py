@@ -5,8 +5,13 @@ from __future__ import annotations
 import argparse
 
 from harness.checks.lanes.check import lanes_check
-from harness.commands._common import add_report_options, check_output_path, command_line, emit
-from harness.git.repo import GitRepo
+from harness.commands._common import (
+    add_report_options,
+    check_output_path,
+    command_line,
+    emit,
+    repo_of,
+)
 from harness.report.model import Report
 
 NAME = "lanes"
@@ -33,7 +38,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     check_output_path(args)
-    repo = GitRepo(args.repo)
+    repo = repo_of(args)
     checked = lanes_check(repo, args.ref, args.workflow)
     report = Report(
         title=f"CI lanes at {args.ref}",

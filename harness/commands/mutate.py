@@ -13,7 +13,13 @@ from harness.checks.tests_as_evidence.mutation import (
     run_mutations,
 )
 from harness.columns.edits import Edit
-from harness.commands._common import add_report_options, check_output_path, command_line, emit
+from harness.commands._common import (
+    add_report_options,
+    check_output_path,
+    command_line,
+    emit,
+    repo_of,
+)
 from harness.commands._grammar import add_test_run_options
 from harness.envs import interpreter
 from harness.errors import UsageError
@@ -22,7 +28,6 @@ from harness.executors.options import (
     executor_from_args,
     without_executor_options,
 )
-from harness.git.repo import GitRepo
 from harness.infra.cache import Cache
 from harness.report.model import Report
 
@@ -111,7 +116,7 @@ def _cli_mutations(args: argparse.Namespace) -> list[Mutation]:
 
 def run(args: argparse.Namespace) -> int:
     check_output_path(args)
-    repo = GitRepo(args.repo)
+    repo = repo_of(args)
     repo.resolve(args.ref)
     mutations: list[Mutation] = []
     for path in args.mutation:

@@ -7,14 +7,19 @@ from contextlib import nullcontext
 from pathlib import Path
 
 from harness.checks.probe_table import probe_sections
-from harness.commands._common import add_report_options, check_output_path, command_line, emit
+from harness.commands._common import (
+    add_report_options,
+    check_output_path,
+    command_line,
+    emit,
+    repo_of,
+)
 from harness.errors import UsageError
 from harness.executors.options import (
     add_executor_arguments,
     executor_from_args,
     without_executor_options,
 )
-from harness.git.repo import GitRepo
 from harness.infra.cache import Cache
 from harness.infra.progress import note, phase
 from harness.inputs.scenario import load_scenario
@@ -47,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     check_output_path(args)
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be >= 1")
-    repo = GitRepo(args.repo)
+    repo = repo_of(args)
     scenario = load_scenario(args.scenario)
     scenario.check_refs(repo)  # before the progress line: a bad ref is one line
     with nullcontext() if args.quiet else phase(f"probes of {Path(args.scenario).name}"):

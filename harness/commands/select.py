@@ -10,7 +10,13 @@ from harness.checks.tests_as_evidence.selection import (
     parse_lane,
     selection_section,
 )
-from harness.commands._common import add_report_options, check_output_path, command_line, emit
+from harness.commands._common import (
+    add_report_options,
+    check_output_path,
+    command_line,
+    emit,
+    repo_of,
+)
 from harness.commands._grammar import add_refs, add_test_run_options, refs_of
 from harness.envs import interpreter
 from harness.errors import UsageError
@@ -19,7 +25,6 @@ from harness.executors.options import (
     executor_from_args,
     without_executor_options,
 )
-from harness.git.repo import GitRepo
 from harness.infra.cache import Cache
 from harness.report.model import Report
 
@@ -72,7 +77,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     check_output_path(args)
-    repo = GitRepo(args.repo)
+    repo = repo_of(args)
     refs = refs_of(args, ["HEAD"])
     for ref in refs:
         repo.resolve(ref)  # fail before any work

@@ -7,9 +7,14 @@ import argparse
 from harness.checks.conflicts import conflicts_section
 from harness.checks.judgeable import judge_range
 from harness.checks.shape import shape_check
-from harness.commands._common import add_report_options, check_output_path, command_line, emit
+from harness.commands._common import (
+    add_report_options,
+    check_output_path,
+    command_line,
+    emit,
+    repo_of,
+)
 from harness.commands._grammar import add_range, range_of
-from harness.git.repo import GitRepo
 from harness.report.model import Report
 
 NAME = "shape"
@@ -30,7 +35,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     check_output_path(args)
-    repo = GitRepo(args.repo)
+    repo = repo_of(args)
     base, head = range_of(args)
     (
         repo.resolve(base),

@@ -6,7 +6,13 @@ import argparse
 
 from harness.checks.judgeable import judge_range
 from harness.checks.tests_as_evidence.sweep import check_mutmut, run_sweep, sweep_section
-from harness.commands._common import add_report_options, check_output_path, command_line, emit
+from harness.commands._common import (
+    add_report_options,
+    check_output_path,
+    command_line,
+    emit,
+    repo_of,
+)
 from harness.commands._grammar import add_range, range_of
 from harness.envs import interpreter
 from harness.errors import UsageError
@@ -15,7 +21,6 @@ from harness.executors.options import (
     executor_from_args,
     without_executor_options,
 )
-from harness.git.repo import GitRepo
 from harness.report.model import Report
 
 NAME = "sweep"
@@ -61,7 +66,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     check_output_path(args)
-    repo = GitRepo(args.repo)
+    repo = repo_of(args)
     base_name, head_name = range_of(args)
     base, head = repo.resolve(base_name), repo.resolve(head_name)
     facts = judge_range(

@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import argparse
 
-from harness.commands._common import add_report_options, check_output_path, command_line, emit
+from harness.commands._common import (
+    add_report_options,
+    check_output_path,
+    command_line,
+    emit,
+    repo_of,
+)
 from harness.commands._grammar import add_range, range_of
 from harness.commands._tests_options import add_tests_arguments
 from harness.executors.options import add_executor_arguments, executor_from_args
-from harness.git import GitRepo
 from harness.report.model import Report
 
 NAME = "tests"
@@ -43,7 +48,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     check_output_path(args)
-    repo = GitRepo(args.repo)
+    repo = repo_of(args)
     base, head = range_of(args)
     repo.preresolve([base, head, args.source, args.source_branch or ""], ("commit",))
     from harness.checks.fidelity.check import fidelity_check

@@ -6,9 +6,14 @@ import argparse
 
 from harness.checks.judgeable import judge_range
 from harness.checks.trace import trace_check
-from harness.commands._common import add_report_options, check_output_path, command_line, emit
+from harness.commands._common import (
+    add_report_options,
+    check_output_path,
+    command_line,
+    emit,
+    repo_of,
+)
 from harness.commands._grammar import add_refs, refs_of
-from harness.git.repo import GitRepo
 from harness.report.model import Report
 
 NAME = "trace"
@@ -33,7 +38,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     check_output_path(args)
-    repo = GitRepo(args.repo)
+    repo = repo_of(args)
     header: dict[str, str] = {}
     a, sep, b = (args.range_ or "").partition("..")
     if (
