@@ -22,53 +22,7 @@ import sys
 import time
 
 _LIBC = ctypes.CDLL(None, use_errno=True)
-
-
-def _tree():
-    kids = {}
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                with open(f"/proc/{name}/stat", "rb") as fh:
-                    data = fh.read()
-                kids.setdefault(int(data[data.rindex(b")") + 2 :].split()[1]), []).append(int(name))
-            except (OSError, ValueError, IndexError):
-                pass
-    out, stack = [], [os.getpid()]
-    while stack:
-        for kid in kids.get(stack.pop(), ()):
-            out.append(kid)
-            stack.append(kid)
-    return out
-
-
-def _reap_all():
-    while True:
-        try:
-            if os.waitpid(-1, os.WNOHANG)[0] == 0:
-                return
-        except ChildProcessError:
-            return
-
-
-def _clean():
-    for _ in range(200):
-        left = _tree()
-        if not left:
-            break
-        for pid in left:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        time.sleep(0.005)
-        _reap_all()
-    _reap_all()
-
-
-def _stop(signum, frame):
-    _clean()
-    os._exit(128 + signum)
+REAPER = {"__name__": "_harness_reaper"}  # probes/_reaper.py, loaded by main()
 
 
 def _run(req):
@@ -119,29 +73,17 @@ def _reaper(req, wake, zygote):
     os.dup2(null, 1)
     os.close(null)
     os.setsid()
-    _LIBC.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
-    signal.signal(signal.SIGTERM, _stop)
+    REAPER["become"]()
     _LIBC.prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG: the zygote's death stops it
     if os.getppid() != zygote:  # it died before that was set
-        _stop(signal.SIGTERM, None)
+        REAPER["stop"](signal.SIGTERM, None)
     try:
         child = os.fork()
     except OSError:
         os._exit(126)
     if child == 0:
         _run(req)
-    while True:
-        pid, status = os.waitpid(-1, 0)
-        if pid == child:
-            break
-    _clean()
-    if os.WIFSIGNALED(status):  # ended by a signal: so is the reaper, as the run would be
-        sig = os.WTERMSIG(status)
-        if sig not in (signal.SIGKILL, signal.SIGSTOP):  # (no handler to reset: setting one fails)
-            signal.signal(sig, signal.SIG_DFL)
-        os.kill(os.getpid(), sig)
-        os._exit(128 + sig)
-    os._exit(os.WEXITSTATUS(status))
+    REAPER["end_as"](child)
 
 
 def _say(text):
@@ -153,6 +95,8 @@ def _say(text):
 def main():
     if sys.path and sys.path[0] == "":
         del sys.path[0]  # ``-c``: the zygote's cwd is no import location
+    with open(sys.argv[1], encoding="utf-8") as fh:  # the reaper's text, beside this file
+        exec(compile(fh.read(), sys.argv[1], "exec"), REAPER)
     import pytest  # noqa: F401  what every run imports first
     from _pytest.config import default_plugins
 

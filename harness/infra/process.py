@@ -105,78 +105,19 @@ for pgid in groups:
         pass
 """
 
-# Runs a child and, when it ends or the wrapper is told to stop (SIGTERM), kills every process the
-# child left: it is the child subreaper (prctl PR_SET_CHILD_SUBREAPER, Linux), so a grandchild whose
-# parent exits (``setsid sleep 300 &``, a daemon that forks twice) is reparented to it rather than
-# to init, and the whole subtree is found from /proc and SIGKILLed. It exits as the child did.
-_REAPER = r"""
-import ctypes, os, signal, sys, time
-def tree():
-    kids = {}
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                with open("/proc/%s/stat" % name, "rb") as fh:
-                    data = fh.read()
-                kids.setdefault(int(data[data.rindex(b")") + 2:].split()[1]), []).append(int(name))
-            except (OSError, ValueError, IndexError):
-                pass
-    out, stack = [], [os.getpid()]
-    while stack:
-        for kid in kids.get(stack.pop(), ()):
-            out.append(kid)
-            stack.append(kid)
-    return out
-def reap():
-    while True:
-        try:
-            if os.waitpid(-1, os.WNOHANG)[0] == 0:
-                return
-        except ChildProcessError:
-            return
-def clean():
-    for _ in range(200):
-        left = tree()
-        if not left:
-            break
-        for pid in left:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        time.sleep(0.005)
-        reap()
-    reap()
-def stop(signum, frame):
-    clean()
-    os._exit(128 + signum)
-ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
-signal.signal(signal.SIGTERM, stop)
-argv = sys.argv[1:]
-try:
-    child = os.fork()
-except OSError:
-    os._exit(126)
-if child == 0:
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    try:
-        os.execvp(argv[0], argv)
-    except OSError as exc:
-        os.write(2, ("harness: cannot run %s: %s\n" % (argv[0], exc.strerror)).encode())
-    os._exit(127)
-while True:
-    pid, status = os.waitpid(-1, 0)
-    if pid == child:
-        break
-clean()
-if os.WIFSIGNALED(status):
-    sig = os.WTERMSIG(status)
-    if sig not in (signal.SIGKILL, signal.SIGSTOP):  # (no handler to reset: setting one fails)
-        signal.signal(sig, signal.SIG_DFL)
-    os.kill(os.getpid(), sig)
-    os._exit(128 + sig)
-os._exit(os.WEXITSTATUS(status))
-"""
+_reaper_text: str | None = None
+
+
+def _reaper() -> str:
+    """``probes/_reaper.py``: run as ``python -I -S -c <text> ARGV``, it runs ARGV and, when it
+    ends or is told to stop (SIGTERM), kills every process ARGV left (it is their subreaper)."""
+    global _reaper_text
+    if _reaper_text is None:
+        from harness.infra.resources import PROBES_DIR
+
+        _reaper_text = (PROBES_DIR / "_reaper.py").read_text(encoding="utf-8")
+    return _reaper_text
+
 
 REAPS_TREE = sys.platform.startswith("linux")  # the wrapper needs prctl and /proc
 
@@ -295,7 +236,7 @@ def popen(
     wrapped = reap_tree and REAPS_TREE and not isinstance(argv, str) and not kw.get("shell")
     if wrapped:
         _check_runnable(str(argv[0]), kw.get("cwd"), kw.get("env"))
-        argv = [sys.executable, "-I", "-S", "-c", _REAPER, *argv]
+        argv = [sys.executable, "-I", "-S", "-c", _reaper(), *argv]
     proc = subprocess.Popen(argv, **kw)
     proc.harness_reaper = wrapped  # type: ignore[attr-defined]
     register(proc.pid)

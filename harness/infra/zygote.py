@@ -32,6 +32,7 @@ from harness.infra import process, workarea
 from harness.infra.resources import PROBES_DIR
 
 _SOURCE = PROBES_DIR / "pytest_zygote.py"
+_REAPER = PROBES_DIR / "_reaper.py"
 _START_PREFIXES = ("PYTHON", "LC_", "LD_")
 _START_NAMES = frozenset({"LANG", "LANGUAGE", "TZ"})
 _RUNTIME = frozenset({"PYTHONPATH", "PYTHONBREAKPOINT"})  # read by the run, not at start-up
@@ -102,7 +103,7 @@ class Zygote:
         try:
             self._home = workarea.mkdtemp("harness-zygote-")
             self.proc: subprocess.Popen[bytes] | None = process.popen(
-                [python, "-c", _SOURCE.read_text(encoding="utf-8")],
+                [python, "-c", _SOURCE.read_text(encoding="utf-8"), str(_REAPER)],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
