@@ -143,18 +143,39 @@ def interpreter_fingerprint(python: str, store: Store | None = None) -> str:
     if (
         isinstance(hit, dict)
         and isinstance(hit.get("paths"), list)
-        and all(isinstance(p, list) and len(p) == 2 for p in hit["paths"])
-        and all(_stamp(str(path)) == stamp for path, stamp in hit["paths"])
+        and all(isinstance(p, list) and len(p) in (2, 3) for p in hit["paths"])
+        and all(_still(*entry) for entry in hit["paths"])
     ):
         return str(hit["fingerprint"])
     fingerprint, paths = _describe(python)
     stamps = {p: _stamp(p) for p in paths}
     # A folder changed within the last seconds could change again within its mtime's resolution
-    # unseen (git's "racy" index entries): such an answer is used, not kept.
+    # unseen (git's "racy" index entries): it is kept with its listing, which a later run compares
+    # too (an environment just built is described once, not again by the next run); a zip changed
+    # that recently leaves the answer used, not kept.
     now = time.time_ns()
-    settled = all(st is None or now - st[0] > 2_000_000_000 for st in stamps.values())
-    if settled and not fingerprint.startswith("unusable:"):
-        records.put(
-            key, {"fingerprint": fingerprint, "paths": [[p, st] for p, st in stamps.items()]}
-        )
+    entries: list[list[Any]] = []
+    for p, st in stamps.items():
+        racy = st is not None and now - st[0] <= 2_000_000_000
+        listing = _listing(p) if racy else None
+        if racy and listing is None:
+            entries = []
+            break
+        entries.append([p, st] if listing is None else [p, st, listing])
+    if entries and not fingerprint.startswith("unusable:"):
+        records.put(key, {"fingerprint": fingerprint, "paths": entries})
     return fingerprint
+
+
+def _still(path: object, stamp: object, listing: object = None) -> bool:
+    """A kept ``sys.path`` entry unchanged: its stamp, and its listing where one was kept."""
+    return _stamp(str(path)) == stamp and (listing is None or _listing(str(path)) == listing)
+
+
+def _listing(path: str) -> str | None:
+    """A digest of a folder's entry names (None: not a folder)."""
+    try:
+        names = sorted(os.listdir(path))
+    except OSError:
+        return None
+    return hashlib.sha1("\0".join(names).encode("utf-8", "surrogateescape")).hexdigest()

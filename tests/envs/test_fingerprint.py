@@ -63,12 +63,25 @@ def test_kept_answer_is_served_until_a_distribution_is_installed(venv, tmp_path:
     assert second == _describe(python)[0]  # and the same answer a fresh process gives
 
 
-def test_a_folder_changed_just_now_is_not_kept(venv, tmp_path: Path) -> None:
+def test_a_folder_changed_just_now_is_kept_with_its_listing(venv, tmp_path: Path) -> None:
+    """An environment just built is described once: its answer is kept with the listing of each
+    folder changed within its mtime's resolution, and that listing is compared too."""
     python, site = venv
     _install(site, "fresh", "2.0")  # site-packages changed within the last second
+    store = Cache(tmp_path / "cache", namespace="collections")
     _describe.cache_clear()
-    interpreter_fingerprint(python, Cache(tmp_path / "cache", namespace="collections"))
-    assert not (tmp_path / "cache" / "interpreters").exists()
+    first = interpreter_fingerprint(python, store)
+    _describe.cache_clear()
+    assert interpreter_fingerprint(python, store) == first
+    assert _describe.cache_info().misses == 0  # served: the same stamps, the same listing
+    # another distribution within the same tick: the folder's stamp as it was, its listing not
+    st = site.stat()
+    _install(site, "other", "1.0")
+    os.utime(site, ns=(st.st_atime_ns, st.st_mtime_ns))
+    _describe.cache_clear()
+    second = interpreter_fingerprint(python, store)
+    assert _describe.cache_info().misses == 1
+    assert second != first and second == _describe(python)[0]
 
 
 def test_no_cache_keeps_nothing(venv, tmp_path: Path) -> None:
