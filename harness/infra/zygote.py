@@ -10,11 +10,14 @@ the standard library it shadows runs fresh). Everything else runs as a fresh pro
 forked from one zygote share its hash seed: ``fresh()`` starts another (a rerun looking for a
 flaky outcome gets an interpreter of its own).
 
-Only inside ``forking()`` (the tests section's runs); elsewhere every run is a fresh process.
+Only inside ``forking()`` (the tests section's runs, a mutation table's rows, collections of several
+refs) or ``reusing()`` (a mutation row run as a task of a remote executor's worker); elsewhere
+every run is a fresh process.
 """
 
 from __future__ import annotations
 
+import atexit
 import collections
 import contextlib
 import json
@@ -382,6 +385,33 @@ def forking() -> Iterator[Zygotes]:
         with _nesting:
             _active = None
         mine.close()
+
+
+_kept: Zygotes | None = None  # this process's own, for ``reusing()``
+
+
+@contextlib.contextmanager
+def reusing() -> Iterator[Zygotes]:
+    """``forking()`` whose zygotes stay for this process's later runs (an executor's worker, one
+    task after another); they end at the process's exit, and with it (the watchdog). Within an
+    active ``forking()``, that one serves."""
+    global _active, _kept
+    with _nesting:
+        outer = _active
+        if outer is None and _kept is None:
+            _kept = Zygotes()
+            atexit.register(_kept.close)
+        mine = outer if outer is not None else _kept
+        assert mine is not None
+        _active = mine
+    if outer is not None:
+        yield outer
+        return
+    try:
+        yield mine
+    finally:
+        with _nesting:
+            _active = None
 
 
 def run(

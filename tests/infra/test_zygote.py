@@ -320,3 +320,20 @@ def test_forking_within_forking_shares_the_outer_zygotes() -> None:
             assert inner is outer
         assert zygote._active is outer  # noqa: SLF001
     assert zygote._active is None  # noqa: SLF001
+
+
+def test_reusing_keeps_the_zygote_for_the_process_s_later_runs(tmp_path: Path) -> None:
+    """An executor's worker runs one task after another: the second task's run forks from the
+    zygote the first one started; between tasks, and within another forking(), nothing else."""
+    tree = _tree(tmp_path, "cell")
+    env = _env(tree, tmp_path)
+    argv = [*_argv(tree), "tests/test_x.py"]
+    with zygote.reusing() as first:
+        assert run_in_tree(argv, tree, env, 120).returncode == 1
+    assert zygote._active is None  # noqa: SLF001
+    with zygote.reusing() as second:
+        assert run_in_tree(argv, tree, env, 120).returncode == 1
+    assert second is first and first.forked == 2
+    assert len(first._live) == 1  # noqa: SLF001  one zygote served both
+    with zygote.forking() as outer, zygote.reusing() as inner:
+        assert inner is outer

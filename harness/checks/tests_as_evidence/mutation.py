@@ -398,8 +398,13 @@ def mutation_row(
             paths = sorted(
                 set(proof_paths) | {p.path for p in mat.proofs if p.path.endswith(".py")}
             )
-            with phase(
-                f"tests under mutation {mutation.name}" if mutation else "tests without mutation"
+            with (
+                phase(
+                    f"tests under mutation {mutation.name}"
+                    if mutation
+                    else "tests without mutation"
+                ),
+                zygote.reusing(),  # a worker's later rows fork from the pytest it imported once
             ):
                 outcome = run_selection(
                     mat.path,
