@@ -7,9 +7,10 @@ Protocol (bytes, one line each): requests on fd 0, JSON ``{"argv", "cwd", "env",
 ``exit <pid> <status>`` when that run ends. The end of fd 0 stops every run and the zygote.
 
 Each request forks a reaper (a session of its own, the child subreaper: what the run leaves is
-killed when it ends, as ``harness.infra.process``'s reaper does), which forks the run: fd 0 from
-/dev/null, fd 1 and 2 to the request's files, its cwd, environment and ``sys.path``, then
-``runpy.run_module("pytest")`` as ``python -m pytest`` does; its end is the interpreter's own.
+killed when it ends; ``probes/_reaper.py``, whose path is the zygote's argument), which forks the
+run: fd 0 from /dev/null, fd 1 and 2 to the request's files, its cwd, environment and
+``sys.path``, then pytest's ``__main__`` run as ``python -m pytest`` runs it; its end is the
+interpreter's own. A reaper whose zygote dies stops its run (``PR_SET_PDEATHSIG``).
 """
 
 import ctypes
@@ -111,7 +112,6 @@ def main():
         "path": sys.path,
         "modules": sorted({m.split(".")[0] for m in sys.modules}),
         "user_site": bool(site.ENABLE_USER_SITE),
-        "version": list(sys.version_info[:3]),
     }
     _say("ready " + json.dumps(info))
     zygote = os.getpid()

@@ -54,6 +54,11 @@ def _start_vars(env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
     )
 
 
+def _entries(env: Mapping[str, str]) -> list[str]:
+    """The folders ``PYTHONPATH`` puts on the path, in order."""
+    return env["PYTHONPATH"].split(os.pathsep) if env.get("PYTHONPATH") else []
+
+
 def _under(entry: str, folder: str) -> bool:
     return entry == folder or entry.startswith(folder.rstrip(os.sep) + os.sep)
 
@@ -166,7 +171,7 @@ class Zygote:
             return None
         if _start_vars(env) != self.start_vars:
             return None
-        entries = env.get("PYTHONPATH", "").split(os.pathsep) if env.get("PYTHONPATH") else []
+        entries = _entries(env)
         if (
             not all(map(os.path.isabs, entries))
             or [e for e in entries if e in self.fixed] != self.fixed
@@ -291,9 +296,7 @@ def _wait_gone(pgid: int, seconds: float = 10.0) -> None:
     while time.monotonic() < deadline:
         try:
             os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return
-        except OSError:
+        except OSError:  # (ProcessLookupError: none left)
             return
         time.sleep(0.02)
     with contextlib.suppress(OSError):
@@ -323,7 +326,7 @@ class Zygotes:
         """Start now the zygote that runs of ``python`` with ``env`` (plus their tree's folders
         on the path) fork from, its import beside the caller's work; ``spare``: also the one
         ``fresh()`` hands on (none once ``fresh()`` was called: the reruns' own is the last)."""
-        entries = env.get("PYTHONPATH", "").split(os.pathsep) if env.get("PYTHONPATH") else []
+        entries = _entries(env)
         key = (python, tuple(entries), _start_vars(env))
         with self._lock:
             if key not in self._live:
@@ -336,7 +339,7 @@ class Zygotes:
     ) -> subprocess.CompletedProcess[bytes] | None:
         if len(argv) < 3 or not os.path.isabs(argv[0]):
             return None
-        entries = env.get("PYTHONPATH", "").split(os.pathsep) if env.get("PYTHONPATH") else []
+        entries = _entries(env)
         fixed = tuple(e for e in entries if not _under(e, cwd))
         key = (argv[0], fixed, _start_vars(env))
         with self._lock:
