@@ -27,7 +27,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -372,40 +372,13 @@ _nesting = threading.Lock()
 
 
 @contextlib.contextmanager
-def forking() -> Iterator[Zygotes]:
-    """Within it, ``run`` forks eligible pytest runs from zygotes; they end with it."""
+def _activated(make: Callable[[], Zygotes], *, close: bool) -> Iterator[Zygotes]:
+    """``make()``'s zygotes active within it (closed at its end with ``close``); within an active
+    one (another thread's, an outer call), that one serves."""
     global _active
     with _nesting:
         outer = _active
-        mine = outer if outer is not None else Zygotes()
-        _active = mine
-    if outer is not None:  # within another (another thread's): its zygotes serve
-        yield outer
-        return
-    try:
-        yield mine
-    finally:
-        with _nesting:
-            _active = None
-        mine.close()
-
-
-_kept: Zygotes | None = None  # this process's own, for ``reusing()``
-
-
-@contextlib.contextmanager
-def reusing() -> Iterator[Zygotes]:
-    """``forking()`` whose zygotes stay for this process's later runs (an executor's worker, one
-    task after another); they end at the process's exit, and with it (the watchdog). Within an
-    active ``forking()``, that one serves."""
-    global _active, _kept
-    with _nesting:
-        outer = _active
-        if outer is None and _kept is None:
-            _kept = Zygotes()
-            atexit.register(_kept.close)
-        mine = outer if outer is not None else _kept
-        assert mine is not None
+        mine = outer if outer is not None else make()
         _active = mine
     if outer is not None:
         yield outer
@@ -415,6 +388,29 @@ def reusing() -> Iterator[Zygotes]:
     finally:
         with _nesting:
             _active = None
+        if close:
+            mine.close()
+
+
+def forking() -> contextlib.AbstractContextManager[Zygotes]:
+    """Within it, ``run`` forks eligible pytest runs from zygotes; they end with it."""
+    return _activated(Zygotes, close=True)
+
+
+_kept: list[Zygotes] = []  # this process's own, for ``reusing()``
+
+
+def reusing() -> contextlib.AbstractContextManager[Zygotes]:
+    """``forking()`` whose zygotes stay for this process's later runs (an executor's worker, one
+    task after another); they end at the process's exit, and with it (the watchdog)."""
+    return _activated(_process_zygotes, close=False)
+
+
+def _process_zygotes() -> Zygotes:
+    if not _kept:
+        _kept.append(Zygotes())
+        atexit.register(_kept[0].close)
+    return _kept[0]
 
 
 def run(

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.testing.processes import alive, wait_for
+
 SLOW_PROBE = """import os, time
 UNDER_TEST = ["m"]
 def run(n):
@@ -33,23 +35,6 @@ with open(os.environ["PIDS"], "a") as fh:
     fh.write(f"{os.getpid()}\\n")
 time.sleep(60)
 """
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
-    except (ProcessLookupError, FileNotFoundError):
-        return False
-
-
-def _wait_for(cond, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if cond():
-            return True
-        time.sleep(0.1)
-    return cond()
 
 
 def _setup(builder, tmp_path: Path, verb: str) -> tuple[list[str], dict[str, str]]:
@@ -111,7 +96,7 @@ def test_sigkill_then_one_more_run_leaves_nothing(
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     if when == "children":
         want = 3 if verb == "probe" else 1
-        assert _wait_for(lambda: len(_pids(tmp_path)) >= want, 60), (
+        assert wait_for(lambda: len(_pids(tmp_path)) >= want, 60), (
             "the children should have started"
         )
     else:
@@ -119,8 +104,8 @@ def test_sigkill_then_one_more_run_leaves_nothing(
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     children = _pids(tmp_path)
-    assert _wait_for(lambda: not any(_alive(p) for p in children), 5), (
-        f"children outlived the harness: {[p for p in children if _alive(p)]}"
+    assert wait_for(lambda: not any(alive(p) for p in children), 5), (
+        f"children outlived the harness: {[p for p in children if alive(p)]}"
     )
     # one more run, of a verb that makes no temporary folder itself
     after = subprocess.run(
@@ -140,4 +125,4 @@ def test_sigkill_then_one_more_run_leaves_nothing(
     )
     assert list((tmp_path / "tmp").iterdir()) == []
     time.sleep(0.2)
-    assert not any(_alive(p) for p in children)
+    assert not any(alive(p) for p in children)

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness.infra import process
+from harness.testing.processes import alive
 
 pytestmark = pytest.mark.skipif(
     not process.REAPS_TREE or shutil.which("setsid") is None, reason="needs Linux and setsid"
@@ -29,17 +30,6 @@ def run(n):
         fh.write(f"{{p.pid}}\\n")
     return m.x * n
 """
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 def _scenario(tmp_path: Path, how: str) -> Path:
@@ -76,12 +66,12 @@ def test_a_probes_grandchildren_do_not_outlive_it(
     started = [int(x) for x in pids.read_text().split()]
     assert started, "the probe started its grandchild"
     deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and any(_alive(p) for p in started):
+    while time.monotonic() < deadline and any(alive(p) for p in started):
         time.sleep(0.05)
-    alive = [p for p in started if _alive(p)]
-    for p in alive:  # do not leave them to the next test
+    left = [p for p in started if alive(p)]
+    for p in left:  # do not leave them to the next test
         os.kill(p, 9)
-    assert not alive, f"{how}: still running after the probe ended: {alive}"
+    assert not left, f"{how}: still running after the probe ended: {left}"
 
 
 def test_the_reaper_keeps_the_exit_status_and_says_when_a_program_is_missing(tmp_path) -> None:
@@ -120,12 +110,12 @@ def test_a_timed_out_probes_session_grandchild_is_killed_too(
     assert "timed out" in out
     started = [int(x) for x in pids.read_text().split()]
     deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and any(_alive(p) for p in started):
+    while time.monotonic() < deadline and any(alive(p) for p in started):
         time.sleep(0.05)
-    alive = [p for p in started if _alive(p)]
-    for p in alive:
+    left = [p for p in started if alive(p)]
+    for p in left:
         os.kill(p, 9)
-    assert started and not alive, alive
+    assert started and not left, left
 
 
 CONFTEST = """import os, subprocess
@@ -152,9 +142,9 @@ def test_what_the_repositorys_tests_start_ends_with_the_pytest_run(
     assert code == 0, err
     started = [int(x) for x in pids.read_text().split()]
     deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and any(_alive(p) for p in started):
+    while time.monotonic() < deadline and any(alive(p) for p in started):
         time.sleep(0.05)
-    alive = [p for p in started if _alive(p)]
-    for p in alive:
+    left = [p for p in started if alive(p)]
+    for p in left:
         os.kill(p, 9)
-    assert started and not alive, alive
+    assert started and not left, left

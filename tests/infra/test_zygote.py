@@ -10,13 +10,13 @@ import subprocess
 import sys
 import textwrap
 import threading
-import time
 from pathlib import Path
 
 import pytest
 
 from harness.checks.tests_as_evidence.pytest_run import pytest_env, run_in_tree, tree_paths
 from harness.infra import process, zygote
+from harness.testing.processes import alive, wait_for
 
 pytestmark = pytest.mark.skipif(not process.REAPS_TREE, reason="the reaper needs Linux")
 
@@ -144,23 +144,6 @@ def test_fresh_hands_on_another_interpreter(tmp_path: Path) -> None:
     assert first == second != third
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
-    except (ProcessLookupError, FileNotFoundError):
-        return False
-
-
-def _wait(cond, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if cond():
-            return True
-        time.sleep(0.05)
-    return cond()
-
-
 SLOW = """import os, subprocess
 def test_slow():
     p = subprocess.Popen(["setsid", "sleep", "300"])
@@ -178,7 +161,7 @@ def test_a_timeout_kills_the_run_and_what_it_started(tmp_path: Path) -> None:
         with pytest.raises(process.TimeoutExpired):
             run_in_tree([*_argv(tree), "tests/test_slow.py"], tree, env, 3)
         pids = [int(x) for x in (tmp_path / "pids").read_text().split()]
-        assert _wait(lambda: not any(_alive(p) for p in pids), 5)
+        assert wait_for(lambda: not any(alive(p) for p in pids), 5)
         # the zygote still serves
         assert run_in_tree([*_argv(tree), "tests/test_x.py"], tree, env, 120).returncode == 1
         assert forks.forked == 1
@@ -207,11 +190,13 @@ def test_the_zygote_and_its_runs_die_with_the_harness(tmp_path: Path) -> None:
     script = KILLED.format(root=root, tree=str(tree), pids=str(pids))
     env = {**os.environ, "HARNESS_WORK_DIR": str(tmp_path / "work")}
     proc = subprocess.Popen([sys.executable, "-c", script], env=env)
-    assert _wait(lambda: pids.exists() and len(pids.read_text().split()) >= 3, 60)
+    assert wait_for(lambda: pids.exists() and len(pids.read_text().split()) >= 3, 60)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     started = [int(x) for x in pids.read_text().split()]
-    assert _wait(lambda: not any(_alive(p) for p in started), 10), [p for p in started if _alive(p)]
+    assert wait_for(lambda: not any(alive(p) for p in started), 10), [
+        p for p in started if alive(p)
+    ]
 
 
 def test_an_interpreter_without_pytest_runs_fresh(tmp_path: Path) -> None:
@@ -271,12 +256,12 @@ def test_a_zygote_that_dies_stops_its_runs_and_they_run_fresh(tmp_path: Path) ->
         first = next(iter(forks._live.values()))  # noqa: SLF001
         thread = threading.Thread(target=lambda: got.append(run_in_tree(argv, tree, env, 120)))
         thread.start()
-        assert _wait(mark.exists, 60)
+        assert wait_for(mark.exists, 60)
         forked = int(mark.read_text())
         assert first.proc is not None
         os.kill(first.proc.pid, signal.SIGKILL)
         thread.join(60)
-        assert not _alive(forked)  # stopped before the fresh run started
+        assert not alive(forked)  # stopped before the fresh run started
         assert forks.forked == 0
     assert got and got[0].returncode == 0  # the fresh run, which found the mark
 
@@ -309,7 +294,7 @@ def test_a_zygote_never_ready_is_given_up_once(tmp_path: Path, monkeypatch) -> N
         assert run_in_tree(argv, tree, env, 60).returncode == 1
         stuck = next(iter(forks._live.values()))  # noqa: SLF001
         assert stuck._dead  # noqa: SLF001
-        assert stuck.proc is not None and _wait(lambda: stuck.proc.poll() is not None, 10)
+        assert stuck.proc is not None and wait_for(lambda: stuck.proc.poll() is not None, 10)
         assert run_in_tree(argv, tree, env, 60).returncode == 1
         assert forks.forked == 0
 
