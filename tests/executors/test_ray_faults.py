@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.testing.processes import wait_for
+
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("ray") is None,
     reason="ray is not installed (pip install 'harness[ray]')",
@@ -61,17 +63,8 @@ def _idle_cpus() -> float:
     import ray
 
     total = ray.cluster_resources().get("CPU", 0.0)
-    assert _wait(lambda: _free_cpus() == total, 30), "an earlier test's task still holds a CPU"
+    assert wait_for(lambda: _free_cpus() == total, 30), "an earlier test's task still holds a CPU"
     return total
-
-
-def _wait(cond, timeout: float) -> bool:  # type: ignore[no-untyped-def]
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(0.2)
-    return cond()
 
 
 def test_ctrl_c_leaves_no_remote_task_running(ray_cluster: str, builder, tmp_path: Path) -> None:
@@ -101,12 +94,12 @@ def test_ctrl_c_leaves_no_remote_task_running(ray_cluster: str, builder, tmp_pat
     )
     try:
         # both columns (main, ctl) are running their first row on Ray workers
-        if not _wait(lambda: pids.exists() and len(pids.read_text().split()) >= 2, 90):
+        if not wait_for(lambda: pids.exists() and len(pids.read_text().split()) >= 2, 90):
             proc.kill()
             pytest.fail(
                 f"the probes never started on Ray: {proc.communicate()[1].decode()[-2000:]}"
             )
-        assert _wait(lambda: _free_cpus() == total - 2, 10), _free_cpus()
+        assert wait_for(lambda: _free_cpus() == total - 2, 10), _free_cpus()
         proc.send_signal(signal.SIGINT)
         code = proc.wait(timeout=60)
     finally:
@@ -115,10 +108,10 @@ def test_ctrl_c_leaves_no_remote_task_running(ray_cluster: str, builder, tmp_pat
     err = proc.stderr.read().decode() if proc.stderr else ""
     assert code == 130, err
     probe_pids = [int(p) for p in pids.read_text().split()]
-    assert _wait(lambda: not any(_alive(p) for p in probe_pids), 10), (
+    assert wait_for(lambda: not any(_alive(p) for p in probe_pids), 10), (
         "probe processes outlived Ctrl-C"
     )
-    assert _wait(lambda: _free_cpus() == total, 20), "a remote task still holds a CPU"
+    assert wait_for(lambda: _free_cpus() == total, 20), "a remote task still holds a CPU"
     assert len(pids.read_text().split()) == 2  # no row started after the interrupt
 
 
@@ -146,7 +139,7 @@ def test_a_task_past_its_timeout_is_an_outcome_and_is_cancelled(ray_cluster: str
     assert time.monotonic() - started < 20
     assert [r.status for r in results] == ["timeout", "ok"] and results[1].value == 0.1
     assert "slow one: ran past 2s" in results[0].detail
-    assert _wait(lambda: _free_cpus() == total, 10)
+    assert wait_for(lambda: _free_cpus() == total, 10)
 
 
 def _die(tree: object) -> None:
