@@ -155,14 +155,13 @@ def interpreter_fingerprint(python: str, store: Store | None = None) -> str:
     # that recently leaves the answer used, not kept.
     now = time.time_ns()
     entries: list[list[Any]] = []
+    keep = not fingerprint.startswith("unusable:")
     for p, st in stamps.items():
         racy = st is not None and now - st[0] <= 2_000_000_000
         listing = _listing(p) if racy else None
-        if racy and listing is None:
-            entries = []
-            break
+        keep = keep and not (racy and listing is None)
         entries.append([p, st] if listing is None else [p, st, listing])
-    if entries and not fingerprint.startswith("unusable:"):
+    if keep:
         records.put(key, {"fingerprint": fingerprint, "paths": entries})
     return fingerprint
 

@@ -49,19 +49,21 @@ def _yacc(spec: Any) -> Any:
         for name in ("utils", "yacc"):
             sub = importlib.util.spec_from_file_location(f"bashlex.{name}", folder / f"{name}.py")
             if sub is None or sub.loader is None:
-                return None
+                break
             module = importlib.util.module_from_spec(sub)
             sys.modules[f"bashlex.{name}"] = module
             sub.loader.exec_module(module)
-            setattr(stub, name, module)
             loaded[name] = module
     except Exception:  # noqa: BLE001 - another bashlex: imported as it is
-        for name in ("utils", "yacc"):
-            sys.modules.pop(f"bashlex.{name}", None)
-        return None
+        loaded = {}
     finally:
         del sys.modules["bashlex"]  # the package itself is imported for real after
-    return loaded["yacc"] if hasattr(loaded["yacc"], "LRTable") else None
+    yacc = loaded.get("yacc")
+    if yacc is None or not hasattr(yacc, "LRTable"):
+        for name in ("utils", "yacc"):  # nothing of the attempt stays
+            sys.modules.pop(f"bashlex.{name}", None)
+        return None
+    return yacc
 
 
 def _grammar_key(grammar: Any) -> str:
