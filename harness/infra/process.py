@@ -25,6 +25,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from typing import IO, Any
 
@@ -243,6 +244,13 @@ def popen(
     return proc
 
 
+class Stopped(Exception):
+    """A child given up by its caller (``run``'s ``stop``): killed with what it started."""
+
+
+STOP_POLL = 0.05  # how often ``run`` looks at its ``stop`` event
+
+
 def run(
     argv: Sequence[str] | str,
     *,
@@ -250,23 +258,42 @@ def run(
     timeout: float | None = None,
     check: bool = False,
     capture_output: bool = False,
+    stop: threading.Event | None = None,
     **kw: Any,
 ) -> subprocess.CompletedProcess[Any]:
-    """``subprocess.run`` whose child (and its descendants) die with the harness and on a timeout."""
+    """``subprocess.run`` whose child (and its descendants) die with the harness and on a timeout;
+    with ``stop``, also once it is set (``Stopped`` then; such a run takes no ``input``: after its
+    first wait, ``Popen.communicate`` would write no more of it)."""
+    if stop is not None and input is not None:
+        raise ValueError("process.run: a stoppable run takes no input")
     if capture_output:
         kw["stdout"] = kw["stderr"] = subprocess.PIPE
     if input is not None:
         kw["stdin"] = subprocess.PIPE
     proc = popen(argv, **kw)
+    deadline = None if timeout is None else time.monotonic() + timeout
     try:
         with proc:
             try:
-                out, err = proc.communicate(input, timeout=timeout)
-            except subprocess.TimeoutExpired as exc:
+                while True:
+                    left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                    wait = left if stop is None else min(STOP_POLL, left or STOP_POLL)
+                    try:
+                        out, err = proc.communicate(input, timeout=wait)
+                        break
+                    except subprocess.TimeoutExpired:
+                        if stop is not None and stop.is_set():
+                            kill_group(proc)
+                            proc.communicate()
+                            raise Stopped() from None
+                        if deadline is None or time.monotonic() < deadline:
+                            continue
+                        raise
+            except subprocess.TimeoutExpired:
                 kill_group(proc)
                 out, err = proc.communicate()
                 raise subprocess.TimeoutExpired(
-                    proc.args, exc.timeout, output=out, stderr=err
+                    proc.args, timeout or 0.0, output=out, stderr=err
                 ) from None
             except BaseException:
                 kill_group(proc)

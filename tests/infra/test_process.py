@@ -71,3 +71,48 @@ def test_the_watchdog_is_waited_for_at_exit() -> None:
     watchdog = int(done.stdout)
     with pytest.raises(ProcessLookupError):
         os.kill(watchdog, 0)  # reaped before the harness exited, not merely orphaned
+
+
+def _sleeper_with_grandchild(pidfile) -> list[str]:
+    code = (
+        "import subprocess, sys, time;"
+        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']);"
+        f"open({str(pidfile)!r}, 'w').write(str(p.pid)); time.sleep(60)"
+    )
+    return [sys.executable, "-c", code]
+
+
+def test_a_run_given_up_by_its_caller_is_killed_with_what_it_started(tmp_path) -> None:
+    import threading
+
+    from harness.testing.processes import alive, wait_for
+
+    pidfile = tmp_path / "grandchild.pid"
+    stop = threading.Event()
+    threading.Timer(0.5, lambda: wait_for(pidfile.exists, 20) and stop.set()).start()
+    start = time.monotonic()
+    with pytest.raises(process.Stopped):
+        process.run(_sleeper_with_grandchild(pidfile), timeout=60, stop=stop, reap_tree=True)
+    assert time.monotonic() - start < 30
+    grandchild = int(pidfile.read_text())
+    assert wait_for(lambda: not alive(grandchild), 10), "the grandchild outlived the stop"
+
+
+def test_a_stoppable_run_keeps_its_timeout_and_takes_no_input() -> None:
+    import threading
+
+    stop = threading.Event()  # never set
+    start = time.monotonic()
+    with pytest.raises(process.TimeoutExpired):
+        process.run([sys.executable, "-c", "import time; time.sleep(60)"], timeout=1, stop=stop)
+    assert 0.9 < time.monotonic() - start < 30
+    got = process.run(
+        [sys.executable, "-c", "import time; time.sleep(0.3); print('done')"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stop=stop,
+    )
+    assert got.returncode == 0 and got.stdout.strip() == "done"  # waited for across polls
+    with pytest.raises(ValueError):  # communicate() would stop writing it after the first poll
+        process.run([sys.executable, "-c", "pass"], input="x", timeout=60, stop=stop)

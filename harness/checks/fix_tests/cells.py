@@ -12,7 +12,7 @@ from typing import Any
 
 from harness.checks.fix_tests.runners import get_runner
 from harness.checks.fix_tests.runners.base import Cell, RunContext
-from harness.checks.tests_as_evidence.pytest_run import code_digests, pytest_env
+from harness.checks.tests_as_evidence.pytest_run import code_digests
 from harness.columns.edits import EditProof
 from harness.columns.trees import Column, identify
 from harness.errors import UsageError
@@ -113,7 +113,9 @@ def run_columns(
         )
     if any(name == "pytest" for t in tasks for name, _, _ in t.args[1]):
         # the zygote's import beside the trees' writing (and the reruns' own)
-        zygote.prestart(opts.python, {**pytest_env(), **dict(opts.env)}, spare=True)
+        from harness.checks.fix_tests.runners.pytest_runner import start_env
+
+        zygote.prestart(opts.python, start_env(dict(opts.env)), spare=True)
     results: list[TaskResult[Any]] = executor.run(tasks, jobs=len(tasks) or 1) if tasks else []
     for i, res in zip(slots, results, strict=True):
         run = runs[i]

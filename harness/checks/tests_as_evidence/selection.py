@@ -151,7 +151,7 @@ def collect_dir(
     stop: threading.Event | None = None,
 ) -> Collection:
     """Run ONE ``pytest --collect-only`` in ``tree_dir`` and read every lane's count (``stop``: a
-    collection started before it is known to be wanted, given up once set: ``_Stopped``)."""
+    collection started before it is known to be wanted, given up once set: ``process.Stopped``)."""
     all_lanes = {
         CONTROL_ALL: f"not {_SENTINEL}",
         CONTROL_NONE: _SENTINEL,
@@ -173,7 +173,16 @@ def collect_dir(
             proc = (
                 run_in_tree(argv, tree_dir, env, timeout, fork=not setup)
                 if stop is None
-                else _run_unless(stop, argv, tree_dir, env, timeout)
+                else process.run(
+                    argv,
+                    reap_tree=True,
+                    cwd=str(tree_dir),
+                    env=env,
+                    capture_output=True,
+                    timeout=timeout,
+                    stdin=process.DEVNULL,
+                    stop=stop,
+                )
             )
         except process.TimeoutExpired:
             raise UsageError(
@@ -212,47 +221,6 @@ def collect_dir(
         if name in given:
             raise UsageError(f"lane {name!r}: invalid marker expression: {why.splitlines()[0]}")
     return col
-
-
-class _Stopped(Exception):
-    """A collection given up before it finished: its result was already on record."""
-
-
-def _run_unless(
-    stop: threading.Event, argv: Sequence[str], tree_dir: Path, env: dict[str, str], timeout: float
-) -> process.CompletedProcess[bytes]:
-    """``run_in_tree`` whose child's group is killed once ``stop`` is set (``_Stopped`` then)."""
-    proc = process.popen(
-        argv,
-        reap_tree=True,
-        cwd=str(tree_dir),
-        env=env,
-        stdout=process.PIPE,
-        stderr=process.PIPE,
-        stdin=process.DEVNULL,
-    )
-    deadline = time.monotonic() + timeout
-    try:
-        with proc:
-            while True:
-                try:
-                    out, err = proc.communicate(timeout=0.05)
-                    break
-                except process.TimeoutExpired:
-                    if stop.is_set() or time.monotonic() > deadline:
-                        process.kill_group(proc)
-                        proc.communicate()
-                        if stop.is_set():
-                            raise _Stopped() from None
-                        raise process.TimeoutExpired(proc.args, timeout) from None
-                except BaseException:
-                    process.kill_group(proc)
-                    raise
-    finally:
-        process.unregister(proc.pid)
-    code = proc.poll()
-    assert code is not None
-    return process.CompletedProcess(proc.args, code, out, err)
 
 
 def collection_key(

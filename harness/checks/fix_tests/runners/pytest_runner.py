@@ -12,7 +12,7 @@ import fnmatch
 import json
 import posixpath
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -152,8 +152,14 @@ def _argv(ctx: RunContext, tree: Path, args: Sequence[str], addopts: bool) -> li
     ]
 
 
+def start_env(extra: Mapping[str, str], paths: Sequence[Path] = ()) -> dict[str, str]:
+    """What a run's environment holds that its interpreter reads at start-up (the zygote's
+    eligibility compares these): ``_env`` without the run's own home and files."""
+    return {**pytest_env(paths), "PYTHONDONTWRITEBYTECODE": "1", **extra}
+
+
 def _env(tree: Path, ctx: RunContext, out: Path, proof_paths: Sequence[str]) -> dict[str, str]:
-    env = pytest_env(tree_paths(tree))
+    env = start_env({}, tree_paths(tree))
     home, tmp = ctx.home / "home", ctx.home / "tmp"
     home.mkdir(parents=True, exist_ok=True)
     tmp.mkdir(parents=True, exist_ok=True)
@@ -165,7 +171,6 @@ def _env(tree: Path, ctx: RunContext, out: Path, proof_paths: Sequence[str]) -> 
             "XDG_CONFIG_HOME": str(home / ".config"),
             "HARNESS_OUTCOMES_OUT": str(out),
             "HARNESS_PROOF_PATHS": json.dumps(list(proof_paths)),
-            "PYTHONDONTWRITEBYTECODE": "1",
             **ctx.env,
         }
     )
