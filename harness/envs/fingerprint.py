@@ -91,8 +91,9 @@ def _stored_under(python: str) -> str:
 
 
 @lru_cache(maxsize=16)
-def _describe(python: str) -> tuple[str, list[str]]:
-    """The fingerprint of ``python`` and the ``sys.path`` it searched, from a fresh process."""
+def describe(python: str) -> tuple[str, list[str]]:
+    """The fingerprint of ``python`` and the ``sys.path`` it searched, from a fresh process started
+    in ``/``."""
     proc = process.run([python, "-c", DESCRIBE], capture_output=True, text=True, cwd=os.sep)
     if proc.returncode != 0:
         return f"unusable:{python}", []
@@ -109,14 +110,14 @@ class Ahead:
         from harness.infra.background import Background
 
         self.python = python
-        self.asked = Background(_describe, python)
+        self.asked = Background(describe, python)
         _AHEAD[python] = self
 
     def take(self) -> str:
         try:
             return self.asked.result()[0]
         except Exception:  # noqa: BLE001 - asked again here, where a failure is raised
-            return _describe(self.python)[0]
+            return describe(self.python)[0]
 
     def close(self) -> None:
         if _AHEAD.get(self.python) is self:
@@ -136,7 +137,7 @@ def interpreter_fingerprint(python: str, store: Store | None = None) -> str:
     changed (a warm run then starts no interpreter)."""
     if store is None or not store.enabled:
         ahead = _AHEAD.pop(python, None)
-        return ahead.take() if ahead is not None else _describe(python)[0]
+        return ahead.take() if ahead is not None else describe(python)[0]
     records = Cache(store.root.parent, namespace="interpreters")
     key = _stored_under(python)
     hit = records.get(key)
@@ -147,7 +148,7 @@ def interpreter_fingerprint(python: str, store: Store | None = None) -> str:
         and all(_still(*entry) for entry in hit["paths"])
     ):
         return str(hit["fingerprint"])
-    fingerprint, paths = _describe(python)
+    fingerprint, paths = describe(python)
     stamps = {p: _stamp(p) for p in paths}
     # A folder changed within the last seconds could change again within its mtime's resolution
     # unseen (git's "racy" index entries): it is kept with its listing, which a later run compares

@@ -11,15 +11,14 @@ from __future__ import annotations
 import dataclasses
 import shutil
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from harness.columns.edits import CONTROL_BROKEN, EditProof
-from harness.envs.fingerprint import DESCRIBE
+from harness.envs.fingerprint import describe
 from harness.errors import UsageError
 from harness.executors.trees import InputFiles, worker_dir
-from harness.infra import process, workarea
+from harness.infra import workarea
 from harness.infra.cache import content_key
 from harness.probes.kinds import CellResult, KindContext, get_kind
 
@@ -42,12 +41,13 @@ class ColumnOutcome:
     control_error: str = ""
 
 
-@lru_cache(maxsize=16)
 def runtime_fingerprint(python: str) -> str:
-    """The interpreter as a fresh process of it sees itself (version, prefix, distributions): compared
-    between driver and worker, where an in-process answer would depend on each process's sys.path."""
-    proc = process.run([python, "-c", DESCRIBE], capture_output=True, text=True)
-    return content_key(proc.stdout) if proc.returncode == 0 else f"unusable:{python}"
+    """The interpreter as a fresh process of it sees itself (version, prefix, distributions and the
+    ``sys.path`` it searches, started in ``/``: the driver's and a worker's working folders differ):
+    compared between driver and worker, where an in-process answer would depend on each process's
+    own path. The description ``interpreter_fingerprint`` makes (one process for both)."""
+    fingerprint, paths = describe(python)
+    return fingerprint if fingerprint.startswith("unusable:") else content_key(fingerprint, paths)
 
 
 def shippable(probe: Any) -> Any:

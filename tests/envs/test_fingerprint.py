@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.envs.fingerprint import _describe, interpreter_fingerprint
+from harness.envs.fingerprint import describe, interpreter_fingerprint
 from harness.infra.cache import Cache
 
 
@@ -47,20 +47,20 @@ def test_kept_answer_is_served_until_a_distribution_is_installed(venv, tmp_path:
     python, site = venv
     store = Cache(tmp_path / "cache", namespace="collections")
     _age(site, 100)
-    _describe.cache_clear()
+    describe.cache_clear()
     first = interpreter_fingerprint(python, store)
     assert any((tmp_path / "cache" / "interpreters").rglob("*.json")), "the answer was not kept"
 
-    _describe.cache_clear()
+    describe.cache_clear()
     assert interpreter_fingerprint(python, store) == first
-    assert _describe.cache_info().misses == 0  # served from the record: no interpreter started
+    assert describe.cache_info().misses == 0  # served from the record: no interpreter started
 
     _install(site, "pinned-plugin", "1.0")
-    _describe.cache_clear()
+    describe.cache_clear()
     second = interpreter_fingerprint(python, store)
     assert second != first  # a new distribution is a new key
-    assert _describe.cache_info().misses == 1
-    assert second == _describe(python)[0]  # and the same answer a fresh process gives
+    assert describe.cache_info().misses == 1
+    assert second == describe(python)[0]  # and the same answer a fresh process gives
 
 
 def test_a_folder_changed_just_now_is_kept_with_its_listing(venv, tmp_path: Path) -> None:
@@ -69,19 +69,19 @@ def test_a_folder_changed_just_now_is_kept_with_its_listing(venv, tmp_path: Path
     python, site = venv
     _install(site, "fresh", "2.0")  # site-packages changed within the last second
     store = Cache(tmp_path / "cache", namespace="collections")
-    _describe.cache_clear()
+    describe.cache_clear()
     first = interpreter_fingerprint(python, store)
-    _describe.cache_clear()
+    describe.cache_clear()
     assert interpreter_fingerprint(python, store) == first
-    assert _describe.cache_info().misses == 0  # served: the same stamps, the same listing
+    assert describe.cache_info().misses == 0  # served: the same stamps, the same listing
     # another distribution within the same tick: the folder's stamp as it was, its listing not
     st = site.stat()
     _install(site, "other", "1.0")
     os.utime(site, ns=(st.st_atime_ns, st.st_mtime_ns))
-    _describe.cache_clear()
+    describe.cache_clear()
     second = interpreter_fingerprint(python, store)
-    assert _describe.cache_info().misses == 1
-    assert second != first and second == _describe(python)[0]
+    assert describe.cache_info().misses == 1
+    assert second != first and second == describe(python)[0]
 
 
 def test_no_cache_keeps_nothing(venv, tmp_path: Path) -> None:
@@ -109,7 +109,27 @@ def test_a_bare_name_is_the_interpreter_path_finds(
     answers = []
     for bin_dir in found:
         monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-        _describe.cache_clear()
+        describe.cache_clear()
         answers.append(interpreter_fingerprint("python", store))
-        assert answers[-1] == _describe(str(bin_dir / "python"))[0]
+        assert answers[-1] == describe(str(bin_dir / "python"))[0]
     assert answers[0] != answers[1]
+
+
+def test_the_runtime_fingerprint_does_not_depend_on_the_working_folder(tmp_path) -> None:
+    """A driver and a remote worker run in different folders: the same interpreter must say the
+    same (``python -c`` puts the working folder first on ``sys.path``)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from harness.probes.column_task import runtime_fingerprint; "
+        "print(runtime_fingerprint(sys.executable))"
+    )
+    seen = set()
+    for cwd in (tmp_path, "/"):
+        proc = subprocess.run(
+            [sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=120
+        )
+        assert proc.returncode == 0, proc.stderr
+        seen.add(proc.stdout.strip())
+    assert len(seen) == 1 and not seen.pop().startswith("unusable:")

@@ -12,13 +12,13 @@ from harness.envs.fingerprint import Ahead, interpreter_fingerprint
 
 def test_the_first_call_takes_the_answer_asked_ahead(monkeypatch):
     calls: list[str] = []
-    real = fingerprint._describe
+    real = fingerprint.describe
 
     def counted(python: str) -> tuple[str, list[str]]:
         calls.append(python)
         return real(python)
 
-    monkeypatch.setattr(fingerprint, "_describe", counted)
+    monkeypatch.setattr(fingerprint, "describe", counted)
     ahead = Ahead(sys.executable)
     got = interpreter_fingerprint(sys.executable)
     assert calls == [sys.executable]  # described once, in the thread
@@ -36,8 +36,8 @@ def test_one_not_taken_is_dropped_and_a_failed_one_is_asked_again(monkeypatch):
     def broken(python: str) -> tuple[str, list[str]]:
         raise OSError("no such interpreter")
 
-    monkeypatch.setattr(fingerprint, "_describe", broken)
+    monkeypatch.setattr(fingerprint, "describe", broken)
     failed = Ahead(sys.executable)
     failed.asked.thread.join()
-    monkeypatch.setattr(fingerprint, "_describe", lambda p: ("fp:" + p, []))
+    monkeypatch.setattr(fingerprint, "describe", lambda p: ("fp:" + p, []))
     assert interpreter_fingerprint(sys.executable) == "fp:" + sys.executable

@@ -365,10 +365,10 @@ def test_cold_and_cached_collections_side_by_side(builder, tmp_path, capsys):
     )
     repo = GitRepo(builder.path)
     cache = Cache(tmp_path / "cache", namespace="collections")
-    fingerprint._describe.cache_clear()
+    fingerprint.describe.cache_clear()
     first = collect_refs(repo, [base], LANES, cache=cache)
     assert [c.cached for c in first] == [False]
-    fingerprint._describe.cache_clear()
+    fingerprint.describe.cache_clear()
     (tmp_path / "cache" / "interpreters").rename(tmp_path / "interpreters-gone")
     capsys.readouterr()
     cols = collect_refs(repo, [base, "HEAD", "HEAD"], LANES, cache=cache)
@@ -399,7 +399,7 @@ def test_collection_past_its_timeout_is_killed_either_way(builder, tmp_path):
     cache = Cache(tmp_path / "cache", namespace="collections")
     for fresh in (True, False):
         if fresh:
-            fingerprint._describe.cache_clear()
+            fingerprint.describe.cache_clear()
         start = time.monotonic()
         with pytest.raises(UsageError, match="pytest collection at HEAD ran past 3s"):
             collect_ref(repo, "HEAD", LANES, timeout=3, cache=cache)
