@@ -191,6 +191,8 @@ def validate(verb: str, args: argparse.Namespace) -> None:
     python = getattr(args, "python", None)
     if python:
         check_python(python)
+        if os.sep in python:  # a path: runs start in other folders (trees, ``/``)
+            args.python = os.path.abspath(python)
     for name in ("timeout", "jobs", "max_children", "vocab"):
         value = getattr(args, name, None)
         if value is not None:

@@ -94,7 +94,10 @@ def _stored_under(python: str) -> str:
 def describe(python: str) -> tuple[str, list[str]]:
     """The fingerprint of ``python`` and the ``sys.path`` it searched, from a fresh process started
     in ``/``."""
-    proc = process.run([python, "-c", DESCRIBE], capture_output=True, text=True, cwd=os.sep)
+    try:
+        proc = process.run([python, "-c", DESCRIBE], capture_output=True, text=True, cwd=os.sep)
+    except OSError:  # not there (a worker without it), not executable
+        return f"unusable:{python}", []
     if proc.returncode != 0:
         return f"unusable:{python}", []
     *described, paths = proc.stdout.splitlines()

@@ -33,3 +33,30 @@ def test_the_version_and_the_fingerprint_are_asked_of_the_interpreter_itself():
     assert interpreter_version(base) == interpreter_version(sys.executable)
     if base != sys.executable:  # another prefix is another interpreter
         assert interpreter_fingerprint(base) != interpreter_fingerprint(sys.executable)
+
+
+def test_a_relative_python_runs_from_the_folders_the_runs_start_in(builder, run_cli, tmp_path):
+    """``--python venv/bin/python`` named from the user's folder: the collection starts in its tree
+    and the interpreter is described from ``/``; before, both looked for it there (exit 3)."""
+    import os
+
+    builder.commit("one", {"test_a.py": "def test_a():\n    pass\n"})
+    (tmp_path / "venv").symlink_to(Path(sys.executable).parent.parent)
+    relative = os.path.join("venv", "bin", Path(sys.executable).name)
+    here = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        code, out, err = run_cli(
+            "select", "--repo", str(builder.path), "--ref", "HEAD", "--lane", "all=not slow",
+            "--python", relative, "--format", "json", "--no-cache",
+        )  # fmt: skip
+    finally:
+        os.chdir(here)
+    assert code == 0, err
+    assert '"all"' in out and "internal error" not in err
+
+
+def test_an_interpreter_that_is_not_there_is_unusable_not_a_crash(tmp_path):
+    from harness.envs.fingerprint import describe
+
+    assert describe(str(tmp_path / "no" / "python")) == (f"unusable:{tmp_path}/no/python", [])
