@@ -14,6 +14,7 @@ import importlib.util
 import logging
 import os
 import socket
+import threading
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -122,6 +123,9 @@ class RayExecutor:
             _check_reachable(self.address)
         self.num_cpus = num_cpus
         self.object_store_mb = object_store_mb
+        # The tests section runs its columns, hunks, pins and lanes from four threads: the first
+        # calls must not each start (or join) a cluster.
+        self._connecting = threading.Lock()
         self.retries = retries
         self.submitted = 0  # remote tasks submitted by this executor (a warm re-run submits none)
         self._owns = False
@@ -130,6 +134,10 @@ class RayExecutor:
     def _connect(self) -> Any:
         import ray
 
+        with self._connecting:
+            return self._connected(ray)
+
+    def _connected(self, ray: Any) -> Any:
         if self._remote is not None:
             return ray
         if not ray.is_initialized():

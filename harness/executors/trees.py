@@ -99,16 +99,14 @@ class PackedTree:
 
 
 def worker_root() -> Path:
-    """Where tasks keep their temporary trees: ``$TMPDIR/harness-<uid>/worker``."""
-    uid = os.getuid() if hasattr(os, "getuid") else "user"
-    return Path(tempfile.gettempdir()) / f"harness-{uid}" / "worker"
+    """Where tasks keep their temporary trees: ``<work area>/worker`` (``workarea.worker_root``)."""
+    return workarea.worker_root()
 
 
 def worker_dir(prefix: str) -> Path:
     """A temporary directory ``<prefix><pid>-…`` under ``worker_root()``; first removes those of dead
     processes (a worker killed mid-task cannot clean up after itself, the next task there does)."""
     tmp = worker_root()
-    tmp.mkdir(parents=True, exist_ok=True)
     for entry in tmp.glob(f"{prefix}*"):
         pid = entry.name[len(prefix) :].split("-", 1)[0]
         if pid.isdigit() and not alive(int(pid)):

@@ -191,6 +191,12 @@ def trees_root() -> Path:
     return _inner("trees")
 
 
+def worker_root() -> Path:
+    """Where an executor's tasks keep their temporary trees on the machine they run on: the work
+    area's ``worker/`` there, private and checked like the rest of it."""
+    return ensure_private(_inner("worker"), "work area")
+
+
 def parsers_root() -> Path:
     """Where parser tables built once are kept (``checks/lanes/bashlex_tables.py``)."""
     return _inner("parsers")

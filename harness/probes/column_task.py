@@ -19,7 +19,6 @@ from harness.envs.fingerprint import describe
 from harness.errors import UsageError
 from harness.executors.trees import InputFiles, worker_dir
 from harness.infra import workarea
-from harness.infra.cache import content_key
 from harness.probes.kinds import CellResult, KindContext, get_kind
 
 
@@ -42,12 +41,11 @@ class ColumnOutcome:
 
 
 def runtime_fingerprint(python: str) -> str:
-    """The interpreter as a fresh process of it sees itself (version, prefix, distributions and the
-    ``sys.path`` it searches, started in ``/``: the driver's and a worker's working folders differ):
-    compared between driver and worker, where an in-process answer would depend on each process's
-    own path. The description ``interpreter_fingerprint`` makes (one process for both)."""
-    fingerprint, paths = describe(python)
-    return fingerprint if fingerprint.startswith("unusable:") else content_key(fingerprint, paths)
+    """The interpreter as a fresh process of it sees itself (realpath, version, prefix,
+    distributions), compared between driver and worker: what the cells' keys hold of it, and
+    nothing machine-local (the working folder, a ``PYTHONPATH`` of the driver's shell, an empty
+    user-site folder), which would make every remote cell read "differs"."""
+    return describe(python)[0]
 
 
 def shippable(probe: Any) -> Any:
@@ -120,6 +118,7 @@ def _run_job(
                 "error",
                 f"this worker's interpreter {python} differs from the driver's "
                 "(version or installed distributions): not run",
+                of_worker=True,
             )
             for _ in job.idx
         ]
@@ -136,7 +135,10 @@ def _run_job(
         except Exception as exc:  # a broken probe kind fails its cells, not the run
             return [
                 CellResult(
-                    None, "error", f"probe kind {probe.kind} failed: {type(exc).__name__}: {exc}"
+                    None,
+                    "error",
+                    f"probe kind {probe.kind} failed: {type(exc).__name__}: {exc}",
+                    of_worker=remote,  # on a worker: its files, its machine; here: the probe's
                 )
                 for _ in job.idx
             ]

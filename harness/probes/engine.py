@@ -347,6 +347,8 @@ def _apply(
         for i, measured in results:
             cell = slot[i] = _canonical(measured)
             run.ran += 1
+            if measured.of_worker:  # the worker's outcome, not the probe's
+                continue
             if cell.status in ("ok", "error") and not cell.detail.startswith("wrote into the tree"):
                 cache.put(keys[(pid, cr.column.name)][i], cell.to_json())
     if out.proofs is not None:

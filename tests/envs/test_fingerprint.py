@@ -116,8 +116,8 @@ def test_a_bare_name_is_the_interpreter_path_finds(
 
 
 def test_the_runtime_fingerprint_does_not_depend_on_the_working_folder(tmp_path) -> None:
-    """A driver and a remote worker run in different folders: the same interpreter must say the
-    same (``python -c`` puts the working folder first on ``sys.path``)."""
+    """A driver and a remote worker run in different folders, with different shells: the same
+    interpreter must say the same (``python -c`` puts the working folder first on ``sys.path``)."""
     import subprocess
     import sys
 
@@ -125,11 +125,19 @@ def test_the_runtime_fingerprint_does_not_depend_on_the_working_folder(tmp_path)
         "import sys; from harness.probes.column_task import runtime_fingerprint; "
         "print(runtime_fingerprint(sys.executable))"
     )
+    import os
+
+    (tmp_path / "extra").mkdir()
     seen = set()
-    for cwd in (tmp_path, "/"):
+    # the driver's shell may also have a PYTHONPATH entry a worker's lacks (here: an empty folder)
+    for cwd, extra in ((tmp_path, ""), ("/", ""), ("/", str(tmp_path / "extra"))):
+        env = dict(os.environ)
+        if extra:
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [extra, env.get("PYTHONPATH")]))
         proc = subprocess.run(
-            [sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=120
-        )
+            [sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True,
+            timeout=120,
+        )  # fmt: skip
         assert proc.returncode == 0, proc.stderr
         seen.add(proc.stdout.strip())
     assert len(seen) == 1 and not seen.pop().startswith("unusable:")

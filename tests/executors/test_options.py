@@ -183,3 +183,82 @@ def test_a_remote_column_on_a_different_interpreter_is_error_cells_not_results(
     bad = run_column(packed, column, [job], sys.executable, "another interpreter")
     [(_, cell)] = bad.cells["p"]
     assert cell.status == "error" and "differs from the driver's" in cell.detail
+
+
+class _PackingExecutor:
+    """A stand-in for a Ray worker on another machine (none exists here): each task runs in this
+    process on its tree packed and unpacked as the Ray executor ships it (``tree.remote``)."""
+
+    name = "packing"
+
+    def run(self, tasks, jobs=None):
+        from harness.executors.base import TaskResult
+
+        out = []
+        for task in tasks:
+            packed = pack_tree(task.tree)
+            meta = packed.meta()
+            meta.data = packed.data
+            out.append(TaskResult("ok", task.fn(meta, *task.args)))
+        return out
+
+    def slots(self) -> int:
+        return 1
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_worker_s_own_failure_is_shown_and_never_cached(
+    builder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cells a worker could not run (its interpreter differs from the driver's) are its outcome,
+    not the probe's: the next run, local, runs them instead of serving the error."""
+    from harness.infra.cache import Cache
+    from harness.inputs.scenario import load_scenario
+    from harness.probes import engine
+
+    builder.commit("one", {"m.py": "X = 41\n"})
+    (tmp_path / "p.py").write_text("def run(n):\n    import m\n    return m.X + n\n")
+    scen = tmp_path / "s.yaml"
+    scen.write_text(
+        "refs: {head: HEAD}\nprobes:\n  - {id: p, kind: python, file: p.py, function: run, "
+        "rows: {n: [1, 2]}}\n"
+    )
+    scenario = load_scenario(str(scen))
+    repo = GitRepo(builder.path)
+    cache = Cache(tmp_path / "cache", namespace="probes")
+    # the driver's interpreter as another machine's worker would not see it
+    monkeypatch.setattr(engine, "runtime_fingerprint", lambda python: "the driver's, elsewhere")
+    remote = engine.run_probes(
+        repo, scenario, scenario.probes, cache=cache, executor=_PackingExecutor()
+    )
+    cells = remote.cells[("p", "head")]
+    assert [c.status for c in cells] == ["error", "error"]
+    assert all("differs from the driver's" in c.detail for c in cells)
+    monkeypatch.undo()
+    local = engine.run_probes(repo, scenario, scenario.probes, cache=cache)
+    assert (local.from_cache, local.ran) == (0, 2)
+    assert [(c.status, c.value) for c in local.cells[("p", "head")]] == [("ok", 42), ("ok", 43)]
+
+
+def test_a_worker_s_folder_is_private_whatever_its_umask(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A task's temporary trees live in the work area of the machine it runs on, made 0700 as the
+    rest of it (before: ``$TMPDIR/harness-<uid>/worker`` made with the umask, 0775 under 002)."""
+    import os
+    import stat
+
+    from harness.executors.trees import worker_dir, worker_root
+
+    monkeypatch.setenv("HARNESS_WORK_DIR", str(tmp_path / "w"))
+    old = os.umask(0o002)
+    try:
+        made = worker_dir("harness-probe-")
+    finally:
+        os.umask(old)
+    root = worker_root()
+    assert made.parent == root == tmp_path / "w" / "worker"
+    assert stat.S_IMODE(root.stat().st_mode) == 0o700
+    assert stat.S_IMODE((tmp_path / "w").stat().st_mode) == 0o700

@@ -46,6 +46,9 @@ class CellResult:
     detail: str = ""
     proof: dict[str, str] = field(default_factory=dict)
     used: dict[str, str] = field(default_factory=dict)  # what the cell ran against (engine env …)
+    # An outcome of the worker it ran on (its interpreter differs, a probe kind broke there), not
+    # of the probe: shown, never cached (the key names the driver's interpreter and inputs).
+    of_worker: bool = False
 
     def to_json(self) -> dict[str, Any]:
         d = {"value": self.value, "status": self.status, "detail": self.detail, "proof": self.proof}
