@@ -111,14 +111,12 @@ def test_sigterm_kills_probe_processes_and_leaves_no_lock_or_scratch(
     )
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=30) == 128 + signal.SIGTERM
-    time.sleep(0.5)
-    for pid in map(int, pids.read_text().split()):
-        try:
-            os.kill(pid, 0)
-            alive = Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
-        except ProcessLookupError:
-            alive = False
-        assert not alive, f"probe process {pid} survived SIGTERM"
+    from harness.testing.processes import alive, wait_for
+
+    started = [int(p) for p in pids.read_text().split()]
+    assert wait_for(lambda: not any(alive(p) for p in started), 10), (
+        f"probe processes survived SIGTERM: {[p for p in started if alive(p)]}"
+    )
     trees = work / "trees"
     assert (
         not list(trees.glob("*.lock"))

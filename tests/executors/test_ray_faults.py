@@ -44,11 +44,10 @@ def run(n):
 
 
 def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
+    """Running, not a zombie left for init to reap (a killed worker's probe is orphaned)."""
+    from harness.testing.processes import alive
+
+    return alive(pid)
 
 
 def _free_cpus() -> float:
@@ -99,7 +98,7 @@ def test_ctrl_c_leaves_no_remote_task_running(ray_cluster: str, builder, tmp_pat
             pytest.fail(
                 f"the probes never started on Ray: {proc.communicate()[1].decode()[-2000:]}"
             )
-        assert wait_for(lambda: _free_cpus() == total - 2, 10), _free_cpus()
+        assert wait_for(lambda: _free_cpus() == total - 2, 30), _free_cpus()
         proc.send_signal(signal.SIGINT)
         code = proc.wait(timeout=60)
     finally:
@@ -108,10 +107,10 @@ def test_ctrl_c_leaves_no_remote_task_running(ray_cluster: str, builder, tmp_pat
     err = proc.stderr.read().decode() if proc.stderr else ""
     assert code == 130, err
     probe_pids = [int(p) for p in pids.read_text().split()]
-    assert wait_for(lambda: not any(_alive(p) for p in probe_pids), 10), (
+    assert wait_for(lambda: not any(_alive(p) for p in probe_pids), 30), (
         "probe processes outlived Ctrl-C"
     )
-    assert wait_for(lambda: _free_cpus() == total, 20), "a remote task still holds a CPU"
+    assert wait_for(lambda: _free_cpus() == total, 30), "a remote task still holds a CPU"
     assert len(pids.read_text().split()) == 2  # no row started after the interrupt
 
 
@@ -136,10 +135,10 @@ def test_a_task_past_its_timeout_is_an_outcome_and_is_cancelled(ray_cluster: str
             Task("quick", _sleep, None, (0.1,), timeout=30),
         ]
     )
-    assert time.monotonic() - started < 20
+    assert time.monotonic() - started < 50  # not the 60 s the slow task would sleep
     assert [r.status for r in results] == ["timeout", "ok"] and results[1].value == 0.1
     assert "slow one: ran past 2s" in results[0].detail
-    assert wait_for(lambda: _free_cpus() == total, 10)
+    assert wait_for(lambda: _free_cpus() == total, 30)
 
 
 def _die(tree: object) -> None:

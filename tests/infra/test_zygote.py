@@ -159,7 +159,7 @@ def test_a_timeout_kills_the_run_and_what_it_started(tmp_path: Path) -> None:
     env = {**_env(tree, tmp_path), "PIDS": str(tmp_path / "pids")}
     with zygote.forking() as forks:
         with pytest.raises(process.TimeoutExpired):
-            run_in_tree([*_argv(tree), "tests/test_slow.py"], tree, env, 3)
+            run_in_tree([*_argv(tree), "tests/test_slow.py"], tree, env, 10)
         pids = [int(x) for x in (tmp_path / "pids").read_text().split()]
         assert wait_for(lambda: not any(alive(p) for p in pids), 5)
         # the zygote still serves

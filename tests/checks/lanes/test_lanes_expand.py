@@ -250,7 +250,8 @@ def test_huge_matrix_is_capped_with_a_note(builder, run_cli):
     code, out, err = run_cli(
         "lanes", "--repo", str(builder.path), "--format", "json", "--fail-on", "never"
     )
-    assert code == 0, err and time.monotonic() - t0 < 20
+    assert code == 0, err
+    assert time.monotonic() - t0 < 60  # the matrix is capped, not expanded whole
     sec = json.loads(out)["sections"][0]
     assert [r["expression"] for r in sec["data"]["rows"]] == [
         "m0"
