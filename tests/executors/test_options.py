@@ -262,3 +262,22 @@ def test_a_worker_s_folder_is_private_whatever_its_umask(
     assert made.parent == root == tmp_path / "w" / "worker"
     assert stat.S_IMODE(root.stat().st_mode) == 0o700
     assert stat.S_IMODE((tmp_path / "w").stat().st_mode) == 0o700
+
+
+def test_a_tests_column_on_a_machine_without_the_interpreter_is_its_problem(
+    builder, tmp_path: Path
+) -> None:
+    """The tests section may name an environment built in the driver's cache: a worker that lacks
+    it says so in the column, where the whole run used to end with a FileNotFoundError."""
+    from harness.checks.fix_tests.cells import Options, column_task
+
+    builder.commit("one", {"test_a.py": "def test_a():\n    pass\n"})
+    repo = GitRepo(builder.path)
+    packed = pack_tree(TreeSpec(repo, Column("head", "HEAD"), tmp_path / "work"))
+    missing = str(tmp_path / "driver-cache" / "envs" / "k" / "bin" / "python")
+    plan = [("pytest", ["test_a.py"], None)]
+    run = column_task(packed, "head", plan, Options(missing, "k", 60.0))
+    assert run.problem.startswith(f"the interpreter {missing} is not on the machine")
+    assert run.cells == {}
+    ran = column_task(packed, "head", plan, Options(sys.executable, "k", 60.0))
+    assert not ran.problem and ran.cells["pytest"].outcomes == {"test_a.py::test_a": "passed"}

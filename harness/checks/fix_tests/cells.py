@@ -5,6 +5,7 @@ environment, the options and the code that runs and reads them)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -148,6 +149,11 @@ def _load(run: ColumnRun, hit: Any) -> bool:
 def column_task(tree: Any, name: str, plan: Plan, opts: Options) -> ColumnRun:
     """One column as an executor task: its tree opened (a scratch copy), then each runner once."""
     run = ColumnRun(name)
+    if os.sep in opts.python and not os.access(opts.python, os.X_OK):
+        # a remote worker without the driver's interpreter (an environment built in the driver's
+        # cache): the column's problem, not the run's end
+        run.problem = f"the interpreter {opts.python} is not on the machine that ran this column"
+        return run
     try:
         with tree.open() as mat:
             run.proofs = list(mat.proofs)
