@@ -63,11 +63,20 @@ def test_kept_answer_is_served_until_a_distribution_is_installed(venv, tmp_path:
     assert second == describe(python)[0]  # and the same answer a fresh process gives
 
 
-def test_a_folder_changed_just_now_is_kept_with_its_listing(venv, tmp_path: Path) -> None:
+def test_a_folder_changed_just_now_is_kept_with_its_listing(
+    venv, tmp_path: Path, monkeypatch
+) -> None:
     """An environment just built is described once: its answer is kept with the listing of each
     folder changed within its mtime's resolution, and that listing is compared too."""
+    import types
+
+    from harness.envs import fingerprint
+
     python, site = venv
-    _install(site, "fresh", "2.0")  # site-packages changed within the last second
+    _install(site, "fresh", "2.0")  # site-packages changed just now
+    # "now" one second after that change, however long describing the interpreter takes
+    now = site.stat().st_mtime_ns + 1_000_000_000
+    monkeypatch.setattr(fingerprint, "time", types.SimpleNamespace(time_ns=lambda: now))
     store = Cache(tmp_path / "cache", namespace="collections")
     describe.cache_clear()
     first = interpreter_fingerprint(python, store)
