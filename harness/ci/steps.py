@@ -276,9 +276,7 @@ def compare() -> int:
         _notice("error", f"harness: {st.reason}")
         return 0
     argv = [
-        sys.executable,
-        "-m",
-        "harness",
+        *process.own_module("harness"),
         "compare",
         f"{st.base}..{st.head}",
         "--source",

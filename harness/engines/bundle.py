@@ -25,7 +25,6 @@ import json
 import os
 import re
 import shutil
-import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -65,7 +64,7 @@ Log = Callable[[str], None]
 def _pip(
     args: list[str], log: Log, timeout: float = PIP_TIMEOUT_S
 ) -> process.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "pip", "--disable-pip-version-check", *args]
+    cmd = process.own_module("pip", "--disable-pip-version-check", *args)
     tags = [a for a in args if a.startswith("manylinux")]
     shown = re.sub(
         r"(--platform \S+ )+", f"--platform <{tags[0] if tags else ''} and older> ", " ".join(args)

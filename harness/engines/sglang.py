@@ -49,15 +49,7 @@ def released(version: str) -> bool | None:
     environment is made); None when the index cannot be asked (then the build step says)."""
     try:
         proc = process.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "index",
-                "versions",
-                ENGINE,
-                "--disable-pip-version-check",
-            ],
+            process.own_module("pip", "index", "versions", ENGINE, "--disable-pip-version-check"),
             capture_output=True,
             text=True,
             timeout=120,

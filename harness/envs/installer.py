@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.envs.step import Log, run_step
+from harness.infra import process
 
 INSTALLER_ENV = "HARNESS_ENV_INSTALLER"
 INSTALL_TIMEOUT_S = 900
@@ -34,23 +35,17 @@ class Installer:
         """The command that makes a venv at ``dest`` from ``base_python`` (uv's never holds pip)."""
         if self.name == "uv":
             return [self.uv, "venv", "-q", "--python", base_python, str(dest)]
-        return [base_python, "-m", "venv", *([] if with_pip else ["--without-pip"]), str(dest)]
+        # -I: the working folder (the repository under review) off the path of any interpreter
+        flags = ["-I", "-m", "venv", *([] if with_pip else ["--without-pip"])]
+        return [base_python, *flags, str(dest)]
 
     def install_argv(self, python: Path | str, args: Sequence[str]) -> list[str]:
         """The command that installs ``args`` (pip's install arguments) into ``python``'s env."""
         if self.name == "uv":
             return [self.uv, "pip", "install", "-q", "--python", str(python), *args]
-        return [
-            sys.executable,
-            "-m",
-            "pip",
-            "--python",
-            str(python),
-            "install",
-            "--disable-pip-version-check",
-            "-q",
-            *args,
-        ]
+        return process.own_module(
+            "pip", "--python", str(python), "install", "--disable-pip-version-check", "-q", *args
+        )
 
 
 PIP = Installer("pip")

@@ -63,7 +63,7 @@ class Worker:
         self._proc: process.Popen[bytes] | None = None
         try:
             self._proc = process.popen(
-                [sys.executable, "-m", "harness.infra.offload", module, function, _where()],
+                process.own_module("harness.infra.offload", module, function, _where()),
                 stdin=process.PIPE,
                 stdout=process.PIPE,
                 stderr=process.DEVNULL,

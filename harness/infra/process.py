@@ -122,6 +122,17 @@ def _reaper() -> str:
 
 REAPS_TREE = sys.platform.startswith("linux")  # the wrapper needs prctl and /proc
 
+# ``python -m X`` puts its working folder first on ``sys.path``: started where the user stands (the
+# repository under review), a ``pip/``, ``json.py`` or ``harness/`` there would be imported instead
+# of the installed one. The harness's own Python children leave it out (``-P``, Python 3.11+; on
+# 3.10 ``-I``, which also leaves out PYTHON* variables and the user's site).
+SAFE_PATH = ("-P",) if sys.version_info >= (3, 11) else ("-I",)
+
+
+def own_module(module: str, *args: str) -> list[str]:
+    """``python -m module args`` on the harness's own interpreter, its working folder off the path."""
+    return [sys.executable, *SAFE_PATH, "-m", module, *args]
+
 
 _lock = threading.Lock()
 _pipe: dict[int, IO[bytes]] = {}  # pid of the harness → the watchdog's stdin (a fork gets its own)

@@ -198,7 +198,14 @@ def test_blocked_then_fixed_round_with_one_sticky_comment(project: Project, tmp_
         gh.add_comment(7, "ci bot: tests passed")
         gh.add_comment(7, "one more, so the comment listing takes two pages")
         ws = checkout(project, tmp_path / "r1" / "ws", project.shas["backport/partial"])
+        # The checkout is the code under review, and every step runs in it: look-alikes of what
+        # the steps import lie there (a pull request may add them); none of them may run.
+        planted = tmp_path / "planted-code-ran"
+        for rel in ("harness/__init__.py", "harness/ci/__init__.py", "json.py", "venv/__init__.py"):
+            (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+            (ws / rel).write_text(f"open({str(planted)!r}, 'a').write({rel!r})\n")
         first = run(gh, ws, with_, pr_event(project, 7, "backport/partial"), run_id=101)
+        assert not planted.exists(), planted.read_text()
         assert first.step("gate").code == 1, first.step("compare").log
         doc = json.loads((report_dir(first) / "report.json").read_text())
         assert f"--source origin/{project.default}" in doc["command"]
