@@ -53,6 +53,14 @@ def check_output_path(args: argparse.Namespace) -> None:
         from harness.commands._validate import check_output_file
 
         check_output_file(out)
+        repo = getattr(args, "_git", None)
+        if repo is not None and repo.owns(out):
+            from harness.errors import UsageError
+
+            raise UsageError(
+                f"--output {out}: inside the repository (its work tree or .git), which the "
+                "harness never writes to; choose a file outside it"
+            )
 
 
 def command_line(argv: list[str] | None = None) -> str:

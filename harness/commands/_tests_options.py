@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 
 
 def _positive(text: str) -> float:
@@ -12,6 +13,8 @@ def _positive(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
     if not value > 0:
         raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
+    if not math.isfinite(value):  # a deadline past the clock's range: an internal error later
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds: {text!r}")
     return value
 
 

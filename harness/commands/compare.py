@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import os
 import re
 import sys
 from pathlib import Path
@@ -128,9 +127,15 @@ def default_output(repo: GitRepo, base: str, head: str) -> Path:
     out = Path("reports") / f"{_slug(base)}..{_slug(head)}"
     owned = [p.resolve() for p in (repo.work_tree, repo.git_dir) if p is not None]
     if repo.owns(out):
-        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        from harness.infra.workarea import user_cache_home
+
         name = owned[0].name if owned[0].name != ".git" else owned[0].parent.name
-        out = cache / "harness" / "reports" / _slug(name) / out.name
+        out = user_cache_home() / "harness" / "reports" / _slug(name) / out.name
+        if repo.owns(out):  # a repository holding the home folder (dotfiles)
+            raise UsageError(
+                f"the default report folder {out} lies inside the repository (its work tree or "
+                ".git), which the harness never writes to; name one with --output-dir DIR"
+            )
     return out
 
 

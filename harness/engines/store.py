@@ -24,14 +24,13 @@ MANIFEST = "harness-env.json"
 def engine_root() -> Path:
     """Where engine environments live; refused (exit 2) when it exists but is a link, another user's,
     or group/world-writable: its environments hold code the harness runs."""
-    from harness.infra.workarea import ensure_private
+    from harness.infra.workarea import ensure_private, user_cache_home
 
     env = os.environ.get("HARNESS_ENGINE_DIR")
     if env:
-        root = Path(env).expanduser()
+        root = Path(env).expanduser().absolute()
     else:
-        cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-        root = Path(cache) / "harness" / "engines"
+        root = user_cache_home() / "harness" / "engines"
     for folder in ([] if env else [root.parent]) + [root]:
         if os.path.lexists(folder):  # checked, never created here
             ensure_private(folder, "engine directory")

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.infra import history_index as hi
+from harness.infra import workarea
 from harness.infra.digest import opened
 
 NAMESPACES = ("sections", "probes", "collections", "mutations", "interpreters")
@@ -87,8 +88,7 @@ def _usage(path: Path) -> tuple[int, int]:
 def _engine_root(cache: Path) -> Path | None:
     """``harness engine``'s store where it lies inside the cache (else it is its own)."""
     env = os.environ.get("HARNESS_ENGINE_DIR")
-    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    root = Path(env).expanduser() if env else Path(xdg) / "harness" / "engines"
+    root = Path(env).expanduser() if env else workarea.user_cache_home() / "harness" / "engines"
     try:
         return root if root.resolve().is_relative_to(cache.resolve()) else None
     except OSError:

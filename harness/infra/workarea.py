@@ -42,13 +42,20 @@ def work_area() -> Path:
     return Path(tempfile.gettempdir()) / f"harness-{uid}"
 
 
+def user_cache_home() -> Path:
+    """``$XDG_CACHE_HOME`` where it is an absolute path (the spec ignores a relative one), else
+    ``~/.cache``; absolute either way (runs and environments are used from other folders)."""
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    return Path(xdg) if os.path.isabs(xdg) else (Path.home() / ".cache").absolute()
+
+
 def cache_area() -> Path:
-    """Where the content-keyed probe cache lives."""
+    """Where the content-keyed probe cache lives (absolute: an interpreter built there is run
+    from trees and from ``/``)."""
     env = os.environ.get("HARNESS_CACHE_DIR")
     if env:
-        return Path(env)
-    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(xdg) / "harness"
+        return Path(env).expanduser().absolute()
+    return user_cache_home() / "harness"
 
 
 def ensure_private(path: Path, what: str = "work area") -> Path:

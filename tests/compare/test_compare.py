@@ -481,3 +481,53 @@ def test_several_scenarios_add_their_sections(demo_env: dict, tmp_path: Path) ->
         1,
     ]  # only head's handler passes min_new_tokens
     assert "scenario 2" in doc["inputs"]
+
+
+def test_no_report_lands_in_the_repository_whatever_home_or_output_say(
+    builder, run_cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A repository holding the home folder (dotfiles), a relative ``XDG_CACHE_HOME``, and every
+    verb's ``--output FILE`` inside the work tree or ``.git``: exit 2, one line, nothing written."""
+    from harness.commands.compare import default_output
+    from harness.git import GitRepo
+
+    builder.commit("one", {"a.py": "x = 1\n"})
+    builder.commit("two", {"a.py": "x = 2\n"})
+    repo = GitRepo(builder.path)
+    monkeypatch.chdir(builder.path)
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative-cache")  # ignored: not an absolute path
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert default_output(repo, "a", "b") == tmp_path / "home/.cache/harness/reports/repo/a..b"
+    monkeypatch.setenv("HOME", str(builder.path))  # the repository is the home folder
+    before = sorted(p.name for p in builder.path.iterdir())
+    code, _, err = run_cli("compare", "HEAD~1..HEAD", "--no-fidelity", "--format", "none")
+    assert code == 2 and "default report folder" in err and err.count("\n") == 1, err
+    for out in (builder.path / "fid.md", builder.path / ".git" / "x.md"):
+        code, _, err = run_cli(
+            "shape", "HEAD~1..HEAD", "--format", "md", "--output", str(out), "--fail-on", "never"
+        )
+        assert code == 2 and "inside the repository" in err and err.count("\n") == 1, err
+        assert not out.exists()
+    assert sorted(p.name for p in builder.path.iterdir()) == before
+
+
+def test_a_relative_cache_folder_is_used_from_where_it_was_named(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """An interpreter built in the cache runs from trees and from ``/``: the cache's path is
+    absolute (a relative ``HARNESS_CACHE_DIR`` was an internal error in the tests section)."""
+    from harness.infra.workarea import cache_area
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HARNESS_CACHE_DIR", "relc")
+    assert cache_area() == tmp_path / "relc"
+
+
+def test_an_infinite_test_timeout_is_refused_as_a_usage_error(builder, run_cli) -> None:
+    builder.commit("one", {"a.py": "x = 1\n"})
+    for value in ("inf", "1e400", "nan"):
+        code, _, err = run_cli(
+            "tests", "HEAD..HEAD", "--source", "HEAD", "--repo", str(builder.path),
+            "--test-timeout", value,
+        )  # fmt: skip
+        assert code == 2 and "--test-timeout" in err and "Traceback" not in err, err
