@@ -24,6 +24,7 @@ EXIT_CODES = (
 )
 
 
+EXIT_BROKEN_PIPE = 141  # as a shell reports a program killed by SIGPIPE
 RUN_GC_THRESHOLD = 100_000  # allocations between young collections while a verb runs (default 700)
 
 # Verbs that read no repository of the user's.
@@ -119,9 +120,51 @@ def _on_main_thread() -> bool:
     return True
 
 
+def _usable_streams() -> None:
+    """A closed standard stream (``>&-``) becomes ``/dev/null`` (a file opened later would take
+    its descriptor, and a child's output would land in it); text the streams' encoding cannot hold
+    (``PYTHONIOENCODING=ascii``) is escaped, not an error."""
+    for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+        try:
+            os.fstat(fd)
+        except OSError:
+            os.open(os.devnull, os.O_RDWR)  # the lowest free descriptor: this one
+            setattr(sys, name, open(fd, "r" if fd == 0 else "w", encoding="utf-8", closefd=False))
+        stream = getattr(sys, name)
+        if fd and stream is not None and hasattr(stream, "reconfigure"):
+            try:
+                stream.reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):
+                pass
+
+
+def _stdout_gone() -> bool:
+    """Whether stdout is a pipe nobody reads any more (poll says POLLERR on its writing end)."""
+    try:
+        import select
+
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(ev & (select.POLLERR | select.POLLHUP) for _, ev in poller.poll(0))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _stop_writing_stdout() -> None:
+    """The reader of stdout is gone: what is left to write (and the flush at exit) goes nowhere."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     on_main = _on_main_thread()
     as_cli = argv is None and on_main
+    if as_cli:
+        _usable_streams()
     try:
         try:
             return _main(argv, on_main)
@@ -133,6 +176,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("harness: interrupted\n")
         return 130
+    except BrokenPipeError as exc:
+        if not _stdout_gone():  # a pipe to a child (git) broke: a harness failure like any other
+            sys.stderr.write(f"harness: internal error: BrokenPipeError: {exc}\n")
+            return EXIT_INTERNAL
+        _stop_writing_stdout()  # ``| head``, ``| true``: the report files, if any, are written
+        return EXIT_BROKEN_PIPE
 
 
 def _internal_errors() -> tuple[type[Exception], ...]:
@@ -167,6 +216,12 @@ def _main(argv: Sequence[str] | None, on_main: bool = False) -> int:
     digest.reset()  # (a run in this process says its cache notes again)
 
     try:
+        try:
+            os.getcwd()
+        except FileNotFoundError:
+            raise UsageError(
+                "the current folder no longer exists: run from one that does"
+            ) from None
         validate(args.verb, args)
         if args.verb not in WITHOUT_REPOSITORY:
             from harness.git import GitRepo
@@ -181,6 +236,8 @@ def _main(argv: Sequence[str] | None, on_main: bool = False) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("harness: interrupted\n")
         return 130
+    except BrokenPipeError:
+        raise  # stdout's reader left: ``main`` says so with the exit code, not as a harness error
     except _internal_errors() as exc:
         sys.stderr.write(f"harness: internal error: {exc}\n")
         return EXIT_INTERNAL
