@@ -235,6 +235,10 @@ class GitRepo:
             "color.ui=false",
             "-c",
             "log.showSignature=false",
+            "-c",  # commit messages as stored (a user's ISO-8859-1 would garble them, and the index)
+            "i18n.logOutputEncoding=UTF-8",
+            "-c",
+            "grep.column=false",
             "-c",
             f"core.bigFileThreshold={self.big_file}",
             *args,
