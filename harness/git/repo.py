@@ -186,7 +186,22 @@ class GitRepo:
         tree or git folders, where the harness never writes."""
         where = Path(path).resolve()
         owned = [p.resolve() for p in (self.work_tree, self.git_dir, self._common_dir) if p]
+        owned += self._other_work_trees()
         return any(where == p or p in where.parents for p in owned)
+
+    def _other_work_trees(self) -> list[Path]:
+        """The work trees of this repository beside the one opened: the main one (seen from a
+        linked worktree) and every linked one (``git worktree add``), from git's own records."""
+        common = self._common_dir
+        roots = [common.parent] if common.name == ".git" else []
+        for record in sorted((common / "worktrees").glob("*/gitdir")):
+            try:
+                linked = Path(record.read_text(encoding="utf-8", errors="surrogateescape").strip())
+            except OSError:
+                continue
+            if linked.is_absolute():
+                roots.append(linked.parent)  # <work tree>/.git → <work tree>
+        return [r.resolve() for r in roots]
 
     def __getstate__(self) -> dict[str, object]:
         """The repository as another interpreter opens it (``harness/infra/offload.py``): its paths and

@@ -531,3 +531,29 @@ def test_an_infinite_test_timeout_is_refused_as_a_usage_error(builder, run_cli) 
             "--test-timeout", value,
         )  # fmt: skip
         assert code == 2 and "--test-timeout" in err and "Traceback" not in err, err
+
+
+def test_every_work_tree_of_the_repository_is_the_repository(
+    builder, run_cli, tmp_path: Path
+) -> None:
+    """A linked worktree (``git worktree add``) and the main checkout are one repository: a report
+    folder in either is refused, whichever of them ``--repo`` names."""
+    from harness.git import GitRepo
+
+    builder.commit("one", {"a.py": "x = 1\n"})
+    builder.commit("two", {"a.py": "x = 2\n"})
+    linked = tmp_path / "wt"
+    subprocess.run(
+        ["git", "-C", str(builder.path), "worktree", "add", "-q", "--detach", str(linked)],
+        check=True,
+    )
+    main, other = GitRepo(builder.path), GitRepo(linked)
+    assert main.owns(linked / "out") and other.owns(builder.path / "out")
+    assert not other.owns(tmp_path / "elsewhere")
+    for repo, into in ((linked, builder.path / "out"), (builder.path, linked / "out")):
+        code, _, err = run_cli(
+            "compare", "HEAD~1..HEAD", "--no-fidelity", "--repo", str(repo),
+            "--output-dir", str(into), "--format", "none",
+        )  # fmt: skip
+        assert code == 2 and "inside the repository" in err, err
+        assert not into.exists()
