@@ -181,6 +181,11 @@ class GitRepo:
         self.grep_unions: dict[tuple[tuple[str, ...], tuple[str, ...]], Any] = {}  # git/picks.py
         self.grep_lock = threading.Lock()
 
+    @property
+    def objects_dir(self) -> Path:
+        """Where this repository's objects are (shared by all its worktrees)."""
+        return self._common_dir / "objects"
+
     def owns(self, path: str | os.PathLike[str]) -> bool:
         """Whether ``path`` (existing or not; links resolved) lies inside this repository's work
         tree or git folders, where the harness never writes."""
