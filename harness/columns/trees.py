@@ -28,6 +28,10 @@ from harness.git.tree import export_tree
 from harness.infra import workarea
 from harness.infra.stale_trees import clean_stale, owner_gone, read_pid
 
+# Part of every column's key: trees written by another way of writing them (before: an archive that
+# honoured export-ignore) are not this one's, nor are the results measured in them.
+TREE_FORMAT = "checkout-1"
+
 IGNORED_DIRS = frozenset({"__pycache__", ".pytest_cache"})
 
 
@@ -79,7 +83,7 @@ def identify(repo: GitRepo, column: Column) -> ColumnIdentity:
         if e.kind in ("apply-commit", "checkout"):
             ident["commit"] = repo.resolve(e.commit or "")
         edits.append(json.dumps(ident, sort_keys=True, ensure_ascii=False))
-    key = hashlib.sha256(json.dumps([tree, edits]).encode()).hexdigest()[:24]
+    key = hashlib.sha256(json.dumps([TREE_FORMAT, tree, edits]).encode()).hexdigest()[:24]
     return ColumnIdentity(commit, tree, tuple(edits), key)
 
 

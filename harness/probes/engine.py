@@ -18,6 +18,7 @@ from harness.errors import UsageError
 from harness.executors import Executor, Resources, Task, TaskResult, TreeSpec
 from harness.executors.local import LocalExecutor
 from harness.executors.trees import InputFiles
+from harness.git import tree as tree_module
 from harness.git.repo import GitRepo
 from harness.infra import workarea
 from harness.infra.cache import Cache, content_key, file_digest
@@ -65,6 +66,7 @@ def definition_hash(probe: Any) -> str:
     kmod = get_kind(probe.kind)
     inputs = [file_digest(p) for p in (kmod.inputs(probe) if hasattr(kmod, "inputs") else [])]
     code = [file_digest(PROBES_DIR / n) for n in ("_runner.py", "extract_runner.py")]
+    code.append(file_digest(Path(tree_module.__file__)))  # how its trees are written
     code += [file_digest(p) for p in sorted(Path(kinds_pkg.__file__ or "").parent.glob("*.py"))]
     return content_key(
         ENGINE_VERSION,

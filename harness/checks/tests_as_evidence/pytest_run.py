@@ -19,11 +19,15 @@ from harness.infra.resources import PROBES_DIR
 
 def code_digests(plugin: str, check_file: str) -> list[str]:
     """What enters a cached result's key as code: the harness's pytest ``plugin`` (a module under
-    ``probes/``), the check module that reads its output, and this runner."""
+    ``probes/``), the check module that reads its output, this runner, and the module that writes
+    the trees it runs in (what a tree holds is the tree writer's too: ``export-ignore``)."""
+    from harness.git import tree
+
     return [
         file_digest(PROBES_DIR / f"{plugin}.py"),
         file_digest(Path(check_file)),
         file_digest(Path(__file__)),
+        file_digest(Path(tree.__file__)),
     ]
 
 
