@@ -11,6 +11,7 @@ import pytest
 from harness.engines import sglang_env
 from harness.envs import venv
 from harness.errors import HarnessError, UsageError
+from harness.infra import process
 
 
 def test_a_release_the_wheels_lack_is_one_line_of_user_input(tmp_path):
@@ -22,8 +23,10 @@ def test_a_release_the_wheels_lack_is_one_line_of_user_input(tmp_path):
     with pytest.raises(UsageError) as caught:
         sglang_env.pip_install_offline(python, empty, ["sglang==9.9.9"], logged.append)
     assert str(caught.value) == "sglang==9.9.9: no such release in the package index"
-    assert logged[0].startswith(f"$ {sglang_env.env_python()} -m venv --without-pip ")
-    assert logged[1].startswith(f"$ {sys.executable} -m pip --python {python} install ")
+    # (the working folder off the path: -I for venv, the harness's own flag for pip)
+    assert logged[0].startswith(f"$ {sglang_env.env_python()} -I -m venv --without-pip ")
+    safe = " ".join(process.SAFE_PATH)
+    assert logged[1].startswith(f"$ {sys.executable} {safe} -m pip --python {python} install ")
     assert "--no-index --find-links" in logged[1]
 
 

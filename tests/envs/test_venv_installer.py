@@ -14,6 +14,7 @@ from harness.engines.standin_wheel import build_standin_wheel
 from harness.envs import installer, venv
 from harness.envs.fingerprint import describe_env
 from harness.envs.step import EnvError, run_step
+from harness.infra import process
 
 INSTALLERS = ["pip", "uv"]
 
@@ -99,7 +100,7 @@ def test_a_failing_step_says_which_step_and_keeps_its_output(tmp_path):
     exc = caught.value
     assert str(exc).startswith("pip install exited 1: ") and "\n" not in str(exc)
     assert "No matching distribution found for no-such-dist-xyz" in exc.output
-    assert exc.returncode == 1 and exc.argv[:3] == [sys.executable, "-m", "pip"]
+    assert exc.returncode == 1 and exc.argv[:4] == [sys.executable, *process.SAFE_PATH, "-m", "pip"]
     assert exc.tail(1) == exc.output.strip().splitlines()[-1]
 
 
