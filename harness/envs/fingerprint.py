@@ -104,6 +104,25 @@ def describe(python: str) -> tuple[str, list[str]]:
     return content_key("\n".join(described) + "\n"), json.loads(paths)
 
 
+def runtime_fingerprint(python: str) -> str:
+    """The interpreter as a fresh process of it sees itself (realpath, version, prefix,
+    distributions), compared between the driver and a remote worker: what results' keys hold of
+    it, and nothing machine-local (the working folder, a ``PYTHONPATH`` of the driver's shell, an
+    empty user-site folder), which would make every remote result read "differs"."""
+    return describe(python)[0]
+
+
+def worker_differs(python: str, driver: str) -> str:
+    """Why a remote task must not run (its interpreter is not the driver's ``driver``
+    fingerprint), or "" (also where no fingerprint was sent: a local task)."""
+    if not driver or runtime_fingerprint(python) == driver:
+        return ""
+    return (
+        f"this worker's interpreter {python} differs from the driver's "
+        "(version or installed distributions): not run"
+    )
+
+
 class Ahead:
     """``interpreter_fingerprint(python)`` asked in a thread before it is needed (the tests section
     asks it at its start, beside the fidelity check): the run's first call for ``python`` without a

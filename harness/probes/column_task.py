@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.columns.edits import CONTROL_BROKEN, EditProof
-from harness.envs.fingerprint import describe
+from harness.envs.fingerprint import runtime_fingerprint
 from harness.errors import UsageError
 from harness.executors.trees import InputFiles, worker_dir
 from harness.infra import workarea
@@ -38,14 +38,6 @@ class ColumnOutcome:
     cells: dict[str, list[tuple[int, CellResult]]] = field(default_factory=dict)
     proofs: list[EditProof] | None = None
     control_error: str = ""
-
-
-def runtime_fingerprint(python: str) -> str:
-    """The interpreter as a fresh process of it sees itself (realpath, version, prefix,
-    distributions), compared between driver and worker: what the cells' keys hold of it, and
-    nothing machine-local (the working folder, a ``PYTHONPATH`` of the driver's shell, an empty
-    user-site folder), which would make every remote cell read "differs"."""
-    return describe(python)[0]
 
 
 def shippable(probe: Any) -> Any:

@@ -281,3 +281,40 @@ def test_a_tests_column_on_a_machine_without_the_interpreter_is_its_problem(
     assert run.cells == {}
     ran = column_task(packed, "head", plan, Options(sys.executable, "k", 60.0))
     assert not ran.problem and ran.cells["pytest"].outcomes == {"test_a.py::test_a": "passed"}
+
+
+def test_mutation_rows_and_collections_on_another_interpreter_are_problems_not_results(
+    builder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As probe columns: a remote worker whose interpreter is not the driver's runs no mutation
+    row and no collection; they say so and are not cached (the next run, local, measures them)."""
+    from harness.checks.tests_as_evidence import mutation, selection
+    from harness.infra.cache import Cache
+
+    builder.commit(
+        "one", {"m.py": "X = 1\n", "test_m.py": "import m\n\ndef test_x():\n    assert m.X == 1\n"}
+    )
+    repo = GitRepo(builder.path)
+    # the driver's interpreter as another machine's worker would not see it
+    monkeypatch.setattr(mutation, "runtime_fingerprint", lambda python: "the driver's, elsewhere")
+    monkeypatch.setattr(selection, "runtime_fingerprint", lambda python: "the driver's, elsewhere")
+    mcache = Cache(tmp_path / "m", namespace="mutations")
+    remote = mutation.run_mutations(
+        repo, "HEAD", [], ["test_m.py"], cache=mcache, executor=_PackingExecutor()
+    )
+    assert [r.outcome.problem for r in remote.rows] == [
+        f"this worker's interpreter {sys.executable} differs from the driver's "
+        "(version or installed distributions): not run"
+    ]
+    scache = Cache(tmp_path / "s", namespace="collections")
+    lanes = [selection.Lane("all", "")]
+    (col,) = selection.collect_refs(
+        repo, ["HEAD"], lanes, cache=scache, executor=_PackingExecutor()
+    )
+    assert col.errors and "differs from the driver's" in col.errors[0]["message"]
+    monkeypatch.undo()
+    local = mutation.run_mutations(repo, "HEAD", [], ["test_m.py"], cache=mcache)
+    assert [r.outcome.outcomes for r in local.rows] == [{"test_m.py::test_x": "passed"}]
+    assert not local.rows[0].cached  # measured now: the worker's problem row was not kept
+    (again,) = selection.collect_refs(repo, ["HEAD"], lanes, cache=scache)
+    assert again.total == 1 and not again.errors

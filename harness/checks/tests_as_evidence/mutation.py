@@ -33,6 +33,7 @@ from harness.checks.tests_as_evidence.pytest_run import (
 from harness.columns.edits import Edit, EditProof, edit_from_mapping, resolve_commits
 from harness.columns.trees import Column, identify, materialize, user_blob
 from harness.envs import interpreter, proof
+from harness.envs.fingerprint import runtime_fingerprint, worker_differs
 from harness.envs.interpreter import Env
 from harness.errors import UsageError
 from harness.executors import Executor, Task, TaskResult, TreeSpec
@@ -307,6 +308,8 @@ def run_mutations(
     proof_paths = _edited_paths(mutations)
     executor = executor or LocalExecutor()
     env = interpreter.resolve(python)  # --python, else the harness's own
+    # a remote worker checks that its interpreter is the one the rows' keys name
+    driver = runtime_fingerprint(env.python) if executor.name != "local" else ""
     rows: list[Row | None] = []
     tasks: list[Task[Row]] = []
     slots: list[int] = []  # the rows that are tasks
@@ -343,6 +346,7 @@ def run_mutations(
                         proof_paths,
                         timeout,
                         list(setup),
+                        driver,
                     ),
                     timeout=2 * timeout + 120,
                     label=f"mutation {column.name}",
@@ -391,8 +395,13 @@ def mutation_row(
     proof_paths: list[str],
     timeout: float,
     setup: list[str],
+    driver: str = "",
 ) -> Row:
-    """One row as an executor task: the selection run once in the row's tree (wherever that is)."""
+    """One row as an executor task: the selection run once in the row's tree (wherever that is);
+    ``driver``: the driver's interpreter fingerprint, which a remote worker's must match."""
+    differs = worker_differs(python, driver)
+    if differs:  # a problem row: shown, not cached
+        return Row(mutation, Outcome(problem=differs))
     try:
         with tree.open() as mat:
             paths = sorted(

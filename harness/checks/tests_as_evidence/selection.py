@@ -29,7 +29,7 @@ from harness.checks.tests_as_evidence.pytest_run import (
     tree_paths,
 )
 from harness.columns.trees import Column, Materialized, identify
-from harness.envs.fingerprint import interpreter_fingerprint
+from harness.envs.fingerprint import interpreter_fingerprint, runtime_fingerprint, worker_differs
 from harness.errors import HarnessError, UsageError
 from harness.executors import Executor, Task, TreeSpec
 from harness.executors.local import LocalExecutor
@@ -350,7 +350,16 @@ def collect_refs(
                         key,
                         collect_task,
                         TreeSpec(repo, Column(ref, commit), ready=ready.get(i), scratch=True),
-                        (ref, list(lanes), list(files), python, list(args), timeout, list(setup)),
+                        (
+                            ref,
+                            list(lanes),
+                            list(files),
+                            python,
+                            list(args),
+                            timeout,
+                            list(setup),
+                            "" if local else runtime_fingerprint(python),
+                        ),
                         timeout=2 * timeout + 120,
                         label=f"collection at {ref}",
                     )
@@ -424,8 +433,15 @@ def collect_task(
     args: list[str],
     timeout: float,
     setup: list[str],
+    driver: str = "",
 ) -> Collection:
-    """One collection pass as an executor task, in the tree it is given."""
+    """One collection pass as an executor task, in the tree it is given (``driver``: the driver's
+    interpreter fingerprint, which a remote worker's must match)."""
+    differs = worker_differs(python, driver)
+    if differs:  # no pytest version: an error row, never cached
+        col = Collection(ref, getattr(tree, "commit_sha", ""), getattr(tree, "tree_sha", ""), -1)
+        col.errors.append({"nodeid": "(worker)", "message": differs})
+        return col
     with tree.open() as mat:
         with phase(f"collect tests at {ref}"):
             return _collect_in(mat, ref, lanes, files, python, args, timeout, setup=setup)
