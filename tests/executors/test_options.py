@@ -155,23 +155,29 @@ def test_input_files_move_with_the_probe(tmp_path: Path) -> None:
     assert (base / "../probes/p.py").resolve().read_text() == "def run(): return 1\n"
 
 
-def test_a_remote_column_on_a_different_interpreter_is_error_cells_not_results(
-    builder, tmp_path: Path
-) -> None:
-    """What a worker runs is checked against the driver's interpreter fingerprint (part of every key):
-    a mismatch is said in the cells, and a match runs the probe from the shipped probe file."""
-    from harness.columns.trees import Column
+def _m_probe(builder, tmp_path: Path, rows: list[int]):
+    """A commit holding ``m.X = 41`` and a scenario whose python probe returns ``m.X + n``."""
     from harness.inputs.scenario import load_scenario
-    from harness.probes.column_task import ColumnJob, run_column, runtime_fingerprint, shippable
 
     builder.commit("one", {"m.py": "X = 41\n"})
     (tmp_path / "p.py").write_text("def run(n):\n    import m\n    return m.X + n\n")
     scen = tmp_path / "s.yaml"
     scen.write_text(
         "refs: {head: HEAD}\nprobes:\n  - {id: p, kind: python, file: p.py, function: run, "
-        "rows: {n: [1]}}\n"
+        f"rows: {{n: {rows}}}}}\n"
     )
-    scenario = load_scenario(str(scen))
+    return load_scenario(str(scen))
+
+
+def test_a_remote_column_on_a_different_interpreter_is_error_cells_not_results(
+    builder, tmp_path: Path
+) -> None:
+    """What a worker runs is checked against the driver's interpreter fingerprint (part of every key):
+    a mismatch is said in the cells, and a match runs the probe from the shipped probe file."""
+    from harness.columns.trees import Column
+    from harness.probes.column_task import ColumnJob, run_column, runtime_fingerprint, shippable
+
+    scenario = _m_probe(builder, tmp_path, [1])
     probe = scenario.probes[0]
     repo = GitRepo(builder.path)
     column = Column("head", "HEAD")
@@ -215,17 +221,9 @@ def test_a_worker_s_own_failure_is_shown_and_never_cached(
     """Cells a worker could not run (its interpreter differs from the driver's) are its outcome,
     not the probe's: the next run, local, runs them instead of serving the error."""
     from harness.infra.cache import Cache
-    from harness.inputs.scenario import load_scenario
     from harness.probes import engine
 
-    builder.commit("one", {"m.py": "X = 41\n"})
-    (tmp_path / "p.py").write_text("def run(n):\n    import m\n    return m.X + n\n")
-    scen = tmp_path / "s.yaml"
-    scen.write_text(
-        "refs: {head: HEAD}\nprobes:\n  - {id: p, kind: python, file: p.py, function: run, "
-        "rows: {n: [1, 2]}}\n"
-    )
-    scenario = load_scenario(str(scen))
+    scenario = _m_probe(builder, tmp_path, [1, 2])
     repo = GitRepo(builder.path)
     cache = Cache(tmp_path / "cache", namespace="probes")
     # the driver's interpreter as another machine's worker would not see it

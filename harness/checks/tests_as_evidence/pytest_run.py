@@ -9,6 +9,7 @@ importable, the user's ``PYTEST_ADDOPTS`` never applies, and every child goes th
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -106,12 +107,14 @@ def run_in_tree(
     *,
     shell: bool = False,
     fork: bool = True,
+    stop: threading.Event | None = None,
 ) -> process.CompletedProcess[bytes]:
     """Run ``argv`` in ``tree_dir`` with no stdin, output captured as bytes; a timeout raises
     ``process.TimeoutExpired`` once the child's group is dead. A ``python -m pytest`` run inside
     ``zygote.forking()`` is forked from a zygote where it would start the same (``fork``: the
-    caller allows it: no setup command has changed the environment since the zygote started)."""
-    if fork and not shell and not isinstance(argv, str):
+    caller allows it: no setup command has changed the environment since the zygote started).
+    ``stop``: a run that may be given up (``process.Stopped`` once set; always a fresh process)."""
+    if fork and stop is None and not shell and not isinstance(argv, str):
         forked = zygote.run(argv, str(tree_dir), env, timeout)
         if forked is not None:
             return forked
@@ -124,6 +127,7 @@ def run_in_tree(
         capture_output=True,
         timeout=timeout,
         stdin=process.DEVNULL,
+        stop=stop,
     )
 
 

@@ -170,20 +170,7 @@ def collect_dir(
             col.errors.append({"nodeid": "(setup)", "message": problem})
             return col
         try:
-            proc = (
-                run_in_tree(argv, tree_dir, env, timeout, fork=not setup)
-                if stop is None
-                else process.run(
-                    argv,
-                    reap_tree=True,
-                    cwd=str(tree_dir),
-                    env=env,
-                    capture_output=True,
-                    timeout=timeout,
-                    stdin=process.DEVNULL,
-                    stop=stop,
-                )
-            )
+            proc = run_in_tree(argv, tree_dir, env, timeout, fork=not setup, stop=stop)
         except process.TimeoutExpired:
             raise UsageError(
                 f"pytest collection at {ref or tree_dir} ran past {timeout:.0f}s"
