@@ -34,14 +34,14 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
-import io
 import json
 import re
 import subprocess
 import sys
-import tarfile
 import tempfile
 from pathlib import Path
+
+from harness.testing.pytest_truth import plain_checkout
 
 RECORDER = """
 import json, os
@@ -148,10 +148,9 @@ def file_diffs(repo: str, a: str, b: str, paths: list[str] | None = None) -> lis
 
 
 def make_tree(repo: str, commit: str, dest: Path, patches: list[tuple[str, bool]] = ()) -> str:
-    """git archive of commit in dest, then each (patch, reverse) applied with git apply."""
-    dest.mkdir(parents=True)
-    with tarfile.open(fileobj=io.BytesIO(git(repo, "archive", commit))) as tar:
-        tar.extractall(dest, filter="data")
+    """A plain checkout of commit in dest (``plain_checkout``), then each (patch, reverse) applied
+    with git apply."""
+    plain_checkout(repo, commit, dest)
     for text, reverse in patches:
         proc = subprocess.run(
             ["git", "apply", *(["-R"] if reverse else []), "-"],

@@ -2,7 +2,8 @@
 trees the section runs, compared node id by node id with the harness's report.json, and the
 timings of both side by side (issue 39, "Done when" and item 6).
 
-No harness code decides anything here: the trees are ``git archive`` of a commit with test files
+No harness code decides anything here: the trees are a plain checkout of a commit (``read-tree`` and
+``checkout-index`` into an index of their own, ``harness.testing.pytest_truth.plain_checkout``) with test files
 written over it from other commits (``git show``), pytest runs with ``PYTHONPATH`` = the tree's
 ``src/`` (if any) and the tree — the way ``harness.testing.pytest_truth.plain_pytest`` does — and
 each node id's outcome is read from pytest's own ``TestReport`` objects by a 20-line recording
@@ -30,19 +31,19 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
-import io
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
 
 import tomllib
+
+from harness.testing.pytest_truth import plain_checkout
 
 ROOT = Path(__file__).resolve().parent.parent
 HARNESS = ROOT / ".venv" / "bin" / "harness"
@@ -144,9 +145,7 @@ def run_column(
     t_tree = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="truth-") as tmp:
         tree = Path(tmp) / "tree"
-        tree.mkdir()
-        with tarfile.open(fileobj=io.BytesIO(git(repo, "archive", commit))) as tar:
-            tar.extractall(tree, filter="data")
+        plain_checkout(repo, commit, tree)
         for path, at in overlay:
             (tree / path).parent.mkdir(parents=True, exist_ok=True)
             (tree / path).write_bytes(git(repo, "show", f"{at}:{path}"))

@@ -1,13 +1,12 @@
-"""The truth the tests section is held to: a plain ``pytest`` run made by hand in a tree (``git
-archive`` of a commit, test files overlaid from other commits), outcomes read from pytest's own
+"""The truth the tests section is held to: a plain ``pytest`` run made by hand in a tree (a plain
+checkout of a commit, test files overlaid from other commits), outcomes read from pytest's own
 ``-rA`` summary lines — no harness code on the way. Used by the tests and by ``bench/``."""
 
 from __future__ import annotations
 
-import io
+import os
 import re
 import subprocess
-import tarfile
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -30,6 +29,22 @@ def _git(repo: Path, *args: str) -> bytes:
     return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True).stdout
 
 
+def plain_checkout(repo: Path | str, commit: str, dest: Path) -> None:
+    """``commit``'s files written into ``dest`` the way a checkout writes them (a reviewer's tree):
+    ``read-tree`` into an index of its own and ``checkout-index``; the repository's index, work
+    tree and refs are not touched. Unlike ``git archive``, ``export-ignore`` leaves nothing out."""
+    dest.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="truth-index-") as tmp:
+        env = {**os.environ, "GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        for args in (
+            ["read-tree", commit],
+            ["--work-tree", str(dest), "checkout-index", "-a", "-f"],
+        ):
+            subprocess.run(
+                ["git", "-C", str(repo), *args], check=True, capture_output=True, env=env
+            )
+
+
 def plain_pytest(
     repo: Path,
     commit: str,
@@ -41,9 +56,7 @@ def plain_pytest(
     ((path, commit) pairs) written over it."""
     with tempfile.TemporaryDirectory() as tmp:
         tree = Path(tmp) / "tree"
-        tree.mkdir()
-        with tarfile.open(fileobj=io.BytesIO(_git(repo, "archive", commit))) as tar:
-            tar.extractall(tree, filter="data")
+        plain_checkout(repo, commit, tree)
         for path, at in overlay:
             (tree / path).parent.mkdir(parents=True, exist_ok=True)
             (tree / path).write_bytes(_git(repo, "show", f"{at}:{path}"))

@@ -39,3 +39,29 @@ def test_export_ignored_folders_and_subst_files_are_written_as_committed(
         capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     assert after == before
+
+
+def test_the_truth_s_plain_checkout_writes_the_same_files(builder, tmp_path: Path) -> None:
+    """The plain side of the truth benches (``plain_checkout``: a reviewer's checkout) and the
+    harness's column trees hold the same files, ``export-ignore`` or not."""
+    from harness.testing.pytest_truth import plain_checkout
+
+    builder.commit(
+        "attrs",
+        {
+            ".gitattributes": "tests/ export-ignore\n",
+            "tests/test_a.py": "def test_a():\n    pass\n",
+            "a.py": "x = 1\n",
+        },
+    )
+    index = builder.path / ".git" / "index"
+    before = index.read_bytes()
+    plain, harness = tmp_path / "plain", tmp_path / "harness"
+    plain_checkout(builder.path, "HEAD", plain)
+    export_tree(GitRepo(builder.path), "HEAD", harness)
+
+    def files(root: Path) -> dict[str, bytes]:
+        return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+    assert files(plain) == files(harness) and "tests/test_a.py" in files(plain)
+    assert index.read_bytes() == before  # its own index, not the repository's
