@@ -80,9 +80,24 @@ def _short(value: str, n: int = 120) -> str:
     )
 
 
+def _outside_work_area(path: Path, what: str) -> None:
+    """Reports never go into the harness's own work area: its run folders are removed by the next
+    run, its trees reused."""
+    from harness.infra.workarea import work_area
+
+    area = work_area().absolute().resolve()
+    where = path.absolute().resolve()
+    if where == area or area in where.parents:
+        raise UsageError(
+            f"{what}: inside the harness's work area {area} (its folders are removed and "
+            "reused); choose a place outside it"
+        )
+
+
 def check_output_file(value: str, what: str = "--output") -> None:
     """A report file: absent or a regular file, in a folder we can write (``out/`` names a folder)."""
     path = Path(value)
+    _outside_work_area(path, f"{what} {_short(value)}")
     if value.endswith(("/", os.sep)):
         raise UsageError(f"{what} {value}: names a folder (a report file is expected)")
     _check_lengths(path, f"{what} {_short(value)}")
@@ -113,6 +128,7 @@ def check_output_dir(value: str, what: str = "--output", files: tuple[str, ...] 
     """A report folder: an existing folder we can write in (where each of ``files`` that exists is a
     regular file, not a folder or a link), or one we can create."""
     path = Path(value)
+    _outside_work_area(path, f"{what} {_short(value)}")
     _check_lengths(path, f"{what} {_short(value)}")
     if _lexists(path, f"{what} {_short(value)}"):
         if not path.is_dir():

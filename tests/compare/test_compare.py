@@ -557,3 +557,19 @@ def test_every_work_tree_of_the_repository_is_the_repository(
         )  # fmt: skip
         assert code == 2 and "inside the repository" in err, err
         assert not into.exists()
+
+
+def test_a_report_inside_the_harness_work_area_is_refused(
+    builder, run_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A report folder under the work area's ``runs/`` was removed by the next run."""
+    builder.commit("one", {"a.py": "x = 1\n"})
+    builder.commit("two", {"a.py": "x = 2\n"})
+    monkeypatch.setenv("HARNESS_WORK_DIR", str(tmp_path / "work"))
+    for argv in (
+        ["compare", "HEAD~1..HEAD", "--no-fidelity", "--output-dir", str(tmp_path / "work/runs/x")],
+        ["shape", "HEAD~1..HEAD", "--format", "md", "--output", str(tmp_path / "work/r.md")],
+    ):
+        code, _, err = run_cli(*argv, "--repo", str(builder.path))
+        assert code == 2 and "inside the harness's work area" in err and err.count("\n") == 1, err
+    assert not (tmp_path / "work" / "runs" / "x").exists() and not (tmp_path / "work/r.md").exists()
