@@ -124,5 +124,11 @@ def since_of(repo: GitRepo, value: str | None) -> tuple[str, str] | None:
     if sha:
         return ("ref", sha)
     if re.fullmatch(r"\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?", value):
+        import datetime as dt
+
+        try:  # the shape alone let 2024-02-30 and 0000-00-00 through (git reads them its own way)
+            dt.datetime.fromisoformat(value)
+        except ValueError:
+            raise UsageError(f"--since {value}: not a calendar date") from None
         return ("date", value)
     raise UsageError(f"--since {value}: not a commit or a YYYY-MM-DD date")

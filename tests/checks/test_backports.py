@@ -278,6 +278,8 @@ def test_json_shape_and_exit_code(mx: Matrix, run_cli, tmp_path: Path) -> None:
         ("--release", "no-such-branch"),
         ("--candidates", "/nonexistent/candidates.txt"),
         ("--since", "not a date"),
+        ("--since", "2024-02-30"),  # the shape of a date, not a date
+        ("--since", "0000-00-00"),
         ("--rule", "(unclosed"),
     ],
 )
