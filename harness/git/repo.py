@@ -167,6 +167,10 @@ class GitRepo:
             raise UsageError(f"--repo {where}: no such directory")
         found = _discover(where, search_up=path is None)
         if isinstance(found, str):
+            above = _discover(where, search_up=True) if path is not None else found
+            if not isinstance(above, str):  # a folder inside a repository: say which
+                top = above[3] or above[0]
+                found = f"a folder inside the repository at {top}: --repo names its top folder"
             raise UsageError(f"{where}: {found}")
         self.git_dir, self._common_dir, self.bare, self.work_tree = found
         self._batch: subprocess.Popen[bytes] | None = None

@@ -573,3 +573,14 @@ def test_a_report_inside_the_harness_work_area_is_refused(
         code, _, err = run_cli(*argv, "--repo", str(builder.path))
         assert code == 2 and "inside the harness's work area" in err and err.count("\n") == 1, err
     assert not (tmp_path / "work" / "runs" / "x").exists() and not (tmp_path / "work/r.md").exists()
+
+
+def test_repo_naming_a_folder_inside_a_repository_says_so(builder, run_cli, tmp_path) -> None:
+    builder.commit("one", {"pkg/a.py": "x = 1\n"})
+    builder.commit("two", {"pkg/a.py": "x = 2\n"})
+    code, _, err = run_cli("shape", "HEAD~1..HEAD", "--repo", str(builder.path / "pkg"))
+    assert code == 2 and err.count("\n") == 1, err
+    assert f"a folder inside the repository at {builder.path.resolve()}" in err
+    (tmp_path / "plain").mkdir()
+    code, _, err = run_cli("shape", "HEAD~1..HEAD", "--repo", str(tmp_path / "plain"))
+    assert code == 2 and err.endswith("not a git repository\n"), err
