@@ -110,6 +110,13 @@ def drift(repo: GitRepo, base: str, head: str, source: str | None = None) -> Dri
     b, h = repo.resolve(base), repo.resolve(head)
     mb = repo.merge_base(h, b)
     if mb is None:
+        if repo.is_shallow():  # the common history may only be cut off
+            from harness.checks.judgeable import UNSHALLOW
+
+            raise UsageError(
+                f"{base} and {head} have no common history in this shallow repository "
+                f"(it may be cut off); {UNSHALLOW}"
+            )
         raise UsageError(f"{base} and {head} have no common history (no merge base)")
     base_commits = repo.commits([b], [mb])
     head_count = len(repo.rev_list([h], [mb]))

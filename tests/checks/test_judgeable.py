@@ -288,3 +288,13 @@ def test_base_off_heads_history_is_stated_once_in_the_header(builder, run_cli, t
     assert (
         "merge base" not in json.loads(outj)["inputs"]
     )  # the control: an ancestor base says nothing
+
+
+def test_drift_in_a_shallow_clone_names_the_fix(builder, run_cli, tmp_path):
+    """drift takes two refs, not a range: where a shallow clone hides their merge base, it says the
+    clone is shallow rather than "no common history"."""
+    _history(builder)
+    shallow = _shallow(builder, tmp_path)
+    # (depth 2: main's last two commits and release's tip reach no common commit)
+    code, _, err = run_cli("drift", "--repo", str(shallow), "origin/main", "origin/release")
+    assert code == 2 and "shallow repository" in err and "fetch-depth: 0" in err, err
