@@ -144,7 +144,14 @@ def _toml_value(text: str, segs: list[str], lines: list[str]) -> tuple[str | Non
         if not isinstance(data, dict) or seg not in data:
             return None, None, "missing key"
         data = data[seg]
-    value = data if isinstance(data, str) else json.dumps(data, default=str, sort_keys=True)
+    if isinstance(data, str):
+        value = data
+    elif not isinstance(data, (list, dict)) and line is not None:
+        # a number, boolean or date as the file writes it (``inf``, ``2024-01-01T00:00:00Z``):
+        # JSON's ``Infinity`` or Python's ``2024-01-01 00:00:00+00:00`` failed the read-back control
+        value = lines[line - 1].split("=", 1)[1].split("#", 1)[0].strip()
+    else:
+        value = json.dumps(data, default=str, sort_keys=True)
     return value, line, "found"
 
 

@@ -163,3 +163,32 @@ def test_option_like_ref_is_a_ref_name(builder, run_cli):
     assert code == 0, err
     assert _rows(out)[0]["value"] == "v0.5.1-cu129"
     assert builder.snapshot() == snap
+
+
+def test_toml_dates_and_numbers_are_shown_as_the_file_writes_them(builder):
+    """A TOML datetime came out as Python prints it (``2024-01-01 00:00:00+00:00``) and ``inf`` as
+    JSON's ``Infinity``: neither was on the line, so the section's own read-back control failed."""
+    from harness.checks.pins import pin_check
+
+    builder.commit(
+        "one",
+        {
+            "pyproject.toml": "[tool.x]\nreleased = 2024-01-01T00:00:00Z  # day one\nlimit = inf\n"
+            "count = 3\nratio = 1e3\nnames = ['a', 'b']\n"
+        },
+    )
+    repo = GitRepo(builder.path)
+    got = {
+        key: read_pins(repo, "pyproject.toml", f"tool.x.{key}", ["main"])[0].value
+        for key in ("released", "limit", "count", "ratio", "names")
+    }
+    assert got == {
+        "released": "2024-01-01T00:00:00Z",
+        "limit": "inf",
+        "count": "3",
+        "ratio": "1e3",
+        "names": '["a", "b"]',
+    }
+    for key in ("released", "limit", "ratio"):
+        (control,) = pin_check(repo, "pyproject.toml", f"tool.x.{key}", ["main"]).section.controls
+        assert control.ok is True, (key, control)
