@@ -14,6 +14,8 @@ from harness.report.model import Report
 from harness.verdict import causes, gate
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from harness.git import GitRepo
 
 
@@ -54,13 +56,19 @@ def check_output_path(args: argparse.Namespace) -> None:
 
         check_output_file(out)
         repo = getattr(args, "_git", None)
-        if repo is not None and repo.owns(out):
-            from harness.errors import UsageError
+        if repo is not None:
+            refuse_in_repository(repo, out, f"--output {out}", "choose a file outside it")
 
-            raise UsageError(
-                f"--output {out}: inside the repository (its work tree or .git), which the "
-                "harness never writes to; choose a file outside it"
-            )
+
+def refuse_in_repository(repo: GitRepo, path: str | Path, what: str, instead: str) -> None:
+    """One line, exit 2, where a report would be written into the repository under review."""
+    if repo.owns(path):
+        from harness.errors import UsageError
+
+        raise UsageError(
+            f"{what}: inside the repository (its work tree or .git), which the harness never "
+            f"writes to; {instead}"
+        )
 
 
 def command_line(argv: list[str] | None = None) -> str:

@@ -8,7 +8,7 @@ import re
 import sys
 from pathlib import Path
 
-from harness.commands._common import command_line, repo_of, write_atomic
+from harness.commands._common import command_line, refuse_in_repository, repo_of, write_atomic
 from harness.commands._grammar import add_range, old_spelling, range_of
 from harness.commands._tests_options import add_tests_arguments
 from harness.commands._validate import check_output_dir
@@ -131,11 +131,10 @@ def default_output(repo: GitRepo, base: str, head: str) -> Path:
 
         name = owned[0].name if owned[0].name != ".git" else owned[0].parent.name
         out = user_cache_home() / "harness" / "reports" / _slug(name) / out.name
-        if repo.owns(out):  # a repository holding the home folder (dotfiles)
-            raise UsageError(
-                f"the default report folder {out} lies inside the repository (its work tree or "
-                ".git), which the harness never writes to; name one with --output-dir DIR"
-            )
+        # a repository holding the home folder (dotfiles)
+        refuse_in_repository(
+            repo, out, f"the default report folder {out}", "name one with --output-dir DIR"
+        )
     return out
 
 
@@ -223,12 +222,9 @@ def run(args: argparse.Namespace) -> int:
     repo = repo_of(args)
     base, head = range_of(args)
     out_dir = args.output_dir or args.output_old
-    if out_dir and repo.owns(out_dir):
+    if out_dir:
         flag = "--output-dir" if args.output_dir else "--output"
-        raise UsageError(
-            f"{flag} {out_dir}: inside the repository (its work tree or .git), which the harness "
-            "never writes to; choose a folder outside it"
-        )
+        refuse_in_repository(repo, out_dir, f"{flag} {out_dir}", "choose a folder outside it")
     output = Path(out_dir) if out_dir else default_output(repo, base, head)
     if not out_dir:  # the default folder must be writable too, before any work
         check_output_dir(str(output), "report folder")

@@ -13,7 +13,7 @@ from typing import Any
 from harness.columns.edits import EditProof
 from harness.columns.trees import Column, ColumnIdentity, identify, user_blob
 from harness.envs import interpreter
-from harness.envs.fingerprint import interpreter_fingerprint
+from harness.envs.fingerprint import interpreter_fingerprint, runtime_fingerprint
 from harness.errors import UsageError
 from harness.executors import Executor, Resources, Task, TaskResult, TreeSpec
 from harness.executors.local import LocalExecutor
@@ -29,7 +29,6 @@ from harness.probes.column_task import (
     ColumnJob,
     ColumnOutcome,
     run_column,
-    runtime_fingerprint,
     shippable,
 )
 from harness.probes.kinds import CellResult, KeyColumn, get_kind
