@@ -42,6 +42,9 @@ def run(args: argparse.Namespace) -> int:
     key = _repo_key(args.repo) if args.repo else None
     if key is not None and args.action not in ("clear", "list"):
         raise UsageError(f"cache {args.action}: --repo goes with clear or list")
+    from harness.infra.history_index import wait_for_writers
+
+    wait_for_writers(cache)  # a run's detached writer still at work: counted or cleared whole
     if args.action == "info":
         got: Any = {
             "cache": str(cache),

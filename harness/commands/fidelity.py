@@ -79,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
     repo.preresolve([base_name, head_name, args.source, args.source_branch or ""], ("commit",))
     base, head = repo.resolve(base_name), repo.resolve(head_name)
     index = open_index(repo, enabled=not args.no_cache)
+    if index is not None:  # written once the report is out (``finish``); not at all on an error
+        index.defer()
     # What the causes' actions call HEAD (a typed id: its branch) is git's work alone: asked now,
     # beside this run's, not after it.
     from harness.git.names import head_name as called_as
@@ -134,7 +136,10 @@ def run(args: argparse.Namespace) -> int:
         "Cherry-pick fidelity", command_line(getattr(args, "_argv", None)), [section], inputs
     )
     rendered = _rendered(index, parts, args.format, section, text if kept is not None else None)
-    return emit(args, report, head=called.result(), rendered=rendered)
+    code = emit(args, report, head=called.result(), rendered=rendered)
+    if index is not None:
+        index.finish()
+    return code
 
 
 def _rendered(
@@ -152,7 +157,7 @@ def _rendered(
         from harness.report.json import section_text
 
         rendering = section_text(section)
-        index.keep_text(parts, rendering)
+        index.later(index.keep_text, parts, rendering)
         kept_text = rendering.encode("utf-8")
     return {id(section): kept_text}
 

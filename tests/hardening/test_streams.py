@@ -62,3 +62,55 @@ def test_a_removed_working_folder_is_one_line_exit_2(builder, tmp_path: Path) ->
     proc = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr == "harness: the current folder no longer exists: run from one that does\n"
+
+
+_ENDS = r"""
+import atexit, sys, threading, time
+from pathlib import Path
+
+marks = Path(sys.argv[1])
+atexit.register(lambda: (marks / "atexit").write_text("ran"))
+
+def late():
+    time.sleep(0.3)
+    (marks / "thread").write_text("joined")
+
+threading.Thread(target=late).start()  # not a daemon: joined before the process ends
+
+class Torn:
+    def __del__(self):
+        (marks / "teardown").write_text("ran")
+
+kept = Torn()  # freed only by the interpreter's teardown
+sys.argv = ["harness", *sys.argv[2:]]
+from harness.cli import main
+main()
+"""
+
+
+def test_the_command_line_ends_as_python_would_less_its_teardown(builder, tmp_path) -> None:
+    """``cli._end_process``: threads joined, ``atexit`` callbacks run (they end the run's workers
+    and git processes), the report on a pipe whole and the exit code kept; the teardown of every
+    object (~0.2 s after the index's writer is forked) is skipped."""
+    builder.commit("one", {"a.py": "x = 1\n"})
+    builder.commit("two", {"a.py": "x = 2\n"})
+    for argv, code in (
+        (["shape", "HEAD~1..HEAD", "--repo", str(builder.path), "--format", "md"], 0),
+        (["shape", "HEAD~1..nowhere", "--repo", str(builder.path)], 2),
+    ):
+        marks = tmp_path / str(code)
+        marks.mkdir()
+        proc = subprocess.run(
+            [sys.executable, "-c", _ENDS, str(marks), *argv],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert proc.returncode == code, proc.stderr
+        assert sorted(p.name for p in marks.iterdir()) == ["atexit", "thread"]
+        if code == 0:  # the whole report, as the run in this process renders it
+            same = subprocess.run(
+                [*HARNESS, *argv], capture_output=True, text=True, timeout=120, cwd=builder.path
+            )
+            assert proc.stdout.startswith("# Shape of") and proc.stdout.endswith("\n")
+            assert proc.stdout.splitlines()[3:] == same.stdout.splitlines()[3:]

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from harness.infra.history_index import wait_for_writers
 from harness.testing.repos import RepoBuilder
 
 A = "".join(f"a_{i} = {i}\n" for i in range(30))
@@ -311,17 +312,24 @@ sys.exit(code)
 """
 
 
-def _killed(argv: list[str], at: int, cache: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "HARNESS_CACHE_DIR": str(cache)}
-    return subprocess.run(
+def _killed(argv: list[str], at: int, cache: Path, writes: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HARNESS_CACHE_DIR": str(cache), "HARNESS_CACHE_WRITES": writes}
+    proc = subprocess.run(
         [sys.executable, "-c", _KILL, str(at), *argv], env=env, capture_output=True, text=True
     )
+    wait_for_writers(cache)  # a detached writer (killed at ``at``, or done)
+    return proc
 
 
-def test_kill_9_at_many_points_while_the_index_is_written(world, run_cli, tmp_path, monkeypatch):
+@pytest.mark.parametrize("writes", ["inline", "detached"])
+def test_kill_9_at_many_points_while_the_index_is_written(
+    world, run_cli, tmp_path, monkeypatch, writes
+):
     """A cold run and a run that adds to a kept index (a new pick), each killed at points spread
     over every write of the index (before a part, half-way in it, around the rename): the next
-    run's report equals a cold one, and no temporary file is left."""
+    run's report equals a cold one, and no temporary file is left. Written by the run itself
+    (``inline``), or by its detached writer, killed there (the run's own last writes, the lock
+    and a probe byte, are kill points too: the run then dies)."""
     repo = tmp_path / "repo"  # the module's repository, grown in a copy
     shutil.copytree(world["repo"], repo)
     argv = _argv({**world, "repo": repo}, "fidelity", tmp_path / "killed.json")
@@ -342,20 +350,32 @@ def test_kill_9_at_many_points_while_the_index_is_written(world, run_cli, tmp_pa
     for start in ("empty", "warm"):
         probe = tmp_path / f"count-{start}"
         shutil.copytree(warm, probe) if start == "warm" else probe.mkdir(mode=0o700)
-        counted = _killed(argv, 0, probe)
+        counted = _killed(argv, 0, probe, "inline")
         assert counted.returncode == 0, counted.stderr
         total = int(counted.stdout.split()[-1])
         assert total >= 25, counted.stdout
+        own = 0  # the run's own write events before its writer is forked (the probe's)
+        if writes == "detached":
+            again = tmp_path / f"count-{start}-detached"
+            shutil.copytree(warm, again) if start == "warm" else again.mkdir(mode=0o700)
+            counted = _killed(argv, 0, again, writes)
+            assert counted.returncode == 0, counted.stderr
+            own = int(counted.stdout.split()[-1])
+            assert 0 < own < 10, counted.stdout
+            total += own
         for i, at in enumerate(sorted({1 + (total - 1) * k // 29 for k in range(30)})):
             cache = tmp_path / f"{start}-{i}"
             shutil.copytree(warm, cache) if start == "warm" else cache.mkdir(mode=0o700)
-            proc = _killed(argv, at, cache)
-            assert proc.returncode == -signal.SIGKILL, (at, proc.stderr)
+            proc = _killed(argv, at, cache, writes)
+            # A detached writer's death is not the run's: the run ended with its report written.
+            dies = writes == "inline" or at <= own
+            assert proc.returncode == (-signal.SIGKILL if dies else 0), (at, proc.stderr)
             monkeypatch.setenv("HARNESS_CACHE_DIR", str(cache))
             out = tmp_path / f"after-{start}-{i}.json"
             code, _, err = run_cli(*argv[:-1], str(out))
             assert code == 0 and "did not match" not in err, err
             assert _read("fidelity", out) == expected, f"killed at {at} of {total} ({start})"
+            wait_for_writers(cache)
             assert not list(cache.rglob(".tmp-*")), "a killed run's temporary file was left"
             points += 1
     assert points >= 50

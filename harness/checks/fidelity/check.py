@@ -121,7 +121,7 @@ def _answer(
         return kept
     index.served["built"] += 1
     checked = _fidelity(repo, base, head, source, named, None, release_paths, index)
-    keep_fidelity(index, parts, checked)
+    index.later(keep_fidelity, index, parts, checked)
     return checked
 
 
@@ -238,7 +238,8 @@ def _check(
         Memo(index, [source, fork, history_id(history)]),
         facts.numbered,
     )
-    if index is not None:  # nothing more is read from the history: written while end states end
+    if index is not None and not index.deferring:
+        # Nothing more is read from the history: written while end states end.
         POOL.submit(index.save)
     states = jobs.result()
     for r in results:

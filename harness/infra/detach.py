@@ -1,0 +1,120 @@
+"""Work the user does not wait for: the history index's writes, run by a process forked once the
+report is out, so that a run ends when its answer is written, not when its cache is.
+
+The writer is a child reaped by a thread of the run's process (a command line run ends first:
+init reaps it), its standard streams on /dev/null (a pipe reading the run's output sees its
+end when the run ends), deaf to the terminal's Ctrl-C and hang-up (the run it belongs to is over;
+its writes are atomic, and a writer killed anyway leaves temporary files the next writer removes)
+and ended by SIGALRM after ``LIMIT_S`` should it ever hang. Linux only (as the zygote):
+elsewhere, or with ``HARNESS_CACHE_WRITES=inline``, the same work runs in the run's own
+process, as before."""
+
+from __future__ import annotations
+
+import gc
+import os
+import signal
+import sys
+import threading
+import warnings
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+LIMIT_S = 120  # a writer still alive after this is stuck: SIGALRM ends it (its lock goes with it)
+ENV = "HARNESS_CACHE_WRITES"  # "inline": write in the run's own process
+
+
+def detachable() -> bool:
+    """Whether writes may be left to a detached process here."""
+    if os.environ.get(ENV, "").strip().lower() == "inline":
+        return False
+    return sys.platform.startswith("linux") and hasattr(os, "fork")
+
+
+def run_detached(
+    jobs: Sequence[Callable[[], object]], in_child: Callable[[], None], keep_fd: int
+) -> None:
+    """Run ``jobs`` in order in a detached child (``in_child`` first, there), which keeps
+    ``keep_fd`` of this process's file descriptors (every other on /dev/null); return once it is
+    started. A job's exception ends that job, not the others."""
+    with warnings.catch_warnings():  # (3.12+: "multi-threaded, fork() may deadlock": see _writer)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+    if pid:
+        # Reaped when it ends, should this process outlive it (a caller in-process); a command
+        # line run ends first, and the writer is then init's to reap.
+        threading.Thread(target=_reap, args=(pid,), name="harness-writer", daemon=True).start()
+        return
+    try:
+        _writer(jobs, in_child, keep_fd)
+    finally:
+        os._exit(0)  # never the caller's atexit handlers, never its buffered output
+
+
+def _reap(pid: int) -> None:
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
+
+
+def _writer(
+    jobs: Sequence[Callable[[], object]], in_child: Callable[[], None], keep_fd: int
+) -> None:
+    """The child. Only the forking thread lives on here: the jobs take no lock another thread
+    may have held (the caller's ``in_child`` makes its own locks anew), submit no work to a
+    thread pool and start no process. The descriptors it inherited (pipes to the run's git
+    processes, workers and watchdog, whose ends wait for them to close) point at /dev/null: they
+    stay taken, so that no object closing one of them later closes a file of the writer's."""
+    try:
+        gc.disable()  # a short-lived copy of a large heap: the collector would touch every page
+        for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGTSTP):
+            signal.signal(sig, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+        signal.alarm(LIMIT_S)
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in sorted({0, 1, 2} | set(map(int, os.listdir("/proc/self/fd")))):
+            if fd not in (keep_fd, null):
+                try:
+                    os.dup2(null, fd)
+                except OSError:
+                    pass  # (the listing's own descriptor, closed since)
+        os.close(null)
+        sys.stdin = open(os.devnull)
+        sys.stdout = sys.stderr = open(os.devnull, "w")
+        in_child()
+    except BaseException:
+        os._exit(0)
+    for job in jobs:
+        try:
+            job()
+        except BaseException:  # a cache that was not written costs the next run speed only
+            continue
+
+
+def wait_unlocked(lock: Path, limit_s: float = 10.0) -> None:
+    """Wait (at most ``limit_s``) while a writer holds ``lock`` (a flock taken exclusive): a run
+    just ended may still be writing what it learned. Readers need no lock (every file is
+    replaced whole): past the limit, what is there is read."""
+    import fcntl
+    import time
+
+    try:
+        fd = os.open(lock, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return  # nothing written there yet
+    try:
+        deadline = time.monotonic() + limit_s
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    return
+                time.sleep(0.005)
+            except OSError:
+                return
+    finally:
+        os.close(fd)

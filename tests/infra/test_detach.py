@@ -1,0 +1,184 @@
+"""The history index written by a detached process once the report is out (infra/detach.py):
+the run ends while its writer still writes, keeps none of the run's pipes open, leaves no zombie
+to a caller in-process, and a run opening the index waits for it; ``HARNESS_CACHE_WRITES=inline``
+writes in the run itself."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.infra import detach
+from harness.infra.history_index import wait_for_writers
+from harness.testing.repos import RepoBuilder
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only")
+
+A = "".join(f"a_{i} = {i}\n" for i in range(30))
+
+# The real command line (``cli.main()``: the process's own, ended by ``_end_process``), its writer
+# made to wait for a gate file before it writes anything.
+_GATED = r"""
+import os, sys, time
+from pathlib import Path
+from harness.infra import history_index
+
+gate, real = Path(sys.argv[1]), history_index.HistoryIndex._after_fork
+
+def after_fork(self):
+    real(self)
+    deadline = time.monotonic() + 120
+    while not gate.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+history_index.HistoryIndex._after_fork = after_fork
+sys.argv = ["harness", *sys.argv[2:]]
+from harness.cli import main
+main()
+"""
+
+
+def _repo(root: Path) -> tuple[RepoBuilder, str]:
+    b = RepoBuilder(root)
+    b.commit("base", {"a.py": A})
+    b.branch("release")
+    made, a = [], A
+    for i in range(1, 4):
+        a = a.replace(f"a_{3 * i} = {3 * i}\n", f"a_{3 * i} = {300 * i}\n")
+        made.append(b.commit(f"Raise a_{3 * i} (#{i})", {"a.py": a}))
+    b.checkout("release")
+    base = b.rev("HEAD")
+    for sha in made:
+        b.cherry_pick(sha, "-x")
+    return b, base
+
+
+def _argv(repo: Path, base: str, out: Path) -> list[str]:
+    return [
+        "fidelity",
+        f"{base}..release",
+        "--source",
+        "main",
+        "--repo",
+        str(repo),
+        "--format",
+        "json",
+        "--output",
+        str(out),
+    ]
+
+
+def _index_files(cache: Path) -> list[str]:
+    """The index's own file and its kept answers (``results/``), as names."""
+    own = [p.name for p in (cache / "history").glob("*/index.json")]
+    return own + sorted(p.suffix for p in (cache / "history").glob("*/results/*"))
+
+
+def test_the_run_ends_before_its_writer_which_holds_none_of_its_pipes(tmp_path: Path) -> None:
+    b, base = _repo(tmp_path / "repo")
+    cache, gate = tmp_path / "cache", tmp_path / "gate"
+    env = {**os.environ, "HARNESS_CACHE_DIR": str(cache)}
+    env.pop("HARNESS_CACHE_WRITES", None)
+    out = tmp_path / "out.json"
+    argv = [sys.executable, "-c", _GATED, str(gate), *_argv(b.path, base, out)]
+    # The pipes are read to their end: a writer holding one would keep this waiting (timeout).
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(out.read_text())["sections"][0]["id"] == "fidelity"
+    assert _index_files(cache) == [], "the index was written before the run ended"
+    gate.touch()
+    wait_for_writers(cache)
+    assert _index_files(cache) == ["index.json", ".json", ".txt"]
+    assert not list(cache.rglob(".tmp-*"))
+
+
+def test_a_run_opening_the_index_waits_for_the_writer(tmp_path: Path, run_cli, monkeypatch) -> None:
+    """The second run starts while the first one's writer is held at its gate, nothing written:
+    it waits for it (the index's lock) and is served the whole answer the writer kept."""
+    b, base = _repo(tmp_path / "repo")
+    cache, gate = tmp_path / "cache", tmp_path / "gate"
+    env = {**os.environ, "HARNESS_CACHE_DIR": str(cache)}
+    env.pop("HARNESS_CACHE_WRITES", None)
+    argv = [sys.executable, "-c", _GATED, str(gate), *_argv(b.path, base, tmp_path / "one.json")]
+    assert subprocess.run(argv, env=env, capture_output=True, timeout=120).returncode == 0
+    threading.Timer(0.5, gate.touch).start()
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(cache))
+    from harness.infra import history_index
+
+    opened: list[history_index.HistoryIndex] = []
+    real = history_index.open_index
+
+    def spy(*a, **kw):
+        index = real(*a, **kw)
+        opened.append(index)
+        return index
+
+    monkeypatch.setattr(history_index, "open_index", spy)
+    code, _, err = run_cli(*_argv(b.path, base, tmp_path / "two.json"))
+    assert code == 0, err
+    assert gate.exists()
+    assert opened and opened[0].served["answers"] == 1, opened[0].served
+    one, two = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("one", "two"))
+    assert one["sections"] == two["sections"]
+
+
+def test_inline_writes_fork_nothing(tmp_path: Path, run_cli, monkeypatch) -> None:
+    b, base = _repo(tmp_path / "repo")
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("HARNESS_CACHE_WRITES", "inline")
+
+    def no_fork() -> int:
+        raise AssertionError("forked with HARNESS_CACHE_WRITES=inline")
+
+    monkeypatch.setattr(detach.os, "fork", no_fork)
+    code, _, err = run_cli(*_argv(b.path, base, tmp_path / "out.json"))
+    assert code == 0, err
+    assert _index_files(tmp_path / "cache") == ["index.json", ".json", ".txt"]  # no wait
+
+
+def _zombies() -> list[int]:
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            fields = stat.rsplit(")", 1)[1].split()
+            if fields[0] == "Z" and int(fields[1]) == os.getpid():
+                out.append(int(entry))
+    return out
+
+
+def test_a_caller_in_process_is_left_no_zombie(tmp_path: Path, run_cli, monkeypatch) -> None:
+    b, base = _repo(tmp_path / "repo")
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("HARNESS_CACHE_WRITES", raising=False)
+    forked: list[int] = []
+    real = detach.os.fork
+
+    def fork() -> int:
+        pid = real()
+        if pid:
+            forked.append(pid)
+        return pid
+
+    monkeypatch.setattr(detach.os, "fork", fork)
+    code, _, err = run_cli(*_argv(b.path, base, tmp_path / "out.json"))
+    assert code == 0, err
+    assert len(forked) == 1
+    wait_for_writers(tmp_path / "cache")
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and (
+        forked[0] in _zombies() or any(t.name == "harness-writer" for t in threading.enumerate())
+    ):
+        time.sleep(0.02)
+    assert forked[0] not in _zombies()
+    assert _index_files(tmp_path / "cache") == ["index.json", ".json", ".txt"]
