@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from operator import itemgetter
 from typing import NamedTuple
 
-from harness.git.records import git_time, log_format, log_records, records
+from harness.git.records import git_time, log_format, log_records, records, streamed_log_records
 from harness.git.repo import GitError, GitRepo
 
 
@@ -123,7 +123,12 @@ def history(
     """Commits of ``include ^exclude``, oldest first, in one ``git log`` (with ``--name-only`` if ``paths``)."""
     # git's own order, newest first, turned here: ``--reverse`` makes git hold the whole walk
     # before it writes (a 20k-commit listing of paths: ~15 % more of git's time).
-    rows = log_records(repo, _FIELDS, _path_options(paths), include=include, exclude=exclude)
+    if paths:  # the listing of paths: parsed as git writes it
+        rows: Iterable[tuple[Sequence[str], list[str]]] = streamed_log_records(
+            repo, _FIELDS, _path_options(paths), include=include, exclude=exclude
+        )
+    else:
+        rows = log_records(repo, _FIELDS, include=include, exclude=exclude)
     return _entries(rows, paths)[::-1]
 
 

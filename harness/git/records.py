@@ -12,6 +12,7 @@ non-empty items after them are its file list (``--name-only``, ``--raw``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from itertools import repeat
 from typing import Protocol
@@ -21,10 +22,12 @@ LAST_TIME = 253_402_300_799
 
 
 class RunsGit(Protocol):
-    """What ``log_records`` asks of a repository: ``GitRepo.run`` (repo.py builds on this module,
-    so the type is named by what it does)."""
+    """What ``log_records`` asks of a repository: ``GitRepo.run`` and ``GitRepo.stream``
+    (repo.py builds on this module, so the type is named by what it does)."""
 
     def run(self, args: Sequence[str], *, input: bytes | None = None) -> bytes: ...
+
+    def stream(self, args: Sequence[str], size: int = ...) -> Iterator[bytes]: ...
 
 
 def git_time(text: str) -> int | None:
@@ -75,6 +78,47 @@ def _scan(items: list[str], fields: int) -> Iterator[tuple[Sequence[str], list[s
             if not rest[0]:
                 rest.pop(0)
         yield head, rest
+
+
+# Where a record of ``git log -z`` output starts: the NUL closing the record before it, then the
+# NUL opening this one and its full commit id (an empty field, a root commit's parents, is followed
+# by a date; file names are separated by one NUL).
+_START = re.compile(rb"\0\0(?:[0-9a-f]{64}|[0-9a-f]{40})\0")
+
+
+def _last_start(buf: bytes) -> int:
+    """Where the last record starting in ``buf`` begins (its opening NUL), or 0."""
+    end = len(buf)
+    while (at := buf.rfind(b"\0\0", 0, end)) >= 0:
+        if _START.match(buf, at):
+            return at + 1
+        end = at + 1
+    return 0
+
+
+def streamed_log_records(
+    repo: RunsGit,
+    fields: Sequence[str],
+    options: Sequence[str] = (),
+    *,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    errors: str = "surrogateescape",
+) -> list[tuple[Sequence[str], list[str]]]:
+    """``log_records`` of a walk, the records read as git writes them (a listing of 20k commits'
+    paths is parsed while git still walks, not after): the same records, in the same order."""
+    args = ["log", "-z", log_format(*fields), *options, *include, *(f"^{x}" for x in exclude)]
+    out: list[tuple[Sequence[str], list[str]]] = []
+    held = b""
+    for chunk in repo.stream([*args, "--"]):
+        buf = held + chunk
+        cut = _last_start(buf)
+        if cut:  # every record before ``cut`` is whole (each piece is cut at a NUL: no UTF-8 split)
+            out.extend(records(buf[:cut].decode("utf-8", errors), len(fields)))
+        held = buf[cut:]
+    if held:
+        out.extend(records(held.decode("utf-8", errors), len(fields)))
+    return out
 
 
 def log_records(

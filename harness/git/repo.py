@@ -295,6 +295,46 @@ class GitRepo:
             raise GitError(list(args), proc.returncode, proc.stderr.decode("utf-8", "replace"))
         return stdout
 
+    def stream(self, args: Sequence[str], size: int = 1 << 20) -> Iterator[bytes]:
+        """Run one git command and yield its stdout in pieces while git still writes it (a long
+        listing parsed as git walks); GitError once it is done, if it failed. Git writes to a
+        ``capture_file``, never held up by its reader (a pipe's 64 KiB would make it wait for each
+        piece's parse); a consumer that stops early stops git."""
+        import time
+
+        out, err = capture_file(), capture_file()
+        try:
+            proc = subprocess.Popen(
+                self._argv(args),
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                env=self._env(None),
+                cwd=str(self.git_dir),
+            )
+            at = 0
+            try:
+                while True:
+                    done = proc.poll() is not None  # (asked first: all it wrote is then there)
+                    piece = os.pread(out, size, at)
+                    if piece:
+                        at += len(piece)
+                        yield piece
+                    elif done:
+                        break
+                    else:
+                        time.sleep(0.002)
+            finally:
+                if proc.poll() is None:
+                    proc.kill()  # (the consumer stopped early, or was interrupted)
+                proc.wait()
+            if proc.returncode != 0:
+                message = read_file(err).decode("utf-8", "replace")
+                raise GitError(list(args), proc.returncode, message)
+        finally:
+            os.close(out)
+            os.close(err)
+
     def run_text(self, args: Sequence[str], **kw: object) -> str:
         return self.run(args, **kw).decode("utf-8", "surrogateescape")  # type: ignore[arg-type]
 

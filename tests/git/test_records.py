@@ -3,6 +3,8 @@ without a file list) and the scanning one, on real logs and edge shapes."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from harness.git.records import _scan, log_format, records
@@ -54,3 +56,63 @@ def test_real_logs(builder):
     text = repo.run_text(["log", "-z", log_format("%H", "%b"), "HEAD"])
     fast, scanned = _both(text, 2)
     assert fast == scanned and [h[1] for h, _ in fast][0] == "body line\n\nmore\n"
+
+
+class _Pieces:
+    """A repository whose ``stream`` gives git's real output of a command in pieces of ``size``
+    bytes (every cut a piece boundary can make, on a real log)."""
+
+    def __init__(self, repo: GitRepo, size: int) -> None:
+        self.repo, self.size = repo, size
+
+    def run(self, args, *, input=None):
+        return self.repo.run(args, input=input)
+
+    def stream(self, args, size=0):
+        out = self.repo.run(args)
+        for i in range(0, len(out), self.size):
+            yield out[i : i + self.size]
+
+
+def test_streamed_records_are_the_records_git_wrote_whole(builder):
+    """A listing read as git writes it (``streamed_log_records``) gives the records of its whole
+    output, wherever the pieces are cut: a root commit (its parents field empty, a NUL pair
+    inside a record), an empty subject, file names that look like commit ids or hold NULs'
+    neighbours (newlines, spaces), non-UTF-8 bytes."""
+    import subprocess
+
+    from harness.git.picks import _FIELDS, _path_options
+    from harness.git.records import log_records, streamed_log_records
+
+    def commit(message: bytes, files: dict[str, str]) -> None:
+        for rel, text in files.items():
+            builder.write(rel, text)
+        (builder.path / ".git" / "MSG").write_bytes(message)
+        env = {"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@x", "GIT_COMMITTER_NAME": "a"}
+        env |= {"GIT_COMMITTER_EMAIL": "a@x", "PATH": os.environ["PATH"], "HOME": str(builder.path)}
+        subprocess.run(["git", "add", "-A"], cwd=builder.path, check=True, env=env)
+        subprocess.run(
+            ["git", "commit", "-q", "--allow-empty", "--allow-empty-message", "-F", ".git/MSG"],
+            cwd=builder.path,
+            check=True,
+            env=env,
+        )
+
+    sha_like = "0123456789abcdef0123456789abcdef01234567"
+    commit(b"root", {"a.txt": "0\n"})
+    commit(b"", {sha_like: "x\n"})
+    commit(b"names", {"b c\nd.txt": "1\n", "\u00e9.txt": "2\n"})
+    commit(b"bytes \xff in subject", {"sub/e.txt": "3\n"})
+    commit(b"no files", {})
+    repo = GitRepo(builder.path)
+    for paths in (True, False):
+        options = _path_options(paths)
+        whole = [
+            (list(h), list(r)) for h, r in log_records(repo, _FIELDS, options, include=["HEAD"])
+        ]
+        assert len(whole) == 5 and any(h[1] == "" for h, _ in whole)  # the root commit
+        for size in (1, 2, 3, 7, 41, 64, 1 << 20):
+            got = streamed_log_records(_Pieces(repo, size), _FIELDS, options, include=["HEAD"])
+            assert [(list(h), list(r)) for h, r in got] == whole, size
+        real = streamed_log_records(repo, _FIELDS, options, include=["HEAD"])
+        assert [(list(h), list(r)) for h, r in real] == whole
