@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterable, Sequence
+from concurrent.futures import Future
 from operator import itemgetter
 from typing import NamedTuple
 
@@ -123,13 +124,28 @@ def history(
     """Commits of ``include ^exclude``, oldest first, in one ``git log`` (with ``--name-only`` if ``paths``)."""
     # git's own order, newest first, turned here: ``--reverse`` makes git hold the whole walk
     # before it writes (a 20k-commit listing of paths: ~15 % more of git's time).
-    if paths:  # the listing of paths: parsed as git writes it
-        rows: Iterable[tuple[Sequence[str], list[str]]] = streamed_log_records(
-            repo, _FIELDS, _path_options(paths), include=include, exclude=exclude
+    if not paths:
+        return _entries(log_records(repo, _FIELDS, include=include, exclude=exclude), False)[::-1]
+    # The listing of paths: parsed as git writes it, and where greps over this walk were
+    # announced, with each message, which names the commits their union may match (_Union.feed).
+    union = _union_of(repo, include, exclude)
+    fed = union.feed() if union is not None else None
+    if fed is None:
+        rows = streamed_log_records(
+            repo, _FIELDS, _path_options(True), include=include, exclude=exclude
         )
-    else:
-        rows = log_records(repo, _FIELDS, include=include, exclude=exclude)
-    return _entries(rows, paths)[::-1]
+        return _entries(rows, True)[::-1]
+    assert union is not None
+    try:
+        rows = streamed_log_records(
+            repo, _WITH_BODY, _path_options(True), include=include, exclude=exclude
+        )
+        prefilter = _prefilter(union.patterns)
+        fed.set_result([h[0] for h, _ in rows if prefilter.search(h[3])])
+    except BaseException as e:
+        fed.set_exception(e)  # (its walk of its own, then)
+        raise
+    return _entries(((_NO_BODY(h), names) for h, names in rows), True)[::-1]
 
 
 def entries(repo: GitRepo, shas: Sequence[str], *, paths: bool = False) -> list[LogEntry]:
@@ -146,6 +162,11 @@ def walk(repo: GitRepo, include: Sequence[str], exclude: Sequence[str] = ()) -> 
 
 
 _FIELDS = ("%H", "%P", "%at", "%ct", "%s")
+# The listing's fields with each raw message (``%B``): after the author date (never empty), before
+# the commit date (a number): the field after one that may be empty (the parents, the message) is
+# never a full commit id, which a streamed read takes for the start of a record.
+_WITH_BODY = ("%H", "%P", "%at", "%B", "%ct", "%s")
+_NO_BODY = itemgetter(0, 1, 2, 4, 5)  # a record of _WITH_BODY as one of _FIELDS
 
 
 def _path_options(paths: bool) -> list[str]:
@@ -213,12 +234,27 @@ def greps_ahead(
         repo.grep_unions[key] = _Union(repo, include, exclude, [g for gs in greps for g in gs])
 
 
+def _union_of(repo: GitRepo, include: Sequence[str], exclude: Sequence[str]) -> _Union | None:
+    with repo.grep_lock:
+        union: _Union | None = repo.grep_unions.get((tuple(include), tuple(exclude)))
+    return union
+
+
 def _together(
     repo: GitRepo, include: Sequence[str], exclude: Sequence[str], grep: Sequence[str]
 ) -> _Union | None:
-    with repo.grep_lock:
-        union = repo.grep_unions.get((tuple(include), tuple(exclude)))
+    union = _union_of(repo, include, exclude)
     return union if union is not None and set(grep) <= set(union.patterns) else None
+
+
+def _prefilter(patterns: Sequence[str]) -> re.Pattern[str]:
+    """A Python regex that matches every message git's ``-E -i --grep`` of ``patterns`` matches
+    (and maybe more: Python folds case over more of Unicode, reads each line of the message as git
+    does, and a byte that is not UTF-8 as one character); ValueError where one does not compile."""
+    try:
+        return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE | re.MULTILINE)
+    except re.error as e:
+        raise ValueError(str(e)) from e
 
 
 class _Union:
@@ -231,18 +267,47 @@ class _Union:
         self.patterns = list(dict.fromkeys(patterns))
         self._lock = threading.Lock()
         self._shas: list[str] | None = None
+        self._fed: Future[list[str]] | None = None
+
+    def feed(self) -> Future[list[str]] | None:
+        """For a listing of the same walk that reads every message (``history``): the future it
+        completes with the commits a Python regex of the patterns matches, in the walk's order, a
+        superset of git's answer; None where the union was walked or is being fed already."""
+        with self._lock:
+            if self._shas is not None or self._fed is not None:
+                return None
+            try:
+                _prefilter(self.patterns)
+            except ValueError:
+                return None
+            self._fed = Future()
+            return self._fed
 
     def shas(self) -> list[str]:
+        """The walk's commits whose message matches any of the patterns, newest first: git's
+        ``--grep`` over the commits a listing fed (no walk: their ids on stdin), else over a walk
+        of its own."""
+        with self._lock:
+            fed = self._fed if self._shas is None else None
+        candidates = None
+        if fed is not None:
+            try:
+                candidates = fed.result()
+            except BaseException:  # noqa: BLE001 - the listing failed: walked here instead
+                candidates = None
         with self._lock:
             if self._shas is None:
-                rows = log_records(
-                    self.repo,
-                    ("%H",),
-                    _bodies_options(False, self.patterns),
-                    include=self.include,
-                    exclude=self.exclude,
-                )
-                self._shas = [sha for (sha,), _ in rows]
+                options = _bodies_options(False, self.patterns)
+                if candidates is None:
+                    rows = log_records(
+                        self.repo, ("%H",), options, include=self.include, exclude=self.exclude
+                    )
+                    self._shas = [sha for (sha,), _ in rows]
+                elif candidates:
+                    rows = log_records(self.repo, ("%H",), options, shas=candidates)
+                    self._shas = [sha for (sha,), _ in rows]
+                else:  # (none: git would read an empty stdin as HEAD)
+                    self._shas = []
             return self._shas
 
 

@@ -80,3 +80,38 @@ def test_patterns_as_one_alternation_match_what_each_matches(builder) -> None:
         assert sorted(got) == sorted(plain) and plain, patterns
         assert len(_one_pattern(patterns)) == 1
     assert _one_pattern(["(a)\\1", "b"]) == ["(a)\\1", "b"]  # a back-reference: kept apart
+
+
+def test_the_listing_of_paths_names_the_union_s_candidates(builder) -> None:
+    """A listing of paths over the announced walk reads every message: the commits the union may
+    match come from it (git's own grep then runs over those alone), the same bodies as a walk of
+    their own gives; a walk where no message matches gives none (an empty list of candidates fed
+    to git would have read HEAD's whole history)."""
+    from harness.git.picks import history
+
+    base = builder.commit("base", {"a.txt": "0\n"})
+    builder.branch("topic")
+    builder.commit("On HEAD, not in the walk\n\nFixes: 7654321", {"z.txt": "0\n"})
+    builder.checkout("topic")
+    for i, message in enumerate(["plain", "nothing", "still nothing"]):
+        builder.commit(message, {f"f{i}.txt": f"{i}\n"})
+    builder.checkout("main")
+    repo = GitRepo(builder.path)
+    greps_ahead(repo, ["topic"], [base], [FIXES, ORIGIN])
+    listed = history(repo, ["topic"], [base], paths=True)
+    assert [e.paths for e in listed] == [("f0.txt",), ("f1.txt",), ("f2.txt",)]
+    assert bodies(repo, ["topic"], [base], grep=FIXES) == {}  # fed: no candidate at all
+    builder.checkout("topic")
+    builder.commit("Fix it\n\nFixes: 1234567", {"g.txt": "1\n"})
+    builder.commit("[backport] it\n\n(cherry picked from commit abcdef0)", {"h.txt": "1\n"})
+    builder.commit("Follow-up\n\nmore", {"i.txt": "1\n"})
+    alone = GitRepo(builder.path)
+    expected = {g: bodies(alone, ["HEAD"], [base], grep=g) for g in (FIXES, ORIGIN)}
+    assert len(expected[FIXES]) == 2 and len(expected[ORIGIN]) == 1
+    repo = GitRepo(builder.path)
+    greps_ahead(repo, ["HEAD"], [base], [FIXES, ORIGIN])
+    history(repo, ["HEAD"], [base], paths=True)
+    union = repo.grep_unions[(("HEAD",), (base,))]
+    assert union._fed is not None and union._fed.done()  # the listing fed it
+    for g, want in expected.items():
+        assert list(bodies(repo, ["HEAD"], [base], grep=g).items()) == list(want.items())

@@ -81,7 +81,7 @@ def test_streamed_records_are_the_records_git_wrote_whole(builder):
     neighbours (newlines, spaces), non-UTF-8 bytes."""
     import subprocess
 
-    from harness.git.picks import _FIELDS, _path_options
+    from harness.git.picks import _FIELDS, _WITH_BODY, _path_options
     from harness.git.records import log_records, streamed_log_records
 
     def commit(message: bytes, files: dict[str, str]) -> None:
@@ -116,3 +116,21 @@ def test_streamed_records_are_the_records_git_wrote_whole(builder):
             assert [(list(h), list(r)) for h, r in got] == whole, size
         real = streamed_log_records(repo, _FIELDS, options, include=["HEAD"])
         assert [(list(h), list(r)) for h, r in real] == whole
+    # With each raw message (the listing that feeds the greps): a message that is a full commit
+    # id after an empty subject, as a commit object may hold it, is no record's start.
+    verbatim = ["git", "commit", "-q", "--allow-empty", "--cleanup=verbatim", "-F", ".git/MSG"]
+    for message in (sha_like.encode(), b"\n\n" + sha_like.encode(), b""):
+        (builder.path / ".git" / "MSG").write_bytes(message)
+        env = {"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@x", "GIT_COMMITTER_NAME": "a"}
+        env |= {"GIT_COMMITTER_EMAIL": "a@x", "PATH": os.environ["PATH"]}
+        subprocess.run([*verbatim, "--allow-empty-message"], cwd=builder.path, check=True, env=env)
+    whole = [
+        (list(h), list(r))
+        for h, r in log_records(repo, _WITH_BODY, _path_options(True), include=["HEAD"])
+    ]
+    assert len(whole) == 8 and sha_like in [h[3] for h, _ in whole]  # a message just that
+    for size in (1, 2, 3, 5, 41, 43, 64, 1 << 20):
+        got = streamed_log_records(
+            _Pieces(repo, size), _WITH_BODY, _path_options(True), include=["HEAD"]
+        )
+        assert [(list(h), list(r)) for h, r in got] == whole, size

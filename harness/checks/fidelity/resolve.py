@@ -158,6 +158,11 @@ def compare_picks(
     should not compete with its walk for the cores, e.g. the follow-ups' grep)."""
     # The range's commits are read in a thread while this one reads the source history.
     ranged = POOL.submit(range_commits, repo, base, head)
+    if on_history is not None:
+        # The follow-ups' grep (``on_history``) and the origins' read together: the commits
+        # either may match are listed once (git/picks.greps_ahead), by the listing of paths
+        # where one reads the history's messages anyway, else by one walk.
+        greps_ahead(repo, [source], [fork], [GREP, ORIGIN_GREP])
     listing = _listing(repo, index, source, fork, mapping, ranged)
     # The picks are among the range's non-merge commits: their full diffs (the first the search
     # reads) are read while the history is walked.
@@ -166,9 +171,6 @@ def compare_picks(
     # it, even where HEAD later merged it back in (earlier picks' sources are then ancestors of HEAD).
     full_history = _history(repo, index, [source], [fork])
     if on_history is not None:
-        # The follow-ups' grep (``on_history``) and the origins' read together: one walk of the
-        # history lists the commits either may match (git/picks.greps_ahead).
-        greps_ahead(repo, [source], [fork], [GREP, ORIGIN_GREP])
         on_history()
     # Picks: the range's non-merge commits of HEAD's own line, whether or not the source branch
     # reaches them (a release merged forward into main); what a merge of main back into the release
