@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from harness.git.repo import EMPTY_TREE, GitError, GitRepo, capture_file, read_file
+from harness.git.capture import capture_file, read_file
+from harness.git.repo import EMPTY_TREE, GitError, GitRepo
 
 _HEADER = b"\x00@@harness@@ "
 
