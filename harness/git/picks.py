@@ -130,22 +130,27 @@ def history(
     # announced, with each message, which names the commits their union may match (_Union.feed).
     union = _union_of(repo, include, exclude)
     fed = union.feed() if union is not None else None
+    out: list[LogEntry] = []
     if fed is None:
-        rows = streamed_log_records(
+        for batch in streamed_log_records(
             repo, _FIELDS, _path_options(True), include=include, exclude=exclude
-        )
-        return _entries(rows, True)[::-1]
+        ):
+            out += _entries(batch, True)
+        return out[::-1]
     assert union is not None
+    matched: list[str] = []
     try:
-        rows = streamed_log_records(
+        prefilter = _prefilter(union.patterns).search
+        for batch in streamed_log_records(
             repo, _WITH_BODY, _path_options(True), include=include, exclude=exclude
-        )
-        prefilter = _prefilter(union.patterns)
-        fed.set_result([h[0] for h, _ in rows if prefilter.search(h[3])])
+        ):
+            matched += [h[0] for h, _ in batch if prefilter(h[3])]
+            out += _entries([(_NO_BODY(h), names) for h, names in batch], True)
     except BaseException as e:
         fed.set_exception(e)  # (its walk of its own, then)
         raise
-    return _entries(((_NO_BODY(h), names) for h, names in rows), True)[::-1]
+    fed.set_result(matched)
+    return out[::-1]
 
 
 def entries(repo: GitRepo, shas: Sequence[str], *, paths: bool = False) -> list[LogEntry]:

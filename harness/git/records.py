@@ -104,21 +104,20 @@ def streamed_log_records(
     include: Sequence[str] = (),
     exclude: Sequence[str] = (),
     errors: str = "surrogateescape",
-) -> list[tuple[Sequence[str], list[str]]]:
-    """``log_records`` of a walk, the records read as git writes them (a listing of 20k commits'
-    paths is parsed while git still walks, not after): the same records, in the same order."""
+) -> Iterator[list[tuple[Sequence[str], list[str]]]]:
+    """``log_records`` of a walk, read as git writes them (a listing of 20k commits' paths is
+    parsed while git still walks, not after): the same records in the same order, in batches,
+    each given as soon as it is whole."""
     args = ["log", "-z", log_format(*fields), *options, *include, *(f"^{x}" for x in exclude)]
-    out: list[tuple[Sequence[str], list[str]]] = []
     held = b""
     for chunk in repo.stream([*args, "--"]):
         buf = held + chunk
         cut = _last_start(buf)
         if cut:  # every record before ``cut`` is whole (each piece is cut at a NUL: no UTF-8 split)
-            out.extend(records(buf[:cut].decode("utf-8", errors), len(fields)))
+            yield list(records(buf[:cut].decode("utf-8", errors), len(fields)))
         held = buf[cut:]
     if held:
-        out.extend(records(held.decode("utf-8", errors), len(fields)))
-    return out
+        yield list(records(held.decode("utf-8", errors), len(fields)))
 
 
 def log_records(

@@ -113,9 +113,9 @@ def test_streamed_records_are_the_records_git_wrote_whole(builder):
         assert len(whole) == 5 and any(h[1] == "" for h, _ in whole)  # the root commit
         for size in (1, 2, 3, 7, 41, 64, 1 << 20):
             got = streamed_log_records(_Pieces(repo, size), _FIELDS, options, include=["HEAD"])
-            assert [(list(h), list(r)) for h, r in got] == whole, size
+            assert [(list(h), list(r)) for b in got for h, r in b] == whole, size
         real = streamed_log_records(repo, _FIELDS, options, include=["HEAD"])
-        assert [(list(h), list(r)) for h, r in real] == whole
+        assert [(list(h), list(r)) for b in real for h, r in b] == whole
     # With each raw message (the listing that feeds the greps): a message that is a full commit
     # id after an empty subject, as a commit object may hold it, is no record's start.
     verbatim = ["git", "commit", "-q", "--allow-empty", "--cleanup=verbatim", "-F", ".git/MSG"]
@@ -133,4 +133,4 @@ def test_streamed_records_are_the_records_git_wrote_whole(builder):
         got = streamed_log_records(
             _Pieces(repo, size), _WITH_BODY, _path_options(True), include=["HEAD"]
         )
-        assert [(list(h), list(r)) for h, r in got] == whole, size
+        assert [(list(h), list(r)) for b in got for h, r in b] == whole, size
