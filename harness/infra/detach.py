@@ -43,7 +43,10 @@ def run_detached(
     if pid:
         # Reaped when it ends, should this process outlive it (a caller in-process); a command
         # line run ends first, and the writer is then init's to reap.
-        threading.Thread(target=_reap, args=(pid,), name="harness-writer", daemon=True).start()
+        try:
+            threading.Thread(target=_reap, args=(pid,), name="harness-writer", daemon=True).start()
+        except RuntimeError:  # no thread to be had: reaped when this process ends
+            pass
         return
     try:
         _writer(jobs, in_child, keep_fd)

@@ -50,7 +50,7 @@ from harness.git.picks import LogEntry, bodies_of, entries, walk
 from harness.git.picks import bodies as log_bodies
 from harness.git.picks import history as log_history
 from harness.infra.atomic import write_atomic
-from harness.infra.detach import wait_unlocked
+from harness.infra.detach import detachable, run_detached, wait_unlocked
 from harness.infra.digest import TRAILER, opened, say_mismatch, seal, unwritable
 from harness.infra.history_code import kept_code_digest
 from harness.infra.history_codec import hook
@@ -663,8 +663,6 @@ class HistoryIndex:
         (``infra/detach.py``) holding the index's lock from before it is forked (a run opening
         the index meanwhile waits for it: ``detach.wait_unlocked``), else here. A cache that cannot
         be written is said here, as ever: where taking the lock or writing a byte fails."""
-        from harness.infra.detach import detachable, run_detached
-
         jobs, self._later = self._later or [], None
         if self._save_wanted:
             jobs.append(self.save)
@@ -686,7 +684,11 @@ class HistoryIndex:
             except OSError as e:
                 return self._unwritable(e)
             self._held = fd
-            run_detached(jobs, self._after_fork, fd)
+            try:
+                run_detached(jobs, self._after_fork, fd)
+            except OSError:  # no process to be had (a limit): written here, as elsewhere
+                for job in jobs:
+                    job()
         finally:
             self._held = None
             os.close(fd)  # this process's copy: the writer's keeps the lock until it is done

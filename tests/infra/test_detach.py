@@ -182,3 +182,21 @@ def test_a_caller_in_process_is_left_no_zombie(tmp_path: Path, run_cli, monkeypa
         time.sleep(0.02)
     assert forked[0] not in _zombies()
     assert _index_files(tmp_path / "cache") == ["index.json", ".json", ".txt"]
+
+
+def test_no_process_to_be_had_writes_in_the_run(tmp_path: Path, run_cli, monkeypatch) -> None:
+    """A fork refused (a process limit) is no failure of the run: its writes are made in it."""
+    import errno
+
+    b, base = _repo(tmp_path / "repo")
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("HARNESS_CACHE_WRITES", raising=False)
+
+    def refused() -> int:
+        raise OSError(errno.EAGAIN, os.strerror(errno.EAGAIN))
+
+    monkeypatch.setattr(detach.os, "fork", refused)
+    code, _, err = run_cli(*_argv(b.path, base, tmp_path / "out.json"))
+    assert code == 0 and "internal error" not in err, err
+    assert _index_files(tmp_path / "cache") == ["index.json", ".json", ".txt"]
+    assert not list((tmp_path / "cache").rglob(".tmp-*"))
