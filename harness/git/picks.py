@@ -167,9 +167,7 @@ def walk(repo: GitRepo, include: Sequence[str], exclude: Sequence[str] = ()) -> 
 
 
 _FIELDS = ("%H", "%P", "%at", "%ct", "%s")
-# The listing's fields with each raw message (``%B``): after the author date (never empty), before
-# the commit date (a number): the field after one that may be empty (the parents, the message) is
-# never a full commit id, which a streamed read takes for the start of a record.
+# The listing's fields with each raw message (``%B``): the greps' candidates are read from it.
 _WITH_BODY = ("%H", "%P", "%at", "%B", "%ct", "%s")
 _NO_BODY = itemgetter(0, 1, 2, 4, 5)  # a record of _WITH_BODY as one of _FIELDS
 
@@ -252,10 +250,18 @@ def _together(
     return union if union is not None and set(grep) <= set(union.patterns) else None
 
 
+# What Python's ``re`` reads otherwise than a POSIX extended regex: bracket classes and equivalence
+# classes, word boundaries, back-references (numbered anew once the patterns are joined).
+_NOT_PYTHON = re.compile(r"\[\[[:.=]|\\[<>bBwWsSdD1-9]")
+
+
 def _prefilter(patterns: Sequence[str]) -> re.Pattern[str]:
     """A Python regex that matches every message git's ``-E -i --grep`` of ``patterns`` matches
     (and maybe more: Python folds case over more of Unicode, reads each line of the message as git
-    does, and a byte that is not UTF-8 as one character); ValueError where one does not compile."""
+    does, and a byte that is not UTF-8 as one character); ValueError where a pattern holds what
+    Python reads otherwise (``_NOT_PYTHON``) or does not compile."""
+    if any(_NOT_PYTHON.search(p) for p in patterns):
+        raise ValueError("not read alike by Python and git")
     try:
         return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE | re.MULTILINE)
     except re.error as e:
@@ -278,7 +284,9 @@ class _Union:
         """For a listing of the same walk that reads every message (``history``): the future it
         completes with the commits a Python regex of the patterns matches, in the walk's order, a
         superset of git's answer; None where the union was walked or is being fed already."""
-        with self._lock:
+        if not self._lock.acquire(blocking=False):
+            return None  # being walked: the listing does not wait for that walk
+        try:
             if self._shas is not None or self._fed is not None:
                 return None
             try:
@@ -287,6 +295,8 @@ class _Union:
                 return None
             self._fed = Future()
             return self._fed
+        finally:
+            self._lock.release()
 
     def shas(self) -> list[str]:
         """The walk's commits whose message matches any of the patterns, newest first: git's

@@ -12,7 +12,6 @@ non-empty items after them are its file list (``--name-only``, ``--raw``).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 from itertools import repeat
 from typing import Protocol
@@ -80,22 +79,6 @@ def _scan(items: list[str], fields: int) -> Iterator[tuple[Sequence[str], list[s
         yield head, rest
 
 
-# Where a record of ``git log -z`` output starts: the NUL closing the record before it, then the
-# NUL opening this one and its full commit id (an empty field, a root commit's parents, is followed
-# by a date; file names are separated by one NUL).
-_START = re.compile(rb"\0\0(?:[0-9a-f]{64}|[0-9a-f]{40})\0")
-
-
-def _last_start(buf: bytes) -> int:
-    """Where the last record starting in ``buf`` begins (its opening NUL), or 0."""
-    end = len(buf)
-    while (at := buf.rfind(b"\0\0", 0, end)) >= 0:
-        if _START.match(buf, at):
-            return at + 1
-        end = at + 1
-    return 0
-
-
 def streamed_log_records(
     repo: RunsGit,
     fields: Sequence[str],
@@ -107,17 +90,56 @@ def streamed_log_records(
 ) -> Iterator[list[tuple[Sequence[str], list[str]]]]:
     """``log_records`` of a walk, read as git writes them (a listing of 20k commits' paths is
     parsed while git still walks, not after): the same records in the same order, in batches,
-    each given as soon as it is whole."""
+    each given once it is whole. Items are cut at NULs (no UTF-8 character is split) and read in
+    order by the scan ``records`` makes (``_whole``): a record starts where the scan says, never
+    where the text looks like a start (a commit's text decides how the bytes look)."""
     args = ["log", "-z", log_format(*fields), *options, *include, *(f"^{x}" for x in exclude)]
-    held = b""
+    held, pending = b"", [""]  # bytes after the last NUL read; items from a record's start on
     for chunk in repo.stream([*args, "--"]):
         buf = held + chunk
-        cut = _last_start(buf)
-        if cut:  # every record before ``cut`` is whole (each piece is cut at a NUL: no UTF-8 split)
-            yield list(records(buf[:cut].decode("utf-8", errors), len(fields)))
-        held = buf[cut:]
-    if held:
-        yield list(records(held.decode("utf-8", errors), len(fields)))
+        last = buf.rfind(b"\0")
+        if last < 0:
+            held = buf
+            continue
+        held = buf[last + 1 :]
+        # The item before the first NUL continues the last one read.
+        items = buf[:last].decode("utf-8", errors).split("\0")
+        pending[-1] += items[0]
+        pending += items[1:]
+        pending.append("")  # (the item the next NUL closes: continued by what follows)
+        done, at = _whole(pending, len(fields))
+        if done:
+            yield done
+        pending = pending[at:]
+    pending[-1] += held.decode("utf-8", errors)
+    rest = list(_scan(pending, len(fields)))
+    if rest:
+        yield rest
+
+
+def _whole(items: list[str], fields: int) -> tuple[list[tuple[Sequence[str], list[str]]], int]:
+    """The records ``_scan`` reads from the start of ``items`` that a later item closes (their
+    file lists end before the last item, which may still grow), and where the next one starts."""
+    out: list[tuple[Sequence[str], list[str]]] = []
+    i, n = 0, len(items) - 1  # items[n] is still open
+    while True:
+        while i < n and items[i]:  # (what ``_scan`` skips: no record starts there)
+            i += 1
+        if i + fields >= n:
+            return out, i
+        j = i + 1 + fields
+        rest: list[str] = []
+        while j < n and items[j]:
+            rest.append(items[j])
+            j += 1
+        if j >= n:
+            return out, i
+        if rest and rest[0].startswith("\n"):
+            rest[0] = rest[0][1:]
+            if not rest[0]:
+                rest.pop(0)
+        out.append((items[i + 1 : i + 1 + fields], rest))
+        i = j
 
 
 def log_records(

@@ -303,7 +303,12 @@ class GitRepo:
         piece's parse); a consumer that stops early stops git."""
         import time
 
-        out, err = capture_file(), capture_file()
+        out = capture_file()
+        try:
+            err = capture_file()
+        except BaseException:
+            os.close(out)
+            raise
         try:
             proc = subprocess.Popen(
                 self._argv(args),

@@ -25,8 +25,9 @@ ENV = "HARNESS_CACHE_WRITES"  # "inline": write in the run's own process
 
 
 def detachable() -> bool:
-    """Whether writes may be left to a detached process here."""
-    if os.environ.get(ENV, "").strip().lower() == "inline":
+    """Whether writes may be left to a detached process here: not as a container's first process
+    (its end ends every other process of the container, the writer's too)."""
+    if os.environ.get(ENV, "").strip().lower() == "inline" or os.getpid() == 1:
         return False
     return sys.platform.startswith("linux") and hasattr(os, "fork")
 
@@ -37,10 +38,19 @@ def run_detached(
     """Run ``jobs`` in order in a detached child (``in_child`` first, there), which keeps
     ``keep_fd`` of this process's file descriptors (every other on /dev/null); return once it is
     started. A job's exception ends that job, not the others."""
-    with warnings.catch_warnings():  # (3.12+: "multi-threaded, fork() may deadlock": see _writer)
-        warnings.simplefilter("ignore", DeprecationWarning)
-        pid = os.fork()
+    # Signals that would unwind the child through the run's own code before it takes its own
+    # handlers wait until it has them (the parent's are delivered once it is forked).
+    held = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT}
+    signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        with warnings.catch_warnings():  # (3.12+: "multi-threaded, fork() may deadlock": _writer)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
+    except BaseException:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
+        raise
     if pid:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
         # Reaped when it ends, should this process outlive it (a caller in-process); a command
         # line run ends first, and the writer is then init's to reap.
         try:
@@ -49,9 +59,27 @@ def run_detached(
             pass
         return
     try:
-        _writer(jobs, in_child, keep_fd)
+        _writer(jobs, in_child, keep_fd, held)
     finally:
         os._exit(0)  # never the caller's atexit handlers, never its buffered output
+
+
+def _open_fds() -> set[int]:
+    """This process's open descriptors: from /proc where there is one, else each tried."""
+    try:
+        return set(map(int, os.listdir("/proc/self/fd")))
+    except OSError:
+        import resource
+
+        limit = min(resource.getrlimit(resource.RLIMIT_NOFILE)[0], 65536)
+        out = set()
+        for fd in range(3, limit if limit > 0 else 4096):
+            try:
+                os.fstat(fd)
+            except OSError:
+                continue
+            out.add(fd)
+        return out
 
 
 def _reap(pid: int) -> None:
@@ -62,7 +90,10 @@ def _reap(pid: int) -> None:
 
 
 def _writer(
-    jobs: Sequence[Callable[[], object]], in_child: Callable[[], None], keep_fd: int
+    jobs: Sequence[Callable[[], object]],
+    in_child: Callable[[], None],
+    keep_fd: int,
+    held: set[signal.Signals],
 ) -> None:
     """The child. Only the forking thread lives on here: the jobs take no lock another thread
     may have held (the caller's ``in_child`` makes its own locks anew), submit no work to a
@@ -75,9 +106,10 @@ def _writer(
             signal.signal(sig, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGALRM, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
         signal.alarm(LIMIT_S)
         null = os.open(os.devnull, os.O_RDWR)
-        for fd in sorted({0, 1, 2} | set(map(int, os.listdir("/proc/self/fd")))):
+        for fd in sorted({0, 1, 2} | _open_fds()):
             if fd not in (keep_fd, null):
                 try:
                     os.dup2(null, fd)

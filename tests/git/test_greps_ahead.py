@@ -115,3 +115,27 @@ def test_the_listing_of_paths_names_the_union_s_candidates(builder) -> None:
     assert union._fed is not None and union._fed.done()  # the listing fed it
     for g, want in expected.items():
         assert list(bodies(repo, ["HEAD"], [base], grep=g).items()) == list(want.items())
+
+
+def test_patterns_python_reads_otherwise_are_walked_by_git(builder) -> None:
+    """A pattern with what Python's ``re`` reads otherwise than git's extended regex (a bracket
+    class, a word boundary, a back-reference) is never prefiltered in Python: the union walks
+    the history itself, and the answer is git's."""
+    import pytest as _pytest
+
+    from harness.git.picks import _prefilter, history
+
+    for pattern in ("fix[[:space:]]+it", "\\<fix\\>", "(a)\\1"):
+        with _pytest.raises(ValueError):
+            _prefilter([pattern])
+    base = builder.commit("base", {"a.txt": "0\n"})
+    builder.commit("fix  it now", {"b.txt": "1\n"})
+    builder.commit("unrelated", {"c.txt": "1\n"})
+    grep = ("fix[[:space:]]+it",)
+    alone = bodies(GitRepo(builder.path), ["HEAD"], [base], grep=grep)
+    assert len(alone) == 1
+    repo = GitRepo(builder.path)
+    greps_ahead(repo, ["HEAD"], [base], [grep])
+    history(repo, ["HEAD"], [base], paths=True)
+    assert repo.grep_unions[(("HEAD",), (base,))]._fed is None  # not fed: walked by git
+    assert bodies(repo, ["HEAD"], [base], grep=grep) == alone

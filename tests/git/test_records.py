@@ -134,3 +134,54 @@ def test_streamed_records_are_the_records_git_wrote_whole(builder):
             _Pieces(repo, size), _WITH_BODY, _path_options(True), include=["HEAD"]
         )
         assert [(list(h), list(r)) for b in got for h, r in b] == whole, size
+
+
+def test_streamed_records_of_commits_with_odd_idents(builder):
+    """Idents as a commit object may hold them, whatever the bytes around them look like: an
+    author date of 40 digits on a root commit, a committer line with no date before a subject
+    that is a full commit id. Every cut a piece boundary can make gives git's whole records, and
+    the listing names the commits and parents the plain log names."""
+    import subprocess
+
+    from harness.git.picks import _FIELDS, _WITH_BODY, _path_options, history
+    from harness.git.records import log_records, streamed_log_records
+
+    builder.commit("first", {"a.txt": "0\n"})
+    tree = builder.rev("HEAD^{tree}")
+    parent = builder.rev("HEAD")
+
+    def raw(text: str) -> str:
+        return (
+            subprocess.run(
+                ["git", "hash-object", "-t", "commit", "--literally", "-w", "--stdin"],
+                cwd=builder.path,
+                input=text.encode(),
+                capture_output=True,
+                check=True,
+            )
+            .stdout.decode()
+            .strip()
+        )
+
+    sha_like = "0123456789abcdef0123456789abcdef01234567"
+    root = raw(
+        f"tree {tree}\nauthor A <a@b> {'1234567890' * 4} +0000\n"
+        "committer C <c@d> 1700000000 +0000\n\nroot\n"
+    )
+    odd = raw(
+        f"tree {tree}\nparent {parent}\nparent {root}\nauthor A <a@b> 1700000000 +0000\n"
+        f"committer C <c@d>\n\n{sha_like}\n"
+    )
+    subprocess.run(["git", "branch", "odd", odd], cwd=builder.path, check=True)
+    repo = GitRepo(builder.path)
+    for fields in (_FIELDS, _WITH_BODY):
+        options = _path_options(True)
+        whole = [(list(h), list(r)) for h, r in log_records(repo, fields, options, include=["odd"])]
+        assert len(whole) == 3
+        size_all = len(repo.run(["log", "-z", log_format(*fields), *options, "odd", "--"]))
+        for size in range(1, size_all + 1):
+            got = streamed_log_records(_Pieces(repo, size), fields, options, include=["odd"])
+            assert [(list(h), list(r)) for b in got for h, r in b] == whole, size
+    plain = [(e.sha, e.parents) for e in history(repo, ["odd"], [], paths=False)]
+    listed = [(e.sha, e.parents) for e in history(repo, ["odd"], [], paths=True)]
+    assert listed == plain and len(plain) == 3

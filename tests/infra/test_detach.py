@@ -88,12 +88,14 @@ def test_the_run_ends_before_its_writer_which_holds_none_of_its_pipes(tmp_path: 
     env.pop("HARNESS_CACHE_WRITES", None)
     out = tmp_path / "out.json"
     argv = [sys.executable, "-c", _GATED, str(gate), *_argv(b.path, base, out)]
-    # The pipes are read to their end: a writer holding one would keep this waiting (timeout).
-    proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    assert json.loads(out.read_text())["sections"][0]["id"] == "fidelity"
-    assert _index_files(cache) == [], "the index was written before the run ended"
-    gate.touch()
+    try:
+        # The pipes are read to their end: a writer holding one would keep this waiting (timeout).
+        proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(out.read_text())["sections"][0]["id"] == "fidelity"
+        assert _index_files(cache) == [], "the index was written before the run ended"
+    finally:
+        gate.touch()  # (never a writer left waiting for its gate)
     wait_for_writers(cache)
     assert _index_files(cache) == ["index.json", ".json", ".txt"]
     assert not list(cache.rglob(".tmp-*"))
@@ -123,7 +125,7 @@ def test_a_run_opening_the_index_waits_for_the_writer(tmp_path: Path, run_cli, m
     monkeypatch.setattr(history_index, "open_index", spy)
     code, _, err = run_cli(*_argv(b.path, base, tmp_path / "two.json"))
     assert code == 0, err
-    assert gate.exists()
+    # Served whole: the answer the writer kept once its gate opened, not a rebuilt one.
     assert opened and opened[0].served["answers"] == 1, opened[0].served
     one, two = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("one", "two"))
     assert one["sections"] == two["sections"]
@@ -200,3 +202,25 @@ def test_no_process_to_be_had_writes_in_the_run(tmp_path: Path, run_cli, monkeyp
     assert code == 0 and "internal error" not in err, err
     assert _index_files(tmp_path / "cache") == ["index.json", ".json", ".txt"]
     assert not list((tmp_path / "cache").rglob(".tmp-*"))
+
+
+def test_without_proc_the_writer_finds_its_descriptors_otherwise(
+    tmp_path: Path, run_cli, monkeypatch
+) -> None:
+    """Where /proc/self/fd cannot be listed, the writer tries each descriptor: the index is still
+    written (the writer does not give up at its start)."""
+    b, base = _repo(tmp_path / "repo")
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("HARNESS_CACHE_WRITES", raising=False)
+    real = detach.os.listdir
+
+    def listdir(path: str = ".") -> list[str]:
+        if str(path) == "/proc/self/fd":
+            raise FileNotFoundError(path)
+        return real(path)
+
+    monkeypatch.setattr(detach.os, "listdir", listdir)
+    code, _, err = run_cli(*_argv(b.path, base, tmp_path / "out.json"))
+    assert code == 0, err
+    wait_for_writers(tmp_path / "cache")
+    assert _index_files(tmp_path / "cache") == ["index.json", ".json", ".txt"]
