@@ -17,6 +17,10 @@ commit whose files are the same at its parent and at HEAD has its blobs written 
   history kept  the same range, its whole answer dropped: history, greps, diffs and the per-pick
              memos from the index
 
+The harness writes its index from a process forked once the report is out: the bench adopts it
+(Linux's child subreaper), waits for it after each timed run (untimed: the user does not wait for
+it) and counts its CPU time with the run's; its median wall time after the run is printed.
+
 Prints the ratios warm/cold (goal <= 0.1) and new pick/cold (goal <= 0.2), cold/no index (what
 building the index costs), and that the JSON reports are the same bytes (command line aside)
 with and without the index. Not part of the pytest run.

@@ -667,9 +667,10 @@ class HistoryIndex:
         if self._save_wanted:
             jobs.append(self.save)
             self._save_wanted = False
-        if not jobs:
-            return
-        if not detachable():
+        quick = jobs == [self.save] and not (
+            self._new_commits or self._new_diffs or self._new_memos or self._pending
+        )  # (a run served whole: the answers it used touched, nothing written)
+        if quick or not detachable():
             for job in jobs:
                 job()
             return
@@ -778,9 +779,8 @@ class HistoryIndex:
 
 
 def wait_for_writers(cache: Path, limit_s: float = 60.0) -> None:
-    """Wait for the detached writers of every index under ``cache`` (the cache folder) to end:
-    what a run opening an index does for its own (``harness cache`` before it reads or clears,
-    tests and benches before they look)."""
+    """Wait for the detached writers of every index under ``cache`` to end (as a run opening
+    an index does for its own): ``harness cache`` before it reads or clears, tests, benches."""
     for lock in sorted((cache / "history").glob("*/lock")):
         wait_unlocked(lock, limit_s)
 

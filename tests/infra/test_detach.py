@@ -224,3 +224,21 @@ def test_without_proc_the_writer_finds_its_descriptors_otherwise(
     assert code == 0, err
     wait_for_writers(tmp_path / "cache")
     assert _index_files(tmp_path / "cache") == ["index.json", ".json", ".txt"]
+
+
+def test_a_run_served_whole_forks_no_writer(tmp_path: Path, run_cli, monkeypatch) -> None:
+    """A warm run has nothing to write but the touch of the answers it used: done in the run, no
+    process forked for it."""
+    b, base = _repo(tmp_path / "repo")
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("HARNESS_CACHE_WRITES", raising=False)
+    argv = _argv(b.path, base, tmp_path / "out.json")
+    assert run_cli(*argv)[0] == 0
+    wait_for_writers(tmp_path / "cache")
+
+    def no_fork() -> int:
+        raise AssertionError("forked for a run served whole")
+
+    monkeypatch.setattr(detach.os, "fork", no_fork)
+    code, _, err = run_cli(*argv)
+    assert code == 0, err
