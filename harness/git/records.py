@@ -72,11 +72,16 @@ def _scan(items: list[str], fields: int) -> Iterator[tuple[Sequence[str], list[s
         while i < n and items[i]:
             rest.append(items[i])
             i += 1
-        if rest and rest[0].startswith("\n"):
-            rest[0] = rest[0][1:]
-            if not rest[0]:
-                rest.pop(0)
-        yield head, rest
+        yield head, _names(rest)
+
+
+def _names(rest: list[str]) -> list[str]:
+    """A record's items after its fields: its file list, the newline git puts before it gone."""
+    if rest and rest[0].startswith("\n"):
+        rest[0] = rest[0][1:]
+        if not rest[0]:
+            rest.pop(0)
+    return rest
 
 
 def streamed_log_records(
@@ -134,11 +139,7 @@ def _whole(items: list[str], fields: int) -> tuple[list[tuple[Sequence[str], lis
             j += 1
         if j >= n:
             return out, i
-        if rest and rest[0].startswith("\n"):
-            rest[0] = rest[0][1:]
-            if not rest[0]:
-                rest.pop(0)
-        out.append((items[i + 1 : i + 1 + fields], rest))
+        out.append((items[i + 1 : i + 1 + fields], _names(rest)))
         i = j
 
 
