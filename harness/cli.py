@@ -203,7 +203,10 @@ def _end_process(code: int) -> NoReturn:
 
     threading = sys.modules.get("threading")  # (``--help`` never loads it)
     if threading is not None and hasattr(threading, "_shutdown"):
-        threading._shutdown()  # what Python's shutdown calls first: non-daemon threads joined
+        try:
+            threading._shutdown()  # what Python's shutdown calls first: non-daemon threads joined
+        except Exception:  # noqa: BLE001 - (a private function: its end is not the run's)
+            pass
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:
