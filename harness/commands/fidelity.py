@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     repo.preresolve([base_name, head_name, args.source, args.source_branch or ""], ("commit",))
     base, head = repo.resolve(base_name), repo.resolve(head_name)
     index = open_index(repo, enabled=not args.no_cache)
-    if index is not None:  # written once the report is out (``finish``); not at all on an error
+    if index is not None:  # written once the report is out (``finish``); not on an error before
         index.defer()
     # What the causes' actions call HEAD (a typed id: its branch) is git's work alone: asked now,
     # beside this run's, not after it.
@@ -136,7 +136,12 @@ def run(args: argparse.Namespace) -> int:
         "Cherry-pick fidelity", command_line(getattr(args, "_argv", None)), [section], inputs
     )
     rendered = _rendered(index, parts, args.format, section, text if kept is not None else None)
-    code = emit(args, report, head=called.result(), rendered=rendered)
+    try:
+        code = emit(args, report, head=called.result(), rendered=rendered)
+    except Exception:  # (a reader that left, a report that cannot be written: the work is kept)
+        if index is not None:
+            index.finish()
+        raise
     if index is not None:
         index.finish()
     return code

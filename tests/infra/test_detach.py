@@ -242,3 +242,23 @@ def test_a_run_served_whole_forks_no_writer(tmp_path: Path, run_cli, monkeypatch
     monkeypatch.setattr(detach.os, "fork", no_fork)
     code, _, err = run_cli(*argv)
     assert code == 0, err
+
+
+def test_a_reader_that_left_still_leaves_the_index_written(tmp_path: Path) -> None:
+    """``| true`` (the report's reader gone, exit 141): the run's work is kept all the same."""
+    b, base = _repo(tmp_path / "repo")
+    cache = tmp_path / "cache"
+    env = {**os.environ, "HARNESS_CACHE_DIR": str(cache)}
+    env.pop("HARNESS_CACHE_WRITES", None)
+    argv = [*_argv(b.path, base, tmp_path / "unused.json")][:-2]  # the report on stdout
+    cmd = " ".join([sys.executable, "-m", "harness", *argv])
+    proc = subprocess.run(
+        ["bash", "-c", f"set -o pipefail; {cmd} | true"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 141, proc.stderr
+    wait_for_writers(cache)
+    assert _index_files(cache) == ["index.json", ".json", ".txt"]
