@@ -71,7 +71,6 @@ def run(args: argparse.Namespace) -> int:
     check_output_path(args)
     mapping = parse_map(args.map)
     repo = repo_of(args)
-    from harness.checks.judgeable import judge_range
     from harness.infra.history_index import open_index
 
     base_name, head_name = range_of(args)
@@ -79,8 +78,35 @@ def run(args: argparse.Namespace) -> int:
     repo.preresolve([base_name, head_name, args.source, args.source_branch or ""], ("commit",))
     base, head = repo.resolve(base_name), repo.resolve(head_name)
     index = open_index(repo, enabled=not args.no_cache)
-    if index is not None:  # written once the report is out (``finish``); not on an error before
-        index.defer()
+    if index is None:
+        return _judge(args, repo, mapping, (base_name, head_name, base, head), None)
+    # The index is written once the report is out (``finish``), or once the run failed after it
+    # learned something (a reader that left, a report that cannot be written, a harness error);
+    # not on bad input, and not on Ctrl-C.
+    index.defer()
+    try:
+        code = _judge(args, repo, mapping, (base_name, head_name, base, head), index)
+    except UsageError:
+        raise
+    except Exception:
+        index.finish()
+        raise
+    index.finish()
+    return code
+
+
+def _judge(
+    args: argparse.Namespace,
+    repo: GitRepo,
+    mapping: dict[str, list[str]],
+    named: tuple[str, str, str, str],
+    index: HistoryIndex | None,
+) -> int:
+    """The report of the range (``named``: base and head as named and resolved), through the
+    index where there is one (its writes deferred by ``run``)."""
+    from harness.checks.judgeable import judge_range
+
+    base_name, head_name, base, head = named
     # What the causes' actions call HEAD (a typed id: its branch) is git's work alone: asked now,
     # beside this run's, not after it.
     from harness.git.names import head_name as called_as
@@ -136,15 +162,7 @@ def run(args: argparse.Namespace) -> int:
         "Cherry-pick fidelity", command_line(getattr(args, "_argv", None)), [section], inputs
     )
     rendered = _rendered(index, parts, args.format, section, text if kept is not None else None)
-    try:
-        code = emit(args, report, head=called.result(), rendered=rendered)
-    except Exception:  # (a reader that left, a report that cannot be written: the work is kept)
-        if index is not None:
-            index.finish()
-        raise
-    if index is not None:
-        index.finish()
-    return code
+    return emit(args, report, head=called.result(), rendered=rendered)
 
 
 def _rendered(

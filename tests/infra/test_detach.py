@@ -262,3 +262,31 @@ def test_a_reader_that_left_still_leaves_the_index_written(tmp_path: Path) -> No
     assert proc.returncode == 141, proc.stderr
     wait_for_writers(cache)
     assert _index_files(cache) == ["index.json", ".json", ".txt"]
+
+
+def test_a_harness_error_after_the_history_was_read_keeps_what_it_read(
+    tmp_path: Path, run_cli, monkeypatch
+) -> None:
+    """A run that fails inside the check (exit 3) writes what it learned, as a run writing in
+    place did in its ``finally``; bad input (exit 2) writes nothing."""
+    import harness.checks.fidelity.check as check
+
+    b, base = _repo(tmp_path / "repo")
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(cache))
+    monkeypatch.delenv("HARNESS_CACHE_WRITES", raising=False)
+    bad = [*_argv(b.path, base, tmp_path / "out.json")]
+    bad[bad.index("main")] = "no-such-source"  # refused once the index is open (judge_range)
+    code, _, err = run_cli(*bad)
+    assert code == 2 and "no-such-source" in err, err
+    wait_for_writers(cache)
+    assert not (cache / "history").exists() or _index_files(cache) == []
+
+    def broken(*args: object, **kw: object) -> object:
+        raise RuntimeError("a harness bug in the section")
+
+    monkeypatch.setattr(check, "build_section", broken)
+    code, _, err = run_cli(*_argv(b.path, base, tmp_path / "out.json"))
+    assert code == 3 and "a harness bug in the section" in err, err
+    wait_for_writers(cache)
+    assert _index_files(cache) == ["index.json"]  # the history; no answer was built
