@@ -6,7 +6,8 @@ PYTHONPATH); it never imports harness. Environment:
 * ``HARNESS_OUTCOMES_OUT``: where to write the result JSON.
 * ``HARNESS_PROOF_PATHS``: JSON list of tree-relative ``.py`` paths whose module origin to prove.
 
-Outcomes per node id: passed, failed, error (setup/teardown/collection), skipped (xfail included).
+Outcomes per node id: passed, failed, error (setup/teardown/collection), skipped (xfail included);
+a skipped test's reason as pytest gives it (``skips``, cut at 200 characters).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 import pytest
 
 _outcomes: dict[str, str] = {}
+_skips: dict[str, str] = {}
 _collect_errors: list[dict[str, str]] = []
 
 
@@ -30,12 +32,27 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
             _outcomes[nid] = "passed"
         elif report.skipped:
             _outcomes[nid] = "skipped"  # skip or xfail
+            _skips[nid] = _skip_reason(report)
         else:
             _outcomes[nid] = "failed"
     elif report.failed:
         _outcomes[nid] = "error"  # a failing fixture, in setup or teardown
     elif report.skipped and report.when == "setup":
         _outcomes[nid] = "skipped"
+        _skips[nid] = _skip_reason(report)
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    """The reason as ``pytest -rs`` words it (``only on Windows``); an xfail's as ``xfail: …``."""
+    xfail = getattr(report, "wasxfail", None)
+    if xfail is not None:
+        return ("xfail: " + str(xfail)).rstrip(": ")[:200]
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        reason = str(longrepr[2])
+        return (reason[len("Skipped: ") :] if reason.startswith("Skipped: ") else reason)[:200]
+    lines = str(longrepr or "").strip().splitlines()
+    return lines[-1][:200] if lines else "skipped"
 
 
 def pytest_collectreport(report: pytest.CollectReport) -> None:
@@ -85,6 +102,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     result = {
         "exit_status": int(exitstatus),
         "outcomes": dict(sorted(_outcomes.items())),
+        "skips": dict(sorted(_skips.items())),
         "collection_errors": _collect_errors,
         "module_proofs": _proofs(Path(str(session.config.rootpath)), rels),
         "pytest": pytest.__version__,

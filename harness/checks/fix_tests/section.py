@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from harness.checks.fix_tests.columns import ORDER
 from harness.checks.fix_tests.result import TestsRun
-from harness.checks.fix_tests.verdicts import FAILING, Row
+from harness.checks.fix_tests.verdicts import FAILING, Row, source_file_unloaded
 from harness.checks.paths import is_test_path
 from harness.infra.cache import provenance_text
 from harness.report.model import (
@@ -38,7 +38,8 @@ LEGEND = (
     "source's parent + its test files; ✱ = the test's code changed; — = the column has no such "
     "test; verdicts: proves-fix (fails without the fix, passes at head) · passes-both (does not "
     "detect the fix) · fails-head · source-test-fails-head · flaky (differed when run again) · "
-    "env-error (the file gave no outcome in any column: not evidence)"
+    "env-error (the file gave no outcome in any column: not evidence) · skipped (at head: "
+    "proves nothing here)"
 )
 MAX_ROWS = 60  # rows per file table; the JSON keeps every row
 
@@ -117,6 +118,9 @@ def summary_line(run: TestsRun, counts: Counter[str]) -> str:
     for v in ("flaky", "env-error", "not-run"):
         if counts[v]:
             parts.append(f"{counts[v]} {v}")
+    skipped = sum(1 for r in run.rows if r.changed and r.verdict == "skipped")
+    if skipped:
+        parts.append(f"{skipped} changed skipped at head")
     line = "tests: " + " · ".join(parts)
     applied = [g for g in run.gaps if g.applies and not g.problem]
     if run.gaps:
@@ -393,6 +397,18 @@ def _findings(run: TestsRun, about: dict[str, list[str]]) -> list[Finding]:
                     r.nodeid,
                 )
             )
+        elif r.verdict == "skipped" and r.changed:
+            whose = "the source's test" if r.origin == "source" else "the pick's test"
+            out.append(
+                _finding(
+                    "changed-test-skipped",
+                    "info",
+                    f"{whose} {r.nodeid} is skipped at HEAD: it proves nothing here",
+                    f"outcomes: {_outcomes_text(r)}"
+                    + (f"; at HEAD: {r.skip_reason}" if r.skip_reason else ""),
+                    r.nodeid,
+                )
+            )
         elif r.verdict == "flaky":
             out.append(
                 _finding(
@@ -406,6 +422,7 @@ def _findings(run: TestsRun, about: dict[str, list[str]]) -> list[Finding]:
         for f in out[before:]:
             f.anchors["where"] = (Location(path=r.file, line=None),)
             about.setdefault(r.nodeid, []).append(f.id)
+    out += _unloaded_sources(run)
     out += _review_findings(run)
     ran = [r for r in run.rows if r.outcomes.get("head") is not None and r.nodeid != r.file]
     if ran and not any(r.verdict == "proves-fix" for r in run.rows):
@@ -414,11 +431,47 @@ def _findings(run: TestsRun, about: dict[str, list[str]]) -> list[Finding]:
                 "no-test-proves-fix",
                 "info",
                 "no test of the pick or its source fails without the fix",
-                "the tests that ran pass without the fix too (passes-both): they do not detect it",
+                _why_none(ran),
                 "none",
             )
         )
     return out
+
+
+def _unloaded_sources(run: TestsRun) -> list[Finding]:
+    """One finding per file whose source version does not load at HEAD beside the pick's own
+    (``verdicts.source_file_unloaded``): not one per test of it."""
+    out: list[Finding] = []
+    seen: set[str] = set()
+    for r in run.rows:
+        if r.file in seen or not source_file_unloaded(r):
+            continue
+        seen.add(r.file)
+        f = _finding(
+            "source-tests-not-loading",
+            "info",
+            f"the source's version of {r.file} does not load at HEAD: its tests were judged by "
+            "the pick's version",
+            f"at HEAD: {r.unloaded['head_source_tests']}",
+            r.file,
+        )
+        f.anchors["where"] = (Location(path=r.file, line=None),)
+        out.append(f)
+    return out
+
+
+def _why_none(ran: Sequence[Row]) -> str:
+    """What the tests that ran did instead of proving the fix: the changed ones, where any ran."""
+    changed = [r for r in ran if r.changed] or list(ran)
+    which = "changed test(s)" if any(r.changed for r in ran) else "test(s) that ran"
+    counts = Counter(r.verdict for r in changed)
+    said = {
+        "passes-both": "passes-both (pass without the fix too: they do not detect it)",
+        "skipped": "skipped (at HEAD: not run here)",
+        "passes-head": "passes-head (no outcome, or a skip, without the fix)",
+    }
+    parts = [f"{n} {said.get(v, v)}" for v, n in sorted(counts.items())]
+    return f"of {len(changed)} {which}: " + "; ".join(parts)
 
 
 def _review_findings(run: TestsRun) -> list[Finding]:
@@ -546,4 +599,5 @@ def _row_data(r: Row) -> dict[str, object]:
         },  # the four columns of the contract, null where not run; the fifth where it ran
         "verdict": r.verdict,
         **({"flaky_in": r.flaky_in} if r.flaky_in else {}),
+        **({"skip_reason": r.skip_reason} if r.skip_reason else {}),
     }

@@ -4,11 +4,15 @@ own), its outcome per column, and what it proves.
 * ``proves-fix``: fails (or errors) without the fix, passes at HEAD;
 * ``passes-both``: passes without the fix and at HEAD (info: it does not detect the fix);
 * ``fails-head`` (P1): a test the pick carries fails at HEAD;
-* ``source-test-fails-head`` (P1): a source's test the pick did not carry fails at HEAD;
+* ``source-test-fails-head`` (P1): a source's test the pick did not carry fails at HEAD (where
+  the source's version of a file the pick carries does not load at HEAD at all, its tests are
+  judged by the pick's version, and the file is one finding);
 * ``flaky``: its outcome differed across columns and, run once more in the columns its verdict
   is read from (without the fix, at HEAD), differed from itself (info, never proof);
 * ``env-error``: the file loads in no column (not evidence, never a pass);
-* ``not-run``: HEAD gave no outcome (a crash or timeout of the whole run), ``skipped`` at HEAD.
+* ``not-run``: HEAD gave no outcome (a crash or timeout of the whole run);
+* ``skipped``: skipped at HEAD (a changed test's is said, info: it proves nothing here);
+* ``passes-head``: passes at HEAD, skipped or absent without the fix.
 """
 
 from __future__ import annotations
@@ -32,6 +36,9 @@ class Row:
     outcomes: dict[str, str | None]
     verdict: str = ""
     detail: str = ""  # the first error line, where the row is a file that did not load
+    skip_reason: str = ""  # why it was skipped at HEAD, where the runner says
+    # column → the first error line, where the file did not load there (each of its tests errors)
+    unloaded: dict[str, str] = field(default_factory=dict)
     flaky_in: list[str] = field(default_factory=list)
 
 
@@ -69,6 +76,10 @@ def build_rows(
             err = run.cells.get(row.runner)
             if err is not None and row.file in err.errors and not row.detail:
                 row.detail = err.errors[row.file]
+            if err is not None and row.file in err.errors and row.nodeid not in err.outcomes:
+                row.unloaded[run.column] = err.errors[row.file]
+            if run.column == "head" and err is not None and row.nodeid in err.skips:
+                row.skip_reason = err.skips[row.nodeid]
     return sorted(nodes.values(), key=lambda r: (not r.changed, r.file, r.nodeid))
 
 
@@ -123,6 +134,11 @@ def judge(row: Row) -> str:
     unusable = o.get("source") == "error" and (
         with_source == "error" or (with_source is None and row.origin == "source")
     )
+    # The source's version of a file the pick carries in its own version, where it does not load
+    # at HEAD at all (a helper module HEAD lacks, another major version's API): one finding for
+    # the file (section.py), and its tests judged by the pick's version, which ran.
+    if source_file_unloaded(row):
+        with_source = None
     if row.origin != "pick" and with_source in FAILING and head not in FAILING and not unusable:
         return "source-test-fails-head"  # the source's version of the test, at HEAD
     if head is None:
@@ -138,3 +154,9 @@ def judge(row: Row) -> str:
     if without == "passed":
         return "passes-both"
     return "passes-head"
+
+
+def source_file_unloaded(row: Row) -> bool:
+    """Whether the source's version of the row's file, put at HEAD beside the pick's own, did not
+    load there (its tests give no outcome of their own: every one errors with the file)."""
+    return row.origin == "both" and "head_source_tests" in row.unloaded

@@ -77,3 +77,47 @@ def test_go_test_json_proves_the_fix(run_cli, tmp_path):
         "clamp_test.go::TestHi": "proves-fix",
         "clamp_test.go::TestLo": "passes-both",
     }
+
+
+def _skipped(run_cli, repo: Path, nodeid: str) -> tuple[dict, list[dict]]:
+    code, out, err = run_cli(
+        "tests", "release..backport", "--source", "main", "--repo", str(repo), "--format", "json"
+    )
+    assert code == 0, err
+    section = json.loads(out)["sections"][0]
+    row = next(t for t in section["data"]["tests"] if t["nodeid"] == nodeid)
+    said = [f for f in section["findings"] if f["kind"] == "changed-test-skipped"]
+    return row, said
+
+
+def test_cargo_an_ignored_test_of_the_fix_is_said_with_its_reason(run_cli, tmp_path):
+    if shutil.which("cargo") is None:
+        pytest.skip("cargo is not installed here")
+    repo = tmp_path / "crate"
+    ignored = RS_HI.replace("#[test]\nfn hi", '#[test]\n#[ignore = "only on Windows"]\nfn hi')
+    _backport(
+        repo,
+        {"Cargo.toml": CARGO, "src/lib.rs": RS_BUG, "tests/it.rs": RS_LO},
+        {"src/lib.rs": RS_FIX, "tests/it.rs": ignored},
+    )
+    row, said = _skipped(run_cli, repo, "tests/it.rs::hi")
+    assert row["verdict"] == "skipped" and row["skip_reason"] == "only on Windows"
+    assert len(said) == 1 and "only on Windows" in said[0]["detail"]
+
+
+def test_go_a_skipped_test_of_the_fix_is_said_with_its_reason(run_cli, tmp_path):
+    if shutil.which("go") is None:
+        pytest.skip("go is not installed here")
+    repo = tmp_path / "module"
+    skipped = GO_HI.replace(
+        "func TestHi(t *testing.T) {\n",
+        'func TestHi(t *testing.T) {\n\tt.Skip("only on Windows")\n',
+    )
+    _backport(
+        repo,
+        {"go.mod": GO_MOD, "clamp.go": GO_BUG, "clamp_test.go": GO_LO},
+        {"clamp.go": GO_FIX, "clamp_test.go": skipped},
+    )
+    row, said = _skipped(run_cli, repo, "clamp_test.go::TestHi")
+    assert row["verdict"] == "skipped" and row["skip_reason"] == "only on Windows"
+    assert len(said) == 1 and "only on Windows" in said[0]["detail"]

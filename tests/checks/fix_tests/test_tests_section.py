@@ -4,6 +4,7 @@ environment built from the project's pyproject.toml, held to plain pytest runs m
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 
 from harness.testing import fix_repo
 from harness.testing.network import need_index
-from harness.testing.pytest_truth import plain_pytest
+from harness.testing.pytest_truth import plain_checkout, plain_pytest
 
 
 @pytest.fixture(scope="module")
@@ -191,3 +192,124 @@ def test_a_pick_of_a_merged_prs_first_commit_names_the_commit_it_lacks(run_cli, 
     gap = [f for f in section["findings"] if f["kind"] == "test-gap-pinned"]
     assert gap and "tests/test_ops.py::test_hi" in gap[0]["title"] and fix[:10] in gap[0]["title"]
     assert any(f"cherry-pick -x {fix[:8]}" in c["action"] for c in doc["causes"])
+
+
+def test_a_fix_whose_only_test_is_skipped_here_says_so(run_cli, tmp_path):
+    """pytest 8.0.x's backport of #12024: the fix's one new test runs on Windows only. Every column
+    skips it; the section says the changed test was skipped at HEAD (with pytest's own reason, as
+    ``pytest -rs`` prints it) instead of calling it a test that passes without the fix."""
+    need_index()
+    from harness.testing.repos import RepoBuilder
+
+    skipped = (
+        "import sys\n\nimport pytest\n\n"
+        + fix_repo.TEST_BASE
+        + '\n\n@pytest.mark.skipif(sys.platform != "win32", reason="only on Windows")\n'
+        + "def test_hi():\n    assert clamp(50, 0, 9) == 9\n"
+        + "\n\ndef test_room(tmp_path):\n    pytest.skip(f'no room in {tmp_path}/x')\n"
+    )
+    b = RepoBuilder(tmp_path / "repo")
+    b.commit(
+        "init",
+        {
+            "pyproject.toml": fix_repo.PYPROJECT,
+            "src/calc/__init__.py": "",
+            "src/calc/ops.py": fix_repo.OPS_BUG,
+            "tests/test_ops.py": fix_repo.TEST_BASE,
+        },
+    )
+    b.branch("release")
+    fix = b.commit(
+        "Clamp to hi on Windows (#9)",
+        {"src/calc/ops.py": fix_repo.OPS_C1, "tests/test_ops.py": skipped},
+    )
+    b.checkout("release")
+    b.branch("backport")
+    b.checkout("backport")
+    b.cherry_pick(fix, "-x")
+    code, out, err = run_cli(
+        "tests", "release..backport", "--source", "main", "--repo", str(b.path), "--format", "json"
+    )
+    assert code == 0, err
+    section = json.loads(out)["sections"][0]
+    rows = {t["nodeid"]: t for t in section["data"]["tests"]}
+    new = rows["tests/test_ops.py::test_hi"]
+    assert new["verdict"] == "skipped" and new["changed"]
+    assert set(new["outcomes"].values()) == {"skipped"}
+    # plain pytest in the same tree: its -rs line gives the reason the report keeps
+    tree = tmp_path / "plain"
+    plain_checkout(b.path, "backport", tree)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-rs", "-p", "no:cacheprovider", "tests/test_ops.py"],
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(tree / "src"), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+        timeout=300,
+    )
+    line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("SKIPPED [1]"))
+    assert line.endswith(": " + new["skip_reason"]) and new["skip_reason"] == "only on Windows"
+    said = {
+        f["title"].split()[3]: f for f in section["findings"] if f["kind"] == "changed-test-skipped"
+    }
+    assert sorted(said) == ["tests/test_ops.py::test_hi", "tests/test_ops.py::test_room"]
+    assert "only on Windows" in said["tests/test_ops.py::test_hi"]["detail"]
+    none = next(f for f in section["findings"] if f["kind"] == "no-test-proves-fix")
+    assert none["detail"] == "of 2 changed test(s): 2 skipped (at HEAD: not run here)"
+    assert "2 changed skipped at head" in section["summary"]
+    # a reason naming the run's own folder names a placeholder: the same run, the same bytes
+    room = rows["tests/test_ops.py::test_room"]["skip_reason"]
+    assert room.startswith("no room in <tmp>/") and room.endswith("/x"), room
+    assert "skip_reason" not in rows["tests/test_ops.py::test_lo"]
+
+
+def test_a_source_test_file_that_cannot_load_at_head_is_one_finding(run_cli, tmp_path):
+    """urllib3 1.26.x's pick of #3435: the source's test_https.py imports a helper module main has
+    and the release lacks, so beside HEAD it does not load; the pick carries its own version of
+    the file, which runs. Before, each of its 227 tests was a P1 source-test-fails-head (the gate
+    blocked on one import); now the file is one info finding and its tests are judged by the
+    pick's version: the fix's test proves it."""
+    need_index()
+    from harness.testing.repos import RepoBuilder
+
+    b = RepoBuilder(tmp_path / "repo")
+    b.commit(
+        "init",
+        {
+            "pyproject.toml": fix_repo.PYPROJECT,
+            "src/calc/__init__.py": "",
+            "src/calc/ops.py": fix_repo.OPS_BUG,
+            "tests/test_ops.py": fix_repo.TEST_BASE,
+        },
+    )
+    b.branch("release")
+    b.commit("Add a formatting helper", {"src/calc/fmt.py": "def show(x):\n    return str(x)\n"})
+    fix = b.commit(
+        "Clamp to hi (#9)",
+        {
+            "src/calc/ops.py": fix_repo.OPS_C1,
+            "tests/test_ops.py": "from calc.fmt import show  # noqa: F401\n" + fix_repo.TEST_C1,
+        },
+    )
+    b.checkout("release")
+    b.branch("backport")
+    b.checkout("backport")
+    b.commit(
+        f"[release] Clamp to hi (#9)\n\n(cherry picked from commit {fix})",
+        {"src/calc/ops.py": fix_repo.OPS_C1, "tests/test_ops.py": fix_repo.TEST_C1},
+    )
+    code, out, err = run_cli(
+        "tests", "release..backport", "--source", "main", "--repo", str(b.path), "--format", "json"
+    )
+    section = json.loads(out)["sections"][0]
+    assert code == 0, err
+    assert _verdicts(section) == {
+        "tests/test_ops.py::test_hi": "proves-fix",
+        "tests/test_ops.py::test_lo": "passes-both",
+    }
+    rows = {t["nodeid"]: t for t in section["data"]["tests"]}
+    assert rows["tests/test_ops.py::test_hi"]["outcomes"]["head_source_tests"] == "error"
+    said = [f for f in section["findings"] if f["kind"] == "source-tests-not-loading"]
+    assert len(said) == 1 and "tests/test_ops.py" in said[0]["title"]
+    assert "No module named 'calc.fmt'" in said[0]["detail"]
+    assert not [f for f in section["findings"] if f["severity"] == "P1"]

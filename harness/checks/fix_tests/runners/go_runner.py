@@ -27,6 +27,7 @@ NAME = "go"
 USES_PYTHON = False
 _TEST_FN = re.compile(rb"^func\s+(Test[A-Za-z0-9_]*)\s*\(")
 _STATUS = {"pass": "passed", "fail": "failed", "skip": "skipped"}
+_LOCATION = re.compile(r"^[\w.-]+\.go:\d+: ")  # t.Skip's "clamp_test.go:12: " before its words
 
 
 def configure(read: Reader, listing: Sequence[str]) -> list[str]:
@@ -99,6 +100,7 @@ def _owners(tree: Path, files: Sequence[str]) -> dict[str, str]:
 def _read(said: str, owner: dict[str, str], cell: Cell) -> str:
     """Outcomes from the JSON events; returns the first build error line, if the build failed."""
     build = ""
+    said_last: dict[str, str] = {}  # a test's last line of its own output (a skip's reason)
     for line in said.splitlines():
         if not line.startswith("{"):
             if not build and (": " in line and ".go:" in line):
@@ -110,8 +112,14 @@ def _read(said: str, owner: dict[str, str], cell: Cell) -> str:
             continue
         test = ev.get("Test")
         action = ev.get("Action")
+        if test and action == "output":
+            text = str(ev.get("Output", "")).strip()
+            if text and not text.startswith(("=== ", "--- ")):
+                said_last[test] = _LOCATION.sub("", text, count=1)
         if test and action in _STATUS and "/" not in test and test in owner:
             cell.outcomes[f"{owner[test]}::{test}"] = _STATUS[action]
+            if action == "skip":
+                cell.skips[f"{owner[test]}::{test}"] = said_last.get(test, "skipped")[:200]
         elif not test and action == "output" and "[build failed]" in str(ev.get("Output", "")):
             build = build or "build failed"
     return build

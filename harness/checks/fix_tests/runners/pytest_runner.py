@@ -10,6 +10,7 @@ import ast
 import configparser
 import fnmatch
 import json
+import os
 import posixpath
 import time
 from collections.abc import Mapping, Sequence
@@ -193,6 +194,7 @@ def run(tree: Path, files: Sequence[str], nodeids: Sequence[str] | None, ctx: Ru
         alone = _run_once(tree, [f], None, ctx)
         merged.outcomes.update(alone.outcomes)
         merged.errors.update(alone.errors)
+        merged.skips.update(alone.skips)
         merged.proofs.update(alone.proofs)
         merged.notes += alone.notes
         merged.seconds += alone.seconds
@@ -243,9 +245,28 @@ def _run_once(
         cell.problem = "pytest's report could not be read"
         return cell
     cell.outcomes = {str(k): str(v) for k, v in data.get("outcomes", {}).items()}
+    places = _places(tree, ctx.home)
+    cell.skips = {str(k): _scrub(str(v), places)[:200] for k, v in data.get("skips", {}).items()}
     for err in data.get("collection_errors", []):
-        cell.errors[str(err.get("nodeid", "."))] = str(err.get("message", ""))[:300]
+        message = _scrub(str(err.get("message", "")), places)
+        cell.errors[str(err.get("nodeid", "."))] = message[:300]
     cell.proofs = data.get("module_proofs", {})
     if proc.returncode == 4:
         cell.problem = "pytest usage error (exit 4): " + last_line(output_text(proc))
     return cell
+
+
+def _places(tree: Path, home: Path) -> list[tuple[str, str]]:
+    """The run's own folders as its messages may name them (the cell's folder is new each run, a
+    tree's is this machine's), longest first: what ``_scrub`` writes in their place."""
+    out = {str(home): "<tmp>", str(tree): "<tree>"}
+    for path, name in list(out.items()):
+        out.setdefault(os.path.realpath(path), name)
+    return sorted(out.items(), key=lambda kv: -len(kv[0]))
+
+
+def _scrub(text: str, places: Sequence[tuple[str, str]]) -> str:
+    """A skip reason or error line without the run's own paths: the same run, the same report."""
+    for path, name in places:
+        text = text.replace(path, name)
+    return text
