@@ -2,13 +2,16 @@
 ``harness/infra/process.py`` with a timeout, a clean environment and no input, said on ``log``
 first, and on failure an ``EnvError`` that keeps what the step printed.
 
-``EnvError``'s message is one line (which step, its exit code, its last line): the tests section
+``EnvError``'s message is one line (which step, its exit code, and the installer's own error line
+— uv's first ``error:``, pip's last ``ERROR:``, else the last line — with uv's hint of why the
+failing package was wanted, where it gives one): the tests section
 shows it in its ``env-error`` cells. A caller that wants more (the engines show the output's tail,
 and read pip's "no matching distribution" as the user's input) reads ``output``.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 from harness.errors import HarnessError
@@ -62,9 +65,27 @@ def run_step(argv: Sequence[str], what: str, *, timeout: float, log: Log | None 
     if proc.returncode != 0:
         lines = [ln.strip() for ln in said.splitlines() if ln.strip()]
         raise EnvError(
-            f"{what} exited {proc.returncode}: " + (lines[-1][:300] if lines else ""),
+            f"{what} exited {proc.returncode}: " + headline(lines)[:300],
             argv=argv,
             returncode=proc.returncode,
             output=said,
         )
     return said
+
+
+_UV_ERROR = re.compile(r"^error: (?!subprocess-exited-with-error)\S")
+_PIP_ERROR = re.compile(r"^ERROR: \S")
+_WANTED_BY = re.compile(r"^hint: (.* was included because .*)$")
+
+
+def headline(lines: Sequence[str]) -> str:
+    """What an installer's output says went wrong, in one line: uv's first ``error:`` (the
+    package that failed; its last line is a generic hint), pip's last ``ERROR:``, else the last
+    line; with uv's hint of why the failing package was wanted."""
+    said = next((ln for ln in lines if _UV_ERROR.match(ln)), None)
+    if said is None:
+        said = next((ln for ln in reversed(lines) if _PIP_ERROR.match(ln)), None)
+    if said is None:
+        return lines[-1] if lines else ""
+    why = next((m.group(1) for ln in lines if (m := _WANTED_BY.match(ln))), None)
+    return said + (f"; {why}" if why else "")

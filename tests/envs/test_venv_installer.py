@@ -111,3 +111,62 @@ def test_a_step_past_its_time_or_that_cannot_start_is_an_env_error(tmp_path):
     with pytest.raises(EnvError, match=r"^missing: ") as absent:
         run_step([str(tmp_path / "no-such-program")], "missing", timeout=10)
     assert absent.value.returncode is None
+
+
+def _failing_sdist(wheels: Path) -> None:
+    """``b-0.1.tar.gz``, whose in-tree build backend fails as a package needing a system library
+    does (gssapi without krb5-config), and a wheel of ``a``, which depends on ``b``."""
+    import io
+    import tarfile
+    import zipfile
+
+    backend = (
+        "import sys\n\n\ndef get_requires_for_build_wheel(config_settings=None):\n"
+        "    sys.stderr.write('/bin/sh: 1: krb5-config: not found\\n')\n"
+        "    raise RuntimeError(\"Command 'krb5-config --libs gssapi' returned 127\")\n\n\n"
+        "get_requires_for_build_sdist = get_requires_for_build_wheel\n"
+        "build_wheel = build_sdist = get_requires_for_build_wheel\n"
+    )
+    files = {
+        "b-0.1/pyproject.toml": '[build-system]\nrequires = []\nbuild-backend = "broken"\n'
+        'backend-path = ["."]\n\n[project]\nname = "b"\nversion = "0.1"\n',
+        "b-0.1/broken.py": backend,
+        "b-0.1/PKG-INFO": "Metadata-Version: 2.1\nName: b\nVersion: 0.1\n",
+    }
+    with tarfile.open(wheels / "b-0.1.tar.gz", "w:gz") as tar:
+        for name, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    meta = "Metadata-Version: 2.1\nName: a\nVersion: 0.1\nRequires-Dist: b\n"
+    wheel = "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    with zipfile.ZipFile(wheels / "a-0.1-py3-none-any.whl", "w") as zf:
+        zf.writestr("a/__init__.py", "")
+        zf.writestr("a-0.1.dist-info/METADATA", meta)
+        zf.writestr("a-0.1.dist-info/WHEEL", wheel)
+        zf.writestr("a-0.1.dist-info/RECORD", "")
+
+
+@pytest.mark.parametrize("name", INSTALLERS)
+def test_a_package_that_fails_to_build_is_named_not_the_installers_last_hint(name, tmp_path):
+    """keystoneauth's test requirements on a machine without Kerberos headers: uv's last line is a
+    generic hint ("Build failures usually indicate a problem with the package or the build
+    environment"); the one line says which package failed and, from uv, why it was wanted."""
+    using = _using(name)
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    _failing_sdist(wheels)
+    python = venv.create(tmp_path / "env", sys.executable, using=using)
+    with pytest.raises(EnvError) as caught:
+        installer.install(python, ["--no-index", "--find-links", str(wheels), "a"], using=using)
+    said, last = str(caught.value), caught.value.output.strip().splitlines()[-1].strip()
+    assert "\n" not in said
+    if name == "uv":
+        assert last.startswith("hint: Build failures usually") and last not in said
+        assert said.startswith("uv pip install exited 1: error: Failed to build `b==0.1`")
+        assert "`b` (v0.1) was included because `a` (v0.1) depends on `b`" in said
+    else:  # pip ends on its own error line: that one
+        assert said == f"pip install exited 1: {last}" and last.startswith(
+            "ERROR: Failed to build 'b'"
+        )
