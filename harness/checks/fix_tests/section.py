@@ -131,7 +131,10 @@ def summary_line(run: TestsRun, counts: Counter[str]) -> str:
     proving = [r.nodeid for r in run.rows if r.verdict == "proves-fix"]
     if run.lanes is not None and run.lanes.names and proving:
         names = sorted({x for n in proving for x in run.lanes.nodes.get(n, [])})
-        line += f" · lanes: proving test(s) in {', '.join(names[:4]) or 'no lane'}"
+        # Where some CI runs were not read as lanes (a plain pytest, tox, make), "no lane" would
+        # say more than was read: none of the lanes read.
+        none = "no lane" if run.lanes.complete else "none of the lanes read (not every CI run is one)"
+        line += f" · lanes: proving test(s) in {', '.join(names[:4]) or none}"
     return line
 
 

@@ -313,3 +313,52 @@ def test_a_source_test_file_that_cannot_load_at_head_is_one_finding(run_cli, tmp
     assert len(said) == 1 and "tests/test_ops.py" in said[0]["title"]
     assert "No module named 'calc.fmt'" in said[0]["detail"]
     assert not [f for f in section["findings"] if f["severity"] == "P1"]
+
+
+@pytest.mark.parametrize("tox", [False, True])
+def test_proving_tests_in_no_lane_is_said_only_where_every_ci_run_was_read(run_cli, tmp_path, tox):
+    """aiohttp 3.12: its one marker lane is `pytest -m dev_mode`, its main runs go through make and
+    a plain pytest. Its proving tests are in no lane read, which does not make them unrun: the
+    summary says "none of the lanes read", and no finding; where every run is a lane, "no lane"
+    and the P2 finding."""
+    need_index()
+    from harness.testing.repos import RepoBuilder
+
+    steps = "      - run: python -m pytest -m slow tests\n" + (
+        "      - run: tox -e py\n" if tox else ""
+    )
+    workflow = (
+        "name: ci\non: [push]\njobs:\n  unit:\n    runs-on: ubuntu-latest\n    steps:\n" + steps
+    )
+    b = RepoBuilder(tmp_path / "repo")
+    b.commit(
+        "init",
+        {
+            "pyproject.toml": fix_repo.PYPROJECT,
+            "src/calc/__init__.py": "",
+            "src/calc/ops.py": fix_repo.OPS_BUG,
+            "tests/test_ops.py": fix_repo.TEST_BASE,
+            ".github/workflows/ci.yml": workflow,
+        },
+    )
+    b.branch("release")
+    fix = b.commit(
+        "Clamp to hi (#9)",
+        {"src/calc/ops.py": fix_repo.OPS_C1, "tests/test_ops.py": fix_repo.TEST_C1},
+    )
+    b.checkout("release")
+    b.branch("backport")
+    b.checkout("backport")
+    b.cherry_pick(fix, "-x")
+    code, out, err = run_cli(
+        "tests", "release..backport", "--source", "main", "--repo", str(b.path), "--format", "json"
+    )
+    section = json.loads(out)["sections"][0]
+    assert _verdicts(section)["tests/test_ops.py::test_hi"] == "proves-fix", err
+    found = [f for f in section["findings"] if f["kind"] == "proving-test-in-no-lane"]
+    if tox:
+        assert "lanes: proving test(s) in none of the lanes read" in section["summary"]
+        assert not found and code == 0
+    else:
+        assert section["summary"].endswith("lanes: proving test(s) in no lane")
+        assert found and found[0]["severity"] == "P2"
