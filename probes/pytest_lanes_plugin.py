@@ -37,11 +37,13 @@ def _matcher(marks: list[Any]) -> Any:
     """What ``-m`` matches against: MarkMatcher (pytest ≥ 8.3, keyword args) or mark names."""
     try:
         from _pytest.mark import MarkMatcher
-
+    except ImportError:
+        MarkMatcher = None  # noqa: N806
+    if MarkMatcher is not None and hasattr(MarkMatcher, "from_markers"):
         return MarkMatcher.from_markers(marks)
-    except ImportError:  # older pytest: a predicate over marker names
-        names = {m.name for m in marks}
-        return names.__contains__
+    # older pytest (7.x has a MarkMatcher without from_markers): a predicate over marker names
+    names = {m.name for m in marks}
+    return names.__contains__
 
 
 def _signature(marks: list[Any]) -> Any:

@@ -29,6 +29,8 @@ class FidelityResult:
     missing_commits: tuple[str, ...]
     sources: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (pick, its source commits)
     followups: tuple[str, ...] = ()
+    # (the pick's path, the source's path) of a file the pick carries at another path
+    renamed: tuple[tuple[str, str], ...] = ()
 
     def as_json(self) -> dict[str, list[Any]]:
         return {
@@ -36,6 +38,7 @@ class FidelityResult:
             "missing_commits": list(self.missing_commits),
             "sources": [[p, list(s)] for p, s in self.sources],
             "followups": list(self.followups),
+            "renamed": [list(pair) for pair in self.renamed],
         }
 
     @classmethod
@@ -45,8 +48,9 @@ class FidelityResult:
             picks, missing = raw["picks"], raw["missing_commits"]
             sources = tuple((str(p), tuple(map(str, s))) for p, s in raw["sources"])
             followups = raw["followups"]
-        except (TypeError, KeyError, ValueError):
+            renamed = tuple((str(p), str(s)) for p, s in raw.get("renamed", []))
+        except (TypeError, KeyError, ValueError, AttributeError):
             return None
         if not all(isinstance(x, str) for x in [*picks, *missing, *followups]):
             return None
-        return cls(tuple(picks), tuple(missing), sources, tuple(followups))
+        return cls(tuple(picks), tuple(missing), sources, tuple(followups), renamed)

@@ -47,40 +47,57 @@ def ensure_env(spec: EnvSpec, base_python: str = sys.executable) -> Env:
     with open(root / f"{key}.lock", "a+") as lock:
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
         python = venv.python_in(target)
-        if _ready(target, spec):
+        meta = _marker(target)
+        if _ready(target, meta, spec):
             os.utime(target / MARKER)  # recently used: gc keeps it
-            return Env(str(python), "reused", key, _installer_of(target))
+            return Env(
+                str(python),
+                "reused",
+                key,
+                str(meta.get("installer", "")),
+                str(meta.get("note", "")),
+            )
         shutil.rmtree(target, ignore_errors=True)  # half-built by a killed run, or stale
-        installer = _build(spec, base_python, target)
-        return Env(str(python), "built", key, installer)
+        installer, note = _build(spec, base_python, target)
+        return Env(str(python), "built", key, installer, note)
 
 
-def _ready(target: Path, spec: EnvSpec) -> bool:
+def _marker(target: Path) -> dict[str, object]:
     try:
         meta = json.loads((target / MARKER).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return False
-    return meta.get("requirements") == spec.requirements and venv.python_in(target).exists()
+        return {}
+    return meta if isinstance(meta, dict) else {}
 
 
-def _installer_of(target: Path) -> str:
-    try:
-        return str(json.loads((target / MARKER).read_text(encoding="utf-8")).get("installer", ""))
-    except (OSError, ValueError):
-        return ""
+def _ready(target: Path, meta: dict[str, object], spec: EnvSpec) -> bool:
+    return (
+        meta.get("requirements") == spec.requirements
+        and meta.get("as_of", "") == spec.as_of
+        and venv.python_in(target).exists()
+    )
 
 
-def _build(spec: EnvSpec, base_python: str, dest: Path) -> str:
+def _build(spec: EnvSpec, base_python: str, dest: Path) -> tuple[str, str]:
     """Create the venv at ``dest`` (where it will live; the marker, written last, makes it usable)
-    and install the spec."""
+    and install the spec: what was uploaded by ``spec.as_of`` where one is given, else (or where
+    that cannot be installed: an index that gives no upload times, an old release's pins with no
+    build for this Python) the newest, said in the returned note. Returns (installer, note)."""
     using = installers.choose()
     tmp = workarea.mkdtemp("harness-env-")
     reqs = tmp / "requirements.txt"
     reqs.write_text("\n".join(spec.requirements) + "\n", encoding="utf-8")
+    limit = installers.as_of_args(using, spec.as_of) if spec.as_of else []
+    note = "" if limit is not None else f"packages not limited to {spec.as_of}: {_NO_LIMIT}"
     try:
-        # pip's venv keeps pip (and what ensurepip brings) in the environment, as it always had
-        py = venv.create(dest, base_python, using=using, with_pip=True, timeout=BUILD_TIMEOUT_S)
-        installers.install(py, ["-r", str(reqs)], using=using, timeout=BUILD_TIMEOUT_S)
+        try:
+            _fill(dest, base_python, using, ["-r", str(reqs), *(limit or [])])
+        except EnvError as exc:
+            if not limit:
+                raise
+            note = f"packages as of {spec.as_of} could not be installed ({exc}): the newest were"
+            shutil.rmtree(dest, ignore_errors=True)
+            _fill(dest, base_python, using, ["-r", str(reqs)])
     except BaseException:
         shutil.rmtree(dest, ignore_errors=True)
         raise
@@ -88,9 +105,24 @@ def _build(spec: EnvSpec, base_python: str, dest: Path) -> str:
         shutil.rmtree(tmp, ignore_errors=True)
     (dest / MARKER).write_text(
         json.dumps(
-            {"requirements": spec.requirements, "sources": spec.sources, "installer": using.name},
+            {
+                "requirements": spec.requirements,
+                "sources": spec.sources,
+                "installer": using.name,
+                "as_of": spec.as_of,
+                "note": note,
+            },
             sort_keys=True,
         ),
         encoding="utf-8",
     )
-    return using.name
+    return using.name, note
+
+
+_NO_LIMIT = "this pip has no --uploaded-prior-to (install uv, or a newer pip, for it)"
+
+
+def _fill(dest: Path, base_python: str, using: installers.Installer, args: list[str]) -> None:
+    # pip's venv keeps pip (and what ensurepip brings) in the environment, as it always had
+    py = venv.create(dest, base_python, using=using, with_pip=True, timeout=BUILD_TIMEOUT_S)
+    installers.install(py, args, using=using, timeout=BUILD_TIMEOUT_S)

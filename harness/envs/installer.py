@@ -10,6 +10,7 @@ installs a list of requirements from a folder of wheels only, resolving nothing 
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import sys
@@ -76,6 +77,30 @@ def install(
     """Install ``args`` into the environment of ``python``; ``EnvError`` when it fails."""
     what = "uv pip install" if using.name == "uv" else "pip install"
     run_step(using.install_argv(python, args), what, timeout=timeout, log=log)
+
+
+def as_of_args(using: Installer, as_of: str) -> list[str] | None:
+    """The install arguments that leave out what was uploaded after ``as_of`` (uv's
+    ``--exclude-newer``, pip's ``--uploaded-prior-to``); None where this pip has no such option."""
+    if using.name == "uv":
+        return ["--exclude-newer", as_of]
+    return ["--uploaded-prior-to", as_of] if _pip_limits_dates() else None
+
+
+@functools.cache
+def _pip_limits_dates() -> bool:
+    """Whether the harness's pip takes ``--uploaded-prior-to`` (a recent pip's option)."""
+    try:
+        proc = process.run(
+            process.own_module("pip", "install", "--help"),
+            stdout=process.PIPE,
+            stderr=process.DEVNULL,
+            stdin=process.DEVNULL,
+            timeout=60,
+        )
+    except (OSError, process.TimeoutExpired):
+        return False
+    return b"--uploaded-prior-to" in (proc.stdout or b"")
 
 
 def install_offline(

@@ -23,6 +23,7 @@ class Env:
     how: str  # "own" | "given" (--python) | "built" | "reused"
     key: str = ""  # a built environment's spec key
     installer: str = ""
+    note: str = ""  # what a built one holds other than its spec asked (the newest packages)
 
     def fingerprint(self, store: Store | None = None) -> str:
         """What results run with this interpreter are keyed by (``store``: where an interpreter's

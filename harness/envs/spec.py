@@ -41,13 +41,45 @@ class EnvSpec:
     dropped: list[str] = field(default_factory=list)  # lines not installed, with the reason
     digests: dict[str, str] = field(default_factory=dict)  # file → sha256 of its content
     project: str | None = None  # the project's own name (never installed: its tree is on the path)
+    # Only distributions uploaded before this UTC time ("2025-05-02T10:11:12Z"; "": the newest):
+    # what the project's CI installed then, the same on every later run.
+    as_of: str = ""
 
     def key(self, python_version: str) -> str:
         """What an environment built from this spec is a function of."""
-        blob = json.dumps(
-            [sorted(self.requirements), self.digests, python_version], sort_keys=True
-        ).encode()
+        parts: list[Any] = [sorted(self.requirements), self.digests, python_version]
+        blob = json.dumps(parts + ([self.as_of] if self.as_of else []), sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()[:20]
+
+
+AS_OF_ENV = "HARNESS_ENV_AS_OF"
+
+
+def as_of(committer_time: int, dated: bool = True) -> str:
+    """The upload time an environment is limited to: HEAD's commit time (UTC), unless
+    ``HARNESS_ENV_AS_OF`` says ``newest`` (no limit) or names a date or time of its own; "" for
+    a commit git could not date."""
+    import datetime as dt
+    import os
+
+    from harness.errors import UsageError
+
+    told = os.environ.get(AS_OF_ENV, "").strip()
+    if told == "newest":
+        return ""
+    if told and told != "head":
+        try:
+            when = dt.datetime.fromisoformat(told.replace("Z", "+00:00"))
+        except ValueError:
+            raise UsageError(
+                f"{AS_OF_ENV}={told!r}: expected head, newest, or a date (2025-05-02) or time"
+            ) from None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=dt.timezone.utc)
+        return when.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if not dated or committer_time <= 0:
+        return ""
+    return dt.datetime.fromtimestamp(committer_time, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def norm(name: str) -> str:

@@ -76,16 +76,19 @@ def run_step(argv: Sequence[str], what: str, *, timeout: float, log: Log | None 
 _UV_ERROR = re.compile(r"^error: (?!subprocess-exited-with-error)\S")
 _PIP_ERROR = re.compile(r"^ERROR: \S")
 _WANTED_BY = re.compile(r"^hint: (.* was included because .*)$")
+_BECAUSE = re.compile(r"^(?:cause: |╰─▶ )(Because .*)$")  # uv's reason a resolution failed
 
 
 def headline(lines: Sequence[str]) -> str:
     """What an installer's output says went wrong, in one line: uv's first ``error:`` (the
-    package that failed; its last line is a generic hint), pip's last ``ERROR:``, else the last
-    line; with uv's hint of why the failing package was wanted."""
+    package that failed; its last line is a generic hint) with its reason where a resolution
+    failed, pip's last ``ERROR:``, else the last line; with uv's hint of why the failing package
+    was wanted."""
     said = next((ln for ln in lines if _UV_ERROR.match(ln)), None)
     if said is None:
         said = next((ln for ln in reversed(lines) if _PIP_ERROR.match(ln)), None)
     if said is None:
         return lines[-1] if lines else ""
+    because = next((m.group(1) for ln in lines if (m := _BECAUSE.match(ln))), None)
     why = next((m.group(1) for ln in lines if (m := _WANTED_BY.match(ln))), None)
-    return said + (f"; {why}" if why else "")
+    return said + "".join(f"; {x}" for x in (because, why) if x)

@@ -4,6 +4,7 @@ with pip: what the spec names is importable, what it does not is not, and the ke
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -67,3 +68,83 @@ def test_an_environment_is_built_with_each_installer(installer, tmp_path, monkey
     marker = json.loads((Path(env.python).parent.parent / MARKER).read_text())
     assert marker["requirements"] == spec.requirements
     assert ensure_env(spec).how == "reused"
+
+
+def _version(python: str, dist: str) -> str:
+    probe = f"import importlib.metadata as m; print(m.version({dist!r}))"
+    return subprocess.run([python, "-c", probe], capture_output=True, text=True).stdout.strip()
+
+
+@pytest.mark.parametrize("installer", ["uv", "pip"])
+def test_an_environment_holds_what_was_uploaded_by_heads_date(installer, tmp_path, monkeypatch):
+    """ipython 8.x's tests import ``_pytest.python_api``, which today's pytest no longer has: the
+    newest packages break an old release's suite. Limited to HEAD's date, the environment holds
+    what its CI installed then (pytest 7.4.3 on 2023-11-14), and keeps holding it."""
+    need_index()
+    if installer == "pip":
+        monkeypatch.setenv("HARNESS_ENV_INSTALLER", "pip")
+        from harness.envs.installer import _pip_limits_dates
+
+        if not _pip_limits_dates():
+            pytest.skip("this pip has no --uploaded-prior-to")
+        # a folder of wheels or a file:// index gives no upload times: pip takes their files
+        # whatever the date (this machine's pip configuration names both)
+        monkeypatch.delenv("PIP_FIND_LINKS", raising=False)
+        monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    else:
+        from harness.envs.installer import find_uv
+
+        if find_uv() is None:
+            pytest.skip("uv is not installed here")
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    spec = _spec({"requirements-test.txt": b"pytest\n"})
+    newest = spec.key("3.11.7")
+    spec.as_of = "2023-11-14T22:13:20Z"
+    assert spec.key("3.11.7") != newest  # the date is part of what the environment is
+    env = ensure_env(spec)
+    assert env.how == "built" and env.note == ""
+    assert _version(env.python, "pytest") == "7.4.3"
+    marker = json.loads((Path(env.python).parent.parent / MARKER).read_text())
+    assert marker["as_of"] == "2023-11-14T22:13:20Z"
+    assert ensure_env(spec).how == "reused"
+
+
+def test_what_cannot_be_had_by_that_date_is_the_newest_said_in_a_note(tmp_path, monkeypatch):
+    """A requirement nothing uploaded by the date satisfies (pytest 8 came out in 2024): the
+    newest are installed, and the note says so."""
+    need_index()
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    spec = _spec({"requirements-test.txt": b"pytest>=8\n"})
+    spec.as_of = "2023-11-14T22:13:20Z"
+    env = ensure_env(spec)
+    assert int(_version(env.python, "pytest").split(".")[0]) >= 8
+    assert env.note.startswith("packages as of 2023-11-14T22:13:20Z could not be installed (")
+    assert env.note.endswith("): the newest were")
+    assert ensure_env(spec).note == env.note  # kept with the environment
+
+
+@pytest.mark.parametrize(
+    ("told", "want"),
+    [
+        ("", "2023-11-14T22:13:20Z"),
+        ("head", "2023-11-14T22:13:20Z"),
+        ("newest", ""),
+        ("2024-02-01", "2024-02-01T00:00:00Z"),
+        ("2024-02-01T12:00:00+02:00", "2024-02-01T10:00:00Z"),
+    ],
+)
+def test_the_date_is_heads_unless_told_otherwise(told, want, monkeypatch):
+    from harness.envs.spec import AS_OF_ENV, as_of
+
+    monkeypatch.setenv(AS_OF_ENV, told)
+    assert as_of(1_700_000_000) == want
+    assert as_of(0, dated=False) == ("" if told in ("", "head") else want)
+
+
+def test_a_date_that_is_none_is_refused_in_one_line(monkeypatch):
+    from harness.envs.spec import AS_OF_ENV, as_of
+    from harness.errors import UsageError
+
+    monkeypatch.setenv(AS_OF_ENV, "last tuesday")
+    with pytest.raises(UsageError, match=r"^HARNESS_ENV_AS_OF='last tuesday': expected head, "):
+        as_of(1_700_000_000)

@@ -260,8 +260,17 @@ def _check(
     gaps = tuple(c.sha for c in missing.missing) if missing is not None else ()
     sources = tuple((r.commit.sha, tuple(r.resolution.sources)) for r in results)
     later = tuple(dict.fromkeys(f.sha for f in followups if f.named))
+    renamed = tuple(
+        dict.fromkeys(
+            (f.path, f.source.path)
+            for r in results
+            for f in r.files
+            if f.status == "renamed" and f.source is not None and f.source.path != f.path
+        )
+    )
     return Checked(
-        FidelityResult(tuple(r.commit.sha for r in results), gaps, sources, later), section
+        FidelityResult(tuple(r.commit.sha for r in results), gaps, sources, later, renamed),
+        section,
     )
 
 

@@ -31,7 +31,7 @@ from harness.checks.result import Checked, FidelityResult
 from harness.columns.trees import Column
 from harness.envs import interpreter, proof
 from harness.envs.build import ensure_env
-from harness.envs.spec import read_spec
+from harness.envs.spec import as_of, read_spec
 from harness.envs.step import EnvError
 from harness.envs.version import pep440, uses_scm, version_file
 from harness.executors import Executor
@@ -71,7 +71,7 @@ def tests_check(
     base, head = repo.resolve(base), repo.resolve(head)
     sources = order_sources(repo, [s for _, srcs in fidelity.sources for s in srcs])
     with phase("tests: which tests the picks and their sources change"):
-        sel = select_tests(repo, base, head, fidelity.picks, sources)
+        sel = select_tests(repo, base, head, fidelity.picks, sources, fidelity.renamed)
     run = TestsRun(base, head, sources, sel, no_source=sources.newest is None)
     if sel.files:
         siblings = _pr_siblings(repo, source, sources.commits) if source else []
@@ -311,6 +311,8 @@ def _options(
         run.env = f"given: {python} (its own environment, not built)"
     elif needs_python:
         spec = read_spec(lambda p: repo.blob_at(run.head, p), listing)
+        head = repo.commit(run.head)
+        spec.as_of = as_of(head.committer_time, head.dated)
         run.env_notes += [f"environment: not installed: {d}" for d in spec.dropped]
         try:
             with phase("tests: the project's test environment"):
@@ -320,11 +322,14 @@ def _options(
             return None
         python, env_key = env.python, env.fingerprint()
         progress_note(f"tests: environment {env.key[:12]} {env.how}")
+        dated = f"packages as of {spec.as_of} (HEAD's commit date), " if spec.as_of else ""
         run.env = (
             f"made with {env.installer or 'pip'} from HEAD's "
             + (", ".join(spec.sources) or "nothing")
-            + f" (key {env.key[:12]}, {len(spec.requirements)} requirement(s))"
+            + f" ({dated}key {env.key[:12]}, {len(spec.requirements)} requirement(s))"
         )
+        if env.note:
+            run.env_notes.append(f"environment: {env.note}")
     extra: dict[str, str] = {}
     vfile = None
     if uses_scm(pyproject):

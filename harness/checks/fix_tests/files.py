@@ -41,6 +41,9 @@ class Selection:
     support: list[TestFile] = field(default_factory=list)  # conftest.py and the like, changed
     deleted: list[str] = field(default_factory=list)  # test files a side deleted: not run
     left_out: list[str] = field(default_factory=list)  # past MAX_FILES
+    # (source path, pick path): a source's test file the pick carries at another path (fidelity
+    # pairs them): not run beside HEAD, where the pick's own file is the same change
+    carried: list[tuple[str, str]] = field(default_factory=list)
     configs: dict[str, str] = field(default_factory=dict)  # runner → where its discovery was read
     head_listing: list[str] = field(default_factory=list, repr=False)  # every file at HEAD
 
@@ -66,10 +69,17 @@ def _changed(repo: GitRepo, shas: Sequence[str]) -> set[str]:
 
 
 def select_tests(
-    repo: GitRepo, base: str, head: str, picks: Sequence[str], sources: Sources
+    repo: GitRepo,
+    base: str,
+    head: str,
+    picks: Sequence[str],
+    sources: Sources,
+    renamed: Sequence[tuple[str, str]] = (),
 ) -> Selection:
-    """The selection of one section (paths as at HEAD, for source-only files as at the source)."""
+    """The selection of one section (paths as at HEAD, for source-only files as at the source;
+    ``renamed``: (pick path, source path) of files the pick carries at another path)."""
     sel = Selection()
+    carried_at = {src: mine for mine, src in renamed}
     pick_paths = _changed(repo, picks)
     source_paths = _changed(repo, sources.commits) if sources.commits else set()
     sel.head_listing = sorted(e.path for e in ls_tree(repo, head) if e.type == "blob")
@@ -94,6 +104,12 @@ def select_tests(
             found = found or not support
             in_pick, in_source = path in pick_paths, path in source_paths
             origin = "both" if in_pick and in_source else "pick" if in_pick else "source"
+            if origin == "source" and carried_at.get(path) in pick_paths:
+                # ipython 8.x carries main's tests/test_completer.py change in
+                # IPython/core/tests/test_completer.py: main's whole file beside 8.x would run
+                # main's other tests there (its features are not 8.x's)
+                sel.carried.append((path, carried_at[path]))
+                continue
             at = head if in_pick else str(sources.newest)
             if path not in (head_listing if in_pick else source_listing):
                 if not support:

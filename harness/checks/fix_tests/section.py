@@ -133,7 +133,9 @@ def summary_line(run: TestsRun, counts: Counter[str]) -> str:
         names = sorted({x for n in proving for x in run.lanes.nodes.get(n, [])})
         # Where some CI runs were not read as lanes (a plain pytest, tox, make), "no lane" would
         # say more than was read: none of the lanes read.
-        none = "no lane" if run.lanes.complete else "none of the lanes read (not every CI run is one)"
+        none = (
+            "no lane" if run.lanes.complete else "none of the lanes read (not every CI run is one)"
+        )
         line += f" · lanes: proving test(s) in {', '.join(names[:4]) or none}"
     return line
 
@@ -566,6 +568,12 @@ def _not_verified(run: TestsRun) -> list[str]:
             "source parent the oldest's parent (what landed between them runs too)"
         )
     out += [f"test file deleted, not run: {p}" for p in run.selection.deleted]
+    out += [
+        f"the source's {src} not run: the pick carries its change as {mine} (fidelity pairs them), "
+        "which ran at HEAD; the source's whole file beside HEAD would run tests of the source's "
+        "other changes"
+        for src, mine in run.selection.carried
+    ]
     if run.selection.left_out:
         out.append(f"{len(run.selection.left_out)} test file(s) past the cap, not run")
     for count, what in (

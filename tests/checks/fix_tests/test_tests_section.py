@@ -362,3 +362,71 @@ def test_proving_tests_in_no_lane_is_said_only_where_every_ci_run_was_read(run_c
     else:
         assert section["summary"].endswith("lanes: proving test(s) in no lane")
         assert found and found[0]["severity"] == "P2"
+
+
+def test_a_source_test_file_the_pick_carries_at_another_path_is_not_run_beside_head(
+    run_cli, tmp_path
+):
+    """ipython 8.x's pick of #14898: main moved the tests to tests/test_completer.py, 8.x keeps
+    IPython/core/tests/test_completer.py, and the pick adds the same test there (fidelity pairs the
+    files, "renamed"). Before, main's whole file ran beside HEAD as a test the pick lacks, and a
+    test of main's other features failed there: a P1. Now the pick's file runs, the source's is
+    named as not run, and the fix's test proves it."""
+    need_index()
+    from harness.testing.repos import RepoBuilder
+
+    pyproject = fix_repo.PYPROJECT.replace(
+        '\n[tool.pytest.ini_options]\ntestpaths = ["tests"]\n', ""
+    )
+    main_only = "\n\ndef test_fmt():\n    from calc.fmt import show\n\n    assert show(1) == '1'\n"
+    hi = "\n\ndef test_hi():\n    assert clamp(50, 0, 9) == 9\n"
+    b = RepoBuilder(tmp_path / "repo")
+    b.commit(
+        "init",
+        {
+            "pyproject.toml": pyproject,
+            "src/calc/__init__.py": "",
+            "src/calc/ops.py": fix_repo.OPS_BUG,
+            "src/calc/tests/test_ops.py": fix_repo.TEST_BASE,
+        },
+    )
+    b.branch("release")
+    b.remove("src/calc/tests/test_ops.py")
+    b.commit(
+        "Move the tests out of the package; show()",
+        {
+            "tests/test_ops.py": fix_repo.TEST_BASE + main_only,
+            "src/calc/fmt.py": "def show(x):\n    return str(x)\n",
+        },
+    )
+    fix = b.commit(
+        "Clamp to hi (#9)",
+        {
+            "src/calc/ops.py": fix_repo.OPS_C1,
+            "tests/test_ops.py": fix_repo.TEST_BASE + main_only + hi,
+        },
+    )
+    b.checkout("release")
+    b.branch("backport")
+    b.checkout("backport")
+    b.commit(
+        f"[release] Clamp to hi (#9)\n\n(cherry picked from commit {fix})",
+        {"src/calc/ops.py": fix_repo.OPS_C1, "src/calc/tests/test_ops.py": fix_repo.TEST_BASE + hi},
+    )
+    code, out, err = run_cli(
+        "tests", "release..backport", "--source", "main", "--repo", str(b.path), "--format", "json"
+    )
+    section = json.loads(out)["sections"][0]
+    assert code == 0, err
+    assert [f["path"] for f in section["data"]["files"]] == ["src/calc/tests/test_ops.py"]
+    assert _verdicts(section) == {
+        "src/calc/tests/test_ops.py::test_hi": "proves-fix",
+        "src/calc/tests/test_ops.py::test_lo": "passes-both",
+    }
+    assert any(
+        n.startswith(
+            "the source's tests/test_ops.py not run: the pick carries its change as "
+            "src/calc/tests/test_ops.py"
+        )
+        for n in section["not_verified"]
+    )
