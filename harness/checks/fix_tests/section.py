@@ -125,7 +125,9 @@ def summary_line(run: TestsRun, counts: Counter[str]) -> str:
     applied = [g for g in run.gaps if g.applies and not g.problem]
     if run.gaps:
         line += f" · pins: {sum(1 for g in applied if g.pinned_by)} of {len(run.gaps)} missing commit(s) pinned"
-    if run.hunks:
+    if run.hunks and not any(r.outcomes.get("head") == "passed" for r in run.rows):
+        line += " · hunks: not measured (no test passes at head)"
+    elif run.hunks:
         line += f" · hunks: {sum(1 for h in run.hunks if h.failing)} of {len(run.hunks)} needed"
     line += f" · removed strings: {len(run.strings)} still referenced"
     proving = [r.nodeid for r in run.rows if r.verdict == "proves-fix"]
@@ -507,8 +509,11 @@ def _review_findings(run: TestsRun) -> list[Finding]:
                         r.nodeid,
                     )
                 )
+    # Where no test passes at HEAD (none ran, or every one fails there), a reverted hunk can break
+    # none: "no test needs it" would be said of nothing.
+    measured = any(r.outcomes.get("head") == "passed" for r in run.rows)
     for h in run.hunks:
-        if not h.problem and not h.failing:
+        if measured and not h.problem and not h.failing:
             out.append(
                 _finding(
                     "hunk-not-needed",

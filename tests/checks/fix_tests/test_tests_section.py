@@ -430,3 +430,43 @@ def test_a_source_test_file_the_pick_carries_at_another_path_is_not_run_beside_h
         )
         for n in section["not_verified"]
     )
+
+
+def test_hunks_are_not_called_unneeded_where_no_test_passes_at_head(run_cli, tmp_path):
+    """ipython 8.x with today's pytest: its test file loads nowhere, so no test passes at HEAD. A
+    hunk reverted then fails no test, which says nothing: before, each hunk was "no test of the
+    pick needs it — reverting it alone leaves every test passing"."""
+    need_index()
+    from harness.testing.repos import RepoBuilder
+
+    broken = "import harness_no_such_module_xyz  # noqa: F401\n" + fix_repo.TEST_BASE
+    b = RepoBuilder(tmp_path / "repo")
+    b.commit(
+        "init",
+        {
+            "pyproject.toml": fix_repo.PYPROJECT,
+            "src/calc/__init__.py": "",
+            "src/calc/ops.py": fix_repo.OPS_BUG,
+            "tests/test_ops.py": broken,
+        },
+    )
+    b.branch("release")
+    fix = b.commit(
+        "Clamp to hi (#9)",
+        {
+            "src/calc/ops.py": fix_repo.OPS_C1,
+            "tests/test_ops.py": broken + "\n\ndef test_hi():\n    assert clamp(50, 0, 9) == 9\n",
+        },
+    )
+    b.checkout("release")
+    b.branch("backport")
+    b.checkout("backport")
+    b.cherry_pick(fix, "-x")
+    code, out, err = run_cli(
+        "tests", "release..backport", "--source", "main", "--repo", str(b.path), "--format", "json"
+    )
+    section = json.loads(out)["sections"][0]
+    assert set(_verdicts(section).values()) == {"env-error"}, err
+    assert section["data"]["hunks"]  # the hunk was reverted and run
+    assert not [f for f in section["findings"] if f["kind"] == "hunk-not-needed"]
+    assert "hunks: not measured (no test passes at head)" in section["summary"]
