@@ -31,6 +31,7 @@ class FidelityResult:
     followups: tuple[str, ...] = ()
     # (the pick's path, the source's path) of a file the pick carries at another path
     renamed: tuple[tuple[str, str], ...] = ()
+    same_files: tuple[str, ...] = ()  # pick paths whose ± lines equal the sources' (every pick)
 
     def as_json(self) -> dict[str, list[Any]]:
         return {
@@ -39,6 +40,7 @@ class FidelityResult:
             "sources": [[p, list(s)] for p, s in self.sources],
             "followups": list(self.followups),
             "renamed": [list(pair) for pair in self.renamed],
+            "same_files": list(self.same_files),
         }
 
     @classmethod
@@ -49,8 +51,9 @@ class FidelityResult:
             sources = tuple((str(p), tuple(map(str, s))) for p, s in raw["sources"])
             followups = raw["followups"]
             renamed = tuple((str(p), str(s)) for p, s in raw.get("renamed", []))
+            same = tuple(raw.get("same_files", []))
         except (TypeError, KeyError, ValueError, AttributeError):
             return None
-        if not all(isinstance(x, str) for x in [*picks, *missing, *followups]):
+        if not all(isinstance(x, str) for x in [*picks, *missing, *followups, *same]):
             return None
-        return cls(tuple(picks), tuple(missing), sources, tuple(followups), renamed)
+        return cls(tuple(picks), tuple(missing), sources, tuple(followups), renamed, same)

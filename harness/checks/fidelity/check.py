@@ -268,8 +268,11 @@ def _check(
             if f.status == "renamed" and f.source is not None and f.source.path != f.path
         )
     )
+    files = [f for r in results for f in r.files]
+    differ = {f.path for f in files if not (f.same and f.pick is not None and f.source)}
+    same = tuple(sorted({f.path for f in files} - differ))
     return Checked(
-        FidelityResult(tuple(r.commit.sha for r in results), gaps, sources, later, renamed),
+        FidelityResult(tuple(r.commit.sha for r in results), gaps, sources, later, renamed, same),
         section,
     )
 

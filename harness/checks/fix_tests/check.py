@@ -72,7 +72,14 @@ def tests_check(
     sources = order_sources(repo, [s for _, srcs in fidelity.sources for s in srcs])
     with phase("tests: which tests the picks and their sources change"):
         sel = select_tests(repo, base, head, fidelity.picks, sources, fidelity.renamed)
-    run = TestsRun(base, head, sources, sel, no_source=sources.newest is None)
+    run = TestsRun(
+        base,
+        head,
+        sources,
+        sel,
+        no_source=sources.newest is None,
+        same_files=frozenset(fidelity.same_files),
+    )
     if sel.files:
         siblings = _pr_siblings(repo, source, sources.commits) if source else []
         _run(repo, run, fidelity, options, executor or LocalExecutor(), siblings)

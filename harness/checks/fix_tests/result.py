@@ -35,3 +35,5 @@ class TestsRun:
     env_notes: list[str] = field(default_factory=list)
     proof_paths: list[str] = field(default_factory=list)
     no_source: bool = False  # fidelity found no source for any pick
+    # files whose ± lines fidelity found the picks carry as their sources made them
+    same_files: frozenset[str] = frozenset()

@@ -470,3 +470,74 @@ def test_hunks_are_not_called_unneeded_where_no_test_passes_at_head(run_cli, tmp
     assert section["data"]["hunks"]  # the hunk was reverted and run
     assert not [f for f in section["findings"] if f["kind"] == "hunk-not-needed"]
     assert "hunks: not measured (no test passes at head)" in section["summary"]
+
+
+def test_a_source_test_the_picks_change_does_not_touch_failing_at_head_is_p2(run_cli, tmp_path):
+    """tornado 6.4.2: master's httputil_test.py, beside 6.4, holds tests of master's header
+    validation (landed between the cookie fix's parent and the fix): they fail at HEAD, though
+    the pick carries the fix's own change identically and its test proves it. Such a failure is
+    P2 (the gate's default passes it), not P1; the test the fix touched still decides."""
+    need_index()
+    code, section = _partial_or_other(run_cli, tmp_path, partial=False)
+    verdicts = _verdicts(section)
+    assert verdicts["tests/test_ops.py::test_hi"] == "proves-fix"
+    assert verdicts["tests/test_ops.py::test_fmt"] == "source-test-fails-head"
+    said = next(f for f in section["findings"] if "test_fmt" in f["title"])
+    assert said["severity"] == "P2" and "does not touch this test" in said["detail"]
+    assert code == 0  # P2 does not block the default gate
+
+
+def test_a_source_test_of_what_a_partial_pick_lacks_stays_p1(run_cli, tmp_path):
+    """The same shape, but the pick carries only part of the fix's test change (and of its code):
+    the source's test it left out fails at HEAD, and the file is not the source's change: P1."""
+    need_index()
+    code, section = _partial_or_other(run_cli, tmp_path, partial=True)
+    assert _verdicts(section)["tests/test_ops.py::test_order"] == "source-test-fails-head"
+    said = next(f for f in section["findings"] if "test_order" in f["title"])
+    assert said["severity"] == "P1" and "does not touch" not in said["detail"]
+    assert code == 1
+
+
+def _partial_or_other(run_cli, tmp_path: Path, *, partial: bool) -> tuple[int, dict]:
+    """main: show() with its test (#8), then the fix (#9: clamp to hi and refuse lo > hi, with
+    tests); the release picks #9 whole (its file as #9 changed it), or only its first half."""
+    from harness.testing.repos import RepoBuilder
+
+    main_only = "\n\ndef test_fmt():\n    from calc.fmt import show\n\n    assert show(1) == '1'\n"
+    b = RepoBuilder(tmp_path / "repo")
+    b.commit(
+        "init",
+        {
+            "pyproject.toml": fix_repo.PYPROJECT,
+            "src/calc/__init__.py": "",
+            "src/calc/ops.py": fix_repo.OPS_BUG,
+            "tests/test_ops.py": fix_repo.TEST_BASE,
+        },
+    )
+    b.branch("release")
+    b.commit(
+        "show() (#8)",
+        {
+            "src/calc/fmt.py": "def show(x):\n    return str(x)\n",
+            "tests/test_ops.py": fix_repo.TEST_BASE + main_only,
+        },
+    )
+    whole = fix_repo.TEST_C2.replace(fix_repo.TEST_BASE, fix_repo.TEST_BASE + main_only)
+    fix = b.commit(
+        "Clamp to hi, refuse lo > hi (#9)",
+        {"src/calc/ops.py": fix_repo.OPS_C2, "tests/test_ops.py": whole},
+    )
+    b.checkout("release")
+    b.branch("backport")
+    b.checkout("backport")
+    picked = (
+        {"src/calc/ops.py": fix_repo.OPS_C1, "tests/test_ops.py": fix_repo.TEST_C1}
+        if partial
+        else {"src/calc/ops.py": fix_repo.OPS_C2, "tests/test_ops.py": fix_repo.TEST_C2}
+    )
+    b.commit(f"[release] Clamp to hi (#9)\n\n(cherry picked from commit {fix})", picked)
+    code, out, err = run_cli(
+        "tests", "release..backport", "--source", "main", "--repo", str(b.path), "--format", "json"
+    )
+    assert code in (0, 1), err
+    return code, json.loads(out)["sections"][0]
