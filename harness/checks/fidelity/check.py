@@ -258,7 +258,11 @@ def _check(
     )
     _account(section, left, len(results))
     gaps = tuple(c.sha for c in missing.missing) if missing is not None else ()
-    sources = tuple((r.commit.sha, tuple(r.resolution.sources)) for r in results)
+    # A later copy of the branch's own commit (its release notes forwarded) is no source: the
+    # section says so (forward_port), and neither do the tests section's source columns take it.
+    sources = tuple(
+        (r.commit.sha, () if r.copy_of else tuple(r.resolution.sources)) for r in results
+    )
     later = tuple(dict.fromkeys(f.sha for f in followups if f.named))
     renamed = tuple(
         dict.fromkeys(

@@ -3,7 +3,7 @@ HEAD after a merge-back, completion across the range, follow-ups not picked, rel
 
 from __future__ import annotations
 
-from harness.checks.fidelity.check import fidelity_section
+from harness.checks.fidelity.check import fidelity_check, fidelity_section
 from harness.git import GitRepo
 
 A = "".join(f"a_{i} = {i}\n" for i in range(10))
@@ -299,6 +299,10 @@ def test_a_later_copy_of_the_branchs_own_release_commit_is_info(builder):
     )
     assert p["forward_port"] == {"sha": builder.rev("main"), "of": rel, "status": "adapted"}
     assert [(f.kind, f.severity) for f in s.findings] == [("pick-release-commit", "info")]
+    # what fidelity hands on names no source either: tornado 6.4.2's "Copy 6.4.2 release notes to
+    # master" was the tests section's newest source, so master's later tests ran as the source's
+    result = fidelity_check(GitRepo(builder.path), base, "release", "main").result
+    assert result.sources == ((rel, ()),)
 
 
 def test_a_pr_title_and_an_author_date_name_the_source(builder):
