@@ -7,7 +7,8 @@ PYTHONPATH); it never imports harness. Environment:
 * ``HARNESS_PROOF_PATHS``: JSON list of tree-relative ``.py`` paths whose module origin to prove.
 
 Outcomes per node id: passed, failed, error (setup/teardown/collection), skipped (xfail included);
-a skipped test's reason as pytest gives it (``skips``, cut at 200 characters).
+a skipped test's reason as pytest gives it (``skips``, cut at 1000 characters: the harness
+writes the run's own folders as placeholders before it cuts them shorter).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import pytest
 
 _outcomes: dict[str, str] = {}
 _skips: dict[str, str] = {}
+_CUT = 1000
 _collect_errors: list[dict[str, str]] = []
 
 
@@ -46,13 +48,13 @@ def _skip_reason(report: pytest.TestReport) -> str:
     """The reason as ``pytest -rs`` words it (``only on Windows``); an xfail's as ``xfail: …``."""
     xfail = getattr(report, "wasxfail", None)
     if xfail is not None:
-        return ("xfail: " + str(xfail)).rstrip(": ")[:200]
+        return ("xfail: " + str(xfail)).rstrip(": ")[:_CUT]
     longrepr = report.longrepr
     if isinstance(longrepr, tuple) and len(longrepr) == 3:
         reason = str(longrepr[2])
-        return (reason[len("Skipped: ") :] if reason.startswith("Skipped: ") else reason)[:200]
+        return (reason[len("Skipped: ") :] if reason.startswith("Skipped: ") else reason)[:_CUT]
     lines = str(longrepr or "").strip().splitlines()
-    return lines[-1][:200] if lines else "skipped"
+    return lines[-1][:_CUT] if lines else "skipped"
 
 
 def pytest_collectreport(report: pytest.CollectReport) -> None:
@@ -61,7 +63,7 @@ def pytest_collectreport(report: pytest.CollectReport) -> None:
         _collect_errors.append(
             {
                 "nodeid": report.nodeid or ".",
-                "message": (lines[-1].strip() if lines else "collection error")[:300],
+                "message": (lines[-1].strip() if lines else "collection error")[:_CUT],
             }
         )
 

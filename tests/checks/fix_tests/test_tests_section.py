@@ -206,7 +206,7 @@ def test_a_fix_whose_only_test_is_skipped_here_says_so(run_cli, tmp_path):
         + fix_repo.TEST_BASE
         + '\n\n@pytest.mark.skipif(sys.platform != "win32", reason="only on Windows")\n'
         + "def test_hi():\n    assert clamp(50, 0, 9) == 9\n"
-        + "\n\ndef test_room(tmp_path):\n    pytest.skip(f'no room in {tmp_path}/x')\n"
+        + "\n\ndef test_room(tmp_path):\n    pytest.skip(f'no room in {tmp_path}/x nor in {tmp_path}/y')\n"
     )
     b = RepoBuilder(tmp_path / "repo")
     b.commit(
@@ -259,7 +259,8 @@ def test_a_fix_whose_only_test_is_skipped_here_says_so(run_cli, tmp_path):
     assert "2 changed skipped at head" in section["summary"]
     # a reason naming the run's own folder names a placeholder: the same run, the same bytes
     room = rows["tests/test_ops.py::test_room"]["skip_reason"]
-    assert room.startswith("no room in <tmp>/") and room.endswith("/x"), room
+    assert room.startswith("no room in <tmp>/") and room.endswith("/y"), room
+    assert "harness-" not in room and room.count("<tmp>/") == 2
     assert "skip_reason" not in rows["tests/test_ops.py::test_lo"]
 
 

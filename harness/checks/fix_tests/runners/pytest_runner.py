@@ -28,7 +28,7 @@ from harness.checks.tests_as_evidence.pytest_run import (
     tree_paths,
 )
 from harness.envs.spec import MAX_FILE, _load_toml
-from harness.infra import process
+from harness.infra import process, workarea
 
 NAME = "pytest"
 USES_PYTHON = True
@@ -258,8 +258,9 @@ def _run_once(
 
 def _places(tree: Path, home: Path) -> list[tuple[str, str]]:
     """The run's own folders as its messages may name them (the cell's folder is new each run, a
-    tree's is this machine's), longest first: what ``_scrub`` writes in their place."""
-    out = {str(home): "<tmp>", str(tree): "<tree>"}
+    tree's is this machine's, the work area holds the run's folder), longest first: what
+    ``_scrub`` writes in their place."""
+    out = {str(home): "<tmp>", str(tree): "<tree>", str(workarea.work_area()): "<work>"}
     for path, name in list(out.items()):
         out.setdefault(os.path.realpath(path), name)
     return sorted(out.items(), key=lambda kv: -len(kv[0]))
