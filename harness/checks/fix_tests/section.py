@@ -125,7 +125,7 @@ def summary_line(run: TestsRun, counts: Counter[str]) -> str:
     applied = [g for g in run.gaps if g.applies and not g.problem]
     if run.gaps:
         line += f" · pins: {sum(1 for g in applied if g.pinned_by)} of {len(run.gaps)} missing commit(s) pinned"
-    if run.hunks and not any(r.outcomes.get("head") == "passed" for r in run.rows):
+    if run.hunks and not _hunks_measured(run):
         line += " · hunks: not measured (no test passes at head)"
     elif run.hunks:
         line += f" · hunks: {sum(1 for h in run.hunks if h.failing)} of {len(run.hunks)} needed"
@@ -371,9 +371,8 @@ def _findings(run: TestsRun, about: dict[str, list[str]]) -> list[Finding]:
                 detail += f"; it passes once {commit[:10]} ({subjects[commit]}) is applied to HEAD"
             # The source's version of a file the pick carries as the sources changed it, a test
             # the change does not touch: the file differs from HEAD's by other commits of the
-            # source branch (tornado
-            # 6.4.2: master's header-validation tests, landed between the two sources). Evidence,
-            # not a proven gap: P2, unless a commit the pick lacks turns it green.
+            # source branch (a backport to an old line: tests of the source's newer features).
+            # Evidence, not a proven gap: P2, unless a commit the pick lacks turns it green.
             other = (
                 r.verdict == "source-test-fails-head"
                 and r.origin == "both"
@@ -483,18 +482,25 @@ def _unloaded_sources(run: TestsRun) -> list[Finding]:
     return out
 
 
+def _hunks_measured(run: TestsRun) -> bool:
+    """Whether some test passes at HEAD: where none does (none ran, or every one fails there), a
+    reverted hunk can break none, and "no test needs it" would be said of nothing."""
+    return any(r.outcomes.get("head") == "passed" for r in run.rows)
+
+
 def _why_none(ran: Sequence[Row]) -> str:
     """What the tests that ran did instead of proving the fix: the changed ones, where any ran."""
-    changed = [r for r in ran if r.changed] or list(ran)
-    which = "changed test(s)" if any(r.changed for r in ran) else "test(s) that ran"
-    counts = Counter(r.verdict for r in changed)
+    changed = [r for r in ran if r.changed]
+    which = "changed test(s)" if changed else "test(s) that ran"
+    rows = changed or list(ran)
+    counts = Counter(r.verdict for r in rows)
     said = {
         "passes-both": "passes-both (pass without the fix too: they do not detect it)",
         "skipped": "skipped (at HEAD: not run here)",
         "passes-head": "passes-head (no outcome, or a skip, without the fix)",
     }
     parts = [f"{n} {said.get(v, v)}" for v, n in sorted(counts.items())]
-    return f"of {len(changed)} {which}: " + "; ".join(parts)
+    return f"of {len(rows)} {which}: " + "; ".join(parts)
 
 
 def _review_findings(run: TestsRun) -> list[Finding]:
@@ -525,9 +531,7 @@ def _review_findings(run: TestsRun) -> list[Finding]:
                         r.nodeid,
                     )
                 )
-    # Where no test passes at HEAD (none ran, or every one fails there), a reverted hunk can break
-    # none: "no test needs it" would be said of nothing.
-    measured = any(r.outcomes.get("head") == "passed" for r in run.rows)
+    measured = _hunks_measured(run)
     for h in run.hunks:
         if measured and not h.problem and not h.failing:
             out.append(

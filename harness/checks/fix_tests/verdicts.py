@@ -73,13 +73,15 @@ def build_rows(
     for row in nodes.values():
         for run in runs:
             row.outcomes[run.column] = _outcome(row, run)
-            err = run.cells.get(row.runner)
-            if err is not None and row.file in err.errors and not row.detail:
-                row.detail = err.errors[row.file]
-            if err is not None and row.file in err.errors and row.nodeid not in err.outcomes:
-                row.unloaded[run.column] = err.errors[row.file]
-            if run.column == "head" and err is not None and row.nodeid in err.skips:
-                row.skip_reason = err.skips[row.nodeid]
+            got = run.cells.get(row.runner)
+            if got is None:
+                continue
+            if row.file in got.errors:
+                row.detail = row.detail or got.errors[row.file]
+                if row.nodeid not in got.outcomes:
+                    row.unloaded[run.column] = got.errors[row.file]
+            if run.column == "head" and row.nodeid in got.skips:
+                row.skip_reason = got.skips[row.nodeid]
     return sorted(nodes.values(), key=lambda r: (not r.changed, r.file, r.nodeid))
 
 
