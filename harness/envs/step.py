@@ -80,13 +80,14 @@ _BECAUSE = re.compile(r"^(?:cause: |╰─▶ )(Because .*)$")  # uv's reason a 
 
 
 def headline(lines: Sequence[str]) -> str:
-    """What an installer's output says went wrong, in one line: uv's first ``error:`` (the
-    package that failed; its last line is a generic hint) with its reason where a resolution
-    failed, pip's last ``ERROR:``, else the last line; with uv's hint of why the failing package
-    was wanted."""
-    said = next((ln for ln in lines if _UV_ERROR.match(ln)), None)
+    """What an installer's output says went wrong, in one line: pip's last ``ERROR:``, else uv's
+    first ``error:`` (the package that failed; its last line is a generic hint) with its reason
+    where a resolution failed, else the last line; with uv's hint of why the failing package was
+    wanted."""
+    # pip's own summary first (uv writes no ``ERROR:``; pip also writes ``error: <code>`` lines)
+    said = next((ln for ln in reversed(lines) if _PIP_ERROR.match(ln)), None)
     if said is None:
-        said = next((ln for ln in reversed(lines) if _PIP_ERROR.match(ln)), None)
+        said = next((ln for ln in lines if _UV_ERROR.match(ln)), None)
     if said is None:
         return lines[-1] if lines else ""
     because = next((m.group(1) for ln in lines if (m := _BECAUSE.match(ln))), None)
