@@ -39,6 +39,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
             _outcomes[nid] = "failed"
     elif report.failed:
         _outcomes[nid] = "error"  # a failing fixture, in setup or teardown
+        _skips.pop(nid, None)  # a skip followed by a teardown error is an error
     elif report.skipped and report.when == "setup":
         _outcomes[nid] = "skipped"
         _skips[nid] = _skip_reason(report)

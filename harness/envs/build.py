@@ -12,6 +12,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -93,7 +94,9 @@ def _build(spec: EnvSpec, base_python: str, dest: Path) -> tuple[str, str]:
         try:
             _fill(dest, base_python, using, ["-r", str(reqs), *(limit or [])])
         except EnvError as exc:
-            if not limit:
+            # only what the date decides (nothing by then satisfies the pins, or what there was
+            # does not build here); a network error or a timeout stays this run's error
+            if not limit or not _DATED_MISS.search(exc.output or str(exc)):
                 raise
             note = f"packages as of {spec.as_of} could not be installed ({exc}): the newest were"
             shutil.rmtree(dest, ignore_errors=True)
@@ -120,6 +123,10 @@ def _build(spec: EnvSpec, base_python: str, dest: Path) -> tuple[str, str]:
 
 
 _NO_LIMIT = "this pip has no --uploaded-prior-to (install uv, or a newer pip, for it)"
+_DATED_MISS = re.compile(
+    r"No solution found when resolving|Could not find a version that satisfies"
+    r"|No matching distribution found|ResolutionImpossible|Failed to build|Failed building wheel"
+)
 
 
 def _fill(dest: Path, base_python: str, using: installers.Installer, args: list[str]) -> None:

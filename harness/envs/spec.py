@@ -55,31 +55,39 @@ class EnvSpec:
 AS_OF_ENV = "HARNESS_ENV_AS_OF"
 
 
-def as_of(committer_time: int, dated: bool = True) -> str:
-    """The upload time an environment is limited to: HEAD's commit time (UTC), unless
-    ``HARNESS_ENV_AS_OF`` says ``newest`` (no limit) or names a date or time of its own; "" for
-    a commit git could not date."""
-    import datetime as dt
+def as_of_told() -> str:
+    """``HARNESS_ENV_AS_OF`` as set ("" or ``head``: HEAD's date)."""
     import os
+
+    told = os.environ.get(AS_OF_ENV, "").strip()
+    return "" if told == "head" else told
+
+
+def as_of(committer_time: int, dated: bool = True) -> str:
+    """The upload time an environment is limited to: the end of HEAD's commit day (UTC: every
+    commit of a day shares one environment), unless ``HARNESS_ENV_AS_OF`` says ``newest`` (no
+    limit) or names a date or time of its own; "" for a commit git could not date."""
+    import datetime as dt
 
     from harness.errors import UsageError
 
-    told = os.environ.get(AS_OF_ENV, "").strip()
+    told = as_of_told()
     if told == "newest":
         return ""
-    if told and told != "head":
+    if told:
         try:
             when = dt.datetime.fromisoformat(told.replace("Z", "+00:00"))
-        except ValueError:
+            if when.tzinfo is None:
+                when = when.replace(tzinfo=dt.timezone.utc)
+            return when.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        except (ValueError, OverflowError):
             raise UsageError(
                 f"{AS_OF_ENV}={told!r}: expected head, newest, or a date (2025-05-02) or time"
             ) from None
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=dt.timezone.utc)
-        return when.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     if not dated or committer_time <= 0:
         return ""
-    return dt.datetime.fromtimestamp(committer_time, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    day = dt.datetime.fromtimestamp(committer_time, dt.timezone.utc)
+    return day.strftime("%Y-%m-%dT23:59:59Z")
 
 
 def norm(name: str) -> str:

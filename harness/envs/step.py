@@ -63,7 +63,7 @@ def run_step(argv: Sequence[str], what: str, *, timeout: float, log: Log | None 
         raise EnvError(f"{what}: {exc.strerror or exc}", argv=argv) from None
     said = (proc.stdout or b"").decode("utf-8", "replace")
     if proc.returncode != 0:
-        lines = [ln.strip() for ln in said.splitlines() if ln.strip()]
+        lines = [ln.rstrip() for ln in said.splitlines() if ln.strip()]
         raise EnvError(
             f"{what} exited {proc.returncode}: " + headline(lines)[:300],
             argv=argv,
@@ -73,10 +73,13 @@ def run_step(argv: Sequence[str], what: str, *, timeout: float, log: Log | None 
     return said
 
 
-_UV_ERROR = re.compile(r"^error: (?!subprocess-exited-with-error)\S")
+# The installers' own lines start a line; a build's output, quoted inside, is indented. pip's
+# ``error: <code>`` lines (subprocess-exited-with-error, failed-wheel-build-for-install) name no
+# package.
+_UV_ERROR = re.compile(r"^error: (?![a-z0-9-]+$)\S")
 _PIP_ERROR = re.compile(r"^ERROR: \S")
 _WANTED_BY = re.compile(r"^hint: (.* was included because .*)$")
-_BECAUSE = re.compile(r"^(?:cause: |╰─▶ )(Because .*)$")  # uv's reason a resolution failed
+_BECAUSE = re.compile(r"^\s*(?:cause: |╰─▶ )(Because .*)$")  # uv's reason a resolution failed
 
 
 def headline(lines: Sequence[str]) -> str:
@@ -89,7 +92,7 @@ def headline(lines: Sequence[str]) -> str:
     if said is None:
         said = next((ln for ln in lines if _UV_ERROR.match(ln)), None)
     if said is None:
-        return lines[-1] if lines else ""
+        return lines[-1].strip() if lines else ""
     because = next((m.group(1) for ln in lines if (m := _BECAUSE.match(ln))), None)
     why = next((m.group(1) for ln in lines if (m := _WANTED_BY.match(ln))), None)
     return said + "".join(f"; {x}" for x in (because, why) if x)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -126,8 +127,8 @@ def test_what_cannot_be_had_by_that_date_is_the_newest_said_in_a_note(tmp_path, 
 @pytest.mark.parametrize(
     ("told", "want"),
     [
-        ("", "2023-11-14T22:13:20Z"),
-        ("head", "2023-11-14T22:13:20Z"),
+        ("", "2023-11-14T23:59:59Z"),  # the end of HEAD's commit day: a day's commits share one
+        ("head", "2023-11-14T23:59:59Z"),
         ("newest", ""),
         ("2024-02-01", "2024-02-01T00:00:00Z"),
         ("2024-02-01T12:00:00+02:00", "2024-02-01T10:00:00Z"),
@@ -141,10 +142,27 @@ def test_the_date_is_heads_unless_told_otherwise(told, want, monkeypatch):
     assert as_of(0, dated=False) == ("" if told in ("", "head") else want)
 
 
-def test_a_date_that_is_none_is_refused_in_one_line(monkeypatch):
+@pytest.mark.parametrize("told", ["last tuesday", "0001-01-01T00:00:00+01:00"])
+def test_a_date_that_is_none_is_refused_in_one_line(told, monkeypatch):
     from harness.envs.spec import AS_OF_ENV, as_of
     from harness.errors import UsageError
 
-    monkeypatch.setenv(AS_OF_ENV, "last tuesday")
-    with pytest.raises(UsageError, match=r"^HARNESS_ENV_AS_OF='last tuesday': expected head, "):
+    monkeypatch.setenv(AS_OF_ENV, told)
+    with pytest.raises(UsageError, match=rf"^HARNESS_ENV_AS_OF='{re.escape(told)}': expected "):
         as_of(1_700_000_000)
+
+
+def test_an_install_that_fails_for_another_reason_is_not_retried_with_the_newest(
+    tmp_path, monkeypatch
+):
+    """Only what the date decides falls back to the newest (no version by then, no build); a
+    requirement that cannot be read fails as it is, from the dated attempt alone."""
+    from harness.envs.build import EnvError
+
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    spec = _spec({"requirements-test.txt": b"pytest\n"})
+    spec.requirements = ["pytest ===!! not a requirement"]
+    spec.as_of = "2023-11-14T23:59:59Z"
+    with pytest.raises(EnvError) as caught:
+        ensure_env(spec)
+    assert {"--exclude-newer", "--uploaded-prior-to"} & set(caught.value.argv)

@@ -264,15 +264,15 @@ def _check(
         (r.commit.sha, () if r.copy_of else tuple(r.resolution.sources)) for r in results
     )
     later = tuple(dict.fromkeys(f.sha for f in followups if f.named))
+    # What the tests section reads of the picks' files: a forward copy is no source here either.
+    files = [f for r in results if not r.copy_of for f in r.files]
     renamed = tuple(
         dict.fromkeys(
             (f.path, f.source.path)
-            for r in results
-            for f in r.files
-            if f.status == "renamed" and f.source is not None and f.source.path != f.path
+            for f in files
+            if f.status == "renamed" and f.same and f.source is not None and f.source.path != f.path
         )
     )
-    files = [f for r in results for f in r.files]
     differ = {f.path for f in files if not (f.same and f.pick is not None and f.source)}
     same = tuple(sorted({f.path for f in files} - differ))
     return Checked(

@@ -24,6 +24,7 @@ from harness.checks.fix_tests.verdicts import (
     build_rows,
     judge,
     mark_flaky,
+    mark_unloaded,
     rerun_candidates,
 )
 from harness.checks.paths import is_test_path
@@ -31,7 +32,7 @@ from harness.checks.result import Checked, FidelityResult
 from harness.columns.trees import Column
 from harness.envs import interpreter, proof
 from harness.envs.build import ensure_env
-from harness.envs.spec import as_of, read_spec
+from harness.envs.spec import AS_OF_ENV, as_of, as_of_told, read_spec
 from harness.envs.step import EnvError
 from harness.envs.version import pep440, uses_scm, version_file
 from harness.executors import Executor
@@ -131,6 +132,7 @@ def _run(
             run.runs = run_columns(repo, columns, plan, opts, cache, executor)
         _shadowed_is_not_evidence(run.runs)
         run.rows = build_rows(run.selection.files, run.runs, _spans(repo, run.selection.files))
+        mark_unloaded(run.rows, run.selection.source_changed)
         differing = rerun_candidates(run.rows)
         with phase("tests: reruns, missing commits, hunks and lanes"):
             forks.fresh()  # a rerun looking for a flaky outcome: an interpreter of its own
@@ -329,7 +331,8 @@ def _options(
             return None
         python, env_key = env.python, env.fingerprint()
         progress_note(f"tests: environment {env.key[:12]} {env.how}")
-        dated = f"packages as of {spec.as_of} (HEAD's commit date), " if spec.as_of else ""
+        why = f"{AS_OF_ENV}" if as_of_told() else "HEAD's commit day"
+        dated = f"packages as of {spec.as_of} ({why}), " if spec.as_of and not env.note else ""
         run.env = (
             f"made with {env.installer or 'pip'} from HEAD's "
             + (", ".join(spec.sources) or "nothing")

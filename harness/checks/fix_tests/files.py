@@ -44,6 +44,7 @@ class Selection:
     # (source path, pick path): a source's test file the pick carries at another path (fidelity
     # pairs them): not run beside HEAD, where the pick's own file is the same change
     carried: list[tuple[str, str]] = field(default_factory=list)
+    source_changed: list[str] = field(default_factory=list, repr=False)  # paths the sources change
     configs: dict[str, str] = field(default_factory=dict)  # runner → where its discovery was read
     head_listing: list[str] = field(default_factory=list, repr=False)  # every file at HEAD
 
@@ -82,6 +83,7 @@ def select_tests(
     carried_at = {src: mine for mine, src in renamed}
     pick_paths = _changed(repo, picks)
     source_paths = _changed(repo, sources.commits) if sources.commits else set()
+    sel.source_changed = sorted(source_paths)
     sel.head_listing = sorted(e.path for e in ls_tree(repo, head) if e.type == "blob")
     head_listing = set(sel.head_listing)
     source_listing = (
@@ -104,11 +106,17 @@ def select_tests(
             found = found or not support
             in_pick, in_source = path in pick_paths, path in source_paths
             origin = "both" if in_pick and in_source else "pick" if in_pick else "source"
-            if origin == "source" and carried_at.get(path) in pick_paths:
+            mine = carried_at.get(path)
+            if (
+                origin == "source"
+                and mine in pick_paths
+                and mine in head_listing
+                and runner.is_test_file(mine, config)
+            ):
                 # ipython 8.x carries main's tests/test_completer.py change in
                 # IPython/core/tests/test_completer.py: main's whole file beside 8.x would run
                 # main's other tests there (its features are not 8.x's)
-                sel.carried.append((path, carried_at[path]))
+                sel.carried.append((path, mine))
                 continue
             at = head if in_pick else str(sources.newest)
             if path not in (head_listing if in_pick else source_listing):

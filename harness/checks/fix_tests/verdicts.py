@@ -17,7 +17,8 @@ own), its outcome per column, and what it proves.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from harness.checks.fix_tests.cells import ColumnRun
@@ -39,6 +40,7 @@ class Row:
     skip_reason: str = ""  # why it was skipped at HEAD, where the runner says
     # column → the first error line, where the file did not load there (each of its tests errors)
     unloaded: dict[str, str] = field(default_factory=dict)
+    source_unloaded: bool = False  # see ``mark_unloaded``
     flaky_in: list[str] = field(default_factory=list)
 
 
@@ -80,8 +82,8 @@ def build_rows(
                 row.detail = row.detail or got.errors[row.file]
                 if row.nodeid not in got.outcomes:
                     row.unloaded[run.column] = got.errors[row.file]
-            if run.column == "head" and row.nodeid in got.skips:
-                row.skip_reason = got.skips[row.nodeid]
+            if run.column == "head" and row.outcomes["head"] == "skipped":
+                row.skip_reason = got.skips.get(row.nodeid, "")
     return sorted(nodes.values(), key=lambda r: (not r.changed, r.file, r.nodeid))
 
 
@@ -160,5 +162,29 @@ def judge(row: Row) -> str:
 
 def source_file_unloaded(row: Row) -> bool:
     """Whether the source's version of the row's file, put at HEAD beside the pick's own, did not
-    load there (its tests give no outcome of their own: every one errors with the file)."""
-    return row.origin == "both" and "head_source_tests" in row.unloaded
+    load there for a module the sources did not make (``mark_unloaded``)."""
+    return row.source_unloaded
+
+
+# What a file that does not load says it lacks: a module, or a name of a module.
+_MISSING = re.compile(r"No module named '([\w.]+)'|cannot import name '\w+' from '([\w.]+)'")
+
+
+def mark_unloaded(rows: Sequence[Row], source_changed: Collection[str]) -> None:
+    """Rows of a file the pick carries in its own version whose source version does not load
+    beside HEAD because it imports a module the sources did not change (urllib3 1.26.x: main's
+    test_https.py imports ``dummyserver.socketserver``, which 1.26 lacks and #3435 did not add).
+    A module the sources changed is what the pick may lack (a name the fix adds): not marked, so
+    each test stays ``source-test-fails-head``; so do a timeout, a crash, any other error."""
+    made = set()
+    for path in source_changed:
+        if path.endswith(".py"):
+            mod = path[: -len(".py")].replace("/", ".")
+            made.add(mod[: -len(".__init__")] if mod.endswith(".__init__") else mod)
+    for r in rows:
+        said = r.unloaded.get("head_source_tests")
+        m = _MISSING.search(said) if r.origin == "both" and said is not None else None
+        if m is None:
+            continue
+        name = m.group(1) or m.group(2)
+        r.source_unloaded = not any(mod == name or mod.endswith("." + name) for mod in made)

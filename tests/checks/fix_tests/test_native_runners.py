@@ -95,6 +95,7 @@ def test_cargo_an_ignored_test_of_the_fix_is_said_with_its_reason(run_cli, tmp_p
         pytest.skip("cargo is not installed here")
     repo = tmp_path / "crate"
     ignored = RS_HI.replace("#[test]\nfn hi", '#[test]\n#[ignore = "only on Windows"]\nfn hi')
+    ignored += '\n#[test]\n#[should_panic]\nfn boom() {\n    panic!("boom");\n}\n'
     _backport(
         repo,
         {"Cargo.toml": CARGO, "src/lib.rs": RS_BUG, "tests/it.rs": RS_LO},
@@ -103,6 +104,9 @@ def test_cargo_an_ignored_test_of_the_fix_is_said_with_its_reason(run_cli, tmp_p
     row, said = _skipped(run_cli, repo, "tests/it.rs::hi")
     assert row["verdict"] == "skipped" and row["skip_reason"] == "only on Windows"
     assert len(said) == 1 and "only on Windows" in said[0]["detail"]
+    # libtest writes a should_panic test as "test boom - should panic ... ok": read too
+    boom, _ = _skipped(run_cli, repo, "tests/it.rs::boom")
+    assert boom["outcomes"]["head"] == "passed"
 
 
 def test_go_a_skipped_test_of_the_fix_is_said_with_its_reason(run_cli, tmp_path):
@@ -111,13 +115,18 @@ def test_go_a_skipped_test_of_the_fix_is_said_with_its_reason(run_cli, tmp_path)
     repo = tmp_path / "module"
     skipped = GO_HI.replace(
         "func TestHi(t *testing.T) {\n",
-        'func TestHi(t *testing.T) {\n\tt.Skip("only on Windows")\n',
+        'func TestHi(t *testing.T) {\n\tt.Log("connecting to " + t.TempDir())\n'
+        '\tt.Skip("only on Windows")\n',
     )
+    skipped += "\nfunc TestBare(t *testing.T) {\n\tt.Skip()\n}\n"
     _backport(
         repo,
         {"go.mod": GO_MOD, "clamp.go": GO_BUG, "clamp_test.go": GO_LO},
         {"clamp.go": GO_FIX, "clamp_test.go": skipped},
     )
     row, said = _skipped(run_cli, repo, "clamp_test.go::TestHi")
+    # the skip's own words, not the log line before it (which names a folder of this run)
     assert row["verdict"] == "skipped" and row["skip_reason"] == "only on Windows"
-    assert len(said) == 1 and "only on Windows" in said[0]["detail"]
+    assert [f for f in said if "TestHi" in f["title"]][0]["detail"].endswith("only on Windows")
+    bare, _ = _skipped(run_cli, repo, "clamp_test.go::TestBare")
+    assert bare["verdict"] == "skipped" and bare["skip_reason"] == "skipped"

@@ -542,3 +542,130 @@ def _partial_or_other(run_cli, tmp_path: Path, *, partial: bool) -> tuple[int, d
     )
     assert code in (0, 1), err
     return code, json.loads(out)["sections"][0]
+
+
+def test_a_skip_then_a_teardown_error_is_an_error_without_a_skip_reason(run_cli, tmp_path):
+    """pytest reports the call skipped and the teardown failed: the outcome is error (as plain
+    pytest's -rA says ERROR), and the row keeps no skip reason."""
+    need_index()
+    from harness.testing.repos import RepoBuilder
+
+    test = (
+        "import pytest\n\n" + fix_repo.TEST_BASE + "\n\n@pytest.fixture\ndef broken():\n"
+        "    yield\n    raise RuntimeError('teardown')\n\n\n"
+        "def test_hi(broken):\n    pytest.skip('not here')\n"
+    )
+    b = RepoBuilder(tmp_path / "repo")
+    b.commit(
+        "init",
+        {
+            "pyproject.toml": fix_repo.PYPROJECT,
+            "src/calc/__init__.py": "",
+            "src/calc/ops.py": fix_repo.OPS_BUG,
+            "tests/test_ops.py": fix_repo.TEST_BASE,
+        },
+    )
+    b.branch("release")
+    fix = b.commit(
+        "Clamp to hi (#9)", {"src/calc/ops.py": fix_repo.OPS_C1, "tests/test_ops.py": test}
+    )
+    b.checkout("release")
+    b.branch("backport")
+    b.checkout("backport")
+    b.cherry_pick(fix, "-x")
+    _, out, err = run_cli(
+        "tests", "release..backport", "--source", "main", "--repo", str(b.path), "--format", "json"
+    )
+    rows = {t["nodeid"]: t for t in json.loads(out)["sections"][0]["data"]["tests"]}
+    hi = rows["tests/test_ops.py::test_hi"]
+    assert hi["outcomes"]["head"] == "error" and "skip_reason" not in hi, err
+
+
+def test_a_source_test_file_that_imports_what_the_fix_adds_stays_p1(run_cli, tmp_path):
+    """The source's test file imports a name the fix adds to calc.ops and the pick leaves out:
+    that it does not load at HEAD is the gap itself, not another commit's test. Each of its tests
+    stays a P1 source-test-fails-head; no "does not load" info in its place."""
+    need_index()
+    from harness.testing.repos import RepoBuilder
+
+    refuse = "\n\ndef refuse(lo, hi):\n    return lo > hi\n"
+    source_test = (
+        "from calc.ops import clamp, refuse\n"
+        + fix_repo.TEST_C1.split("\n", 1)[1]
+        + "\n\ndef test_refuse():\n    assert refuse(9, 0)\n"
+    )
+    b = RepoBuilder(tmp_path / "repo")
+    b.commit(
+        "init",
+        {
+            "pyproject.toml": fix_repo.PYPROJECT,
+            "src/calc/__init__.py": "",
+            "src/calc/ops.py": fix_repo.OPS_BUG,
+            "tests/test_ops.py": fix_repo.TEST_BASE,
+        },
+    )
+    b.branch("release")
+    fix = b.commit(
+        "Clamp to hi, refuse lo > hi (#9)",
+        {"src/calc/ops.py": fix_repo.OPS_C1 + refuse, "tests/test_ops.py": source_test},
+    )
+    b.checkout("release")
+    b.branch("backport")
+    b.checkout("backport")
+    b.commit(
+        f"[release] Clamp to hi (#9)\n\n(cherry picked from commit {fix})",
+        {"src/calc/ops.py": fix_repo.OPS_C1, "tests/test_ops.py": fix_repo.TEST_C1},
+    )
+    code, out, err = run_cli(
+        "tests", "release..backport", "--source", "main", "--repo", str(b.path), "--format", "json"
+    )
+    section = json.loads(out)["sections"][0]
+    assert code == 1, err
+    assert _verdicts(section)["tests/test_ops.py::test_refuse"] == "source-test-fails-head"
+    assert not [f for f in section["findings"] if f["kind"] == "source-tests-not-loading"]
+    refused = next(f for f in section["findings"] if "test_refuse" in f["title"])
+    assert refused["severity"] == "P1"
+
+
+def test_a_moved_test_file_the_pick_carries_only_part_of_still_runs(run_cli, tmp_path):
+    """As ipython 8.x's, but the pick adds only one of the two tests the fix adds to the moved
+    file: not the same change, so the source's file is not taken as carried. It runs beside
+    HEAD, and the test the pick left out fails there (P1)."""
+    need_index()
+    from harness.testing.repos import RepoBuilder
+
+    pyproject = fix_repo.PYPROJECT.replace(
+        '\n[tool.pytest.ini_options]\ntestpaths = ["tests"]\n', ""
+    )
+    b = RepoBuilder(tmp_path / "repo")
+    b.commit(
+        "init",
+        {
+            "pyproject.toml": pyproject,
+            "src/calc/__init__.py": "",
+            "src/calc/ops.py": fix_repo.OPS_BUG,
+            "src/calc/tests/test_ops.py": fix_repo.TEST_BASE,
+        },
+    )
+    b.branch("release")
+    b.remove("src/calc/tests/test_ops.py")
+    b.commit("Move the tests out of the package", {"tests/test_ops.py": fix_repo.TEST_BASE})
+    fix = b.commit(
+        "Clamp to hi, refuse lo > hi (#9)",
+        {"src/calc/ops.py": fix_repo.OPS_C2, "tests/test_ops.py": fix_repo.TEST_C2},
+    )
+    b.checkout("release")
+    b.branch("backport")
+    b.checkout("backport")
+    b.commit(
+        f"[release] Clamp to hi (#9)\n\n(cherry picked from commit {fix})",
+        {"src/calc/ops.py": fix_repo.OPS_C1, "src/calc/tests/test_ops.py": fix_repo.TEST_C1},
+    )
+    code, out, err = run_cli(
+        "tests", "release..backport", "--source", "main", "--repo", str(b.path), "--format", "json"
+    )
+    section = json.loads(out)["sections"][0]
+    assert "tests/test_ops.py" in [f["path"] for f in section["data"]["files"]], err
+    assert _verdicts(section)["tests/test_ops.py::test_order"] == "source-test-fails-head"
+    assert code == 1
+    assert not [n for n in section["not_verified"] if "the pick carries its change" in n]

@@ -20,12 +20,14 @@ from harness.checks.fix_tests.runners._native import (
     spans_by,
 )
 from harness.checks.fix_tests.runners.base import Cell, Reader, RunContext
+from harness.checks.fix_tests.runners.scrub import reason_text
 
 NAME = "cargo"
 USES_PYTHON = False
 _TEST_FN = re.compile(rb"^\s*(?:pub\s+)?(?:async\s+)?fn\s+([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 _RUNNING = re.compile(r"^\s*Running (?:unittests )?(\S+)")
-_RESULT = re.compile(r"^test (\S+) \.\.\. (ok|FAILED|ignored)\b(?:, (.+))?")  # ignored, reason
+# "test it::hi ... ok", "test lo - should panic ... ok", "test hi ... ignored, reason"
+_RESULT = re.compile(r"^test (\S+)(?: - should panic)? \.\.\. (ok|FAILED|ignored)\b(?:, (.+))?")
 _ERROR = re.compile(r"^error(?:\[E\d+\])?: (.+)$")
 _STATUS = {"ok": "passed", "FAILED": "failed", "ignored": "skipped"}
 
@@ -114,7 +116,7 @@ def _run_target(
         if r:
             cell.outcomes[f"{path}::{r.group(1)}"] = _STATUS[r.group(2)]
             if r.group(2) == "ignored":
-                cell.skips[f"{path}::{r.group(1)}"] = (r.group(3) or "ignored").strip()[:200]
+                cell.skips[f"{path}::{r.group(1)}"] = reason_text(r.group(3) or "ignored", ())
     if code != 0 and len(cell.outcomes) == before:  # it did not build (or run)
         first = next((m.group(1) for ln in said.splitlines() if (m := _ERROR.match(ln))), "")
         cell.errors[path] = (first or "cargo test failed before running tests")[:300]

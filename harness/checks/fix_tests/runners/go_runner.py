@@ -22,12 +22,14 @@ from harness.checks.fix_tests.runners._native import (
     spans_by,
 )
 from harness.checks.fix_tests.runners.base import Cell, Reader, RunContext
+from harness.checks.fix_tests.runners.scrub import reason_text, run_places
 
 NAME = "go"
 USES_PYTHON = False
 _TEST_FN = re.compile(rb"^func\s+(Test[A-Za-z0-9_]*)\s*\(")
 _STATUS = {"pass": "passed", "fail": "failed", "skip": "skipped"}
-_LOCATION = re.compile(r"^[\w.-]+\.go:\d+: ")  # t.Skip's "clamp_test.go:12: " before its words
+# t.Log/t.Skip's output: "    clamp_test.go:12: words", its further lines indented deeper
+_LOCATION = re.compile(r"^ {4}[\w.-]+\.go:\d+:[ ]?")
 
 
 def configure(read: Reader, listing: Sequence[str]) -> list[str]:
@@ -76,7 +78,7 @@ def run(tree: Path, files: Sequence[str], nodeids: Sequence[str] | None, ctx: Ru
         if code is None:
             cell.problem = said
             break
-        failed_build = _read(said, owner, cell)
+        failed_build = _read(said, owner, cell, run_places(tree, ctx.home))
         if failed_build or (code != 0 and not any(n.split("::")[0] in mine for n in cell.outcomes)):
             for f in mine:
                 cell.errors[f] = failed_build or "go test failed before running tests"
@@ -97,10 +99,14 @@ def _owners(tree: Path, files: Sequence[str]) -> dict[str, str]:
     return out
 
 
-def _read(said: str, owner: dict[str, str], cell: Cell) -> str:
+def _read(
+    said: str, owner: dict[str, str], cell: Cell, places: Sequence[tuple[str, str]] = ()
+) -> str:
     """Outcomes from the JSON events; returns the first build error line, if the build failed."""
     build = ""
-    said_last: dict[str, str] = {}  # a test's last line of its own output (a skip's reason)
+    # a test's last block of logged words: t.Skip("why") logs "why" then stops (t.SkipNow after
+    # a t.Log reads as that log: go's output does not tell them apart)
+    said_last: dict[str, list[str]] = {}
     for line in said.splitlines():
         if not line.startswith("{"):
             if not build and (": " in line and ".go:" in line):
@@ -113,13 +119,17 @@ def _read(said: str, owner: dict[str, str], cell: Cell) -> str:
         test = ev.get("Test")
         action = ev.get("Action")
         if test and action == "output":
-            text = str(ev.get("Output", "")).strip()
-            if text and not text.startswith(("=== ", "--- ")):
-                said_last[test] = _LOCATION.sub("", text, count=1)
+            text = str(ev.get("Output", "")).rstrip("\n")
+            at = _LOCATION.match(text)
+            if at:
+                said_last[test] = [text[at.end() :]]
+            elif text.startswith("        ") and test in said_last:  # a logged text's next line
+                said_last[test].append(text)
         if test and action in _STATUS and "/" not in test and test in owner:
             cell.outcomes[f"{owner[test]}::{test}"] = _STATUS[action]
             if action == "skip":
-                cell.skips[f"{owner[test]}::{test}"] = said_last.get(test, "skipped")[:200]
+                words = " ".join(said_last.get(test, []))
+                cell.skips[f"{owner[test]}::{test}"] = reason_text(words, places)
         elif not test and action == "output" and "[build failed]" in str(ev.get("Output", "")):
             build = build or "build failed"
     return build

@@ -10,7 +10,6 @@ import ast
 import configparser
 import fnmatch
 import json
-import os
 import posixpath
 import time
 from collections.abc import Mapping, Sequence
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.checks.fix_tests.runners.base import Cell, Reader, RunContext
+from harness.checks.fix_tests.runners.scrub import reason_text, run_places, scrub
 from harness.checks.tests_as_evidence.pytest_run import (
     last_line,
     output_text,
@@ -28,7 +28,7 @@ from harness.checks.tests_as_evidence.pytest_run import (
     tree_paths,
 )
 from harness.envs.spec import MAX_FILE, _load_toml
-from harness.infra import process, workarea
+from harness.infra import process
 
 NAME = "pytest"
 USES_PYTHON = True
@@ -245,29 +245,12 @@ def _run_once(
         cell.problem = "pytest's report could not be read"
         return cell
     cell.outcomes = {str(k): str(v) for k, v in data.get("outcomes", {}).items()}
-    places = _places(tree, ctx.home)
-    cell.skips = {str(k): _scrub(str(v), places)[:200] for k, v in data.get("skips", {}).items()}
+    places = run_places(tree, ctx.home)
+    cell.skips = {str(k): reason_text(str(v), places) for k, v in data.get("skips", {}).items()}
     for err in data.get("collection_errors", []):
-        message = _scrub(str(err.get("message", "")), places)
+        message = scrub(str(err.get("message", "")), places)
         cell.errors[str(err.get("nodeid", "."))] = message[:300]
     cell.proofs = data.get("module_proofs", {})
     if proc.returncode == 4:
         cell.problem = "pytest usage error (exit 4): " + last_line(output_text(proc))
     return cell
-
-
-def _places(tree: Path, home: Path) -> list[tuple[str, str]]:
-    """The run's own folders as its messages may name them (the cell's folder is new each run, a
-    tree's is this machine's, the work area holds the run's folder), longest first: what
-    ``_scrub`` writes in their place."""
-    out = {str(home): "<tmp>", str(tree): "<tree>", str(workarea.work_area()): "<work>"}
-    for path, name in list(out.items()):
-        out.setdefault(os.path.realpath(path), name)
-    return sorted(out.items(), key=lambda kv: -len(kv[0]))
-
-
-def _scrub(text: str, places: Sequence[tuple[str, str]]) -> str:
-    """A skip reason or error line without the run's own paths: the same run, the same report."""
-    for path, name in places:
-        text = text.replace(path, name)
-    return text
