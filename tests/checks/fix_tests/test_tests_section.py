@@ -13,6 +13,7 @@ import pytest
 from harness.testing import fix_repo
 from harness.testing.network import need_index
 from harness.testing.pytest_truth import plain_checkout, plain_pytest
+from harness.testing.repos import RepoBuilder
 
 
 @pytest.fixture(scope="module")
@@ -194,13 +195,56 @@ def test_a_pick_of_a_merged_prs_first_commit_names_the_commit_it_lacks(run_cli, 
     assert any(f"cherry-pick -x {fix[:8]}" in c["action"] for c in doc["causes"])
 
 
+def _calc(
+    tmp_path: Path,
+    tests: str = fix_repo.TEST_BASE,
+    *,
+    at: str = "tests/test_ops.py",
+    pyproject: str = fix_repo.PYPROJECT,
+    extra: dict[str, str] | None = None,
+) -> RepoBuilder:
+    """The calc project at its bug (its tests ``tests`` at ``at``), ``release`` branched there."""
+    b = RepoBuilder(tmp_path / "repo")
+    b.commit(
+        "init",
+        {
+            "pyproject.toml": pyproject,
+            "src/calc/__init__.py": "",
+            "src/calc/ops.py": fix_repo.OPS_BUG,
+            at: tests,
+            **(extra or {}),
+        },
+    )
+    b.branch("release")
+    return b
+
+
+def _backport(b: RepoBuilder, fix: str, files: dict[str, str] | None = None) -> None:
+    """``backport`` from ``release``: ``fix`` cherry-picked (-x), or ``files`` committed with its
+    trailer (a pick that differs from its source)."""
+    b.checkout("release")
+    b.branch("backport")
+    b.checkout("backport")
+    if files is None:
+        b.cherry_pick(fix, "-x")
+    else:
+        b.commit(f"[release] Clamp to hi (#9)\n\n(cherry picked from commit {fix})", files)
+
+
+def _run_tests(run_cli, b: RepoBuilder) -> tuple[int, dict, str]:
+    """``harness tests release..backport --source main``: exit code, the section, stderr."""
+    code, out, err = run_cli(
+        "tests", "release..backport", "--source", "main", "--repo", str(b.path), "--format", "json"
+    )
+    assert out, err
+    return code, json.loads(out)["sections"][0], err
+
+
 def test_a_fix_whose_only_test_is_skipped_here_says_so(run_cli, tmp_path):
     """pytest 8.0.x's backport of #12024: the fix's one new test runs on Windows only. Every column
     skips it; the section says the changed test was skipped at HEAD (with pytest's own reason, as
     ``pytest -rs`` prints it) instead of calling it a test that passes without the fix."""
     need_index()
-    from harness.testing.repos import RepoBuilder
-
     skipped = (
         "import sys\n\nimport pytest\n\n"
         + fix_repo.TEST_BASE
@@ -208,30 +252,14 @@ def test_a_fix_whose_only_test_is_skipped_here_says_so(run_cli, tmp_path):
         + "def test_hi():\n    assert clamp(50, 0, 9) == 9\n"
         + "\n\ndef test_room(tmp_path):\n    pytest.skip(f'no room in {tmp_path}/x nor in {tmp_path}/y')\n"
     )
-    b = RepoBuilder(tmp_path / "repo")
-    b.commit(
-        "init",
-        {
-            "pyproject.toml": fix_repo.PYPROJECT,
-            "src/calc/__init__.py": "",
-            "src/calc/ops.py": fix_repo.OPS_BUG,
-            "tests/test_ops.py": fix_repo.TEST_BASE,
-        },
-    )
-    b.branch("release")
+    b = _calc(tmp_path)
     fix = b.commit(
         "Clamp to hi on Windows (#9)",
         {"src/calc/ops.py": fix_repo.OPS_C1, "tests/test_ops.py": skipped},
     )
-    b.checkout("release")
-    b.branch("backport")
-    b.checkout("backport")
-    b.cherry_pick(fix, "-x")
-    code, out, err = run_cli(
-        "tests", "release..backport", "--source", "main", "--repo", str(b.path), "--format", "json"
-    )
+    _backport(b, fix)
+    code, section, err = _run_tests(run_cli, b)
     assert code == 0, err
-    section = json.loads(out)["sections"][0]
     rows = {t["nodeid"]: t for t in section["data"]["tests"]}
     new = rows["tests/test_ops.py::test_hi"]
     assert new["verdict"] == "skipped" and new["changed"]
@@ -271,19 +299,7 @@ def test_a_source_test_file_that_cannot_load_at_head_is_one_finding(run_cli, tmp
     blocked on one import); now the file is one info finding and its tests are judged by the
     pick's version: the fix's test proves it."""
     need_index()
-    from harness.testing.repos import RepoBuilder
-
-    b = RepoBuilder(tmp_path / "repo")
-    b.commit(
-        "init",
-        {
-            "pyproject.toml": fix_repo.PYPROJECT,
-            "src/calc/__init__.py": "",
-            "src/calc/ops.py": fix_repo.OPS_BUG,
-            "tests/test_ops.py": fix_repo.TEST_BASE,
-        },
-    )
-    b.branch("release")
+    b = _calc(tmp_path)
     b.commit("Add a formatting helper", {"src/calc/fmt.py": "def show(x):\n    return str(x)\n"})
     fix = b.commit(
         "Clamp to hi (#9)",
@@ -292,17 +308,8 @@ def test_a_source_test_file_that_cannot_load_at_head_is_one_finding(run_cli, tmp
             "tests/test_ops.py": "from calc.fmt import show  # noqa: F401\n" + fix_repo.TEST_C1,
         },
     )
-    b.checkout("release")
-    b.branch("backport")
-    b.checkout("backport")
-    b.commit(
-        f"[release] Clamp to hi (#9)\n\n(cherry picked from commit {fix})",
-        {"src/calc/ops.py": fix_repo.OPS_C1, "tests/test_ops.py": fix_repo.TEST_C1},
-    )
-    code, out, err = run_cli(
-        "tests", "release..backport", "--source", "main", "--repo", str(b.path), "--format", "json"
-    )
-    section = json.loads(out)["sections"][0]
+    _backport(b, fix, {"src/calc/ops.py": fix_repo.OPS_C1, "tests/test_ops.py": fix_repo.TEST_C1})
+    code, section, err = _run_tests(run_cli, b)
     assert code == 0, err
     assert _verdicts(section) == {
         "tests/test_ops.py::test_hi": "proves-fix",
@@ -323,38 +330,19 @@ def test_proving_tests_in_no_lane_is_said_only_where_every_ci_run_was_read(run_c
     summary says "none of the lanes read", and no finding; where every run is a lane, "no lane"
     and the P2 finding."""
     need_index()
-    from harness.testing.repos import RepoBuilder
-
     steps = "      - run: python -m pytest -m slow tests\n" + (
         "      - run: tox -e py\n" if tox else ""
     )
     workflow = (
         "name: ci\non: [push]\njobs:\n  unit:\n    runs-on: ubuntu-latest\n    steps:\n" + steps
     )
-    b = RepoBuilder(tmp_path / "repo")
-    b.commit(
-        "init",
-        {
-            "pyproject.toml": fix_repo.PYPROJECT,
-            "src/calc/__init__.py": "",
-            "src/calc/ops.py": fix_repo.OPS_BUG,
-            "tests/test_ops.py": fix_repo.TEST_BASE,
-            ".github/workflows/ci.yml": workflow,
-        },
-    )
-    b.branch("release")
+    b = _calc(tmp_path, extra={".github/workflows/ci.yml": workflow})
     fix = b.commit(
         "Clamp to hi (#9)",
         {"src/calc/ops.py": fix_repo.OPS_C1, "tests/test_ops.py": fix_repo.TEST_C1},
     )
-    b.checkout("release")
-    b.branch("backport")
-    b.checkout("backport")
-    b.cherry_pick(fix, "-x")
-    code, out, err = run_cli(
-        "tests", "release..backport", "--source", "main", "--repo", str(b.path), "--format", "json"
-    )
-    section = json.loads(out)["sections"][0]
+    _backport(b, fix)
+    code, section, err = _run_tests(run_cli, b)
     assert _verdicts(section)["tests/test_ops.py::test_hi"] == "proves-fix", err
     found = [f for f in section["findings"] if f["kind"] == "proving-test-in-no-lane"]
     if tox:
@@ -374,24 +362,12 @@ def test_a_source_test_file_the_pick_carries_at_another_path_is_not_run_beside_h
     test of main's other features failed there: a P1. Now the pick's file runs, the source's is
     named as not run, and the fix's test proves it."""
     need_index()
-    from harness.testing.repos import RepoBuilder
-
     pyproject = fix_repo.PYPROJECT.replace(
         '\n[tool.pytest.ini_options]\ntestpaths = ["tests"]\n', ""
     )
     main_only = "\n\ndef test_fmt():\n    from calc.fmt import show\n\n    assert show(1) == '1'\n"
     hi = "\n\ndef test_hi():\n    assert clamp(50, 0, 9) == 9\n"
-    b = RepoBuilder(tmp_path / "repo")
-    b.commit(
-        "init",
-        {
-            "pyproject.toml": pyproject,
-            "src/calc/__init__.py": "",
-            "src/calc/ops.py": fix_repo.OPS_BUG,
-            "src/calc/tests/test_ops.py": fix_repo.TEST_BASE,
-        },
-    )
-    b.branch("release")
+    b = _calc(tmp_path, at="src/calc/tests/test_ops.py", pyproject=pyproject)
     b.remove("src/calc/tests/test_ops.py")
     b.commit(
         "Move the tests out of the package; show()",
@@ -407,17 +383,12 @@ def test_a_source_test_file_the_pick_carries_at_another_path_is_not_run_beside_h
             "tests/test_ops.py": fix_repo.TEST_BASE + main_only + hi,
         },
     )
-    b.checkout("release")
-    b.branch("backport")
-    b.checkout("backport")
-    b.commit(
-        f"[release] Clamp to hi (#9)\n\n(cherry picked from commit {fix})",
+    _backport(
+        b,
+        fix,
         {"src/calc/ops.py": fix_repo.OPS_C1, "src/calc/tests/test_ops.py": fix_repo.TEST_BASE + hi},
     )
-    code, out, err = run_cli(
-        "tests", "release..backport", "--source", "main", "--repo", str(b.path), "--format", "json"
-    )
-    section = json.loads(out)["sections"][0]
+    code, section, err = _run_tests(run_cli, b)
     assert code == 0, err
     assert [f["path"] for f in section["data"]["files"]] == ["src/calc/tests/test_ops.py"]
     assert _verdicts(section) == {
@@ -438,20 +409,8 @@ def test_hunks_are_not_called_unneeded_where_no_test_passes_at_head(run_cli, tmp
     hunk reverted then fails no test, which says nothing: before, each hunk was "no test of the
     pick needs it — reverting it alone leaves every test passing"."""
     need_index()
-    from harness.testing.repos import RepoBuilder
-
     broken = "import harness_no_such_module_xyz  # noqa: F401\n" + fix_repo.TEST_BASE
-    b = RepoBuilder(tmp_path / "repo")
-    b.commit(
-        "init",
-        {
-            "pyproject.toml": fix_repo.PYPROJECT,
-            "src/calc/__init__.py": "",
-            "src/calc/ops.py": fix_repo.OPS_BUG,
-            "tests/test_ops.py": broken,
-        },
-    )
-    b.branch("release")
+    b = _calc(tmp_path, broken)
     fix = b.commit(
         "Clamp to hi (#9)",
         {
@@ -459,14 +418,8 @@ def test_hunks_are_not_called_unneeded_where_no_test_passes_at_head(run_cli, tmp
             "tests/test_ops.py": broken + "\n\ndef test_hi():\n    assert clamp(50, 0, 9) == 9\n",
         },
     )
-    b.checkout("release")
-    b.branch("backport")
-    b.checkout("backport")
-    b.cherry_pick(fix, "-x")
-    code, out, err = run_cli(
-        "tests", "release..backport", "--source", "main", "--repo", str(b.path), "--format", "json"
-    )
-    section = json.loads(out)["sections"][0]
+    _backport(b, fix)
+    code, section, err = _run_tests(run_cli, b)
     assert set(_verdicts(section).values()) == {"env-error"}, err
     assert section["data"]["hunks"]  # the hunk was reverted and run
     assert not [f for f in section["findings"] if f["kind"] == "hunk-not-needed"]
@@ -502,20 +455,8 @@ def test_a_source_test_of_what_a_partial_pick_lacks_stays_p1(run_cli, tmp_path):
 def _partial_or_other(run_cli, tmp_path: Path, *, partial: bool) -> tuple[int, dict]:
     """main: show() with its test (#8), then the fix (#9: clamp to hi and refuse lo > hi, with
     tests); the release picks #9 whole (its file as #9 changed it), or only its first half."""
-    from harness.testing.repos import RepoBuilder
-
     main_only = "\n\ndef test_fmt():\n    from calc.fmt import show\n\n    assert show(1) == '1'\n"
-    b = RepoBuilder(tmp_path / "repo")
-    b.commit(
-        "init",
-        {
-            "pyproject.toml": fix_repo.PYPROJECT,
-            "src/calc/__init__.py": "",
-            "src/calc/ops.py": fix_repo.OPS_BUG,
-            "tests/test_ops.py": fix_repo.TEST_BASE,
-        },
-    )
-    b.branch("release")
+    b = _calc(tmp_path)
     b.commit(
         "show() (#8)",
         {
@@ -528,55 +469,33 @@ def _partial_or_other(run_cli, tmp_path: Path, *, partial: bool) -> tuple[int, d
         "Clamp to hi, refuse lo > hi (#9)",
         {"src/calc/ops.py": fix_repo.OPS_C2, "tests/test_ops.py": whole},
     )
-    b.checkout("release")
-    b.branch("backport")
-    b.checkout("backport")
     picked = (
         {"src/calc/ops.py": fix_repo.OPS_C1, "tests/test_ops.py": fix_repo.TEST_C1}
         if partial
         else {"src/calc/ops.py": fix_repo.OPS_C2, "tests/test_ops.py": fix_repo.TEST_C2}
     )
-    b.commit(f"[release] Clamp to hi (#9)\n\n(cherry picked from commit {fix})", picked)
-    code, out, err = run_cli(
-        "tests", "release..backport", "--source", "main", "--repo", str(b.path), "--format", "json"
-    )
+    _backport(b, fix, picked)
+    code, section, err = _run_tests(run_cli, b)
     assert code in (0, 1), err
-    return code, json.loads(out)["sections"][0]
+    return code, section
 
 
 def test_a_skip_then_a_teardown_error_is_an_error_without_a_skip_reason(run_cli, tmp_path):
     """pytest reports the call skipped and the teardown failed: the outcome is error (as plain
     pytest's -rA says ERROR), and the row keeps no skip reason."""
     need_index()
-    from harness.testing.repos import RepoBuilder
-
     test = (
         "import pytest\n\n" + fix_repo.TEST_BASE + "\n\n@pytest.fixture\ndef broken():\n"
         "    yield\n    raise RuntimeError('teardown')\n\n\n"
         "def test_hi(broken):\n    pytest.skip('not here')\n"
     )
-    b = RepoBuilder(tmp_path / "repo")
-    b.commit(
-        "init",
-        {
-            "pyproject.toml": fix_repo.PYPROJECT,
-            "src/calc/__init__.py": "",
-            "src/calc/ops.py": fix_repo.OPS_BUG,
-            "tests/test_ops.py": fix_repo.TEST_BASE,
-        },
-    )
-    b.branch("release")
+    b = _calc(tmp_path)
     fix = b.commit(
         "Clamp to hi (#9)", {"src/calc/ops.py": fix_repo.OPS_C1, "tests/test_ops.py": test}
     )
-    b.checkout("release")
-    b.branch("backport")
-    b.checkout("backport")
-    b.cherry_pick(fix, "-x")
-    _, out, err = run_cli(
-        "tests", "release..backport", "--source", "main", "--repo", str(b.path), "--format", "json"
-    )
-    rows = {t["nodeid"]: t for t in json.loads(out)["sections"][0]["data"]["tests"]}
+    _backport(b, fix)
+    _, section, err = _run_tests(run_cli, b)
+    rows = {t["nodeid"]: t for t in section["data"]["tests"]}
     hi = rows["tests/test_ops.py::test_hi"]
     assert hi["outcomes"]["head"] == "error" and "skip_reason" not in hi, err
 
@@ -586,40 +505,19 @@ def test_a_source_test_file_that_imports_what_the_fix_adds_stays_p1(run_cli, tmp
     that it does not load at HEAD is the gap itself, not another commit's test. Each of its tests
     stays a P1 source-test-fails-head; no "does not load" info in its place."""
     need_index()
-    from harness.testing.repos import RepoBuilder
-
     refuse = "\n\ndef refuse(lo, hi):\n    return lo > hi\n"
     source_test = (
         "from calc.ops import clamp, refuse\n"
         + fix_repo.TEST_C1.split("\n", 1)[1]
         + "\n\ndef test_refuse():\n    assert refuse(9, 0)\n"
     )
-    b = RepoBuilder(tmp_path / "repo")
-    b.commit(
-        "init",
-        {
-            "pyproject.toml": fix_repo.PYPROJECT,
-            "src/calc/__init__.py": "",
-            "src/calc/ops.py": fix_repo.OPS_BUG,
-            "tests/test_ops.py": fix_repo.TEST_BASE,
-        },
-    )
-    b.branch("release")
+    b = _calc(tmp_path)
     fix = b.commit(
         "Clamp to hi, refuse lo > hi (#9)",
         {"src/calc/ops.py": fix_repo.OPS_C1 + refuse, "tests/test_ops.py": source_test},
     )
-    b.checkout("release")
-    b.branch("backport")
-    b.checkout("backport")
-    b.commit(
-        f"[release] Clamp to hi (#9)\n\n(cherry picked from commit {fix})",
-        {"src/calc/ops.py": fix_repo.OPS_C1, "tests/test_ops.py": fix_repo.TEST_C1},
-    )
-    code, out, err = run_cli(
-        "tests", "release..backport", "--source", "main", "--repo", str(b.path), "--format", "json"
-    )
-    section = json.loads(out)["sections"][0]
+    _backport(b, fix, {"src/calc/ops.py": fix_repo.OPS_C1, "tests/test_ops.py": fix_repo.TEST_C1})
+    code, section, err = _run_tests(run_cli, b)
     assert code == 1, err
     assert _verdicts(section)["tests/test_ops.py::test_refuse"] == "source-test-fails-head"
     assert not [f for f in section["findings"] if f["kind"] == "source-tests-not-loading"]
@@ -632,39 +530,20 @@ def test_a_moved_test_file_the_pick_carries_only_part_of_still_runs(run_cli, tmp
     file: not the same change, so the source's file is not taken as carried. It runs beside
     HEAD, and the test the pick left out fails there (P1)."""
     need_index()
-    from harness.testing.repos import RepoBuilder
-
     pyproject = fix_repo.PYPROJECT.replace(
         '\n[tool.pytest.ini_options]\ntestpaths = ["tests"]\n', ""
     )
-    b = RepoBuilder(tmp_path / "repo")
-    b.commit(
-        "init",
-        {
-            "pyproject.toml": pyproject,
-            "src/calc/__init__.py": "",
-            "src/calc/ops.py": fix_repo.OPS_BUG,
-            "src/calc/tests/test_ops.py": fix_repo.TEST_BASE,
-        },
-    )
-    b.branch("release")
+    b = _calc(tmp_path, at="src/calc/tests/test_ops.py", pyproject=pyproject)
     b.remove("src/calc/tests/test_ops.py")
     b.commit("Move the tests out of the package", {"tests/test_ops.py": fix_repo.TEST_BASE})
     fix = b.commit(
         "Clamp to hi, refuse lo > hi (#9)",
         {"src/calc/ops.py": fix_repo.OPS_C2, "tests/test_ops.py": fix_repo.TEST_C2},
     )
-    b.checkout("release")
-    b.branch("backport")
-    b.checkout("backport")
-    b.commit(
-        f"[release] Clamp to hi (#9)\n\n(cherry picked from commit {fix})",
-        {"src/calc/ops.py": fix_repo.OPS_C1, "src/calc/tests/test_ops.py": fix_repo.TEST_C1},
+    _backport(
+        b, fix, {"src/calc/ops.py": fix_repo.OPS_C1, "src/calc/tests/test_ops.py": fix_repo.TEST_C1}
     )
-    code, out, err = run_cli(
-        "tests", "release..backport", "--source", "main", "--repo", str(b.path), "--format", "json"
-    )
-    section = json.loads(out)["sections"][0]
+    code, section, err = _run_tests(run_cli, b)
     assert "tests/test_ops.py" in [f["path"] for f in section["data"]["files"]], err
     assert _verdicts(section)["tests/test_ops.py::test_order"] == "source-test-fails-head"
     assert code == 1
