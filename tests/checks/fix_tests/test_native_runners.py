@@ -130,3 +130,22 @@ def test_go_a_skipped_test_of_the_fix_is_said_with_its_reason(run_cli, tmp_path)
     assert [f for f in said if "TestHi" in f["title"]][0]["detail"].endswith("only on Windows")
     bare, _ = _skipped(run_cli, repo, "clamp_test.go::TestBare")
     assert bare["verdict"] == "skipped" and bare["skip_reason"] == "skipped"
+
+
+def test_go_output_lines_that_are_json_but_no_event_are_left_alone():
+    """A test may print a line that parses as JSON without being one of go's events (a list, a
+    string): before, reading it raised AttributeError and ended the harness's run."""
+    from harness.checks.fix_tests.runners.base import Cell
+    from harness.checks.fix_tests.runners.go_runner import _read
+
+    events = [
+        "[1, 2]",
+        '"not an event"',
+        json.dumps({"Action": "output", "Test": "TestA", "Output": "    a_test.go:3: why\n"}),
+        json.dumps({"Action": "skip", "Test": "TestA"}),
+    ]
+    cell = Cell()
+    assert _read("\n".join(events) + "\n", {"TestA": "a_test.go"}, cell) == ""
+    assert (
+        cell.outcomes == {"a_test.go::TestA": "skipped"} and cell.skips["a_test.go::TestA"] == "why"
+    )

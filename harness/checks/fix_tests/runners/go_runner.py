@@ -116,6 +116,8 @@ def _read(
             ev = json.loads(line)
         except ValueError:
             continue
+        if not isinstance(ev, dict):  # a line of the test's own that looks like JSON
+            continue
         test = ev.get("Test")
         action = ev.get("Action")
         if test and action == "output":
