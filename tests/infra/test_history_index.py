@@ -19,7 +19,7 @@ from harness.git import GitRepo
 from harness.infra import history_index as hi
 from harness.infra.digest import sealed_text
 from harness.infra.history_codec import pack, unpack
-from harness.infra.history_index import HistoryIndex
+from harness.infra.history_index import HistoryIndex, wait_for_writers
 from harness.report.model import Code, Control, Section, Sha, Table
 from harness.testing.repos import RepoBuilder
 
@@ -586,6 +586,9 @@ def test_a_kept_answer_is_written_as_its_kept_text_and_a_bad_text_is_rendered_ag
         argv += ["--format", "json", "--output", str(out), "--fail-on", "never", *extra]
         proc = subprocess.run([sys.executable, "-m", "harness", *argv], env=env)
         assert proc.returncode == 0
+        # the index is written by a process of its own once the report is out: what the next
+        # line reads of the cache is there once it ends
+        wait_for_writers(tmp_path / "cache")
         doc = json.loads(out.read_bytes())
         doc.pop("command")
         return json.dumps(doc).encode()
