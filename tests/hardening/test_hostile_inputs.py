@@ -847,6 +847,11 @@ def warm(world, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             assert main([*argv, "--repo", repo, "--fail-on", "never"]) == 0
     finally:
         mp.undo()
+    # fidelity writes its index from a process of its own once the report is out: the areas are
+    # what the tests compare before and after each bad input, so that writer must be done
+    from harness.infra.history_index import wait_for_writers
+
+    wait_for_writers(areas["cache"])
     assert list(areas["cache"].glob("history/*/results/*.json"))
     return areas
 
