@@ -79,15 +79,16 @@ def test_go_test_json_proves_the_fix(run_cli, tmp_path):
     }
 
 
-def _skipped(run_cli, repo: Path, nodeid: str) -> tuple[dict, list[dict]]:
+def _skipped(run_cli, repo: Path) -> tuple[dict[str, dict], list[dict]]:
+    """One ``harness tests`` run: its rows by node id and its changed-test-skipped findings."""
     code, out, err = run_cli(
         "tests", "release..backport", "--source", "main", "--repo", str(repo), "--format", "json"
     )
     assert code == 0, err
     section = json.loads(out)["sections"][0]
-    row = next(t for t in section["data"]["tests"] if t["nodeid"] == nodeid)
+    rows = {t["nodeid"]: t for t in section["data"]["tests"]}
     said = [f for f in section["findings"] if f["kind"] == "changed-test-skipped"]
-    return row, said
+    return rows, said
 
 
 def test_cargo_an_ignored_test_of_the_fix_is_said_with_its_reason(run_cli, tmp_path):
@@ -101,12 +102,12 @@ def test_cargo_an_ignored_test_of_the_fix_is_said_with_its_reason(run_cli, tmp_p
         {"Cargo.toml": CARGO, "src/lib.rs": RS_BUG, "tests/it.rs": RS_LO},
         {"src/lib.rs": RS_FIX, "tests/it.rs": ignored},
     )
-    row, said = _skipped(run_cli, repo, "tests/it.rs::hi")
+    rows, said = _skipped(run_cli, repo)
+    row = rows["tests/it.rs::hi"]
     assert row["verdict"] == "skipped" and row["skip_reason"] == "only on Windows"
     assert len(said) == 1 and "only on Windows" in said[0]["detail"]
     # libtest writes a should_panic test as "test boom - should panic ... ok": read too
-    boom, _ = _skipped(run_cli, repo, "tests/it.rs::boom")
-    assert boom["outcomes"]["head"] == "passed"
+    assert rows["tests/it.rs::boom"]["outcomes"]["head"] == "passed"
 
 
 def test_go_a_skipped_test_of_the_fix_is_said_with_its_reason(run_cli, tmp_path):
@@ -124,11 +125,12 @@ def test_go_a_skipped_test_of_the_fix_is_said_with_its_reason(run_cli, tmp_path)
         {"go.mod": GO_MOD, "clamp.go": GO_BUG, "clamp_test.go": GO_LO},
         {"clamp.go": GO_FIX, "clamp_test.go": skipped},
     )
-    row, said = _skipped(run_cli, repo, "clamp_test.go::TestHi")
+    rows, said = _skipped(run_cli, repo)
+    row = rows["clamp_test.go::TestHi"]
     # the skip's own words, not the log line before it (which names a folder of this run)
     assert row["verdict"] == "skipped" and row["skip_reason"] == "only on Windows"
     assert [f for f in said if "TestHi" in f["title"]][0]["detail"].endswith("only on Windows")
-    bare, _ = _skipped(run_cli, repo, "clamp_test.go::TestBare")
+    bare = rows["clamp_test.go::TestBare"]
     assert bare["verdict"] == "skipped" and bare["skip_reason"] == "skipped"
 
 
