@@ -167,6 +167,7 @@ def compare_picks(
     # The picks are among the range's non-merge commits: their full diffs (the first the search
     # reads) are read while the history is walked.
     early = read_early(repo, index, lambda: _likely_picks(ranged.result(), head))
+    jobs.ahead(early)  # the end states' HEAD ids of those diffs' paths, once they are read
     # The source history since the fork point on HEAD's own line (``fork``): what SOURCE has beyond
     # it, even where HEAD later merged it back in (earlier picks' sources are then ancestors of HEAD).
     full_history = _history(repo, index, [source], [fork])

@@ -229,3 +229,73 @@ def test_as_dict_is_every_field_as_asdict_gives_it() -> None:
     st = EndState("a.py", "introduced", 1, 2, 3, "h", "s", [("introduced", "+x")])
     assert st.as_dict() == asdict(st)
     assert list(st.as_dict()) == list(asdict(st))  # same keys, same order (the JSON bytes)
+
+
+def test_head_ids_asked_ahead_are_gits_and_the_memo_keys_need_no_other_lookup(builder, tmp_path):
+    """The end states' HEAD ids of the picks' paths are asked once the picks' diffs are read
+    (``EndStateJobs.ahead``): the same ids ``rev-parse HEAD:path`` gives, a path a later pick
+    moved followed to where HEAD holds it, a path HEAD lacks as none; the rows' memo keys are the
+    keys made without the lookahead, and no HEAD id is asked again for them."""
+    import threading
+    from concurrent.futures import Future
+
+    from harness.checks.fidelity.compare import compare_files
+    from harness.checks.fidelity.endstate import EndStateJobs, file_paths
+    from harness.checks.fidelity.memo import Memo
+    from harness.git.patch import diff_many
+    from harness.infra.history_index import HistoryIndex
+
+    builder.commit("base", {"f.py": BODY, "g.py": BODY, "gone.py": BODY})
+    builder.branch("release")
+    srcs = [
+        builder.commit("Fix f (#1)", {"f.py": BODY.replace("line_2 = 2", "line_2 = 22")}),
+        builder.commit("Fix g (#2)", {"g.py": BODY.replace("line_4 = 4", "line_4 = 44")}),
+    ]
+    builder.checkout("release")
+    fork = builder.rev("HEAD")
+    picks = [builder.cherry_pick(s, "-x") for s in srcs]
+    builder.repo.git.mv("g.py", "moved.py")
+    builder.repo.git.rm("-q", "gone.py")
+    builder.commit("Move g, drop gone (#3)")
+    picks.append(builder.rev("HEAD"))
+    repo = GitRepo(builder.path)
+    head = builder.rev("release")
+    patches = diff_many(repo, [(c, None) for c in picks + srcs])
+    full = {p.commit: p.files for p in patches}
+    early: Future[list] = Future()
+    early.set_result([p for p in patches if p.commit in picks])
+
+    def rows():
+        return [
+            (p, file_paths(compare_files(full[p], full[s])), [s])
+            for p, s in zip(picks, srcs, strict=False)
+        ]
+
+    keys = []
+    for ahead in (True, False):
+        index = HistoryIndex(repo, tmp_path / f"cache-{ahead}")
+        jobs = EndStateJobs(repo, fork, head, memo=Memo(index, []))
+        if ahead:
+            jobs.ahead(early)
+            assert jobs._ahead is not None
+            got = jobs._ahead.result()
+            assert got["f.py"] == builder.rev(f"{head}:f.py")
+            assert got["moved.py"] == builder.rev(f"{head}:moved.py")  # g.py, moved by a later pick
+            assert "g.py" not in got and got["gone.py"] is None
+        jobs.picks({p: full[p] for p in picks})
+        asked: list[str] = []
+        real = repo.batch_check
+
+        def counted(specs, fmt, real=real, asked=asked):
+            if threading.current_thread() is threading.main_thread():  # (not the rows' job)
+                asked.extend(specs)
+            return real(specs, fmt)
+
+        repo.batch_check = counted
+        jobs.add(rows())
+        repo.batch_check = real
+        keys.append(jobs.keys)
+        jobs.result()
+        # With the lookahead, no HEAD id is asked again for the keys; without it, each path once.
+        assert sorted(asked) == ([] if ahead else [f"{head}:{p}" for p in ("f.py", "moved.py")])
+    assert keys[0] == keys[1] and keys[0]
