@@ -161,6 +161,9 @@ def run_column(
             "HOME": tmp,
             "TRUTH_OUT": str(out),
         }
+        pbr = pbr_version(repo, commit, tree)
+        if pbr:
+            env["PBR_VERSION"] = pbr
         t0 = time.perf_counter()
         proc = subprocess.run(
             [
@@ -188,6 +191,30 @@ def run_column(
             print(f"    pytest wrote no results (rc {proc.returncode}): {tail}", file=sys.stderr)
             return {}, wall, time.perf_counter() - t_tree
         return json.loads(out.read_text()), wall, time.perf_counter() - t_tree
+
+
+def pbr_version(repo: str, commit: str, tree: Path) -> str | None:
+    """What OpenStack's docs tell a build without git metadata to set for a pbr project
+    (``setup(pbr=True)``, a ``[pbr]`` section, or pbr as the build backend): ``PBR_VERSION``,
+    here the next patch release's ``.devN`` from ``git describe`` (pbr's own scheme)."""
+    texts = [
+        (tree / name).read_text(errors="replace") if (tree / name).is_file() else ""
+        for name in ("setup.py", "setup.cfg", "pyproject.toml")
+    ]
+    if not (
+        re.search(r"pbr\s*=\s*True", texts[0])
+        or re.search(r"(?m)^\[pbr\]", texts[1])
+        or re.search(r"requires\s*=\s*\[[^\]]*[\"']pbr", texts[2])
+    ):
+        return None
+    described = git(repo, "describe", "--tags", "--long", commit).decode().strip()
+    m = re.match(r"^v?(\d+(?:\.\d+)*)-(\d+)-g[0-9a-f]+$", described)
+    if not m:
+        return "0.0.0"
+    if m[2] == "0":
+        return m[1]
+    parts = m[1].split(".")
+    return ".".join([*parts[:-1], str(int(parts[-1]) + 1)]) + f".dev{m[2]}"
 
 
 def scm_version_file(repo: str, commit: str, tree: Path) -> None:

@@ -3,13 +3,18 @@
 Read (never executed): ``pyproject.toml`` — ``[project].dependencies``, the optional-dependencies
 and PEP 735 dependency-groups named test/tests/testing/dev (self-references and
 ``include-group`` followed) — and ``requirements-test*``/``requirements-dev*`` style files (their
-``-r``/``-c`` includes followed, at most a few levels). The repository is hostile input: option
+``-r``/``-c`` includes followed, at most a few levels). Dependencies the build backend makes
+(``dynamic``, or no ``[project]`` table) are read where they are declared, not built:
+setuptools' ``[tool.setuptools.dynamic]`` files, ``setup.cfg``'s ``install_requires`` and test
+extras, and pbr's ``requirements.txt`` (OpenStack); where none says, the report names them as not
+installed. The repository is hostile input: option
 lines (``--index-url``, ``--find-links``, ``-e``, local paths, URLs) are dropped and named, sizes
 are bounded, and the spec never names the project itself (its tree goes first on ``sys.path``).
 """
 
 from __future__ import annotations
 
+import configparser
 import hashlib
 import json
 import posixpath
@@ -99,7 +104,9 @@ def read_spec(read: Reader, listing: list[str]) -> EnvSpec:
     """The spec of the tree that ``read`` (path → bytes or None) and ``listing`` (every path of the
     tree) describe; pytest is always in it."""
     spec = EnvSpec()
-    _from_pyproject(read, spec)
+    made = _from_pyproject(read, spec)
+    if made:
+        _made_by_backend(read, listing, spec, made)
     found = sorted(p for p in listing if _REQ_FILE.match(p))
     tests = [p for p in found if re.search(r"(?:^|[-_/])test", p)]
     # a project's dev and test lock files may pin one package twice, differently: the test
@@ -137,19 +144,58 @@ def _strings(value: Any) -> list[str]:
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
-def _from_pyproject(read: Reader, spec: EnvSpec) -> None:
+class _Made:
+    """What ``pyproject.toml`` leaves to the build backend: which of the dependencies and test
+    extras, and what it says about where they are (``files``: setuptools' dynamic files, by
+    ``dependencies`` or extra name)."""
+
+    def __init__(self) -> None:
+        self.dependencies = False
+        self.extras = False
+        self.files: dict[str, list[str]] = {}
+        self.backend = False  # a [build-system] table, or dependencies named dynamic
+
+    def __bool__(self) -> bool:
+        return self.dependencies or self.extras
+
+
+def _from_pyproject(read: Reader, spec: EnvSpec) -> _Made:
+    """``pyproject.toml``'s own lines; what it leaves to the build backend is returned (all of it
+    where there is no ``pyproject.toml`` or no ``[project]`` table)."""
+    made = _Made()
     data = read("pyproject.toml")
     if data is None:
-        return
+        made.dependencies = made.extras = True
+        return made
     if len(data) > MAX_FILE:
         spec.dropped.append(f"pyproject.toml: larger than {MAX_FILE} bytes, not read")
-        return
+        return made
     spec.digests["pyproject.toml"] = hashlib.sha256(data).hexdigest()
     doc = _load_toml(data)
     if doc is None:
         spec.dropped.append("pyproject.toml: not valid TOML (or no TOML reader), not read")
-        return
+        return made
+    build = doc.get("build-system")
     raw_project = doc.get("project")
+    if not isinstance(raw_project, dict):
+        made.dependencies = made.extras = True
+    else:
+        dynamic = _strings(raw_project.get("dynamic"))
+        made.dependencies = "dependencies" in dynamic
+        made.extras = "optional-dependencies" in dynamic
+    made.backend = isinstance(build, dict) or (isinstance(raw_project, dict) and made.dependencies)
+    tool = doc.get("tool")
+    setuptools = tool.get("setuptools") if isinstance(tool, dict) else None
+    files = setuptools.get("dynamic") if isinstance(setuptools, dict) else None
+    if isinstance(files, dict):
+        deps = files.get("dependencies")
+        if made.dependencies and isinstance(deps, dict):
+            made.files["dependencies"] = _file_names(deps.get("file"))
+        extras = files.get("optional-dependencies")
+        for g in GROUPS if made.extras and isinstance(extras, dict) else ():
+            entry = extras.get(g)  # type: ignore[union-attr]
+            if isinstance(entry, dict):
+                made.files[g] = _file_names(entry.get("file"))
     project: dict[str, Any] = raw_project if isinstance(raw_project, dict) else {}
     name = project.get("name") if isinstance(project.get("name"), str) else None
     spec.project = norm(name) if name else None
@@ -169,6 +215,114 @@ def _from_pyproject(read: Reader, spec: EnvSpec) -> None:
         deps += _expand_group(groups, g, set())
     for line in deps:
         _add(spec, line, "pyproject.toml")
+    return made
+
+
+def _file_names(value: Any) -> list[str]:
+    """``file = "a.txt"`` or ``file = ["a.txt", "b.txt"]``."""
+    return [value] if isinstance(value, str) else _strings(value)
+
+
+def _made_by_backend(read: Reader, listing: list[str], spec: EnvSpec, made: _Made) -> None:
+    """The dependencies and test extras the build backend makes, read where they are declared:
+    setuptools' dynamic files, else ``setup.cfg`` (``[options] install_requires``,
+    ``[options.extras_require]``; pbr's ``[extras]``), else pbr's ``requirements.txt``; what none
+    declares is named as not installed."""
+    cfg = _setup_cfg(read, spec) if "setup.cfg" in listing else None
+    pbr = uses_pbr(read, listing)
+    if spec.project is None and cfg is not None:
+        name = cfg.get("metadata", "name", fallback=None)
+        spec.project = norm(name.strip()) if name and name.strip() else None
+    if made.dependencies:
+        options = cfg.get("options", "install_requires", fallback=None) if cfg else None
+        if "dependencies" in made.files:
+            _files(read, spec, made.files["dependencies"], "[tool.setuptools.dynamic]")
+        elif options is not None:
+            _cfg_lines(read, spec, options, "setup.cfg [options] install_requires")
+        elif pbr and "requirements.txt" in listing:
+            _files(read, spec, ["requirements.txt"], "pbr: the project's dependencies")
+        elif "setup.py" in listing or made.backend:
+            spec.dropped.append(
+                "the project's own dependencies: made by its build backend (setup.py or a dynamic "
+                "field no file declares), not read"
+            )
+    if made.extras:
+        for g in GROUPS:
+            if g in made.files:
+                _files(read, spec, made.files[g], f"[tool.setuptools.dynamic] {g}")
+                continue
+            for section in ("options.extras_require", "extras") if cfg else ():
+                value = cfg.get(section, g, fallback=None)  # type: ignore[union-attr]
+                if value is not None:
+                    _cfg_lines(read, spec, value, f"setup.cfg [{section}] {g}")
+
+
+_PBR_SETUP = re.compile(rb"\bpbr\s*=\s*True\b")
+_PBR_SECTION = re.compile(rb"^\[pbr\][ \t]*\r?$", re.MULTILINE)
+
+
+def uses_pbr(read: Reader, listing: list[str]) -> bool:
+    """Whether pbr builds the project (OpenStack): its ``[build-system]`` requires pbr, its
+    ``setup.cfg`` has a ``[pbr]`` section or its ``setup.py`` calls ``setup(pbr=True)``."""
+    data = read("pyproject.toml") if "pyproject.toml" in listing else None
+    doc = _load_toml(data) if data is not None and len(data) <= MAX_FILE else None
+    build = doc.get("build-system") if doc else None
+    if isinstance(build, dict) and any(
+        _req_name(r) == "pbr" for r in _strings(build.get("requires"))
+    ):
+        return True
+    cfg = read("setup.cfg") if "setup.cfg" in listing else None
+    if cfg is not None and len(cfg) <= MAX_FILE and _PBR_SECTION.search(cfg):
+        return True
+    return _pbr_setup(read, listing)
+
+
+def _pbr_setup(read: Reader, listing: list[str]) -> bool:
+    """``setup.py`` calls ``setup(pbr=True)`` (its text searched, never run)."""
+    data = read("setup.py") if "setup.py" in listing else None
+    return data is not None and len(data) <= MAX_FILE and bool(_PBR_SETUP.search(data))
+
+
+def _files(read: Reader, spec: EnvSpec, paths: list[str], why: str) -> None:
+    """Requirement files the packaging names (a path outside the tree is named, never read)."""
+    for path in paths:
+        inner = posixpath.normpath(path.strip())
+        if not path.strip() or inner.startswith(("..", "/")):
+            spec.dropped.append(f"{path[:120]!r} ({why}): outside the repository")
+            continue
+        before = len(spec.sources)
+        _from_requirements(read, inner, spec, depth=0, constraint=False)
+        if len(spec.sources) > before:
+            spec.sources[before] += f" ({why})"
+
+
+def _setup_cfg(read: Reader, spec: EnvSpec) -> configparser.RawConfigParser | None:
+    data = read("setup.cfg")
+    if data is None or len(data) > MAX_FILE:
+        spec.dropped.append(f"setup.cfg: missing or larger than {MAX_FILE} bytes, not read")
+        return None
+    cfg = configparser.RawConfigParser(strict=False, interpolation=None)
+    try:
+        cfg.read_string(data.decode("utf-8", "replace"), "setup.cfg")
+    except configparser.Error as exc:
+        spec.dropped.append(f"setup.cfg: not read ({str(exc).splitlines()[0][:120]})")
+        return None
+    spec.digests["setup.cfg"] = hashlib.sha256(data).hexdigest()
+    return cfg
+
+
+def _cfg_lines(read: Reader, spec: EnvSpec, value: str, where: str) -> None:
+    """A ``setup.cfg`` list (one requirement a line; ``file: a.txt, b.txt`` names files)."""
+    text = value.strip()
+    if text.startswith("file:"):
+        paths = [p for p in text[len("file:") :].split(",") if p.strip()]
+        _files(read, spec, paths, where)
+        return
+    lines = [ln for ln in (x.strip() for x in text.splitlines()) if ln]
+    if lines:
+        spec.sources.append(where)
+    for line in lines:
+        _add(spec, line, "setup.cfg")
 
 
 def _expand_extras(extras: dict[str, Any], names: list[str], project: str | None) -> list[str]:

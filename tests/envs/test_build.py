@@ -46,6 +46,108 @@ def test_the_spec_reads_groups_extras_and_requirement_files_and_drops_options():
     assert spec.key("3.11.7") != spec.key("3.12.1")
 
 
+PBR_SETUP_CFG = b"""[metadata]
+name = python-calcclient
+
+[files]
+packages = calcclient
+
+[extras]
+test =
+    fixtures>=3
+
+[pbr]
+skip_authors = True
+"""
+
+
+def test_dependencies_the_build_backend_makes_are_read_where_they_are_declared():
+    """pbr (OpenStack): ``dynamic`` dependencies are requirements.txt; setuptools' dynamic files;
+    setup.cfg's install_requires and test extras (``file:`` too); the project itself never."""
+    pbr = _spec(
+        {
+            "pyproject.toml": b'[build-system]\nrequires = ["pbr>=6.1.1"]\nbuild-backend = '
+            b'"pbr.build"\n\n[project]\nname = "python-calcclient"\n'
+            b'dynamic = ["version", "dependencies"]\n',
+            "setup.cfg": PBR_SETUP_CFG,
+            "requirements.txt": b"cliff>=4 # Apache-2.0\nkeystoneauth1>=3.18.0\n",
+            "test-requirements.txt": b"stestr>=1\npython-calcclient\n",
+            "setup.py": b"import setuptools\nsetuptools.setup(pbr=True)\n",
+        }
+    )
+    assert pbr.requirements == ["cliff>=4", "keystoneauth1>=3.18.0", "stestr>=1", "pytest"]
+    assert "requirements.txt (pbr: the project's dependencies)" in pbr.sources
+    assert {"requirements.txt", "setup.cfg"} <= set(pbr.digests)
+    older = _spec(  # pbr named by setup.py alone; no pyproject.toml [project] table
+        {
+            "pyproject.toml": b"[tool.ruff]\nline-length = 79\n",
+            "setup.cfg": PBR_SETUP_CFG.replace(b"[pbr]\nskip_authors = True\n", b""),
+            "requirements.txt": b"cliff>=4\n",
+            "setup.py": b"setuptools.setup(setup_requires=['pbr>=2.0.0'], pbr=True)\n",
+        }
+    )
+    assert older.requirements == ["cliff>=4", "fixtures>=3", "pytest"]
+    legacy = _spec(  # no [project] table: setup.cfg says it all (pbr's [extras] read too)
+        {
+            "setup.cfg": PBR_SETUP_CFG.replace(
+                b"[files]",
+                b"[options]\ninstall_requires =\n"
+                b"    six\n    attrs>=19 ; python_version < '3.12'\n\n[options.extras_require]\n"
+                b"testing = file: req/test.txt, req/more.txt\ndocs = sphinx\n\n[files]",
+            ),
+            "req/test.txt": b"hypothesis\n",
+            "req/more.txt": b"python-calcclient[fast]\nxmlschema\n",
+            "setup.py": b"from setuptools import setup\nsetup()\n",
+        }
+    )
+    assert legacy.requirements == [
+        "six", "attrs>=19 ; python_version < '3.12'", "fixtures>=3", "hypothesis", "xmlschema",
+        "pytest",
+    ]  # fmt: skip
+    assert "setup.cfg [options] install_requires" in legacy.sources
+    assert "req/test.txt (setup.cfg [options.extras_require] testing)" in legacy.sources
+    dynamic = _spec(
+        {
+            "pyproject.toml": b'[project]\nname = "calc"\n'
+            b'dynamic = ["dependencies", "optional-dependencies"]\n'
+            b'[tool.setuptools.dynamic]\ndependencies = {file = ["requirements/base.in"]}\n'
+            b'optional-dependencies.test = {file = "requirements/test.in"}\n'
+            b'optional-dependencies.docs = {file = "requirements/docs.in"}\n',
+            "requirements/base.in": b"packaging\n",
+            "requirements/test.in": b"pytest-xdist\n",
+            "requirements/docs.in": b"sphinx\n",
+            "setup.cfg": b"[options]\ninstall_requires = never-read\n",
+        }
+    )
+    assert dynamic.requirements == ["packaging", "pytest-xdist", "pytest"]
+    static = _spec(  # dependencies the pyproject states: setup.cfg is not asked
+        {"pyproject.toml": PYPROJECT, "setup.cfg": b"[options]\ninstall_requires = never-read\n"}
+    )
+    assert "never-read" not in static.requirements and "setup.cfg" not in static.digests
+
+
+def test_dependencies_no_file_declares_are_named_and_hostile_paths_are_never_read():
+    asked: list[str] = []
+    files = {
+        "pyproject.toml": b'[project]\nname = "calc"\ndynamic = ["dependencies"]\n'
+        b'[tool.setuptools.dynamic]\ndependencies = {file = ["../../etc/passwd", "/etc/x"]}\n',
+    }
+
+    def read(path: str) -> bytes | None:
+        asked.append(path)
+        return files.get(path)
+
+    spec = read_spec(read, sorted(files))
+    assert set(asked) == {"pyproject.toml"}  # neither path outside the tree was asked for
+    assert sum("outside the repository" in d for d in spec.dropped) == 2
+    made = _spec({"setup.py": b"setup(install_requires=['six'])\n", "setup.cfg": b"[x\n"})
+    assert made.requirements == ["pytest"]
+    assert any(d.startswith("setup.cfg: not read") for d in made.dropped)
+    assert any("made by its build backend" in d for d in made.dropped)
+    config = _spec({"pyproject.toml": b"[tool.pytest.ini_options]\naddopts = '-q'\n"})
+    assert config.requirements == ["pytest"] and not config.dropped  # a tool's settings only
+
+
 @pytest.mark.parametrize("installer", ["uv", "pip"])
 def test_an_environment_is_built_with_each_installer(installer, tmp_path, monkeypatch):
     need_index()

@@ -32,7 +32,7 @@ from harness.checks.result import Checked, FidelityResult
 from harness.columns.trees import Column
 from harness.envs import interpreter, proof
 from harness.envs.build import ensure_env
-from harness.envs.spec import AS_OF_ENV, as_of, as_of_told, read_spec
+from harness.envs.spec import AS_OF_ENV, as_of, as_of_told, read_spec, uses_pbr
 from harness.envs.step import EnvError
 from harness.envs.version import pep440, uses_scm, version_file
 from harness.executors import Executor
@@ -352,6 +352,13 @@ def _options(
             + (f", {found.path} written" if found else "")
             + ")"
         )
+    if uses_pbr(lambda p: repo.blob_at(run.head, p), listing):
+        # pbr asks git for the version at import (``pbr.version.VersionInfo``): an exported tree
+        # has no git metadata. Its own answer without it is PBR_VERSION (no local part: pbr's
+        # version parser refuses ``+gSHA``).
+        version = pep440(describe(repo, run.head)).partition("+")[0]
+        extra["PBR_VERSION"] = version
+        run.env_notes.append(f"version from git metadata supplied as {version} (PBR_VERSION)")
     run.proof_paths = _fix_modules(repo, run)
     return Options(
         python,
