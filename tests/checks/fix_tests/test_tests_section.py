@@ -548,3 +548,46 @@ def test_a_moved_test_file_the_pick_carries_only_part_of_still_runs(run_cli, tmp
     assert _verdicts(section)["tests/test_ops.py::test_order"] == "source-test-fails-head"
     assert code == 1
     assert not [n for n in section["not_verified"] if "the pick carries its change" in n]
+
+
+def test_a_pbr_project_gets_its_requirements_and_its_version(run_cli, tmp_path):
+    """python-openstackclient on stable/2025.1: pbr builds it, so its dependencies are
+    requirements.txt (pyproject.toml holds only tool settings) and its version comes from git
+    (``pbr.version`` at import). Before, only test-requirements.txt was installed and the tree had no
+    git metadata: every test an env-error. Now requirements.txt is installed and PBR_VERSION
+    is set, as pbr's own scheme has it (the next patch release's ``.devN``, no local part)."""
+    need_index()
+    tests = (
+        "import os\n\nimport iniconfig  # (only requirements.txt names it)\n\n"
+        + fix_repo.TEST_BASE
+        + '\n\ndef test_version():\n    assert os.environ["PBR_VERSION"] == "1.4.1.dev1"\n'
+        + "    assert iniconfig.IniConfig\n"
+    )
+    b = _calc(
+        tmp_path,
+        tests,
+        pyproject="[tool.ruff]\nline-length = 79\n",
+        extra={
+            "setup.cfg": "[metadata]\nname = calc\n\n[files]\npackages = calc\n",
+            "setup.py": "import setuptools\n\nsetuptools.setup(setup_requires=['pbr'], pbr=True)\n",
+            "requirements.txt": "iniconfig>=1 # MIT\n",
+        },
+    )
+    b.repo.git.tag("1.4.0")
+    fix = b.commit(
+        "Clamp to hi (#9)",
+        {
+            "src/calc/ops.py": fix_repo.OPS_C1,
+            "tests/test_ops.py": tests + "\n\ndef test_hi():\n    assert clamp(50, 0, 9) == 9\n",
+        },
+    )
+    _backport(b, fix)
+    code, section, err = _run_tests(run_cli, b)
+    assert code == 0, err
+    assert _verdicts(section) == {
+        "tests/test_ops.py::test_hi": "proves-fix",
+        "tests/test_ops.py::test_lo": "passes-both",
+        "tests/test_ops.py::test_version": "passes-both",
+    }
+    env = section["data"]["environment"]
+    assert "requirements.txt (pbr: the project's dependencies)" in env, env
