@@ -24,6 +24,7 @@ class Env:
     key: str = ""  # a built environment's spec key
     installer: str = ""
     note: str = ""  # what a built one holds other than its spec asked (the newest packages)
+    left_out: tuple[str, ...] = ()  # requirements not installed, each with why (they don't build)
 
     def fingerprint(self, store: Store | None = None) -> str:
         """What results run with this interpreter are keyed by (``store``: where an interpreter's

@@ -116,14 +116,15 @@ def read_spec(read: Reader, listing: list[str]) -> EnvSpec:
     spec.dropped += [
         f"{p} (a test requirements file is read instead)" for p in found if tests and p not in tests
     ]
-    if not any(_req_name(r) == "pytest" for r in spec.requirements):
+    if not any(requirement_name(r) == "pytest" for r in spec.requirements):
         spec.requirements.append("pytest")
         spec.sources.append("pytest (added: the tests section runs it)")
     spec.requirements = list(dict.fromkeys(spec.requirements))
     return spec
 
 
-def _req_name(line: str) -> str | None:
+def requirement_name(line: str) -> str | None:
+    """The normalised distribution name a requirement line names (None: it names none)."""
     m = _NAME.match(line)
     return norm(m.group(1)) if m else None
 
@@ -268,7 +269,7 @@ def uses_pbr(read: Reader, listing: list[str]) -> bool:
     doc = _load_toml(data) if data is not None and len(data) <= MAX_FILE else None
     build = doc.get("build-system") if doc else None
     if isinstance(build, dict) and any(
-        _req_name(r) == "pbr" for r in _strings(build.get("requires"))
+        requirement_name(r) == "pbr" for r in _strings(build.get("requires"))
     ):
         return True
     cfg = read("setup.cfg") if "setup.cfg" in listing else None
@@ -362,7 +363,7 @@ def _add(spec: EnvSpec, line: str, where: str) -> None:
     line = line.split(" #", 1)[0].strip()
     if not line or line.startswith("#"):
         return
-    name = _req_name(line)
+    name = requirement_name(line)
     if name is None or "://" in line or line.startswith((".", "/")) or " @ " in line:
         spec.dropped.append(f"{where}: {line[:120]!r} (not a distribution from the package index)")
         return

@@ -268,3 +268,64 @@ def test_an_install_that_fails_for_another_reason_is_not_retried_with_the_newest
     with pytest.raises(EnvError) as caught:
         ensure_env(spec)
     assert {"--exclude-newer", "--uploaded-prior-to"} & set(caught.value.argv)
+
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.mark.parametrize(
+    ("output", "wanted", "left"),
+    [  # the installers' own words (their build logs cut)
+        (
+            "uv-failed-build-indirect.txt",
+            ["requests-kerberos>=0.8.0", "iniconfig"],
+            ("requests-kerberos>=0.8.0", "needs gssapi, which does not build here"),
+        ),
+        (
+            "uv-failed-build-direct.txt",
+            ["iniconfig", "sklearn"],
+            ("sklearn", "does not build here"),
+        ),
+        (
+            "pip-failed-build-direct.txt",
+            ["Sklearn>=0", "six"],
+            ("Sklearn>=0", "does not build here"),
+        ),
+        ("uv-failed-build-indirect.txt", ["iniconfig"], None),  # pulled in by nothing asked for
+        ("pip-failed-build-direct.txt", ["six"], None),
+    ],
+)
+def test_what_does_not_build_is_read_from_the_installers_words(output, wanted, left):
+    from harness.envs.build import unbuildable
+
+    assert unbuildable((DATA / output).read_text(), wanted) == left
+    assert unbuildable("error: No solution found when resolving dependencies:", wanted) is None
+
+
+@pytest.mark.parametrize("installer", ["uv", "pip"])
+def test_a_requirement_that_does_not_build_here_is_left_out_and_said(
+    installer, tmp_path, monkeypatch
+):
+    """keystoneauth's test requirements name requests-kerberos, which needs gssapi (krb5 headers):
+    the whole environment failed, so no test ran. A reviewer leaves it out and installs the rest;
+    so does the build, and says what it left out (here with a package whose build always fails)."""
+    need_index()
+    if installer == "pip":
+        monkeypatch.setenv("HARNESS_ENV_INSTALLER", "pip")
+        monkeypatch.delenv("PIP_FIND_LINKS", raising=False)
+        monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    else:
+        from harness.envs.installer import find_uv
+
+        if find_uv() is None:
+            pytest.skip("uv is not installed here")
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    spec = _spec({"requirements-test.txt": b"iniconfig\nsklearn\n"})
+    env = ensure_env(spec)
+    assert env.left_out == ("sklearn (does not build here)",)
+    probe = "import iniconfig, pytest; print('ok')"
+    assert (
+        subprocess.run([env.python, "-c", probe], capture_output=True, text=True).stdout == "ok\n"
+    )
+    again = ensure_env(spec)
+    assert again.how == "reused" and again.left_out == env.left_out  # kept with the environment

@@ -340,6 +340,8 @@ def _options(
         )
         if env.note:
             run.env_notes.append(f"environment: {env.note}")
+        if env.left_out:
+            run.env_notes += [f"environment: not installed: {x}" for x in env.left_out]
     extra: dict[str, str] = {}
     vfile = None
     if uses_scm(pyproject):
