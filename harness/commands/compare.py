@@ -117,8 +117,21 @@ def _date(text: str) -> dt.date:
         raise argparse.ArgumentTypeError(f"not a date YYYY-MM-DD: {text!r}") from None
 
 
-def _slug(ref: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", ref).strip("_") or "ref"
+_PLAIN = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}")
+
+
+def _slug(name: str) -> str:
+    """A ref (or repository) name as part of a folder name: itself where it is plain (letters,
+    digits, ``._-``, at most 64), else a readable form and 8 hex of the name's sha1, so that two
+    names never share a folder (``release/1.0`` and ``release_1.0``, ``release/ü`` and
+    ``release``) and a 250-character branch still names one."""
+    if _PLAIN.fullmatch(name):
+        return name
+    import hashlib
+
+    readable = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_.")[:48] or "ref"
+    digest = hashlib.sha1(name.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    return f"{readable}-{digest}"
 
 
 def default_output(repo: GitRepo, base: str, head: str) -> Path:
@@ -127,10 +140,15 @@ def default_output(repo: GitRepo, base: str, head: str) -> Path:
     out = Path("reports") / f"{_slug(base)}..{_slug(head)}"
     owned = [p.resolve() for p in (repo.work_tree, repo.git_dir) if p is not None]
     if repo.owns(out):
+        import hashlib
+        import os
+
         from harness.infra.workarea import user_cache_home
 
-        name = owned[0].name if owned[0].name != ".git" else owned[0].parent.name
-        out = user_cache_home() / "harness" / "reports" / _slug(name) / out.name
+        where = owned[0] if owned[0].name != ".git" else owned[0].parent
+        # the folder's name and 8 hex of its path: two repositories of one name, two folders
+        digest = hashlib.sha1(os.fsencode(where)).hexdigest()[:8]
+        out = user_cache_home() / "harness" / "reports" / f"{_slug(where.name)}-{digest}" / out.name
         # a repository holding the home folder (dotfiles)
         refuse_in_repository(
             repo, out, f"the default report folder {out}", "name one with --output-dir DIR"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -425,26 +426,54 @@ def test_default_output_never_lands_in_the_users_work_tree(
     from harness.commands.compare import default_output
     from harness.git import GitRepo
 
+    def sha8(text: str) -> str:
+        return hashlib.sha1(text.encode()).hexdigest()[:8]
+
     repo = GitRepo(demo_env["repo"])
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.chdir(demo_env["repo"])
     inside = default_output(repo, "release/1.0", "backport/42")
-    assert (
-        inside == tmp_path / "cache" / "harness" / "reports" / "repo" / "release_1.0..backport_42"
-    )
+    folder = f"repo-{sha8(str(Path(demo_env['repo']).resolve()))}"
+    range_ = f"release_1.0-{sha8('release/1.0')}..backport_42-{sha8('backport/42')}"
+    assert inside == tmp_path / "cache" / "harness" / "reports" / folder / range_
     monkeypatch.chdir(tmp_path)
-    assert default_output(repo, "release/1.0", "backport/42") == Path(
-        "reports/release_1.0..backport_42"
-    )
+    assert default_output(repo, "release/1.0", "backport/42") == Path("reports") / range_
     subprocess.run(
         ["git", "clone", "-q", "--bare", str(demo_env["repo"]), str(tmp_path / "b.git")], check=True
     )
     bare = GitRepo(tmp_path / "b.git")
     monkeypatch.chdir(tmp_path / "b.git")
+    folder = f"b.git-{sha8(str((tmp_path / 'b.git').resolve()))}"
     assert (
         default_output(bare, "a", "b")
-        == tmp_path / "cache" / "harness" / "reports" / "b.git" / "a..b"
+        == tmp_path / "cache" / "harness" / "reports" / folder / "a..b"
     )
+
+
+def test_two_ranges_or_two_repositories_never_share_a_default_report_folder(
+    demo_env: dict, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``release/1.0`` and ``release_1.0`` (and ``release/ü`` and ``release``) were one folder, and
+    so were two repositories of one name: a run wrote over the other's report. A 250-character
+    branch now names a folder too."""
+    from harness.commands.compare import default_output
+    from harness.git import GitRepo
+
+    repo = GitRepo(demo_env["repo"])
+    monkeypatch.chdir(tmp_path)
+    pairs = [("release/1.0", "release_1.0"), ("release/ü", "release"), ("a..b", "a__b")]
+    for one, other in pairs:
+        assert default_output(repo, one, "x") != default_output(repo, other, "x")
+    long = default_output(repo, "topic/" + "x" * 250, "y")
+    assert len(long.name) < 120 and long.name.endswith("..y")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    twins = []
+    for parent in ("one", "two"):
+        clone = tmp_path / parent / "repo"
+        subprocess.run(["git", "clone", "-q", str(demo_env["repo"]), str(clone)], check=True)
+        monkeypatch.chdir(clone)
+        twins.append(default_output(GitRepo(clone), "main", "release"))
+    assert twins[0] != twins[1] and twins[0].name == twins[1].name == "main..release"
 
 
 def test_several_scenarios_add_their_sections(demo_env: dict, tmp_path: Path) -> None:
