@@ -26,7 +26,7 @@ from harness.envs.fingerprint import interpreter_version
 from harness.envs.interpreter import Env
 from harness.envs.spec import EnvSpec, requirement_name
 from harness.envs.step import EnvError
-from harness.infra import workarea
+from harness.infra import progress, workarea
 
 BUILD_TIMEOUT_S = 900
 MARKER = "harness-env.json"
@@ -107,6 +107,9 @@ def _build(spec: EnvSpec, base_python: str, dest: Path) -> tuple[str, str, list[
                 requirement, why = drop
                 wanted.remove(requirement)
                 left.append(f"{requirement} ({why})")
+                # (which package failed is said here only: where several fail, uv names the one
+                # it built first, which varies; the report names the requirement)
+                progress.note(f"environment: left out {requirement}: {exc}"[:400])
                 shutil.rmtree(dest, ignore_errors=True)
     except BaseException:
         shutil.rmtree(dest, ignore_errors=True)
@@ -117,7 +120,7 @@ def _build(spec: EnvSpec, base_python: str, dest: Path) -> tuple[str, str, list[
         json.dumps(
             {
                 "requirements": spec.requirements,
-                "left_out": left,
+                "left_out": sorted(left),
                 "sources": spec.sources,
                 "installer": using.name,
                 "as_of": spec.as_of,
@@ -127,7 +130,7 @@ def _build(spec: EnvSpec, base_python: str, dest: Path) -> tuple[str, str, list[
         ),
         encoding="utf-8",
     )
-    return using.name, note, left
+    return using.name, note, sorted(left)
 
 
 def _install(
@@ -175,7 +178,8 @@ _NAMED = re.compile(r"`([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 def unbuildable(output: str, wanted: list[str]) -> tuple[str, str] | None:
     """The requirement of ``wanted`` to leave out where the install failed building a package:
-    the package itself where it is one, else the one uv names as what pulled it in; with why.
+    the package itself where it is one, else the one uv names as what pulled it in; with why (the
+    failed package is not named: of several, which one uv names varies between runs).
     None where the output names no failed build, or nothing of ``wanted`` to leave out."""
     m = _FAILED_BUILD.search(output)
     if m is None:
@@ -189,7 +193,7 @@ def unbuildable(output: str, wanted: list[str]) -> tuple[str, str] | None:
             continue
         for name in _NAMED.findall(inc.group(2)):
             if requirement_name(name) in by_name:
-                return by_name[requirement_name(name)], f"needs {failed}, which does not build here"
+                return by_name[requirement_name(name)], "a package it needs does not build here"
     return None
 
 
