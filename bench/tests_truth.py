@@ -263,6 +263,22 @@ def env_python(cache: Path, report: dict) -> str:
     raise SystemExit(f"no environment {key} under {cache}/envs")
 
 
+def source_env_python(cache: Path, report: dict) -> str | None:
+    """The environment the harness built for the source columns, where it built one (the source's
+    packaging asks for other packages than HEAD's); None: they ran in HEAD's."""
+    sec = next(s for s in report["sections"] if s["id"] == "tests")
+    line = next(
+        (n for n in sec["not_verified"] if n.startswith("environment of the source columns (")), ""
+    )
+    m = re.search(r"key ([0-9a-f]+)", line)
+    if m is None:
+        return None
+    for d in sorted((cache / "envs").glob(m.group(1) + "*")):
+        if (d / "bin" / "python").exists():
+            return str(d / "bin" / "python")
+    raise SystemExit(f"no environment {m.group(1)} under {cache}/envs")
+
+
 def harness_run(args, cache: Path, out: Path, *extra: str) -> tuple[float, int, str]:
     env = dict(os.environ, HARNESS_CACHE_DIR=str(cache))
     cmd = [
@@ -331,7 +347,10 @@ def main() -> int:
     report = json.loads(report_path.read_text())
     sec = next(s for s in report["sections"] if s["id"] == "tests")
     python = env_python(cache, report)
-    print(f"environment: {python}")
+    source_python = source_env_python(cache, report)
+    print(
+        f"environment: {python}" + (f"; source columns: {source_python}" if source_python else "")
+    )
 
     # 2. the selection, by hand
     pats = python_files(args.repo, head)
@@ -397,9 +416,10 @@ def main() -> int:
     for name, (commit, overlay) in columns.items():
         best = best_all = None
         for _ in range(rounds):
-            res, wall, whole = run_column(
-                args.repo, commit, overlay, files, python, str(plugin_dir)
-            )
+            own = python
+            if source_python and name in ("source", "source_parent"):
+                own = source_python
+            res, wall, whole = run_column(args.repo, commit, overlay, files, own, str(plugin_dir))
             best = wall if best is None else min(best, wall)
             best_all = whole if best_all is None else min(best_all, whole)
             if name in truth and truth[name] != res:

@@ -84,9 +84,12 @@ def run_columns(
     cache: Cache,
     executor: Executor,
     plans: dict[str, Plan] | None = None,
+    *,
+    by_column: dict[str, Options] | None = None,
 ) -> list[ColumnRun]:
     """Each column's cells, from the cache where kept, else one task per column, all at once
-    (``plans``: a column's own plan in place of ``plan``, e.g. only the node ids it has)."""
+    (``plans``: a column's own plan in place of ``plan``, e.g. only the node ids it has;
+    ``by_column``: a column's own options, e.g. the source's environment)."""
     runs: list[ColumnRun] = []
     tasks: list[Task[Any]] = []
     slots: list[int] = []
@@ -96,7 +99,8 @@ def run_columns(
         runs.append(run)
         if not mine:
             continue
-        run.key = _key(repo, column, mine, opts)
+        own = (by_column or {}).get(column.name, opts)
+        run.key = _key(repo, column, mine, own)
         hit = cache.get(run.key)
         if hit is not None and _load(run, hit):
             run.cached = True
@@ -107,8 +111,8 @@ def run_columns(
                 run.key,
                 column_task,
                 TreeSpec(repo, column, scratch=True),
-                (column.name, mine, opts),
-                timeout=opts.timeout * (len(mine) + 1) + 120,
+                (column.name, mine, own),
+                timeout=own.timeout * (len(mine) + 1) + 120,
                 label=f"tests in {column.name}",
             )
         )

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from harness.checks.fix_tests.cells import ColumnRun, Options, Plan, run_columns
 from harness.checks.fix_tests.columns import columns_for
+from harness.checks.fix_tests.environments import column_options
 from harness.checks.fix_tests.files import TestFile, order_sources, select_tests
 from harness.checks.fix_tests.gaps import MAX_GAPS, PinRuns, pin_runs, read_pins
 from harness.checks.fix_tests.hunks import fix_hunks, hunk_columns
@@ -27,25 +28,17 @@ from harness.checks.fix_tests.verdicts import (
     mark_unloaded,
     rerun_candidates,
 )
-from harness.checks.paths import is_test_path
 from harness.checks.result import Checked, FidelityResult
 from harness.columns.trees import Column
-from harness.envs import interpreter, proof
-from harness.envs.build import ensure_env
-from harness.envs.spec import AS_OF_ENV, as_of, as_of_told, read_spec, uses_pbr
-from harness.envs.step import EnvError
-from harness.envs.version import pep440, uses_scm, version_file
+from harness.envs import proof
 from harness.executors import Executor
 from harness.executors.local import LocalExecutor
-from harness.git.history import describe, merged_with
-from harness.git.mutation import changed_lines
+from harness.git.history import merged_with
 from harness.git.repo import GitRepo
 from harness.infra import zygote
 from harness.infra.cache import Cache
-from harness.infra.progress import note as progress_note
 from harness.infra.progress import phase
 
-MAX_PROOFS = 50
 MAX_SCOPE_FILES = 200  # a suite this small runs whole to look for a missing commit's pins
 
 
@@ -95,9 +88,10 @@ def _run(
     executor: Executor,
     siblings: Sequence[str] = (),
 ) -> None:
-    opts = _options(repo, run, fidelity, options)
-    if opts is None:
+    got = column_options(repo, run, options)
+    if got is None:
         return
+    opts, by_column = got
     cache = Cache(namespace="tests", enabled=not options.no_cache)
     columns = columns_for(run.base, run.head, run.sources, run.selection, _differ(repo, run))
     plan = _plan(run.selection.files)
@@ -129,7 +123,7 @@ def _run(
             else None
         )
         with phase(f"tests: {len(run.selection.files)} file(s) in {len(columns)} columns"):
-            run.runs = run_columns(repo, columns, plan, opts, cache, executor)
+            run.runs = run_columns(repo, columns, plan, opts, cache, executor, by_column=by_column)
         _shadowed_is_not_evidence(run.runs)
         run.rows = build_rows(run.selection.files, run.runs, _spans(repo, run.selection.files))
         mark_unloaded(run.rows, run.selection.source_changed)
@@ -304,77 +298,3 @@ def _spans(repo: GitRepo, files: Sequence[TestFile]) -> dict[str, dict[str, tupl
         f.path: get_runner(f.runner).test_spans(f.path, data or b"")
         for f, data in zip(files, blobs, strict=True)
     }
-
-
-def _options(
-    repo: GitRepo, run: TestsRun, fidelity: FidelityResult, options: TestsOptions
-) -> Options | None:
-    """The cells' shared options; None (with ``run.env_error``) when no environment could be had."""
-    listing = run.selection.head_listing
-    pyproject = repo.blob_at(run.head, "pyproject.toml") if "pyproject.toml" in listing else None
-    env = interpreter.resolve(options.python)
-    python, env_key = env.python, ""  # the own one for runners of no Python (cargo, go): no key
-    needs_python = any(get_runner(f.runner).USES_PYTHON for f in run.selection.files)
-    if env.how == "given":
-        env_key = env.fingerprint()
-        run.env = f"given: {python} (its own environment, not built)"
-    elif needs_python:
-        spec = read_spec(lambda p: repo.blob_at(run.head, p), listing)
-        head = repo.commit(run.head)
-        spec.as_of = as_of(head.committer_time, head.dated)
-        run.env_notes += [f"environment: not installed: {d}" for d in spec.dropped]
-        try:
-            with phase("tests: the project's test environment"):
-                env = ensure_env(spec)
-        except EnvError as exc:
-            run.env_error = str(exc)
-            return None
-        python, env_key = env.python, env.fingerprint()
-        progress_note(f"tests: environment {env.key[:12]} {env.how}")
-        why = f"{AS_OF_ENV}" if as_of_told() else "HEAD's commit day"
-        dated = f"packages as of {spec.as_of} ({why}), " if spec.as_of and not env.note else ""
-        run.env = (
-            f"made with {env.installer or 'pip'} from HEAD's "
-            + (", ".join(spec.sources) or "nothing")
-            + f" ({dated}key {env.key[:12]}, {len(spec.requirements)} requirement(s))"
-        )
-        if env.note:
-            run.env_notes.append(f"environment: {env.note}")
-        if env.left_out:
-            run.env_notes += [f"environment: not installed: {x}" for x in env.left_out]
-    extra: dict[str, str] = {}
-    vfile = None
-    if uses_scm(pyproject):
-        version = pep440(describe(repo, run.head))
-        extra["SETUPTOOLS_SCM_PRETEND_VERSION"] = version
-        found = version_file(pyproject, version)
-        vfile = (found.path, found.text()) if found else None
-        run.env_notes.append(
-            f"version from git metadata supplied as {version} (SETUPTOOLS_SCM_PRETEND_VERSION"
-            + (f", {found.path} written" if found else "")
-            + ")"
-        )
-    if uses_pbr(lambda p: repo.blob_at(run.head, p), listing):
-        # pbr asks git for the version at import (``pbr.version.VersionInfo``): an exported tree
-        # has no git metadata. Its own answer without it is PBR_VERSION (no local part: pbr's
-        # version parser refuses ``+gSHA``).
-        version = pep440(describe(repo, run.head)).partition("+")[0]
-        extra["PBR_VERSION"] = version
-        run.env_notes.append(f"version from git metadata supplied as {version} (PBR_VERSION)")
-    run.proof_paths = _fix_modules(repo, run)
-    return Options(
-        python,
-        env_key,
-        options.timeout,
-        tuple(options.setup),
-        tuple(run.proof_paths),
-        vfile,
-        tuple(sorted(extra.items())),
-    )
-
-
-def _fix_modules(repo: GitRepo, run: TestsRun) -> list[str]:
-    """The Python modules (not tests) that HEAD changes: where each column imported them from is
-    the module proof."""
-    changed = changed_lines(repo, run.base, run.head)
-    return sorted(p for p in changed if p.endswith(".py") and not is_test_path(p))[:MAX_PROOFS]

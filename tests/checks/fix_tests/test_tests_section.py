@@ -591,3 +591,43 @@ def test_a_pbr_project_gets_its_requirements_and_its_version(run_cli, tmp_path):
     }
     env = section["data"]["environment"]
     assert "requirements.txt (pbr: the project's dependencies)" in env, env
+
+
+def test_the_source_columns_run_in_the_environment_the_sources_packaging_asks_for(
+    run_cli, tmp_path
+):
+    """urllib3 1.26.x's pick of #3435: main's conftest imports hypercorn, which main's dev
+    requirements name and 1.26.x's do not. In HEAD's environment the source's columns could not
+    load a test ("not evidence"); they now run in an environment of the source's own packaging,
+    and the report says which."""
+    need_index()
+    b = _calc(tmp_path)
+    b.commit(
+        "Tests use six (#8)",
+        {
+            "pyproject.toml": fix_repo.PYPROJECT.replace('["pytest"]', '["pytest", "six"]'),
+            "tests/conftest.py": "import six  # noqa: F401 (main's test helpers need it)\n",
+        },
+    )
+    fix = b.commit(
+        "Clamp to hi (#9)",
+        {
+            "src/calc/ops.py": fix_repo.OPS_C1,
+            "tests/test_ops.py": fix_repo.TEST_BASE
+            + "\n\ndef test_hi():\n    assert clamp(50, 0, 9) == 9\n",
+        },
+    )
+    _backport(b, fix)
+    code, section, err = _run_tests(run_cli, b)
+    assert code == 0, err
+    hi = next(t for t in section["data"]["tests"] if t["nodeid"] == "tests/test_ops.py::test_hi")
+    assert hi["verdict"] == "proves-fix"
+    assert hi["outcomes"] == {
+        "without_fix": "failed",
+        "head": "passed",
+        "source_parent": "failed",
+        "source": "passed",
+    }
+    said = [n for n in section["not_verified"] if n.startswith("environment of the source columns")]
+    assert len(said) == 1 and "from the source's pyproject.toml" in said[0], said
+    assert "1 requirement(s)" in section["data"]["environment"]  # HEAD's: pytest alone
