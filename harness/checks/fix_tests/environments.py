@@ -88,7 +88,9 @@ def _source_options(
     than HEAD's (None: HEAD's serve)."""
     listing = sorted(e.path for e in ls_tree(repo, source) if e.type == "blob")
     spec = read_spec(_reader(repo, source), listing)
-    if spec.requirements == head_spec.requirements:
+    # (a source whose packaging the spec cannot read names nothing but pytest: HEAD's serves it
+    # better than an environment of pytest alone)
+    if spec.requirements == head_spec.requirements or not spec.digests:
         return None
     notes: list[str] = []
     try:

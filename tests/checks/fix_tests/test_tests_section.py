@@ -631,3 +631,26 @@ def test_the_source_columns_run_in_the_environment_the_sources_packaging_asks_fo
     said = [n for n in section["not_verified"] if n.startswith("environment of the source columns")]
     assert len(said) == 1 and "from the source's pyproject.toml" in said[0], said
     assert "1 requirement(s)" in section["data"]["environment"]  # HEAD's: pytest alone
+
+
+def test_a_source_whose_packaging_names_nothing_runs_in_heads_environment(run_cli, tmp_path):
+    """A source with no packaging file the spec reads would get an environment of pytest alone:
+    HEAD's serves its columns better, and no second environment is built."""
+    need_index()
+    b = _calc(tmp_path, pyproject=fix_repo.PYPROJECT.replace('["pytest"]', '["pytest", "six"]'))
+    b.repo.git.rm("-q", "pyproject.toml")
+    b.commit("Packaging moves elsewhere (#8)")
+    fix = b.commit(
+        "Clamp to hi (#9)",
+        {
+            "src/calc/ops.py": fix_repo.OPS_C1,
+            "tests/test_ops.py": fix_repo.TEST_BASE
+            + "\n\ndef test_hi():\n    assert clamp(50, 0, 9) == 9\n",
+        },
+    )
+    _backport(b, fix)
+    code, section, err = _run_tests(run_cli, b)
+    assert code == 0, err
+    assert not [n for n in section["not_verified"] if "environment of the source columns" in n]
+    hi = next(t for t in section["data"]["tests"] if t["nodeid"] == "tests/test_ops.py::test_hi")
+    assert hi["outcomes"]["source"] == "passed" and hi["verdict"] == "proves-fix"
