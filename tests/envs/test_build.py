@@ -173,6 +173,23 @@ def test_an_environment_is_built_with_each_installer(installer, tmp_path, monkey
     assert ensure_env(spec).how == "reused"
 
 
+def _use(installer: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Build with ``installer`` (skipped where uv is absent) into a cache of the test's own; pip
+    reads the package index alone: a folder of wheels or a file:// index gives no upload times,
+    and pip would take their files whatever the date (this machine's pip configuration names both).
+    """
+    if installer == "pip":
+        monkeypatch.setenv("HARNESS_ENV_INSTALLER", "pip")
+        monkeypatch.delenv("PIP_FIND_LINKS", raising=False)
+        monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    else:
+        from harness.envs.installer import find_uv
+
+        if find_uv() is None:
+            pytest.skip("uv is not installed here")
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+
+
 def _version(python: str, dist: str) -> str:
     probe = f"import importlib.metadata as m; print(m.version({dist!r}))"
     return subprocess.run([python, "-c", probe], capture_output=True, text=True).stdout.strip()
@@ -184,22 +201,12 @@ def test_an_environment_holds_what_was_uploaded_by_heads_date(installer, tmp_pat
     newest packages break an old release's suite. Limited to HEAD's date, the environment holds
     what its CI installed then (pytest 7.4.3 on 2023-11-14), and keeps holding it."""
     need_index()
+    _use(installer, monkeypatch, tmp_path)
     if installer == "pip":
-        monkeypatch.setenv("HARNESS_ENV_INSTALLER", "pip")
         from harness.envs.installer import _pip_limits_dates
 
         if not _pip_limits_dates():
             pytest.skip("this pip has no --uploaded-prior-to")
-        # a folder of wheels or a file:// index gives no upload times: pip takes their files
-        # whatever the date (this machine's pip configuration names both)
-        monkeypatch.delenv("PIP_FIND_LINKS", raising=False)
-        monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
-    else:
-        from harness.envs.installer import find_uv
-
-        if find_uv() is None:
-            pytest.skip("uv is not installed here")
-    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
     spec = _spec({"requirements-test.txt": b"pytest\n"})
     newest = spec.key("3.11.7")
     spec.as_of = "2023-11-14T22:13:20Z"
@@ -310,16 +317,7 @@ def test_a_requirement_that_does_not_build_here_is_left_out_and_said(
     the whole environment failed, so no test ran. A reviewer leaves it out and installs the rest;
     so does the build, and says what it left out (here with a package whose build always fails)."""
     need_index()
-    if installer == "pip":
-        monkeypatch.setenv("HARNESS_ENV_INSTALLER", "pip")
-        monkeypatch.delenv("PIP_FIND_LINKS", raising=False)
-        monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
-    else:
-        from harness.envs.installer import find_uv
-
-        if find_uv() is None:
-            pytest.skip("uv is not installed here")
-    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    _use(installer, monkeypatch, tmp_path)
     spec = _spec({"requirements-test.txt": b"iniconfig\nsklearn\n"})
     env = ensure_env(spec)
     assert env.left_out == ("sklearn (does not build here)",)

@@ -231,6 +231,17 @@ def _backport(b: RepoBuilder, fix: str, files: dict[str, str] | None = None) -> 
         b.commit(f"[release] Clamp to hi (#9)\n\n(cherry picked from commit {fix})", files)
 
 
+def _fix(b: RepoBuilder, tests: str = fix_repo.TEST_BASE) -> str:
+    """The fix on main: ops clamped to hi, and ``tests`` with the test that proves it."""
+    return b.commit(
+        "Clamp to hi (#9)",
+        {
+            "src/calc/ops.py": fix_repo.OPS_C1,
+            "tests/test_ops.py": tests + "\n\ndef test_hi():\n    assert clamp(50, 0, 9) == 9\n",
+        },
+    )
+
+
 def _run_tests(run_cli, b: RepoBuilder) -> tuple[int, dict, str]:
     """``harness tests release..backport --source main``: exit code, the section, stderr."""
     code, out, err = run_cli(
@@ -574,14 +585,7 @@ def test_a_pbr_project_gets_its_requirements_and_its_version(run_cli, tmp_path):
         },
     )
     b.repo.git.tag("1.4.0")
-    fix = b.commit(
-        "Clamp to hi (#9)",
-        {
-            "src/calc/ops.py": fix_repo.OPS_C1,
-            "tests/test_ops.py": tests + "\n\ndef test_hi():\n    assert clamp(50, 0, 9) == 9\n",
-        },
-    )
-    _backport(b, fix)
+    _backport(b, _fix(b, tests))
     code, section, err = _run_tests(run_cli, b)
     assert code == 0, err
     assert _verdicts(section) == {
@@ -609,15 +613,7 @@ def test_the_source_columns_run_in_the_environment_the_sources_packaging_asks_fo
             "tests/conftest.py": "import six  # noqa: F401 (main's test helpers need it)\n",
         },
     )
-    fix = b.commit(
-        "Clamp to hi (#9)",
-        {
-            "src/calc/ops.py": fix_repo.OPS_C1,
-            "tests/test_ops.py": fix_repo.TEST_BASE
-            + "\n\ndef test_hi():\n    assert clamp(50, 0, 9) == 9\n",
-        },
-    )
-    _backport(b, fix)
+    _backport(b, _fix(b))
     code, section, err = _run_tests(run_cli, b)
     assert code == 0, err
     hi = next(t for t in section["data"]["tests"] if t["nodeid"] == "tests/test_ops.py::test_hi")
@@ -640,15 +636,7 @@ def test_a_source_whose_packaging_names_nothing_runs_in_heads_environment(run_cl
     b = _calc(tmp_path, pyproject=fix_repo.PYPROJECT.replace('["pytest"]', '["pytest", "six"]'))
     b.repo.git.rm("-q", "pyproject.toml")
     b.commit("Packaging moves elsewhere (#8)")
-    fix = b.commit(
-        "Clamp to hi (#9)",
-        {
-            "src/calc/ops.py": fix_repo.OPS_C1,
-            "tests/test_ops.py": fix_repo.TEST_BASE
-            + "\n\ndef test_hi():\n    assert clamp(50, 0, 9) == 9\n",
-        },
-    )
-    _backport(b, fix)
+    _backport(b, _fix(b))
     code, section, err = _run_tests(run_cli, b)
     assert code == 0, err
     assert not [n for n in section["not_verified"] if "environment of the source columns" in n]
