@@ -6,10 +6,11 @@ and PEP 735 dependency-groups named test/tests/testing/dev (self-references and
 ``-r``/``-c`` includes followed, at most a few levels). Dependencies the build backend makes
 (``dynamic``, or no ``[project]`` table) are read where they are declared, not built:
 setuptools' ``[tool.setuptools.dynamic]`` files, ``setup.cfg``'s ``install_requires`` and test
-extras, and pbr's ``requirements.txt`` (OpenStack); where none says, the report names them as not
-installed. The repository is hostile input: option lines (``--index-url``, ``--find-links``,
-``-e``, local paths, URLs) are dropped and named, sizes are bounded, paths outside the tree are
-never read, and the spec never names the project itself (its tree goes first on ``sys.path``).
+extras, pbr's ``requirements.txt`` (OpenStack) and poetry's own tables (``envs/poetry.py``); where
+none says, the report names them as not installed. The repository is hostile input: option lines
+(``--index-url``, ``--find-links``, ``-e``, local paths, URLs) are dropped and named, sizes are
+bounded, paths outside the tree are never read, and the spec never names the project itself (its
+tree goes first on ``sys.path``).
 """
 
 from __future__ import annotations
@@ -186,6 +187,10 @@ def _from_pyproject(read: Reader, spec: EnvSpec) -> _Made:
         made.extras = "optional-dependencies" in dynamic
     made.backend = isinstance(build, dict) or (isinstance(raw_project, dict) and made.dependencies)
     tool = doc.get("tool")
+    poetry = tool.get("poetry") if isinstance(tool, dict) else None
+    if not isinstance(raw_project, dict) and isinstance(poetry, dict):
+        _from_poetry(poetry, spec)
+        made.dependencies = made.extras = False  # (poetry's tables declare them)
     setuptools = tool.get("setuptools") if isinstance(tool, dict) else None
     files = setuptools.get("dynamic") if isinstance(setuptools, dict) else None
     if isinstance(files, dict):
@@ -199,7 +204,7 @@ def _from_pyproject(read: Reader, spec: EnvSpec) -> _Made:
                 made.files[g] = _file_names(entry.get("file"))
     project: dict[str, Any] = raw_project if isinstance(raw_project, dict) else {}
     name = project.get("name") if isinstance(project.get("name"), str) else None
-    spec.project = norm(name) if name else None
+    spec.project = norm(name) if name else spec.project
     extras = project.get("optional-dependencies")
     extras = extras if isinstance(extras, dict) else {}
     deps = _strings(project.get("dependencies"))
@@ -217,6 +222,20 @@ def _from_pyproject(read: Reader, spec: EnvSpec) -> _Made:
     for line in deps:
         _add(spec, line, "pyproject.toml")
     return made
+
+
+def _from_poetry(poetry: dict[str, Any], spec: EnvSpec) -> None:
+    """Poetry's own tables (``envs/poetry.py``): the project's dependencies and test groups."""
+    from harness.envs.poetry import requirement_lines
+
+    name = poetry.get("name")
+    spec.project = norm(name) if isinstance(name, str) and name else None
+    lines, dropped = requirement_lines(poetry, GROUPS)
+    spec.dropped += dropped
+    for where in dict.fromkeys(w for _, w in lines):
+        spec.sources.append(f"pyproject.toml {where}")
+    for line, _ in lines:
+        _add(spec, line, "pyproject.toml")
 
 
 def _file_names(value: Any) -> list[str]:
