@@ -8,13 +8,15 @@ PYTHONPATH); it never imports harness. Environment:
 
 Outcomes per node id: passed, failed, error (setup/teardown/collection), skipped (xfail included);
 a skipped test's reason as pytest gives it (``skips``, cut at 1000 characters: the harness
-writes the run's own folders as placeholders before it cuts them shorter).
+writes the run's own folders as placeholders before it cuts them shorter); the fixture a test's
+setup did not find, where that is why it errored (``lacks``).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,6 +27,8 @@ _outcomes: dict[str, str] = {}
 _skips: dict[str, str] = {}
 _CUT = 1000
 _collect_errors: list[dict[str, str]] = []
+_lacks: dict[str, str] = {}
+_NOT_FOUND = re.compile(r"fixture '([^']{1,200})' not found")
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
@@ -40,6 +44,9 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     elif report.failed:
         _outcomes[nid] = "error"  # a failing fixture, in setup or teardown
         _skips.pop(nid, None)  # a skip followed by a teardown error is an error
+        missing = _NOT_FOUND.search(str(report.longrepr)) if report.when == "setup" else None
+        if missing is not None:
+            _lacks[nid] = missing.group(1)
     elif report.skipped and report.when == "setup":
         _outcomes[nid] = "skipped"
         _skips[nid] = _skip_reason(report)
@@ -106,6 +113,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         "exit_status": int(exitstatus),
         "outcomes": dict(sorted(_outcomes.items())),
         "skips": dict(sorted(_skips.items())),
+        "lacks": dict(sorted(_lacks.items())),
         "collection_errors": _collect_errors,
         "module_proofs": _proofs(Path(str(session.config.rootpath)), rels),
         "pytest": pytest.__version__,

@@ -23,6 +23,7 @@ from harness.checks.fix_tests.verdicts import (
     FAILING,
     Row,
     build_rows,
+    defined_names,
     judge,
     mark_flaky,
     mark_unloaded,
@@ -34,6 +35,7 @@ from harness.envs import proof
 from harness.executors import Executor
 from harness.executors.local import LocalExecutor
 from harness.git.history import merged_with
+from harness.git.patch import diff_many
 from harness.git.repo import GitRepo
 from harness.infra import zygote
 from harness.infra.cache import Cache
@@ -126,7 +128,7 @@ def _run(
             run.runs = run_columns(repo, columns, plan, opts, cache, executor, by_column=by_column)
         _shadowed_is_not_evidence(run.runs)
         run.rows = build_rows(run.selection.files, run.runs, _spans(repo, run.selection.files))
-        mark_unloaded(run.rows, run.selection.source_changed)
+        mark_unloaded(run.rows, run.selection.source_changed, _source_defines(repo, run))
         differing = rerun_candidates(run.rows)
         with phase("tests: reruns, missing commits, hunks and lanes"):
             forks.fresh()  # a rerun looking for a flaky outcome: an interpreter of its own
@@ -141,6 +143,15 @@ def _run(
     run.strings, run.strings_left_out = removed_strings(
         repo, run.base, run.head, source, run.sources.parent
     )
+
+
+def _source_defines(repo: GitRepo, run: TestsRun) -> set[str]:
+    """The names the sources' added lines define (a fixture the fix adds), read only where a
+    source test's setup lacked a fixture at HEAD."""
+    if not any("head_source_tests" in r.lacks for r in run.rows):
+        return set()
+    patches = diff_many(repo, [(c, None) for c in run.sources.commits], context=False)
+    return defined_names(line for p in patches for f in p.files for line in f.added)
 
 
 def _pr_siblings(repo: GitRepo, source: str, sources: Sequence[str]) -> list[str]:

@@ -409,7 +409,9 @@ def _findings(run: TestsRun, about: dict[str, list[str]]) -> list[Finding]:
                     r.file,
                 )
             )
-        elif r.verdict == "not-run":
+        elif r.verdict == "not-run" and not source_file_unloaded(r):
+            # (a test only the source's version has, where that version does not run at HEAD,
+            # is counted by the file's one source-tests-not-loading finding)
             out.append(
                 _finding(
                     "tests-not-run",
@@ -469,12 +471,21 @@ def _unloaded_sources(run: TestsRun) -> list[Finding]:
         if r.file in seen or not source_file_unloaded(r):
             continue
         seen.add(r.file)
+        why = r.unloaded["head_source_tests"]
+        does = "does not run" if why.startswith("fixture '") else "does not load"
+        theirs = sum(
+            1
+            for x in run.rows
+            if x.file == r.file and source_file_unloaded(x) and x.verdict == "not-run"
+        )
+        if theirs:
+            why += f"; {theirs} test(s) only the source's version has: not judged (the pick's lacks them)"
         f = _finding(
             "source-tests-not-loading",
             "info",
-            f"the source's version of {r.file} does not load at HEAD: its tests were judged by "
-            "the pick's version",
-            f"at HEAD: {r.unloaded['head_source_tests']}",
+            f"the source's version of {r.file} {does} at HEAD: its tests were judged by the "
+            "pick's version",
+            f"at HEAD: {why}",
             r.file,
         )
         f.anchors["where"] = (Location(path=r.file, line=None),)

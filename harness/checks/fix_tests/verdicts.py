@@ -18,7 +18,7 @@ own), its outcome per column, and what it proves.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from harness.checks.fix_tests.cells import ColumnRun
@@ -40,6 +40,7 @@ class Row:
     skip_reason: str = ""  # why it was skipped at HEAD, where the runner says
     # column → the first error line, where the file did not load there (each of its tests errors)
     unloaded: dict[str, str] = field(default_factory=dict)
+    lacks: dict[str, str] = field(default_factory=dict)  # column → the fixture its setup lacked
     source_unloaded: bool = False  # see ``mark_unloaded``
     flaky_in: list[str] = field(default_factory=list)
 
@@ -78,6 +79,8 @@ def build_rows(
             got = run.cells.get(row.runner)
             if got is None:
                 continue
+            if row.nodeid in got.lacks:
+                row.lacks[run.column] = got.lacks[row.nodeid]
             if row.file in got.errors:
                 row.detail = row.detail or got.errors[row.file]
                 if row.nodeid not in got.outcomes:
@@ -170,21 +173,47 @@ def source_file_unloaded(row: Row) -> bool:
 _MISSING = re.compile(r"No module named '([\w.]+)'|cannot import name '\w+' from '([\w.]+)'")
 
 
-def mark_unloaded(rows: Sequence[Row], source_changed: Collection[str]) -> None:
+def mark_unloaded(
+    rows: Sequence[Row], source_changed: Collection[str], source_defines: Collection[str] = ()
+) -> None:
     """Rows of a file the pick carries in its own version whose source version does not load
     beside HEAD because it imports a module the sources did not change (urllib3 1.26.x: main's
-    test_https.py imports ``dummyserver.socketserver``, which 1.26 lacks and #3435 did not add).
-    A module the sources changed is what the pick may lack (a name the fix adds): not marked, so
-    each test stays ``source-test-fails-head``; so do a timeout, a crash, any other error."""
+    test_https.py imports ``dummyserver.socketserver``, which 1.26 lacks and #3435 did not add),
+    or does not run there because its setup asks for a fixture the sources did not add
+    (``source_defines``: the names their added lines define; poetry 1.8: main's test_info.py asks
+    for ``set_project_context``, a fixture of main's conftest). A module the sources changed, or
+    a fixture they add, is what the pick may lack: not marked, so each test stays
+    ``source-test-fails-head``; so do a timeout, a crash, any other error."""
     made = set()
     for path in source_changed:
         if path.endswith(".py"):
             mod = path[: -len(".py")].replace("/", ".")
             made.add(mod[: -len(".__init__")] if mod.endswith(".__init__") else mod)
     for r in rows:
-        said = r.unloaded.get("head_source_tests")
-        m = _MISSING.search(said) if r.origin == "both" and said is not None else None
-        if m is None:
+        if r.origin != "both":
             continue
-        name = m.group(1) or m.group(2)
-        r.source_unloaded = not any(mod == name or mod.endswith("." + name) for mod in made)
+        said = r.unloaded.get("head_source_tests")
+        m = _MISSING.search(said) if said is not None else None
+        if m is not None:
+            name = m.group(1) or m.group(2)
+            r.source_unloaded = not any(mod == name or mod.endswith("." + name) for mod in made)
+            continue
+        lacked = r.lacks.get("head_source_tests")
+        if said is None and lacked is not None and lacked not in source_defines:
+            r.source_unloaded = True
+            r.unloaded["head_source_tests"] = f"fixture '{lacked}' not found"
+
+
+_DEFINED = re.compile(
+    r"^\s*(?:async\s+)?def\s+(\w+)\s*\(|\bfixture\(.*?\bname\s*=\s*['\"](\w+)['\"]"
+)
+
+
+def defined_names(added: Iterable[bytes]) -> set[str]:
+    """The functions (and fixtures named with ``name=``) these added lines define."""
+    out: set[str] = set()
+    for line in added:
+        m = _DEFINED.search(line.decode("utf-8", "replace"))
+        if m:
+            out.add(m.group(1) or m.group(2))
+    return out

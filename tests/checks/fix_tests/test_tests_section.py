@@ -642,3 +642,54 @@ def test_a_source_whose_packaging_names_nothing_runs_in_heads_environment(run_cl
     assert not [n for n in section["not_verified"] if "environment of the source columns" in n]
     hi = next(t for t in section["data"]["tests"] if t["nodeid"] == "tests/test_ops.py::test_hi")
     assert hi["outcomes"]["source"] == "passed" and hi["verdict"] == "proves-fix"
+
+
+@pytest.mark.parametrize("added_by_the_fix", [False, True])
+def test_a_source_test_asking_for_a_fixture_head_lacks(run_cli, tmp_path, added_by_the_fix):
+    """poetry 1.8's pick of #9888: main's test_info.py asks for ``set_project_context``, a fixture
+    of main's conftest that 1.8 lacks: every source test errored at HEAD, 24 P1. A fixture the
+    sources did not add is the file not running beside HEAD (one info finding, tests judged by the
+    pick's version); one the fix adds (here in a plugin module, which does not travel with the
+    tests) and the pick lacks stays the gap it is."""
+    need_index()
+    plugin = "import pytest\n"
+    fixture = plugin + "\n\n@pytest.fixture\ndef big():\n    return 10**6\n"
+    big = "\n\ndef test_big(big):\n    assert clamp(big, 0, 9) == 9\n"
+    hi = "\n\ndef test_hi():\n    assert clamp(50, 0, 9) == 9\n"
+    b = _calc(
+        tmp_path,
+        extra={
+            "tests/conftest.py": 'pytest_plugins = ["calc.testing"]\n',
+            "src/calc/testing.py": plugin,
+        },
+    )
+    if not added_by_the_fix:
+        b.commit("A fixture for large values (#8)", {"src/calc/testing.py": fixture})
+    fix = b.commit(
+        "Clamp to hi (#9)",
+        {
+            "src/calc/ops.py": fix_repo.OPS_C1,
+            "tests/test_ops.py": fix_repo.TEST_BASE + hi + big,
+            **({"src/calc/testing.py": fixture} if added_by_the_fix else {}),
+        },
+    )
+    _backport(
+        b,
+        fix,
+        {"src/calc/ops.py": fix_repo.OPS_C1, "tests/test_ops.py": fix_repo.TEST_BASE + hi},
+    )
+    code, section, err = _run_tests(run_cli, b)
+    verdicts = _verdicts(section)
+    assert verdicts["tests/test_ops.py::test_hi"] == "proves-fix"
+    said = [f for f in section["findings"] if f["kind"] == "source-tests-not-loading"]
+    if added_by_the_fix:  # the pick lacks what its source's test needs: the gap, not noise
+        assert verdicts["tests/test_ops.py::test_big"] == "source-test-fails-head"
+        assert not said and code == 1, err
+        return
+    assert code == 0, err
+    assert verdicts["tests/test_ops.py::test_big"] == "not-run"
+    (one,) = said
+    assert "does not run at HEAD" in one["title"]
+    assert one["detail"].startswith("at HEAD: fixture 'big' not found; 1 test(s) only the source's")
+    noisy = ("tests-not-run", "source-test-fails-head")
+    assert not [f for f in section["findings"] if f["kind"] in noisy]

@@ -21,6 +21,7 @@ class Cell:
     outcomes: dict[str, str] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)  # file → first error line
     skips: dict[str, str] = field(default_factory=dict)  # a skipped node id → why, where told
+    lacks: dict[str, str] = field(default_factory=dict)  # node id → the fixture its setup lacked
     proofs: dict[str, dict[str, Any]] = field(default_factory=dict)  # module file → proof
     problem: str = ""  # the run gave no report: timeout, crash, environment
     notes: list[str] = field(default_factory=list)

@@ -195,6 +195,7 @@ def run(tree: Path, files: Sequence[str], nodeids: Sequence[str] | None, ctx: Ru
         merged.outcomes.update(alone.outcomes)
         merged.errors.update(alone.errors)
         merged.skips.update(alone.skips)
+        merged.lacks.update(alone.lacks)
         merged.proofs.update(alone.proofs)
         merged.notes += alone.notes
         merged.seconds += alone.seconds
@@ -247,6 +248,7 @@ def _run_once(
     cell.outcomes = {str(k): str(v) for k, v in data.get("outcomes", {}).items()}
     places = run_places(tree, ctx.home)
     cell.skips = {str(k): reason_text(str(v), places) for k, v in data.get("skips", {}).items()}
+    cell.lacks = {str(k): str(v)[:200] for k, v in data.get("lacks", {}).items()}
     for err in data.get("collection_errors", []):
         message = scrub(str(err.get("message", "")), places)
         cell.errors[str(err.get("nodeid", "."))] = message[:300]
