@@ -150,7 +150,11 @@ def _source_defines(repo: GitRepo, run: TestsRun) -> set[str]:
     source test's setup lacked a fixture at HEAD."""
     if not any("head_source_tests" in r.lacks for r in run.rows):
         return set()
-    patches = diff_many(repo, [(c, None) for c in run.sources.commits], context=False)
+    pairs = []
+    for c in run.sources.commits:  # a merge source: its PR's change, against its first parent
+        parents = repo.commit(c).parents
+        pairs.append((c, parents[0] if len(parents) > 1 else None))
+    patches = diff_many(repo, pairs, context=False)
     return defined_names(line for p in patches for f in p.files for line in f.added)
 
 
