@@ -25,7 +25,6 @@ from harness.envs.interpreter import Env
 from harness.envs.spec import AS_OF_ENV, EnvSpec, as_of, as_of_told, read_spec, uses_pbr
 from harness.envs.step import EnvError
 from harness.envs.version import pep440, uses_scm, version_file
-from harness.git.evidence import ls_tree
 from harness.git.history import describe
 from harness.git.mutation import changed_lines
 from harness.git.repo import GitRepo
@@ -86,7 +85,7 @@ def _source_options(
 ) -> Options | None:
     """The source columns' options where the source's packaging asks for other requirement lines
     than HEAD's (None: HEAD's serve)."""
-    listing = sorted(e.path for e in ls_tree(repo, source) if e.type == "blob")
+    listing = run.selection.source_listing
     spec = read_spec(_reader(repo, source), listing)
     # (a source whose packaging the spec cannot read names nothing but pytest: HEAD's serves it
     # better than an environment of pytest alone)

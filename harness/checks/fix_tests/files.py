@@ -47,6 +47,7 @@ class Selection:
     source_changed: list[str] = field(default_factory=list, repr=False)  # paths the sources change
     configs: dict[str, str] = field(default_factory=dict)  # runner → where its discovery was read
     head_listing: list[str] = field(default_factory=list, repr=False)  # every file at HEAD
+    source_listing: list[str] = field(default_factory=list, repr=False)  # at the newest source
 
 
 def order_sources(repo: GitRepo, shas: Sequence[str]) -> Sources:
@@ -86,11 +87,11 @@ def select_tests(
     sel.source_changed = sorted(source_paths)
     sel.head_listing = sorted(e.path for e in ls_tree(repo, head) if e.type == "blob")
     head_listing = set(sel.head_listing)
-    source_listing = (
-        {e.path for e in ls_tree(repo, sources.newest) if e.type == "blob"}
-        if sources.newest
-        else set()
-    )
+    if sources.newest:
+        sel.source_listing = sorted(
+            e.path for e in ls_tree(repo, sources.newest) if e.type == "blob"
+        )
+    source_listing = set(sel.source_listing)
 
     def read(path: str) -> bytes | None:
         return repo.blob_at(head, path)
