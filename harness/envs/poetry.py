@@ -60,7 +60,8 @@ def _line(name: str, value: Any) -> tuple[str | None, str]:
         return None, ""  # installed only through one of the project's extras
     if any(k in value for k in ("git", "path", "url", "file")):
         return None, "not a distribution from the package index"
-    extras = [e for e in value.get("extras") or [] if isinstance(e, str)]
+    listed = value.get("extras")
+    extras = [e for e in listed if isinstance(e, str)] if isinstance(listed, list) else []
     line = name + (f"[{','.join(extras)}]" if extras else "")
     version = value.get("version")
     line += specifier(version) if isinstance(version, str) else ""

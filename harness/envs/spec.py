@@ -382,6 +382,10 @@ def _add(spec: EnvSpec, line: str, where: str) -> None:
     line = line.split(" #", 1)[0].strip()
     if not line or line.startswith("#"):
         return
+    if any(ord(c) < 32 or c == "\x7f" for c in line):
+        # a line break inside one entry would give the installer a line of its own: an option
+        spec.dropped.append(f"{where}: {line[:120]!r} (not one requirement line)")
+        return
     name = requirement_name(line)
     if name is None or "://" in line or line.startswith((".", "/")) or " @ " in line:
         spec.dropped.append(f"{where}: {line[:120]!r} (not a distribution from the package index)")

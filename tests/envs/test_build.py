@@ -126,6 +126,29 @@ def test_dependencies_the_build_backend_makes_are_read_where_they_are_declared()
     assert "never-read" not in static.requirements and "setup.cfg" not in static.digests
 
 
+def test_an_entry_with_a_line_break_never_reaches_the_installer_as_two_lines():
+    """A requirement written into the installer's file one a line: an entry holding a line break
+    (TOML allows one) would hand it an option of the repository's choosing (``-r /etc/…``)."""
+    spec = _spec(
+        {
+            "pyproject.toml": b'[project]\nname = "calc"\n'
+            b'dependencies = ["six\\n-r /etc/passwd", "attrs"]\n'
+            b"[tool.poetry.dependencies]\n",
+            "requirements-test.txt": b"iniconfig\r\n",
+        }
+    )
+    assert spec.requirements == ["attrs", "iniconfig", "pytest"]
+    assert any("(not one requirement line)" in d for d in spec.dropped)
+    poetry = _spec(
+        {
+            "pyproject.toml": b'[tool.poetry]\nname = "calc"\n[tool.poetry.dependencies]\n'
+            b'six = { version = "^1", markers = "python_version > \\"3\\"\\n--pre" }\n'
+            b'attrs = { version = "*", extras = "ab" }\n'
+        }
+    )
+    assert poetry.requirements == ["attrs", "pytest"]
+
+
 def test_dependencies_no_file_declares_are_named_and_hostile_paths_are_never_read():
     asked: list[str] = []
     files = {
