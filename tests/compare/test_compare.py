@@ -526,7 +526,10 @@ def test_no_report_lands_in_the_repository_whatever_home_or_output_say(
     monkeypatch.chdir(builder.path)
     monkeypatch.setenv("XDG_CACHE_HOME", "relative-cache")  # ignored: not an absolute path
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert default_output(repo, "a", "b") == tmp_path / "home/.cache/harness/reports/repo/a..b"
+    folder = "repo-" + hashlib.sha1(str(Path(builder.path).resolve()).encode()).hexdigest()[:8]
+    assert (
+        default_output(repo, "a", "b") == tmp_path / "home/.cache/harness/reports" / folder / "a..b"
+    )
     monkeypatch.setenv("HOME", str(builder.path))  # the repository is the home folder
     before = sorted(p.name for p in builder.path.iterdir())
     code, _, err = run_cli("compare", "HEAD~1..HEAD", "--no-fidelity", "--format", "none")

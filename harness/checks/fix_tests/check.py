@@ -90,7 +90,7 @@ def _run(
     executor: Executor,
     siblings: Sequence[str] = (),
 ) -> None:
-    got = column_options(repo, run, options)
+    got = column_options(repo, run, options.python, options.timeout, options.setup)
     if got is None:
         return
     opts, by_column = got

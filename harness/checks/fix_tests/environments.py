@@ -12,7 +12,7 @@ says so. Each tree also gets the version its build would have written from git m
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -32,7 +32,6 @@ from harness.infra.progress import note as progress_note
 from harness.infra.progress import phase
 
 if TYPE_CHECKING:
-    from harness.checks.fix_tests.check import TestsOptions
     from harness.checks.fix_tests.result import TestsRun
 
 MAX_PROOFS = 50
@@ -40,12 +39,13 @@ SOURCE_COLUMNS = ("source", "source_parent")
 
 
 def column_options(
-    repo: GitRepo, run: TestsRun, options: TestsOptions
+    repo: GitRepo, run: TestsRun, given: str | None, timeout: float, setup: Sequence[str]
 ) -> tuple[Options, dict[str, Options]] | None:
     """HEAD's options, and the source columns' where they differ; None (with ``run.env_error``)
-    when HEAD's environment could not be had."""
+    when HEAD's environment could not be had. ``given``: ``--python``; ``timeout`` and ``setup``:
+    a column's run limit and the project's build steps."""
     listing = run.selection.head_listing
-    env = interpreter.resolve(options.python)
+    env = interpreter.resolve(given)
     python, env_key = env.python, ""  # the own one for runners of no Python (cargo, go): no key
     needs_python = any(get_runner(f.runner).USES_PYTHON for f in run.selection.files)
     spec: EnvSpec | None = None
@@ -67,8 +67,8 @@ def column_options(
     opts = Options(
         python,
         env_key,
-        options.timeout,
-        tuple(options.setup),
+        timeout,
+        tuple(setup),
         tuple(run.proof_paths),
         vfile,
         tuple(sorted(extra.items())),
