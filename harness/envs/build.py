@@ -167,7 +167,7 @@ _FAILED_BUILD = re.compile(
     r"Failed to build:? `([A-Za-z0-9][A-Za-z0-9._-]*)"
     r"|Failed building wheel for ([A-Za-z0-9][A-Za-z0-9._-]*)"
     r"|Failed to build installable wheels for some \S+ based projects \(([^)]*)\)"
-    r"|^ERROR: Failed to build '?([A-Za-z0-9][A-Za-z0-9._-]*)",
+    r"|^ERROR: Failed to build (?!installable wheels)'?([A-Za-z0-9][A-Za-z0-9._-]*)",
     re.MULTILINE,
 )
 _INCLUDED = re.compile(

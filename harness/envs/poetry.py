@@ -67,13 +67,24 @@ def _line(name: str, value: Any) -> tuple[str | None, str]:
     line += specifier(version) if isinstance(version, str) else ""
     markers = []
     python = value.get("python")
-    if isinstance(python, str) and specifier(python):
-        markers += [f'python_full_version {s[:m.end()].strip()} "{s[m.end():].strip()}"'
-                    for s in specifier(python).split(",")
-                    if (m := re.match(r"\s*(~=|>=|<=|!=|==|>|<)", s))]  # fmt: skip
+    if isinstance(python, str):
+        markers += _python_markers(specifier(python))
     if isinstance(value.get("markers"), str):
         markers.append(f"({value['markers']})")
     return line + (" ; " + " and ".join(markers) if markers else ""), ""
+
+
+def _python_markers(spec: str) -> list[str]:
+    """A ``python`` range as markers: ``python_version`` for a version of two parts or fewer
+    (``<3.10``: 3.9.18 is below it), ``python_full_version`` for three."""
+    out = []
+    for part in filter(None, spec.split(",")):
+        m = re.match(r"(~=|>=|<=|!=|==|>|<)(.*)$", part.strip())
+        if m:
+            op, version = m.groups()
+            var = "python_full_version" if version.count(".") >= 2 else "python_version"
+            out.append(f'{var} {op} "{version}"')
+    return out
 
 
 def specifier(constraint: str) -> str:

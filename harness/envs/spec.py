@@ -171,11 +171,13 @@ def _from_pyproject(read: Reader, spec: EnvSpec) -> _Made:
         return made
     if len(data) > MAX_FILE:
         spec.dropped.append(f"pyproject.toml: larger than {MAX_FILE} bytes, not read")
+        made.dependencies = made.extras = made.backend = True  # (setup.cfg may still say)
         return made
     spec.digests["pyproject.toml"] = hashlib.sha256(data).hexdigest()
     doc = _load_toml(data)
     if doc is None:
         spec.dropped.append("pyproject.toml: not valid TOML (or no TOML reader), not read")
+        made.dependencies = made.extras = made.backend = True
         return made
     build = doc.get("build-system")
     raw_project = doc.get("project")
@@ -254,7 +256,12 @@ def _made_by_backend(read: Reader, listing: list[str], spec: EnvSpec, made: _Mad
         name = cfg.get("metadata", "name", fallback=None)
         spec.project = norm(name.strip()) if name and name.strip() else None
     if made.dependencies:
-        options = cfg.get("options", "install_requires", fallback=None) if cfg else None
+        keys = ("install_requires", "install-requires")  # (setuptools reads the dashed one too)
+        options = (
+            next((cfg.get("options", k) for k in keys if cfg.has_option("options", k)), None)
+            if cfg
+            else None
+        )
         if "dependencies" in made.files:
             _files(read, spec, made.files["dependencies"], "[tool.setuptools.dynamic]")
         elif options is not None:
@@ -382,8 +389,9 @@ def _add(spec: EnvSpec, line: str, where: str) -> None:
     line = line.split(" #", 1)[0].strip()
     if not line or line.startswith("#"):
         return
-    if any(ord(c) < 32 or c == "\x7f" for c in line):
-        # a line break inside one entry would give the installer a line of its own: an option
+    if not line.isprintable():
+        # a line break inside one entry (pip's reader also breaks at \x85 and \u2028) would give
+        # the installer a line of its own: an option
         spec.dropped.append(f"{where}: {line[:120]!r} (not one requirement line)")
         return
     name = requirement_name(line)

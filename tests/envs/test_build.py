@@ -132,7 +132,7 @@ def test_an_entry_with_a_line_break_never_reaches_the_installer_as_two_lines():
     spec = _spec(
         {
             "pyproject.toml": b'[project]\nname = "calc"\n'
-            b'dependencies = ["six\\n-r /etc/passwd", "attrs"]\n'
+            b'dependencies = ["six\\n-r /etc/passwd", "attrs", "bar\\u2028-e /tmp/x"]\n'
             b"[tool.poetry.dependencies]\n",
             "requirements-test.txt": b"iniconfig\r\n",
         }
@@ -167,6 +167,10 @@ def test_dependencies_no_file_declares_are_named_and_hostile_paths_are_never_rea
     assert made.requirements == ["pytest"]
     assert any(d.startswith("setup.cfg: not read") for d in made.dropped)
     assert any("made by its build backend" in d for d in made.dropped)
+    broken = _spec(  # a pyproject.toml that cannot be read leaves setup.cfg to say
+        {"pyproject.toml": b"[project\n", "setup.cfg": b"[options]\ninstall-requires = six\n"}
+    )
+    assert broken.requirements == ["six", "pytest"]
     config = _spec({"pyproject.toml": b"[tool.pytest.ini_options]\naddopts = '-q'\n"})
     assert config.requirements == ["pytest"] and not config.dropped  # a tool's settings only
 
@@ -323,12 +327,19 @@ DATA = Path(__file__).parent / "data"
         ),
         ("uv-failed-build-indirect.txt", ["iniconfig"], None),  # pulled in by nothing asked for
         ("pip-failed-build-direct.txt", ["six"], None),
+        (  # pip's summary line alone, as some pip versions end
+            "ERROR: Failed to build installable wheels for some pyproject.toml based projects "
+            "(gssapi)\n",
+            ["gssapi>=1", "six"],
+            ("gssapi>=1", "does not build here"),
+        ),
     ],
 )
 def test_what_does_not_build_is_read_from_the_installers_words(output, wanted, left):
     from harness.envs.build import unbuildable
 
-    assert unbuildable((DATA / output).read_text(), wanted) == left
+    text = (DATA / output).read_text() if output.endswith(".txt") else output
+    assert unbuildable(text, wanted) == left
     assert unbuildable("error: No solution found when resolving dependencies:", wanted) is None
 
 

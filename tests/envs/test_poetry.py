@@ -19,6 +19,7 @@ python = "^3.8"
 poetry-core = "1.9.1"
 cachecontrol = { version = "^0.14.0", extras = ["filecache"] }
 importlib-metadata = { version = ">=4.4", python = "<3.10" }
+tomli = { version = "^2", python = "<3.11.2" }
 platformdirs = ">=3.0.0,<5"
 xattr = { version = "^1.0.0", markers = "sys_platform == 'darwin'" }
 fancy = { version = "^2", optional = true }
@@ -72,7 +73,8 @@ def test_poetrys_tables_are_the_projects_requirements_and_its_test_groups():
         == [
             "poetry-core==1.9.1",
             "cachecontrol[filecache]>=0.14.0,<0.15.0",
-            'importlib-metadata>=4.4 ; python_full_version < "3.10"',
+            'importlib-metadata>=4.4 ; python_version < "3.10"',
+            'tomli>=2,<3 ; python_full_version < "3.11.2"',
             "platformdirs>=3.0.0,<5",
             "xattr>=1.0.0,<2.0.0 ; (sys_platform == 'darwin')",
             "pytest>=8.0,<9.0",
@@ -98,3 +100,21 @@ def test_poetrys_tables_are_the_projects_requirements_and_its_test_groups():
         ["pyproject.toml"],
     )
     assert older.requirements == ["hypothesis>=6,<7", "pytest"]  # the project itself never
+
+
+def test_a_python_range_of_two_parts_holds_every_patch_release():
+    """``python = "3.8"`` is 3.8.x as poetry reads it: as ``python_full_version == "3.8"`` the
+    dependency was left out on 3.8.10."""
+    from packaging.markers import Marker
+
+    spec = read_spec(
+        {
+            "pyproject.toml": b'[tool.poetry]\nname = "calc"\n[tool.poetry.dependencies]\n'
+            b'six = { version = "*", python = "3.8" }\nattrs = { version = "*", python = ">3.8" }\n'
+        }.get,
+        ["pyproject.toml"],
+    )
+    six, attrs = (Marker(r.split(";", 1)[1]) for r in spec.requirements[:2])
+    at = {"python_version": "3.8", "python_full_version": "3.8.10"}
+    assert six.evaluate(at) and not attrs.evaluate(at)
+    assert attrs.evaluate({"python_version": "3.9", "python_full_version": "3.9.1"})
