@@ -28,8 +28,17 @@ class Env:
 
     def fingerprint(self, store: Store | None = None) -> str:
         """What results run with this interpreter are keyed by (``store``: where an interpreter's
-        description may be kept between runs)."""
-        return self.key or interpreter_fingerprint(self.python, store)
+        description may be kept between runs): a built one's spec key, and what it holds other
+        than the spec asked (the newest packages, requirements left out), where anything: the same
+        spec built elsewhere with every package is another environment."""
+        if not self.key:
+            return interpreter_fingerprint(self.python, store)
+        if not self.note and not self.left_out:
+            return self.key
+        import hashlib
+
+        held = "\0".join([self.note, *self.left_out]).encode("utf-8", "surrogateescape")
+        return f"{self.key}-{hashlib.sha256(held).hexdigest()[:12]}"
 
 
 def own() -> Env:
