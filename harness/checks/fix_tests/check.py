@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -32,8 +33,10 @@ from harness.checks.fix_tests.verdicts import (
 from harness.checks.result import Checked, FidelityResult
 from harness.columns.trees import Column
 from harness.envs import proof
+from harness.envs.spec import read_spec, requirement_name
 from harness.executors import Executor
 from harness.executors.local import LocalExecutor
+from harness.git.evidence import ls_tree
 from harness.git.history import merged_with
 from harness.git.patch import diff_many
 from harness.git.repo import GitRepo
@@ -145,17 +148,46 @@ def _run(
     )
 
 
-def _source_defines(repo: GitRepo, run: TestsRun) -> set[str]:
+def _source_defines(repo: GitRepo, run: TestsRun) -> set[str] | None:
     """The names the sources' added lines define (a fixture the fix adds), read only where a
-    source test's setup lacked a fixture at HEAD."""
+    source test's setup lacked a fixture at HEAD; None where the sources change what is installed
+    (a plugin they add brings fixtures no line defines)."""
     if not any("head_source_tests" in r.lacks for r in run.rows):
         return set()
+    if any(_PACKAGING.search(p) for p in run.selection.source_changed) and _adds_packages(
+        repo, run
+    ):
+        return None
     pairs = []
     for c in run.sources.commits:  # a merge source: its PR's change, against its first parent
         parents = repo.commit(c).parents
         pairs.append((c, parents[0] if len(parents) > 1 else None))
     patches = diff_many(repo, pairs, context=False)
-    return defined_names(line for p in patches for f in p.files for line in f.added)
+    return defined_names(f.added for p in patches for f in p.files)
+
+
+def _adds_packages(repo: GitRepo, run: TestsRun) -> bool:
+    """Whether the sources' packaging names a distribution their first parent's does not (a
+    version bump adds none)."""
+    if run.sources.parent is None or run.sources.newest is None:
+        return True
+    parent = run.sources.parent
+    before = read_spec(
+        lambda p: repo.blob_at(parent, p),
+        sorted(e.path for e in ls_tree(repo, parent) if e.type == "blob"),
+    )
+    newest = run.sources.newest
+    after = read_spec(lambda p: repo.blob_at(newest, p), run.selection.source_listing)
+    return bool(
+        {requirement_name(r) for r in after.requirements}
+        - {requirement_name(r) for r in before.requirements}
+    )
+
+
+# What says which packages a tree's tests run with (envs/spec.py reads these).
+_PACKAGING = re.compile(
+    r"(^|/)(pyproject\.toml|setup\.cfg|setup\.py|tox\.ini|[^/]*requirements[^/]*\.(txt|in))$"
+)
 
 
 def _pr_siblings(repo: GitRepo, source: str, sources: Sequence[str]) -> list[str]:

@@ -174,7 +174,9 @@ _MISSING = re.compile(r"No module named '([\w.]+)'|cannot import name '\w+' from
 
 
 def mark_unloaded(
-    rows: Sequence[Row], source_changed: Collection[str], source_defines: Collection[str] = ()
+    rows: Sequence[Row],
+    source_changed: Collection[str],
+    source_defines: Collection[str] | None = (),
 ) -> None:
     """Rows of a file the pick carries in its own version whose source version does not load
     beside HEAD because it imports a module the sources did not change (urllib3 1.26.x: main's
@@ -183,7 +185,8 @@ def mark_unloaded(
     (``source_defines``: the names their added lines define; poetry 1.8: main's test_info.py asks
     for ``set_project_context``, a fixture of main's conftest). A module the sources changed, or
     a fixture they add, is what the pick may lack: not marked, so each test stays
-    ``source-test-fails-head``; so do a timeout, a crash, any other error."""
+    ``source-test-fails-head``; so do a timeout, a crash, any other error. ``source_defines``
+    None: the sources change what is installed (a plugin's fixtures): no fixture is read so."""
     made = set()
     for path in source_changed:
         if path.endswith(".py"):
@@ -199,21 +202,25 @@ def mark_unloaded(
             r.source_unloaded = not any(mod == name or mod.endswith("." + name) for mod in made)
             continue
         lacked = r.lacks.get("head_source_tests")
-        if said is None and lacked is not None and lacked not in source_defines:
+        if source_defines is None or said is not None or lacked is None:
+            continue
+        if lacked not in source_defines:
             r.source_unloaded = True
             r.unloaded["head_source_tests"] = f"fixture '{lacked}' not found"
 
 
 _DEFINED = re.compile(
-    r"^\s*(?:async\s+)?def\s+(\w+)\s*\(|\bfixture\(.*?\bname\s*=\s*['\"](\w+)['\"]"
+    r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\("
+    r"|\bfixture\((?:[^()]|\([^()]*\))*?\bname\s*=\s*['\"](\w+)['\"]",
+    re.MULTILINE,
 )
 
 
-def defined_names(added: Iterable[bytes]) -> set[str]:
-    """The functions (and fixtures named with ``name=``) these added lines define."""
+def defined_names(added: Iterable[Sequence[bytes]]) -> set[str]:
+    """The functions (and fixtures named with ``name=``, over several lines too) that each file's
+    added lines define."""
     out: set[str] = set()
-    for line in added:
-        m = _DEFINED.search(line.decode("utf-8", "replace"))
-        if m:
-            out.add(m.group(1) or m.group(2))
+    for lines in added:
+        text = b"\n".join(lines).decode("utf-8", "replace")
+        out.update(a or b for a, b in _DEFINED.findall(text))
     return out

@@ -644,13 +644,22 @@ def test_a_source_whose_packaging_names_nothing_runs_in_heads_environment(run_cl
     assert hi["outcomes"]["source"] == "passed" and hi["verdict"] == "proves-fix"
 
 
-@pytest.mark.parametrize("added_by_the_fix", [False, True])
-def test_a_source_test_asking_for_a_fixture_head_lacks(run_cli, tmp_path, added_by_the_fix):
+_PACKAGING_BY = {
+    "packaging": fix_repo.PYPROJECT.replace('["pytest"]', '["pytest", "six"]'),
+    "bump": fix_repo.PYPROJECT.replace('["pytest"]', '["pytest>=7"]'),
+}
+
+
+@pytest.mark.parametrize("by", ["other", "fix", "packaging", "bump"])
+def test_a_source_test_asking_for_a_fixture_head_lacks(run_cli, tmp_path, by):
     """poetry 1.8's pick of #9888: main's test_info.py asks for ``set_project_context``, a fixture
     of main's conftest that 1.8 lacks: every source test errored at HEAD, 24 P1. A fixture the
     sources did not add is the file not running beside HEAD (one info finding, tests judged by the
     pick's version); one the fix adds (here in a plugin module, which does not travel with the
-    tests) and the pick lacks stays the gap it is."""
+    tests) and the pick lacks stays the gap it is, and so does any where the fix changes what is
+    installed (a plugin it adds brings fixtures no line of it defines); a version bump adds none
+    (poetry's #9888 raised pkginfo's lower bound)."""
+    added_by_the_fix = by == "fix"
     need_index()
     plugin = "import pytest\n"
     fixture = plugin + "\n\n@pytest.fixture\ndef big():\n    return 10**6\n"
@@ -671,6 +680,7 @@ def test_a_source_test_asking_for_a_fixture_head_lacks(run_cli, tmp_path, added_
             "src/calc/ops.py": fix_repo.OPS_C1,
             "tests/test_ops.py": fix_repo.TEST_BASE + hi + big,
             **({"src/calc/testing.py": fixture} if added_by_the_fix else {}),
+            **({"pyproject.toml": _PACKAGING_BY[by]} if by in _PACKAGING_BY else {}),
         },
     )
     _backport(
@@ -682,7 +692,7 @@ def test_a_source_test_asking_for_a_fixture_head_lacks(run_cli, tmp_path, added_
     verdicts = _verdicts(section)
     assert verdicts["tests/test_ops.py::test_hi"] == "proves-fix"
     said = [f for f in section["findings"] if f["kind"] == "source-tests-not-loading"]
-    if added_by_the_fix:  # the pick lacks what its source's test needs: the gap, not noise
+    if by in ("fix", "packaging"):  # the pick lacks what its source's test needs: the gap
         assert verdicts["tests/test_ops.py::test_big"] == "source-test-fails-head"
         assert not said and code == 1, err
         return
@@ -693,3 +703,14 @@ def test_a_source_test_asking_for_a_fixture_head_lacks(run_cli, tmp_path, added_
     assert one["detail"].startswith("at HEAD: fixture 'big' not found; 1 test(s) only the source's")
     noisy = ("tests-not-run", "source-test-fails-head")
     assert not [f for f in section["findings"] if f["kind"] in noisy]
+
+
+def test_the_names_a_sources_added_lines_define():
+    from harness.checks.fix_tests.verdicts import defined_names
+
+    added = [
+        [b"@pytest.fixture", b"def plain(tmp_path):", b"    return 1"],
+        [b"@pytest.fixture(", b'    name="wrapped",', b"    scope=dict(a=1)['a'],", b")"],
+        [b"    async def later ( x ):", b"undefined_call(name='not_a_fixture')"],
+    ]
+    assert defined_names(added) == {"plain", "wrapped", "later"}
