@@ -6,8 +6,9 @@ source's columns (``source``, ``source_parent``) run in the environment the newe
 packaging asks for, where its requirement lines differ from HEAD's (a source on another major
 version: urllib3's main needs ``hypercorn`` for its conftest, 1.26.x does not), dated by the
 source's commit day; where that environment cannot be built, they run in HEAD's and the report
-says so. Each tree also gets the version its build would have written from git metadata
-(setuptools_scm, hatch-vcs, pbr): an exported tree has no ``.git``.
+says so. The runs also get the version a build would have read from git metadata (setuptools_scm,
+hatch-vcs, pbr; an exported tree has no ``.git``): HEAD's, and the source's in the source columns
+where they run in the source's environment.
 """
 
 from __future__ import annotations
