@@ -23,7 +23,10 @@ import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from harness.envs.tox import TestEnv
 
 GROUPS = ("test", "tests", "testing", "dev")
 MAX_FILE = 512 * 1024
@@ -105,9 +108,13 @@ def read_spec(read: Reader, listing: list[str]) -> EnvSpec:
     """The spec of the tree that ``read`` (path → bytes or None) and ``listing`` (every path of the
     tree) describe; pytest is always in it."""
     spec = EnvSpec()
-    made = _from_pyproject(read, spec)
+    tox = _tox(read, listing, spec)
+    # the extras and groups a test environment installs: the usual names, and tox's own
+    extras = tuple(dict.fromkeys([*GROUPS, *(tox.extras if tox else ())]))
+    groups = tuple(dict.fromkeys([*GROUPS, *(tox.groups if tox else ())]))
+    made = _from_pyproject(read, spec, extras, groups)
     if made:
-        _made_by_backend(read, listing, spec, made)
+        _made_by_backend(read, listing, spec, made, extras)
     found = sorted(p for p in listing if _REQ_FILE.match(p))
     tests = [p for p in found if re.search(r"(?:^|[-_/])test", p)]
     # a project's dev and test lock files may pin one package twice, differently: the test
@@ -117,6 +124,13 @@ def read_spec(read: Reader, listing: list[str]) -> EnvSpec:
     spec.dropped += [
         f"{p} (a test requirements file is read instead)" for p in found if tests and p not in tests
     ]
+    if tox is not None:
+        _files(read, spec, tox.files, "tox.ini [testenv] deps")
+        if tox.deps:
+            spec.sources.append("tox.ini [testenv] deps")
+        for line in tox.deps:
+            _add(spec, line, "tox.ini")
+        spec.dropped += tox.dropped
     if not any(requirement_name(r) == "pytest" for r in spec.requirements):
         spec.requirements.append("pytest")
         spec.sources.append("pytest (added: the tests section runs it)")
@@ -161,9 +175,23 @@ class _Made:
         return self.dependencies or self.extras
 
 
-def _from_pyproject(read: Reader, spec: EnvSpec) -> _Made:
-    """``pyproject.toml``'s own lines; what it leaves to the build backend is returned (all of it
-    where there is no ``pyproject.toml`` or no ``[project]`` table)."""
+def _tox(read: Reader, listing: list[str], spec: EnvSpec) -> TestEnv | None:
+    """``tox.ini``'s ``[testenv]`` (``envs/tox.py``), its digest kept."""
+    from harness.envs.tox import testenv
+
+    data = read("tox.ini") if "tox.ini" in listing else None
+    env = testenv(data) if data is not None else None
+    if env is not None and data is not None:
+        spec.digests["tox.ini"] = hashlib.sha256(data).hexdigest()
+    return env
+
+
+def _from_pyproject(
+    read: Reader, spec: EnvSpec, names: tuple[str, ...], group_names: tuple[str, ...]
+) -> _Made:
+    """``pyproject.toml``'s own lines (the extras ``names`` and the dependency groups
+    ``group_names``); what it leaves to the build backend is returned (all of it where there is
+    no ``pyproject.toml`` or no ``[project]`` table)."""
     made = _Made()
     data = read("pyproject.toml")
     if data is None:
@@ -191,7 +219,7 @@ def _from_pyproject(read: Reader, spec: EnvSpec) -> _Made:
     tool = doc.get("tool")
     poetry = tool.get("poetry") if isinstance(tool, dict) else None
     if not isinstance(raw_project, dict) and isinstance(poetry, dict):
-        _from_poetry(poetry, spec)
+        _from_poetry(poetry, spec, group_names)
         made.dependencies = made.extras = False  # (poetry's tables declare them)
     setuptools = tool.get("setuptools") if isinstance(tool, dict) else None
     files = setuptools.get("dynamic") if isinstance(setuptools, dict) else None
@@ -200,7 +228,7 @@ def _from_pyproject(read: Reader, spec: EnvSpec) -> _Made:
         if made.dependencies and isinstance(deps, dict):
             made.files["dependencies"] = _file_names(deps.get("file"))
         extras = files.get("optional-dependencies")
-        for g in GROUPS if made.extras and isinstance(extras, dict) else ():
+        for g in names if made.extras and isinstance(extras, dict) else ():
             entry = extras.get(g)  # type: ignore[union-attr]
             if isinstance(entry, dict):
                 made.files[g] = _file_names(entry.get("file"))
@@ -212,13 +240,13 @@ def _from_pyproject(read: Reader, spec: EnvSpec) -> _Made:
     deps = _strings(project.get("dependencies"))
     if deps:
         spec.sources.append("pyproject.toml [project.dependencies]")
-    wanted = [g for g in GROUPS if g in extras]
+    wanted = [g for g in names if g in extras]
     for g in wanted:
         spec.sources.append(f"pyproject.toml [project.optional-dependencies.{g}]")
     deps += _expand_extras(extras, wanted, spec.project)
     groups = doc.get("dependency-groups")
     groups = groups if isinstance(groups, dict) else {}
-    for g in (g for g in GROUPS if g in groups):
+    for g in (g for g in group_names if g in groups):
         spec.sources.append(f"pyproject.toml [dependency-groups.{g}]")
         deps += _expand_group(groups, g, set())
     for line in deps:
@@ -226,13 +254,13 @@ def _from_pyproject(read: Reader, spec: EnvSpec) -> _Made:
     return made
 
 
-def _from_poetry(poetry: dict[str, Any], spec: EnvSpec) -> None:
+def _from_poetry(poetry: dict[str, Any], spec: EnvSpec, groups: tuple[str, ...]) -> None:
     """Poetry's own tables (``envs/poetry.py``): the project's dependencies and test groups."""
     from harness.envs.poetry import requirement_lines
 
     name = poetry.get("name")
     spec.project = norm(name) if isinstance(name, str) and name else None
-    lines, dropped = requirement_lines(poetry, GROUPS)
+    lines, dropped = requirement_lines(poetry, groups)
     spec.dropped += dropped
     for where in dict.fromkeys(w for _, w in lines):
         spec.sources.append(f"pyproject.toml {where}")
@@ -245,7 +273,9 @@ def _file_names(value: Any) -> list[str]:
     return [value] if isinstance(value, str) else _strings(value)
 
 
-def _made_by_backend(read: Reader, listing: list[str], spec: EnvSpec, made: _Made) -> None:
+def _made_by_backend(
+    read: Reader, listing: list[str], spec: EnvSpec, made: _Made, names: tuple[str, ...]
+) -> None:
     """The dependencies and test extras the build backend makes, read where they are declared:
     setuptools' dynamic files, else ``setup.cfg`` (``[options] install_requires``,
     ``[options.extras_require]``; pbr's ``[extras]``), else pbr's ``requirements.txt``; what none
@@ -274,7 +304,7 @@ def _made_by_backend(read: Reader, listing: list[str], spec: EnvSpec, made: _Mad
                 "field no file declares), not read"
             )
     if made.extras:
-        for g in GROUPS:
+        for g in names:
             if g in made.files:
                 _files(read, spec, made.files[g], f"[tool.setuptools.dynamic] {g}")
                 continue

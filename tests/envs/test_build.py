@@ -127,6 +127,53 @@ def test_dependencies_the_build_backend_makes_are_read_where_they_are_declared()
     assert "never-read" not in static.requirements and "setup.cfg" not in static.digests
 
 
+KEYSTONE_TOX = b"""[tox]
+envlist = py3,pep8
+
+[testenv]
+usedevelop = True
+deps =
+  -c{env:TOX_CONSTRAINTS_FILE:https://releases.openstack.org/constraints/upper/2026.1}
+  -r{toxinidir}/test-requirements.txt
+  .[ldap]
+  pytest-xdist  # (a comment)
+  full: twisted
+  {py3,py310}: pycurl
+  -e{toxinidir}/other[x]
+  {env:EXTRA_DEP}
+extras = memcache
+dependency_groups = typing
+
+[testenv:pep8]
+deps = pre-commit
+"""
+
+
+def test_what_toxs_testenv_installs_is_read():
+    """keystone's tox installs ``.[ldap]`` beside its test requirements; frozenlist's tox names
+    pytest-xdist and pytest-cov; a factor's lines are one environment's, not the tests'."""
+    spec = _spec(
+        {
+            "tox.ini": KEYSTONE_TOX,
+            "pyproject.toml": b'[project]\nname = "keystone"\ndependencies = ["six"]\n'
+            b"[project.optional-dependencies]\n"
+            b'ldap = ["python-ldap>=3.0.0"]\nmemcache = ["python-memcached"]\nmongo = ["x"]\n'
+            b'[dependency-groups]\ntyping = ["mypy"]\nlint = ["ruff"]\n',
+            "test-requirements.txt": b"stestr>=1.0.0\n",
+        }
+    )
+    assert spec.requirements == [
+        "six", "python-memcached", "python-ldap>=3.0.0", "mypy", "stestr>=1.0.0",
+        "pytest-xdist", "pytest",
+    ]  # fmt: skip
+    assert "tox.ini [testenv] deps" in spec.sources and "tox.ini" in spec.digests
+    assert [d for d in spec.dropped if "tox.ini" in d] == [
+        "tox.ini [testenv] deps: '-e{toxinidir}/other[x]' (an installer option)",
+        "tox.ini [testenv] deps: '{env:EXTRA_DEP}' (a substitution)",
+    ]
+    assert "twisted" not in str(spec.requirements) and "pre-commit" not in spec.requirements
+
+
 def test_an_entry_with_a_line_break_never_reaches_the_installer_as_two_lines():
     """A requirement written into the installer's file one a line: an entry holding a line break
     (TOML allows one) would hand it an option of the repository's choosing (``-r /etc/…``)."""
