@@ -7,7 +7,8 @@ and PEP 735 dependency-groups named test/tests/testing/dev (self-references and
 (``dynamic``, or no ``[project]`` table) are read where they are declared, not built:
 setuptools' ``[tool.setuptools.dynamic]`` files, ``setup.cfg``'s ``install_requires`` and test
 extras, pbr's ``requirements.txt`` (OpenStack) and poetry's own tables (``envs/poetry.py``); where
-none says, the report names them as not installed. The repository is hostile input: option lines
+none says, the report names them as not installed. tox's ``[testenv]`` adds what it installs
+(``envs/tox.py``). The repository is hostile input: option lines
 (``--index-url``, ``--find-links``, ``-e``, local paths, URLs) are dropped and named, sizes are
 bounded, paths outside the tree are never read, and the spec never names the project itself (its
 tree goes first on ``sys.path``).
