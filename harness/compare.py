@@ -41,6 +41,7 @@ class CompareInputs:
     no_tests: bool = False  # --no-tests: the tests section (on whenever picks are judged) is off
     test_timeout: float = 600.0  # --test-timeout: per run of one column of the tests section
     test_setup: tuple[str, ...] = ()  # --test-setup: a build step run in each tree first
+    test_constraints: tuple[str, ...] = ()  # --test-constraints: the pins environments are under
 
 
 @dataclass

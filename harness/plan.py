@@ -230,6 +230,7 @@ def _tests_step(repo: GitRepo, inputs: CompareInputs, handed: _Handed) -> Callab
             python=inputs.python,
             setup=tuple(inputs.test_setup),
             timeout=inputs.test_timeout,
+            constraints=inputs.test_constraints,
             no_cache=inputs.no_cache,
         )
         return tests_check(

@@ -18,6 +18,20 @@ def _positive(text: str) -> float:
     return value
 
 
+def _constraints(text: str) -> tuple[str, ...]:
+    """A constraints file's pins (pip's ``-c``: ``name==version`` lines), read now: a file that
+    cannot be read is the command line's error."""
+    try:
+        with open(text, encoding="utf-8") as fh:
+            data = fh.read(1 << 20)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise argparse.ArgumentTypeError(
+            f"{text}: {getattr(exc, 'strerror', None) or exc}"
+        ) from None
+    lines = (ln.split("#", 1)[0].strip() for ln in data.splitlines())
+    return tuple(ln for ln in lines if ln and not ln.startswith("-") and ln.isprintable())
+
+
 def add_tests_arguments(p: argparse.ArgumentParser, *, verb: bool = False) -> None:
     if not verb:
         p.add_argument(
@@ -39,4 +53,12 @@ def add_tests_arguments(p: argparse.ArgumentParser, *, verb: bool = False) -> No
         metavar="CMD",
         help="tests section: a build step run in each tree first, e.g. compiling extensions "
         "(repeatable)",
+    )
+    p.add_argument(
+        "--test-constraints",
+        type=_constraints,
+        default=(),
+        metavar="FILE",
+        help="tests section: a constraints file (pip's -c) its environments are built under, e.g. "
+        "the project's CI pins (OpenStack's upper-constraints, downloaded)",
     )

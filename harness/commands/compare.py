@@ -259,6 +259,7 @@ def run(args: argparse.Namespace) -> int:
         no_tests=args.no_tests,
         test_timeout=args.test_timeout,
         test_setup=tuple(args.test_setup),
+        test_constraints=args.test_constraints,
     )
     with executor_from_args(args) as inputs.executor:
         return run_compare(

@@ -71,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
             python=args.python,
             setup=tuple(args.test_setup),
             timeout=args.test_timeout,
+            constraints=args.test_constraints,
             no_cache=args.no_cache,
         )
         with executor_from_args(args) as executor:

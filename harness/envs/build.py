@@ -145,10 +145,14 @@ def _install(
     nothing by then installs); the note says what was not as asked."""
     reqs = tmp / "requirements.txt"
     reqs.write_text("\n".join(wanted) + "\n", encoding="utf-8")
+    pins: list[str] = []
+    if spec.constraints:
+        (tmp / "constraints.txt").write_text("\n".join(spec.constraints) + "\n", encoding="utf-8")
+        pins = ["-c", str(tmp / "constraints.txt")]
     limit = installers.as_of_args(using, spec.as_of) if spec.as_of else []
     note = "" if limit is not None else f"packages not limited to {spec.as_of}: {_NO_LIMIT}"
     try:
-        _fill(dest, base_python, using, ["-r", str(reqs), *(limit or [])])
+        _fill(dest, base_python, using, ["-r", str(reqs), *pins, *(limit or [])])
     except EnvError as exc:
         # only what the date decides (nothing by then satisfies the pins, or what there was
         # does not build here); a network error or a timeout stays this run's error
@@ -156,7 +160,7 @@ def _install(
             raise
         note = f"packages as of {spec.as_of} could not be installed ({exc}): the newest were"
         shutil.rmtree(dest, ignore_errors=True)
-        _fill(dest, base_python, using, ["-r", str(reqs)])
+        _fill(dest, base_python, using, ["-r", str(reqs), *pins])
     return note
 
 

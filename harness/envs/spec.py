@@ -54,11 +54,14 @@ class EnvSpec:
     # Only distributions uploaded before this UTC time ("2025-05-02T10:11:12Z"; "": the newest):
     # what the project's CI installed then, the same on every later run.
     as_of: str = ""
+    constraints: list[str] = field(default_factory=list)  # pins the user gave (pip's -c)
 
     def key(self, python_version: str) -> str:
         """What an environment built from this spec is a function of."""
         parts: list[Any] = [sorted(self.requirements), self.digests, python_version]
-        blob = json.dumps(parts + ([self.as_of] if self.as_of else []), sort_keys=True).encode()
+        parts += [self.as_of] if self.as_of else []
+        parts += [sorted(self.constraints)] if self.constraints else []
+        blob = json.dumps(parts, sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()[:20]
 
 

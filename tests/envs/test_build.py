@@ -411,3 +411,25 @@ def test_a_requirement_that_does_not_build_here_is_left_out_and_said(
     assert again.how == "reused" and again.left_out == env.left_out  # kept with the environment
     # results run in it are not those of the same spec built where everything builds
     assert again.fingerprint() == env.fingerprint() != replace(env, left_out=()).fingerprint()
+
+
+def test_an_environment_is_built_under_the_constraints_the_user_gives(tmp_path, monkeypatch):
+    """OpenStack's CI installs under its upper-constraints (a URL in tox.ini, which the harness
+    never fetches): keystone's environment of the day paired a pyOpenSSL and a cryptography that
+    do not import together. ``--test-constraints FILE`` puts the user's pins under the build."""
+    need_index()
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    spec = _spec({"requirements-test.txt": b"iniconfig\n"})
+    free = spec.key("3.11.7")
+    spec.constraints = ["iniconfig==1.1.1"]
+    assert spec.key("3.11.7") != free  # the pins are part of what the environment is
+    env = ensure_env(spec)
+    assert _version(env.python, "iniconfig") == "1.1.1"
+
+
+def test_a_constraints_file_that_cannot_be_read_is_one_line_and_exit_2(run_cli, tmp_path):
+    code, out, err = run_cli(
+        "tests", "a..b", "--source", "main", "--test-constraints", str(tmp_path / "nope.txt")
+    )
+    assert code == 2 and not out
+    assert len(err.strip().splitlines()) == 1 and "nope.txt" in err, err

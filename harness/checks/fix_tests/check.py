@@ -53,6 +53,7 @@ class TestsOptions:
     setup: tuple[str, ...] = ()  # --test-setup: a build step run in each tree
     timeout: float = 600.0  # --test-timeout: per run of a column
     no_cache: bool = False
+    constraints: tuple[str, ...] = ()  # --test-constraints: pins the environments are built under
 
 
 def tests_check(
@@ -93,7 +94,9 @@ def _run(
     executor: Executor,
     siblings: Sequence[str] = (),
 ) -> None:
-    got = column_options(repo, run, options.python, options.timeout, options.setup)
+    got = column_options(
+        repo, run, options.python, options.timeout, options.setup, options.constraints
+    )
     if got is None:
         return
     opts, by_column = got

@@ -40,11 +40,17 @@ SOURCE_COLUMNS = ("source", "source_parent")
 
 
 def column_options(
-    repo: GitRepo, run: TestsRun, given: str | None, timeout: float, setup: Sequence[str]
+    repo: GitRepo,
+    run: TestsRun,
+    given: str | None,
+    timeout: float,
+    setup: Sequence[str],
+    constraints: Sequence[str] = (),
 ) -> tuple[Options, dict[str, Options]] | None:
     """HEAD's options, and the source columns' where they differ; None (with ``run.env_error``)
     when HEAD's environment could not be had. ``given``: ``--python``; ``timeout`` and ``setup``:
-    a column's run limit and the project's build steps."""
+    a column's run limit and the project's build steps; ``constraints``: the pins every built
+    environment is under (``--test-constraints``)."""
     listing = run.selection.head_listing
     env = interpreter.resolve(given)
     python, env_key = env.python, ""  # the own one for runners of no Python (cargo, go): no key
@@ -55,6 +61,7 @@ def column_options(
         run.env = f"given: {python} (its own environment, not built)"
     elif needs_python:
         spec = read_spec(_reader(repo, run.head), listing)
+        spec.constraints = list(constraints)
         try:
             with phase("tests: the project's test environment"):
                 env = _built(repo, run.head, spec, "HEAD's", run.env_notes)
@@ -88,6 +95,7 @@ def _source_options(
     than HEAD's (None: HEAD's serve)."""
     listing = run.selection.source_listing
     spec = read_spec(_reader(repo, source), listing)
+    spec.constraints = list(head_spec.constraints)
     # (a source whose packaging the spec cannot read names nothing but pytest: HEAD's serves it
     # better than an environment of pytest alone)
     if spec.requirements == head_spec.requirements or not spec.digests:
@@ -140,10 +148,11 @@ def _built(repo: GitRepo, commit: str, spec: EnvSpec, whose: str, notes: list[st
 def _described(env: Env, spec: EnvSpec, whose: str, day: str) -> str:
     told = f"{AS_OF_ENV}" if as_of_told() else day
     dated = f"packages as of {spec.as_of} ({told}), " if spec.as_of and not env.note else ""
+    pins = f", under {len(spec.constraints)} constraint(s) given" if spec.constraints else ""
     return (
         f"made with {env.installer or 'pip'} from {whose} "
         + (", ".join(spec.sources) or "nothing")
-        + f" ({dated}key {env.key[:12]}, {len(spec.requirements)} requirement(s))"
+        + f" ({dated}key {env.key[:12]}, {len(spec.requirements)} requirement(s){pins})"
     )
 
 
