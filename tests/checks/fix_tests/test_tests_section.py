@@ -231,13 +231,17 @@ def _backport(b: RepoBuilder, fix: str, files: dict[str, str] | None = None) -> 
         b.commit(f"[release] Clamp to hi (#9)\n\n(cherry picked from commit {fix})", files)
 
 
-def _fix(b: RepoBuilder, tests: str = fix_repo.TEST_BASE) -> str:
-    """The fix on main: ops clamped to hi, and ``tests`` with the test that proves it."""
+def _fix(
+    b: RepoBuilder, tests: str = fix_repo.TEST_BASE, extra: dict[str, str] | None = None
+) -> str:
+    """The fix on main: ops clamped to hi, and ``tests`` with the test that proves it (and
+    ``extra`` files)."""
     return b.commit(
         "Clamp to hi (#9)",
         {
             "src/calc/ops.py": fix_repo.OPS_C1,
             "tests/test_ops.py": tests + "\n\ndef test_hi():\n    assert clamp(50, 0, 9) == 9\n",
+            **(extra or {}),
         },
     )
 
@@ -674,20 +678,11 @@ def test_a_source_test_asking_for_a_fixture_head_lacks(run_cli, tmp_path, by):
     )
     if not added_by_the_fix:
         b.commit("A fixture for large values (#8)", {"src/calc/testing.py": fixture})
-    fix = b.commit(
-        "Clamp to hi (#9)",
-        {
-            "src/calc/ops.py": fix_repo.OPS_C1,
-            "tests/test_ops.py": fix_repo.TEST_BASE + hi + big,
-            **({"src/calc/testing.py": fixture} if added_by_the_fix else {}),
-            **({"pyproject.toml": _PACKAGING_BY[by]} if by in _PACKAGING_BY else {}),
-        },
-    )
-    _backport(
-        b,
-        fix,
-        {"src/calc/ops.py": fix_repo.OPS_C1, "tests/test_ops.py": fix_repo.TEST_BASE + hi},
-    )
+    extra = {"src/calc/testing.py": fixture} if added_by_the_fix else {}
+    extra.update({"pyproject.toml": _PACKAGING_BY[by]} if by in _PACKAGING_BY else {})
+    fix = _fix(b, fix_repo.TEST_BASE + big, extra)
+    pick = {"src/calc/ops.py": fix_repo.OPS_C1, "tests/test_ops.py": fix_repo.TEST_BASE + hi}
+    _backport(b, fix, pick)
     code, section, err = _run_tests(run_cli, b)
     verdicts = _verdicts(section)
     assert verdicts["tests/test_ops.py::test_hi"] == "proves-fix"
