@@ -29,8 +29,9 @@ Plan = list[tuple[str, list[str], list[str] | None]]
 
 @dataclass(frozen=True)
 class Options:
-    """What every cell of a section shares: the interpreter, its key, the per-cell timeout, the
-    project's setup commands, the fix's modules to prove, a version file and variables."""
+    """What the cells of a column share (HEAD's for most; the source columns may have their own,
+    ``run_columns``' ``by_column``): the interpreter, its key, the per-cell timeout, the project's
+    setup commands, the fix's modules to prove, a version file and variables."""
 
     python: str
     env_key: str
