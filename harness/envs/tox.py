@@ -3,8 +3,9 @@
 ``deps`` lines a factor does not condition (``full: twisted`` is one environment's, not the
 tests'), requirement files they include (``-r{toxinidir}/test-requirements.txt``), the project's
 extras they name (``.[ldap]``, ``-e .[test]``), and the ``extras`` and ``dependency_groups`` keys.
-Constraint files (``-c``, often a URL) and other installer options are not taken; a line with a
-substitution other than ``{toxinidir}`` is named as not read.
+Constraint files (``-c``, often a URL) and other installer options are not taken, but named (the
+user can give the pins: ``--test-constraints``); a line with a substitution other than
+``{toxinidir}`` is named as not read.
 """
 
 from __future__ import annotations
@@ -56,9 +57,14 @@ def testenv(data: bytes) -> TestEnv | None:
                 env.dropped.append(f"tox.ini [testenv] deps: {line[:120]!r} (a substitution)")
             elif target:
                 env.files.append(target)
+        elif line.startswith(("-c", "--constraint")):
+            # (OpenStack's upper-constraints: a URL the repository chooses, never fetched)
+            env.dropped.append(
+                f"tox.ini [testenv] deps: {line[:120]!r} (constraints, not fetched: "
+                "--test-constraints FILE builds under pins you give)"
+            )
         elif line.startswith("-"):
-            if not line.startswith(("-c", "--constraint")):
-                env.dropped.append(f"tox.ini [testenv] deps: {line[:120]!r} (an installer option)")
+            env.dropped.append(f"tox.ini [testenv] deps: {line[:120]!r} (an installer option)")
         elif "{" in line:
             env.dropped.append(f"tox.ini [testenv] deps: {line[:120]!r} (a substitution)")
         else:

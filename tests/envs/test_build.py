@@ -168,6 +168,9 @@ def test_what_toxs_testenv_installs_is_read():
     ]  # fmt: skip
     assert "tox.ini [testenv] deps" in spec.sources and "tox.ini" in spec.digests
     assert [d for d in spec.dropped if "tox.ini" in d] == [
+        "tox.ini [testenv] deps: '-c{env:TOX_CONSTRAINTS_FILE:https://releases.openstack.org/"
+        "constraints/upper/2026.1}' (constraints, not fetched: --test-constraints FILE builds "
+        "under pins you give)",
         "tox.ini [testenv] deps: '-e{toxinidir}/other[x]' (an installer option)",
         "tox.ini [testenv] deps: '{env:EXTRA_DEP}' (a substitution)",
     ]
