@@ -93,7 +93,13 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             sub.add_parser(name, help=text, add_help=False)
         return parser
     for mod in commands.discover(only):
-        p = sub.add_parser(mod.NAME, help=mod.HELP, description=mod.HELP, epilog=EXIT_CODES)
+        p = sub.add_parser(
+            mod.NAME,
+            help=mod.HELP,
+            description=mod.HELP,
+            epilog=EXIT_CODES,
+            formatter_class=_Columns,  # (argparse's own imports shutil at each add_argument)
+        )
         p.add_argument(
             "--repo",
             metavar="PATH",

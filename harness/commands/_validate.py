@@ -12,12 +12,11 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import shutil
 import stat
-import tempfile
 from pathlib import Path, PurePosixPath
 
 from harness.errors import UsageError
+from harness.infra.atomic import create_unique
 
 FOLDER_OUTPUT = frozenset({"compare", "demo"})
 
@@ -35,7 +34,7 @@ def _writable_dir(path: Path, what: str) -> None:
             else f"{what}: directory {path} does not exist"
         )
     try:
-        fd, probe = tempfile.mkstemp(prefix=".harness-probe-", dir=str(path))
+        fd, probe = create_unique(path, ".harness-probe-")
     except OSError as exc:
         raise UsageError(f"{what}: cannot write in {path} ({exc.strerror})") from None
     os.close(fd)
@@ -158,6 +157,8 @@ def _refuse_report_file(value: str) -> None:
 
 def check_python(value: str, what: str = "--python") -> None:
     """An interpreter that exists and can be executed."""
+    import shutil
+
     found = (
         shutil.which(value) if os.sep not in value else (value if os.path.isfile(value) else None)
     )

@@ -5,12 +5,14 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterable, Sequence
-from concurrent.futures import Future
 from operator import itemgetter
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from harness.git.records import git_time, log_format, log_records, records, streamed_log_records
 from harness.git.repo import GitError, GitRepo
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 
 def object_ids(repo: GitRepo, specs: Sequence[str]) -> list[str | None]:
@@ -293,6 +295,8 @@ class _Union:
                 _prefilter(self.patterns)
             except ValueError:
                 return None
+            from concurrent.futures import Future  # a warm run, which feeds none, never pays for it
+
             self._fed = Future()
             return self._fed
         finally:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import atexit
 import errno
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -233,6 +232,8 @@ def _check_runnable(program: str, cwd: Any, env: dict[str, str] | None) -> None:
             raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), program)
         return
     search = (env if env is not None else os.environ).get("PATH", os.defpath)
+    import shutil  # (its compression modules are not every run's start-up)
+
     if shutil.which(program, path=search) is None:
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
 

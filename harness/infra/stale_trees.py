@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import time
 from pathlib import Path
+
+from harness.infra.workarea import remove_tree
 
 STALE_SECONDS = 3 * 24 * 3600
 EMPTY_LOCK_SECONDS = 10.0
@@ -75,25 +76,25 @@ def clean_stale(root: Path, *, now: float | None = None) -> list[str]:
         if name.endswith(".lock"):
             if owner_gone(entry, now):
                 key = name[: -len(".lock")]
-                shutil.rmtree(root / key, ignore_errors=True)
+                remove_tree(root / key)
                 (root / f"{key}.json").unlink(missing_ok=True)
                 entry.unlink(missing_ok=True)
                 removed.append(key)
         elif entry.is_dir() and (".tmp-" in name or "-p" in name):
             pid = _pid_in(name)
             if pid is None or not alive(pid):
-                shutil.rmtree(entry, ignore_errors=True)
+                remove_tree(entry)
                 removed.append(name)
         elif (
             entry.is_dir()
             and not (root / f"{name}.lock").exists()
             and not (root / f"{name}.json").exists()
         ):
-            shutil.rmtree(entry, ignore_errors=True)  # orphan: its record went missing
+            remove_tree(entry)  # orphan: its record went missing
             removed.append(name)
         elif name.endswith(".json") and not (root / (name[:-5] + ".lock")).exists():
             if now - entry.stat().st_mtime > STALE_SECONDS:
-                shutil.rmtree(root / name[:-5], ignore_errors=True)
+                remove_tree(root / name[:-5])
                 entry.unlink(missing_ok=True)
                 removed.append(name[:-5])
     return removed

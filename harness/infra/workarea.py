@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import errno
 import fcntl
 import itertools
 import os
-import shutil
 import stat
 import sys
-import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -39,7 +38,42 @@ def work_area() -> Path:
     if env:
         return Path(env)
     uid = os.getuid() if hasattr(os, "getuid") else "user"
-    return Path(tempfile.gettempdir()) / f"harness-{uid}"
+    return Path(temp_root()) / f"harness-{uid}"
+
+
+def temp_root() -> str:
+    """``tempfile.gettempdir()``: the first of ``$TMPDIR``, ``$TEMP``, ``$TMP``, ``/tmp``,
+    ``/var/tmp``, ``/usr/tmp`` and the current folder where a file can be created. ``tempfile``
+    (with the ``shutil``, ``random`` and compression modules it brings, ~3 ms) is used where it is
+    loaded already, since it may have been told another answer (``tempfile.tempdir``)."""
+    loaded = sys.modules.get("tempfile")
+    if loaded is not None:
+        return str(loaded.gettempdir())
+    names = [os.environ.get(n) for n in ("TMPDIR", "TEMP", "TMP")]
+    candidates = [n for n in names if n] + ["/tmp", "/var/tmp", "/usr/tmp"]
+    try:
+        candidates.append(os.getcwd())
+    except OSError:
+        candidates.append(os.curdir)
+    for folder in candidates:
+        folder = folder if folder == os.curdir else os.path.abspath(folder)
+        for _ in range(100):
+            probe = os.path.join(folder, ".harness-" + os.urandom(6).hex())
+            try:
+                fd = os.open(probe, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            except FileExistsError:
+                continue
+            except OSError:
+                break  # (tempfile tries the next folder on any other error, as here)
+            try:
+                os.write(fd, b"blat")
+            except OSError:
+                break
+            finally:
+                os.close(fd)
+                os.unlink(probe)
+            return folder
+    raise FileNotFoundError(errno.ENOENT, f"No usable temporary directory found in {candidates}")
 
 
 def user_cache_home() -> Path:
@@ -237,7 +271,7 @@ def clean_runs(runs: Path) -> list[str]:
             continue
         lock = runs / f"{entry.name}.lock"
         if _free(lock):
-            shutil.rmtree(entry, ignore_errors=True)
+            remove_tree(entry)
             lock.unlink(missing_ok=True)
             removed.append(entry.name)
     for lock in sorted(runs.glob("*.lock")):
@@ -285,7 +319,7 @@ def _finish() -> None:
         _state.pop("lock_path", None),
     )
     if isinstance(path, Path):
-        shutil.rmtree(path, ignore_errors=True)
+        remove_tree(path)
     if isinstance(lock_path, Path):
         lock_path.unlink(missing_ok=True)
     if fh is not None:
@@ -294,7 +328,17 @@ def _finish() -> None:
 
 def mkdtemp(prefix: str) -> Path:
     """A fresh temporary folder inside this run's folder."""
+    import tempfile
+
     return Path(tempfile.mkdtemp(prefix=prefix, dir=str(run_dir())))
+
+
+def remove_tree(path: str | os.PathLike[str]) -> None:
+    """``shutil.rmtree(path, ignore_errors=True)``; ``shutil`` (with ``tempfile``, and the
+    compression modules both bring, ~5 ms) is imported where a run needs it, not at every start."""
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
 
 
 @contextlib.contextmanager
@@ -304,4 +348,4 @@ def temp_dir(prefix: str) -> Iterator[str]:
     try:
         yield str(path)
     finally:
-        shutil.rmtree(path, ignore_errors=True)
+        remove_tree(path)

@@ -1,0 +1,87 @@
+"""What every run does with files, without the modules that would cost its start-up (issue 42):
+the temporary folder found as ``tempfile.gettempdir`` finds it, and a new file made as
+``tempfile.mkstemp`` makes it (``harness/infra/workarea.py``, ``harness/infra/atomic.py``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.infra import atomic
+
+# Each side in a fresh interpreter: ``temp_root`` must answer before tempfile is loaded.
+ANSWERS = """
+import json, sys
+from harness.infra.workarea import temp_root
+ours = temp_root()
+loaded = "tempfile" in sys.modules
+import tempfile
+print(json.dumps([ours, tempfile.gettempdir(), loaded]))
+"""
+
+
+def _answers(env: dict[str, str], cwd: Path) -> list[object]:
+    out = subprocess.run(
+        [sys.executable, "-c", ANSWERS], env=env, cwd=cwd, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+@pytest.mark.parametrize(
+    "tmpdir",
+    ["unset", "folder", "relative", "missing", "a file", "empty", "TEMP only"],
+)
+def test_the_temporary_folder_is_the_one_tempfile_finds(tmp_path, tmpdir):
+    env = {k: v for k, v in os.environ.items() if k not in ("TMPDIR", "TEMP", "TMP")}
+    (tmp_path / "here" / "rel").mkdir(parents=True)
+    (tmp_path / "plain").write_text("not a folder\n")
+    value = {
+        "folder": str(tmp_path / "here"),
+        "relative": "rel",
+        "missing": str(tmp_path / "gone"),
+        "a file": str(tmp_path / "plain"),
+        "empty": "",
+    }
+    if tmpdir in value:
+        env["TMPDIR"] = value[tmpdir]
+    if tmpdir == "TEMP only":
+        env["TEMP"] = str(tmp_path / "here")
+    ours, theirs, loaded = _answers(env, tmp_path / "here")
+    assert loaded is False  # answered without tempfile
+    assert ours == theirs
+    if tmpdir in ("folder", "TEMP only"):
+        assert ours == str(tmp_path / "here")  # the control: the variable is read at all
+    if tmpdir == "relative":
+        assert ours == str(tmp_path / "here" / "rel")
+    assert not [p for p in (tmp_path / "here").rglob(".harness-*")]  # the probe file is removed
+
+
+def test_a_new_file_never_takes_an_existing_name_or_follows_a_link(tmp_path, monkeypatch):
+    taken = tmp_path / ".tmp-000000000000"
+    taken.write_text("kept\n")
+    (tmp_path / ".tmp-010101010101").symlink_to(tmp_path / "target")
+    draws = iter([b"\x00" * 6, b"\x01" * 6, b"\x02" * 6])
+    monkeypatch.setattr(atomic.os, "urandom", lambda n: next(draws))
+    fd, name = atomic.create_unique(tmp_path, ".tmp-")
+    os.close(fd)
+    assert name == str(tmp_path / ".tmp-020202020202")
+    assert taken.read_text() == "kept\n" and not (tmp_path / "target").exists()
+    assert stat.S_IMODE(os.stat(name).st_mode) == 0o600
+
+
+def test_an_atomic_write_leaves_only_the_target(tmp_path):
+    atomic.write_atomic(tmp_path / "report.json", ["{", "}\n"])
+    atomic.write_atomic(tmp_path / "cache.json", b"x", prefix=".tmp-", shared=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache.json", "report.json"]
+    assert (tmp_path / "report.json").read_text() == "{}\n"
+    assert stat.S_IMODE((tmp_path / "cache.json").stat().st_mode) == 0o600
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE((tmp_path / "report.json").stat().st_mode) == 0o666 & ~umask
