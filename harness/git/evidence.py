@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.errors import UsageError
-from harness.git.picks import object_ids
 from harness.git.records import log_records
 from harness.git.repo import GitError, GitRepo
 from harness.infra import workarea
@@ -253,38 +251,6 @@ def ls_tree(
         mode, typ, sha = meta.decode().split()
         entries.append(TreeEntry(mode, typ, sha, p.decode("utf-8", "surrogateescape")))
     return entries
-
-
-def entries_at(repo: GitRepo, wanted: Sequence[tuple[str, str]]) -> dict[tuple[str, str], str]:
-    """The object id at ``rev:path`` for many (rev, path) pairs (a blob, or a submodule's commit,
-    which need not be in the repository); absent pairs are left out. Asked of the run's kept
-    ``cat-file --batch-check`` first (``rev:path`` names the tree entry's object); what it does not
-    find (an absent path, a submodule's commit not in the repository, a path it cannot be asked)
-    is listed by one ``ls-tree`` per rev, as before."""
-    pairs = list(dict.fromkeys(wanted))
-    out: dict[tuple[str, str], str] = {}
-    by_rev: dict[str, list[str]] = {}
-    ids = object_ids(repo, [f"{rev}:{path}" for rev, path in pairs]) if pairs else []
-    for (rev, path), oid in zip(pairs, ids, strict=True):
-        if oid is not None:
-            out[(rev, path)] = oid
-        else:
-            by_rev.setdefault(rev, []).append(path)
-    if not by_rev:
-        return out
-
-    def listing(rev: str) -> bytes:
-        args = ["ls-tree", "-z", "--full-tree", rev, "--"]
-        return repo.run(args + [f":(literal){p}" for p in dict.fromkeys(by_rev[rev])])
-
-    # The processes mostly start and wait: a few at a time (a release's picks: ~8 ms each).
-    with ThreadPoolExecutor(min(4, len(by_rev)), "harness-ls-tree") as pool:
-        for rev, text in zip(by_rev, pool.map(listing, by_rev), strict=True):
-            for rec in text.split(b"\0"):
-                if rec:
-                    meta, _, p = rec.partition(b"\t")
-                    out[(rev, p.decode("utf-8", "surrogateescape"))] = meta.decode().split()[2]
-    return out
 
 
 def name_revs(repo: GitRepo, shas: Sequence[str]) -> dict[str, str | None]:

@@ -11,7 +11,6 @@ from harness.errors import UsageError
 from harness.git.evidence import (
     changed_paths,
     count_merges,
-    entries_at,
     grep_at,
     grep_counts,
     ls_tree,
@@ -19,6 +18,7 @@ from harness.git.evidence import (
     pickaxe,
     trial_merge,
 )
+from harness.git.picks import entries_at
 from harness.git.repo import GitRepo
 
 

@@ -30,8 +30,8 @@ from harness.checks.fidelity.severity import at_parent
 from harness.checks.fidelity.units import complete_units
 from harness.checks.result import Checked, FidelityResult
 from harness.git import GitRepo
-from harness.git.evidence import entries_at
 from harness.git.history import count_commits, fork_point
+from harness.git.picks import entries_at
 from harness.report.model import Finding, Section
 
 if TYPE_CHECKING:

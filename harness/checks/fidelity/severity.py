@@ -101,7 +101,7 @@ def at_parent(
     wanted: Sequence[tuple[str, str, str | None]], ids: Mapping[tuple[str, str], str]
 ) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
     """For (pick, path, the source's new object id) triples, given the object ids at
-    ``(pick^, path)`` (``git/evidence.entries_at``; absent pairs left out): the pairs whose path the
+    ``(pick^, path)`` (``git/picks.entries_at``; absent pairs left out): the pairs whose path the
     pick's parent does not have, and those where the parent already holds the source's result
     (another pick brought it, e.g. the submodule bump the source carries)."""
     absent, already = set(), set()

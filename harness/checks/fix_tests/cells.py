@@ -18,7 +18,7 @@ from harness.columns.edits import EditProof
 from harness.columns.trees import Column, identify
 from harness.errors import UsageError
 from harness.executors import Executor, Task, TaskResult, TreeSpec
-from harness.git.evidence import entries_at
+from harness.git.picks import entries_at
 from harness.git.repo import GitRepo
 from harness.infra import treefiles, workarea, zygote
 from harness.infra.cache import Cache, content_key, file_digest
