@@ -21,6 +21,7 @@ from harness.executors.options import (
 )
 from harness.git import GitRepo
 from harness.report import FORMATS, render
+from harness.report.printable import printable
 from harness.verdict import causes, gate
 
 NAME = "compare"
@@ -176,7 +177,7 @@ def run_compare(
     repo.resolve(inputs.head)
     # YAML (the policy), the ledger and the comment load once a run starts, not for --help
     from harness.inputs import policy
-    from harness.report import comment
+    from harness.report import comment, markdown
     from harness.verdict import ledger
 
     pol = policy.load(policy_path) if policy_path else policy.Policy()
@@ -213,13 +214,22 @@ def run_compare(
     report.causes = causes.group(report, head_name(repo, inputs.head))  # a typed id: its branch
     report.verdict, blocking = gate.verdict(report, threshold, crashed)
     output.mkdir(parents=True, exist_ok=True)
+    # Bytes that are not UTF-8 shown as \xNN once, for every file (each walk of a long report
+    # costs ~10 ms; JSON, which escapes as it writes, gives the same bytes either way).
+    printable(report)
+    made = markdown.Sections()  # report.md's sections, shown again by comment.md
     for name, fmt_name in REPORT_FILES.items():
-        write_atomic(output / name, render(report, fmt_name))
+        text = (
+            markdown.render(report, made)
+            if fmt_name == "md"
+            else render(report, fmt_name, escaped=True)
+        )
+        write_atomic(output / name, text)
     where = (
         report_url
         or "report.md and report.html beside comment.md (the CI workflow uploads the folder as an artifact)"
     )
-    write_atomic(output / "comment.md", comment.render(report, where))
+    write_atomic(output / "comment.md", comment.render(report, where, escaped=True, made=made))
     if fmt == "term" and sys.stdout.isatty():
         from rich.console import Console
 
@@ -227,7 +237,7 @@ def run_compare(
 
         terminal.render_to(Console(highlight=False), report, full=full)
     elif fmt != "none":
-        sys.stdout.write(render(report, fmt, full=full))
+        sys.stdout.write(render(report, fmt, full=full, escaped=True))
     sys.stderr.write(f"harness: wrote {output}/{', '.join(REPORT_FILES)}, comment.md\n")
     if old_output:
         old_spelling("--output DIR", "--output-dir DIR")

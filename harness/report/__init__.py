@@ -11,10 +11,11 @@ FORMATS = ("term", "md", "json", "html", "junit", "sarif")
 _MODULES = {"md": "markdown", "json": "json", "html": "html", "junit": "junit", "sarif": "sarif"}
 
 
-def render(report: Report, fmt: str, *, full: bool = True) -> str:
+def render(report: Report, fmt: str, *, full: bool = True, escaped: bool = False) -> str:
     """Render a report in one of FORMATS (``full=False``: the terminal view's one-screen summary);
-    text that is not UTF-8 is shown escaped first (JSON escapes it as it writes)."""
-    if fmt != "json":
+    text that is not UTF-8 is shown escaped first (JSON escapes it as it writes), unless the caller
+    did (``escaped``: ``printable(report)`` once for every format it writes)."""
+    if fmt != "json" and not escaped:
         printable(report)
     if fmt == "term":  # rich is imported only when a terminal view is asked for
         from harness.report import terminal

@@ -10,6 +10,7 @@ summary and findings, and a closing line says what was cut and where the full re
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import replace
 
 from harness.report import markdown
@@ -17,6 +18,7 @@ from harness.report.model import SEVERITY_RANK, Report, Section, open_findings
 from harness.report.printable import printable
 
 MARKER = "<!-- harness-report -->"
+Lines = Callable[[Section], list[str]]
 LIMIT = 60_000
 _ROWS_TRIMMED = 15  # rows kept per table when a section is trimmed
 _TABLES_TRIMMED = 3  # tables kept per trimmed section (the first ones: the overview tables)
@@ -50,12 +52,15 @@ def _summary_only(s: Section) -> Section:
     return replace(s, tables=[], details=[], controls=[], not_verified=[])
 
 
-def _block(s: Section, is_open: bool, findings: int | None = None) -> str:
-    """The section as Markdown (folded unless it has open findings), listing at most ``findings``."""
+def _block(
+    s: Section, is_open: bool, findings: int | None = None, lines: Lines = markdown.section
+) -> str:
+    """The section as Markdown (folded unless it has open findings), listing at most ``findings``
+    (``lines``: a section's Markdown lines, made once for report.md and this file)."""
     more = 0 if findings is None else max(0, len(s.findings) - findings)
     # Trimmed, a section lists its most severe findings first (P1 before P2 before info).
     by_severity = sorted(s.findings, key=lambda f: -SEVERITY_RANK[f.severity])
-    body = "\n".join(markdown.section(replace(s, findings=by_severity[:findings]) if more else s))
+    body = "\n".join(lines(replace(s, findings=by_severity[:findings]) if more else s))
     if more:
         body += f"\n… {more} more finding(s) of this section in the full report\n"
     if is_open:
@@ -65,9 +70,9 @@ def _block(s: Section, is_open: bool, findings: int | None = None) -> str:
     return f"<details><summary>{summary}</summary>\n\n{body}\n</details>\n\n"
 
 
-def _variants(s: Section, is_open: bool) -> list[tuple[str, str]]:
+def _variants(s: Section, is_open: bool, lines: Lines) -> list[tuple[str, str]]:
     """(rendering, what was cut) from the fullest to the smallest."""
-    out = [(_block(s, is_open), "")]
+    out = [(_block(s, is_open, lines=lines), "")]
     trimmed, rows, folded = _trimmed(s, _ROWS_TRIMMED)
     if rows or folded or s.details:
         what = ", ".join(
@@ -115,10 +120,17 @@ def _causes(report: Report, room: int) -> tuple[list[str], str]:
 
 
 def render(
-    report: Report, full_report: str = "report.md beside this file", limit: int = LIMIT
+    report: Report,
+    full_report: str = "report.md beside this file",
+    limit: int = LIMIT,
+    *,
+    escaped: bool = False,
+    made: markdown.Sections | None = None,
 ) -> str:
-    """The comment; never longer than ``limit`` characters."""
-    printable(report)  # bytes that are not UTF-8 shown as \xNN
+    """The comment; never longer than ``limit`` characters (``escaped``: as ``report.render``;
+    ``made``: the sections' Markdown lines as report.md was made with them)."""
+    if not escaped:
+        printable(report)  # bytes that are not UTF-8 shown as \xNN
     head, causes_cut = _head(report, limit)
     tail = _tail(report)
     full_line = f"Full report: {_where(full_report)}."
@@ -127,7 +139,8 @@ def render(
     reserve = 1500  # the cut note
     live = {f.id for f in open_findings(report)}
     sections = [(s, any(f.id in live for f in s.findings)) for s in report.sections]
-    variants = [_variants(s, is_open) for s, is_open in sections]
+    lines: Lines = made or markdown.section
+    variants = [_variants(s, is_open, lines) for s, is_open in sections]
     budget = limit - len(opening) - len(closing) - len(full_line) - reserve
     # Every section gets its smallest form; then, sections with open findings first, each grows one
     # form at a time while the budget lasts. A section whose smallest form does not fit is left out.
