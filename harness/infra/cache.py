@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -149,34 +148,57 @@ _SECTION_PARTS = ("Section", "Table", "Finding", "Control", "Details")
 
 
 def _dec(x: Any) -> Any:
+    """The value ``_enc`` encoded (as JSON reads it back)."""
     from harness.report import model
 
-    if not isinstance(x, list):
-        return x
-    tag, *rest = x
+    return _decode(x, model) if type(x) is list else x
+
+
+def _decode(x: list[Any], model: Any) -> Any:
+    # A leaf (most of a section: its strings and numbers) is taken as it is, without a call.
+    tag, items = x[0], x[1]
     if tag == "L":
-        return [_dec(v) for v in rest[0]]
+        return [_decode(v, model) if type(v) is list else v for v in items]
     if tag == "T":
-        return tuple(_dec(v) for v in rest[0])
+        return tuple([_decode(v, model) if type(v) is list else v for v in items])
     if tag == "D":
-        return {_dec(k): _dec(v) for k, v in rest[0]}
+        return {
+            (_decode(k, model) if type(k) is list else k): (
+                _decode(v, model) if type(v) is list else v
+            )
+            for k, v in items
+        }
     if tag == "C":
-        return model.Code(rest[0])
+        return model.Code(items)
     if tag == "S":
-        return model.Sha(rest[0])
-    if tag == "O" and rest[0] in _SECTION_PARTS:
-        return getattr(model, rest[0])(**{k: _dec(v) for k, v in rest[1].items()})
+        return model.Sha(items)
+    if tag == "O" and items in _SECTION_PARTS:
+        fields = {k: _decode(v, model) if type(v) is list else v for k, v in x[2].items()}
+        return getattr(model, items)(**fields)
     raise ValueError(f"unknown tag {tag!r}")
 
 
-@lru_cache(maxsize=1)
+_code: list[str] = []  # this process's code digest, once known
+
+
 def code_digest() -> str:
-    """sha256 over the harness package's Python files (any change to the code is a new key)."""
-    root = Path(__file__).resolve().parent.parent  # the harness package
-    h = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
-        h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
-    return h.hexdigest()
+    """sha256 over the harness package's Python files (any change to the code is a new key):
+    hashed once per process, unless the history index's record kept by the files' stamps gave it
+    first (``note_code_digest``; hashing reads ~230 files: ~5 ms of a warm run)."""
+    if not _code:
+        root = Path(__file__).resolve().parent.parent  # the harness package
+        h = hashlib.sha256()
+        for path in sorted(root.rglob("*.py")):
+            h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+        _code.append(h.hexdigest())
+    return _code[0]
+
+
+def note_code_digest(digest: str) -> None:
+    """``code_digest()`` as a record kept by the package files' stamps says it is
+    (``history_code.kept_code_digest``): not hashed again in this process."""
+    if not _code:
+        _code.append(digest)
 
 
 def cached_value(cache: Cache, parts: tuple[Any, ...], build: Any) -> Any:

@@ -20,7 +20,7 @@ def kept_code_digest(root: Path) -> tuple[str, str | None]:
     to their stamp (git's "racy" rule). With the digest, the text of ``code.json`` to keep (None:
     nothing to keep): written with the index's first write, never by opening it (a run refused
     for its input writes nothing)."""
-    from harness.infra.cache import code_digest
+    from harness.infra.cache import code_digest, note_code_digest
 
     package = Path(__file__).resolve().parent.parent  # the harness package
     stamps: list[tuple[str, int, int, int]] = []
@@ -36,6 +36,7 @@ def kept_code_digest(root: Path) -> tuple[str, str | None]:
             and kept.get("key") == key.hexdigest()
             and isinstance(kept.get("code"), str)
         ):
+            note_code_digest(kept["code"])  # (the section cache's keys name it too)
             return kept["code"], None
         if kept is None and raw:
             say_mismatch(str(record.relative_to(root.parent)), (len(raw),))

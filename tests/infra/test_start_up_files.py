@@ -85,3 +85,35 @@ def test_an_atomic_write_leaves_only_the_target(tmp_path):
     umask = os.umask(0)
     os.umask(umask)
     assert stat.S_IMODE((tmp_path / "report.json").stat().st_mode) == 0o666 & ~umask
+
+
+NOTED = """
+import pathlib, sys
+from harness.infra import cache
+from harness.infra.history_code import kept_code_digest
+served, record = kept_code_digest(pathlib.Path(sys.argv[1]))
+def refuse(self):
+    raise AssertionError(f"read {self}")
+pathlib.Path.read_bytes = refuse  # the package's files are not hashed again
+print(served, cache.code_digest(), record is None)
+"""
+
+
+def test_the_code_digest_the_index_kept_is_the_section_caches_too(tmp_path):
+    from harness.infra.cache import code_digest
+    from harness.infra.history_code import kept_code_digest
+
+    digest, record = kept_code_digest(tmp_path)
+    assert digest == code_digest() and record is not None  # hashed: nothing kept yet
+    (tmp_path / "code.json").write_text(record)
+    out = subprocess.run(
+        [sys.executable, "-c", NOTED, str(tmp_path)], capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [digest, digest, "True"]
+    # The control: a process that was given no digest must read the files (the probe sees it).
+    skipped = NOTED.replace("served, record = kept_code_digest", "served, record = 0, None #")
+    out = subprocess.run(
+        [sys.executable, "-c", skipped, str(tmp_path)], capture_output=True, text=True
+    )
+    assert out.returncode != 0 and "AssertionError: read" in out.stderr
