@@ -324,6 +324,7 @@ def _add_range_checks(plan: Plan, repo: GitRepo, inputs: CompareInputs, cached: 
                 head,
                 inputs.source if check.takes_source else None,
             ),
+            ahead=True,  # git alone, no other step's result: beside fidelity and the tests
         )
 
 

@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from harness.compare import Plan, run_plan
 from harness.errors import EXIT_INTERNAL
 from harness.report.model import Report, Section
@@ -37,6 +39,55 @@ def test_a_crashing_section_becomes_a_harness_error_section_and_the_others_stand
     assert said == ["[1/3] fine …", "[2/3] broken …", "[3/3] later …"]
     verdict, _ = gate.verdict(Report("t", "c", sections), "never", crashed=True)
     assert verdict.startswith("HARNESS ERROR") and EXIT_INTERNAL == 3
+
+
+def test_steps_marked_ahead_run_beside_the_others_and_keep_their_place() -> None:
+    """A git-only step runs in a thread from the start (the first step here finishes only because
+    the third already ran); sections, progress lines and a crash stay where the plan put them."""
+    import threading
+
+    from harness.errors import UsageError
+
+    ran = threading.Event()
+
+    def first() -> Section:
+        assert ran.wait(10), "the step marked ahead did not run beside this one"
+        return Section("first", "one")
+
+    def third() -> Section:
+        ran.set()
+        return Section("third", "three")
+
+    plan = Plan()
+    plan.add("first", "one", first)
+    plan.add("bad", "broken", _boom, ahead=True)
+    plan.add("third", "three", third, ahead=True)
+    said: list[str] = []
+    sections, crashed = run_plan(plan, progress=said.append)
+    assert [s.id for s in sections] == ["first", "bad", "third"] and crashed
+    assert "section exploded" in sections[1].findings[0].title
+    assert said == ["[1/3] one …", "[2/3] broken …", "[3/3] three …"]
+
+    # Bad input met by an earlier step ends the run: a step ahead that has not started never does.
+    started: list[str] = []
+    gate = threading.Event()
+
+    def slow() -> Section:
+        started.append("slow")
+        gate.wait(10)
+        return Section("slow", "slow")
+
+    def refused() -> Section:
+        raise UsageError("no such ref")
+
+    plan = Plan()
+    plan.add("refused", "refused", refused)
+    plan.add("slow", "slow", slow, ahead=True)
+    plan.add("never", "never", lambda: started.append("never") or Section("n", "n"), ahead=True)
+    with pytest.raises(UsageError, match="no such ref"):
+        run_plan(plan, progress=lambda _: None)
+    gate.set()
+    assert "never" not in started
 
 
 def test_output_under_a_file_is_a_usage_error(builder, run_cli, tmp_path: Path) -> None:
