@@ -258,6 +258,7 @@ def _add_lanes(
             (json.dumps([workflows, extra_lanes], sort_keys=True), _pytest_version()),
             lambda: lanes_section(repo, lane_ref, workflows, extra_lanes),
         ),
+        ahead=True,  # the workflows at one commit, read from git
     )
 
 
@@ -324,7 +325,9 @@ def _add_range_checks(plan: Plan, repo: GitRepo, inputs: CompareInputs, cached: 
                 head,
                 inputs.source if check.takes_source else None,
             ),
-            ahead=True,  # git alone, no other step's result: beside fidelity and the tests
+            # Git alone, no other step's result (so traces, pins and lanes): beside fidelity
+            # and the tests.
+            ahead=True,
         )
 
 
@@ -397,6 +400,7 @@ def _add_traces(
                 (needle, under, rng),
                 functools.partial(trace_section, repo, needle, trefs, under, rng),
             ),
+            ahead=True,
         )
 
 
@@ -422,6 +426,7 @@ def _add_pins(
                 (path, key),
                 functools.partial(pin_section, repo, path, key, prefs),
             ),
+            ahead=True,
         )
 
 
