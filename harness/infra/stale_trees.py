@@ -9,7 +9,7 @@ import re
 import time
 from pathlib import Path
 
-from harness.infra.workarea import remove_tree
+from harness.infra.removal import remove_tree
 
 STALE_SECONDS = 3 * 24 * 3600
 EMPTY_LOCK_SECONDS = 10.0

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import IO
 
 from harness.errors import UsageError
+from harness.infra.removal import remove_tree
 
 _state: dict[str, object] = {}
 _lock = threading.Lock()
@@ -331,14 +332,6 @@ def mkdtemp(prefix: str) -> Path:
     import tempfile
 
     return Path(tempfile.mkdtemp(prefix=prefix, dir=str(run_dir())))
-
-
-def remove_tree(path: str | os.PathLike[str]) -> None:
-    """``shutil.rmtree(path, ignore_errors=True)``; ``shutil`` (with ``tempfile``, and the
-    compression modules both bring, ~5 ms) is imported where a run needs it, not at every start."""
-    import shutil
-
-    shutil.rmtree(path, ignore_errors=True)
 
 
 @contextlib.contextmanager
