@@ -50,6 +50,8 @@ def temp_root() -> str:
     loaded = sys.modules.get("tempfile")
     if loaded is not None:
         return str(loaded.gettempdir())
+    if "temp_root" in _state:  # found once per process, as tempfile does
+        return str(_state["temp_root"])
     names = [os.environ.get(n) for n in ("TMPDIR", "TEMP", "TMP")]
     candidates = [n for n in names if n] + ["/tmp", "/var/tmp", "/usr/tmp"]
     try:
@@ -73,6 +75,7 @@ def temp_root() -> str:
             finally:
                 os.close(fd)
                 os.unlink(probe)
+            _state["temp_root"] = folder
             return folder
     raise FileNotFoundError(errno.ENOENT, f"No usable temporary directory found in {candidates}")
 
