@@ -7,13 +7,15 @@ still written; the command then exits 3.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import threading
 import traceback
 from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from harness import __version__
 from harness.errors import UsageError
@@ -78,36 +80,63 @@ def run_plan(
     if it ran here, at its turn."""
     sections: list[Section] = []
     crashed = False
-    started = _Ahead([plan.steps[i][2] for i in plan.ahead])
-    early = dict(zip(plan.ahead, started.results, strict=True))
+    ahead = _Ahead()
     try:
+        early = ahead.start([plan.steps[i][2] for i in plan.ahead])
+        taken = dict(zip(plan.ahead, early, strict=True))
         for i, (sid, title, fn) in enumerate(plan.steps, start=1):
             out, failed = _step(
-                sid, title, early.get(i - 1, fn), f"[{i}/{len(plan.steps)}]", progress
+                sid, title, taken.get(i - 1, fn), f"[{i}/{len(plan.steps)}]", progress
             )
             crashed = crashed or failed
             sections.extend(out if isinstance(out, list) else [out])
     finally:
-        started.close()
+        ahead.stop()
     return sections, crashed
 
 
+Step = Callable[[], Section | list[Section]]
+
+
 class _Ahead:
-    """Steps run in order in one thread of their own (none where there are none); ``results``:
-    for each, what waits for its outcome (its section, or its exception raised again)."""
+    """Steps run in order in one daemon thread (an interrupted or failed run does not wait for
+    the one it is running; those not started never start). ``start`` gives, for each, what
+    waits for its outcome: its sections, or its exception raised again."""
 
-    def __init__(self, fns: list[Callable[[], Section | list[Section]]]) -> None:
-        self.pool = None
-        self.results: list[Callable[[], Section | list[Section]]] = []
-        if fns:
-            from concurrent.futures import ThreadPoolExecutor
+    def __init__(self) -> None:
+        self._stopped = threading.Event()
 
-            self.pool = ThreadPoolExecutor(1, thread_name_prefix="harness-ahead")
-            self.results = [self.pool.submit(fn).result for fn in fns]
+    def start(self, fns: list[Step]) -> list[Step]:
+        if not fns:
+            return []
+        outcomes: list[tuple[threading.Event, list[Any]]] = [(threading.Event(), []) for _ in fns]
 
-    def close(self) -> None:
-        if self.pool is not None:  # (after an error or Ctrl-C: what has not started never does)
-            self.pool.shutdown(wait=False, cancel_futures=True)
+        def run() -> None:
+            for fn, (done, box) in zip(fns, outcomes, strict=True):
+                if self._stopped.is_set():
+                    return
+                try:
+                    box.append((True, fn()))
+                except BaseException as exc:  # noqa: BLE001 - raised again where it is taken
+                    box.append((False, exc))
+                done.set()
+
+        try:
+            threading.Thread(target=run, name="harness-ahead", daemon=True).start()
+        except RuntimeError:  # no thread to be had (a process limit): the steps run in line
+            return fns
+        return [functools.partial(_taken, done, box) for done, box in outcomes]
+
+    def stop(self) -> None:
+        self._stopped.set()
+
+
+def _taken(done: threading.Event, box: list[Any]) -> Section | list[Section]:
+    done.wait()
+    ok, value = box[0]
+    if not ok:
+        raise value
+    return cast("Section | list[Section]", value)
 
 
 def _step(

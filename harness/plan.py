@@ -35,12 +35,11 @@ from harness.errors import UsageError
 from harness.git import GitRepo
 from harness.git.history import git_version
 from harness.infra.cache import Cache, cached_section, cached_value
-from harness.inputs import yamlpath
-from harness.inputs.scenario import Scenario, Value, load_scenario
 from harness.report.model import Section
 
 if TYPE_CHECKING:
     from harness.infra.history_index import HistoryIndex
+    from harness.inputs.scenario import Scenario, Value
 
 # Imported when a section is built, not when it is planned (see ``lazy``).
 fidelity_check = lazy("harness.checks.fidelity.check", "fidelity_check")
@@ -258,7 +257,6 @@ def _add_lanes(
             (json.dumps([workflows, extra_lanes], sort_keys=True), _pytest_version()),
             lambda: lanes_section(repo, lane_ref, workflows, extra_lanes),
         ),
-        ahead=True,  # the workflows at one commit, read from git
     )
 
 
@@ -268,7 +266,11 @@ def _read_inputs(
     """The scenarios (their refs checked at their lines), what the command line overrides in
     them, the range's facts (a shallow history, a missing source branch or an empty range: exit
     2 before any section runs) and every ref resolved."""
-    scenarios = [load_scenario(p, require_probes=False) for p in inputs.scenario_paths]
+    scenarios: list[Scenario] = []
+    if inputs.scenario_paths:  # (YAML and the columns' trees: ~15 ms of imports, only for them)
+        from harness.inputs.scenario import load_scenario
+
+        scenarios = [load_scenario(p, require_probes=False) for p in inputs.scenario_paths]
     for scenario in scenarios:  # every column's ref and apply-commit, at its line, before any work
         if scenario.probes:
             scenario.check_refs(repo)
@@ -325,8 +327,9 @@ def _add_range_checks(plan: Plan, repo: GitRepo, inputs: CompareInputs, cached: 
                 head,
                 inputs.source if check.takes_source else None,
             ),
-            # Git alone, no other step's result (so traces, pins and lanes): beside fidelity
-            # and the tests.
+            # Git alone, no other step's result, no parser shared with another step (lanes
+            # and the tests section share bashlex and pytest's -m parser): beside fidelity and
+            # the tests.
             ahead=True,
         )
 
@@ -400,7 +403,6 @@ def _add_traces(
                 (needle, under, rng),
                 functools.partial(trace_section, repo, needle, trefs, under, rng),
             ),
-            ahead=True,
         )
 
 
@@ -413,6 +415,8 @@ def _add_pins(
             [refs.ref(x.str(), x) for x in f.req("refs").list()] if "refs" in f else refs.defaults()
         )
         path, key = _repo_path(f.req("file")), f.req("key").str()
+        from harness.inputs import yamlpath
+
         try:
             yamlpath.parse_keypath(key)  # a bad key path is input: its file:line, before any work
         except UsageError as exc:
@@ -426,7 +430,6 @@ def _add_pins(
                 (path, key),
                 functools.partial(pin_section, repo, path, key, prefs),
             ),
-            ahead=True,
         )
 
 

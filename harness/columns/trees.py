@@ -15,7 +15,6 @@ import hashlib
 import itertools
 import json
 import os
-import shutil
 import threading
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
@@ -26,6 +25,7 @@ from harness.git.apply import blob_sha
 from harness.git.repo import GitRepo
 from harness.git.tree import export_tree
 from harness.infra import workarea
+from harness.infra.removal import remove_tree
 from harness.infra.stale_trees import clean_stale, owner_gone, read_pid
 
 # Part of every column's key: trees written by another way of writing them (before: an archive that
@@ -164,7 +164,7 @@ def materialize(
     shared = _try_lock(lock)
     if not shared and read_pid(lock) is not None and owner_gone(lock):
         lock.unlink(missing_ok=True)  # left by a killed run: take it over
-        shutil.rmtree(root / ident.key, ignore_errors=True)
+        remove_tree(root / ident.key)
         shared = _try_lock(lock)
     mat: Materialized | None = None
     try:
@@ -174,10 +174,10 @@ def materialize(
                 tmp = workarea.run_dir() / f"{ident.key}.tmp-{os.getpid()}-{next(_counter)}"
                 try:
                     mat = _build(repo, column, ident, tmp)
-                    shutil.rmtree(root / ident.key, ignore_errors=True)
+                    remove_tree(root / ident.key)
                     os.replace(tmp, root / ident.key)
                 finally:
-                    shutil.rmtree(tmp, ignore_errors=True)
+                    remove_tree(tmp)
                 mat.path = root / ident.key
                 (root / f"{ident.key}.json").write_text(
                     json.dumps(
@@ -195,7 +195,7 @@ def materialize(
             try:
                 mat = _build(repo, column, ident, private)
             except BaseException:
-                shutil.rmtree(private, ignore_errors=True)
+                remove_tree(private)
                 raise
         yield mat
     finally:
@@ -205,13 +205,13 @@ def materialize(
         if shared:
             keep = os.environ.get("HARNESS_KEEP_TREES", "1") != "0"
             if mat is None or not keep or mat.changes():
-                shutil.rmtree(root / ident.key, ignore_errors=True)
+                remove_tree(root / ident.key)
                 (root / f"{ident.key}.json").unlink(missing_ok=True)
             else:
                 os.utime(root / f"{ident.key}.json")
             lock.unlink(missing_ok=True)
         elif mat is not None:
-            shutil.rmtree(mat.path, ignore_errors=True)
+            remove_tree(mat.path)
 
 
 def _reuse(repo: GitRepo, root: Path, ident: ColumnIdentity) -> Materialized | None:

@@ -44,14 +44,19 @@ def work_area() -> Path:
 
 def temp_root() -> str:
     """``tempfile.gettempdir()``: the first of ``$TMPDIR``, ``$TEMP``, ``$TMP``, ``/tmp``,
-    ``/var/tmp``, ``/usr/tmp`` and the current folder where a file can be created. ``tempfile``
-    (with the ``shutil``, ``random`` and compression modules it brings, ~3 ms) is used where it is
-    loaded already, since it may have been told another answer (``tempfile.tempdir``)."""
-    loaded = sys.modules.get("tempfile")
-    if loaded is not None:
-        return str(loaded.gettempdir())
-    if "temp_root" in _state:  # found once per process, as tempfile does
-        return str(_state["temp_root"])
+    ``/var/tmp``, ``/usr/tmp`` and the current folder where a file can be created, found once per
+    process. ``tempfile`` (with the ``shutil``, ``random`` and compression modules it brings,
+    ~3 ms) is asked where it is loaded, since it may have been told another answer
+    (``tempfile.tempdir``); it is told the one found here, so that a process has one answer."""
+    found = _state.get("temp_root")
+    if "tempfile" in sys.modules:
+        import tempfile  # (waits where another thread is still importing it)
+
+        if isinstance(found, str) and tempfile.tempdir is None:
+            tempfile.tempdir = found
+        return str(tempfile.gettempdir())
+    if isinstance(found, str):
+        return found
     names = [os.environ.get(n) for n in ("TMPDIR", "TEMP", "TMP")]
     candidates = [n for n in names if n] + ["/tmp", "/var/tmp", "/usr/tmp"]
     try:
@@ -60,24 +65,32 @@ def temp_root() -> str:
         candidates.append(os.curdir)
     for folder in candidates:
         folder = folder if folder == os.curdir else os.path.abspath(folder)
-        for _ in range(100):
-            probe = os.path.join(folder, ".harness-" + os.urandom(6).hex())
-            try:
-                fd = os.open(probe, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-            except FileExistsError:
-                continue
-            except OSError:
-                break  # (tempfile tries the next folder on any other error, as here)
-            try:
-                os.write(fd, b"blat")
-            except OSError:
-                break
-            finally:
-                os.close(fd)
-                os.unlink(probe)
+        if _writable(folder):
             _state["temp_root"] = folder
             return folder
     raise FileNotFoundError(errno.ENOENT, f"No usable temporary directory found in {candidates}")
+
+
+def _writable(folder: str) -> bool:
+    """``tempfile``'s probe: a new file created, written and removed in ``folder`` (another
+    name where one exists; any other error: not this folder)."""
+    for _ in range(100):
+        probe = os.path.join(folder, ".harness-" + os.urandom(6).hex())
+        try:
+            fd = os.open(probe, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            try:
+                try:
+                    os.write(fd, b"blat")
+                finally:
+                    os.close(fd)
+            finally:
+                os.unlink(probe)
+            return True
+        except FileExistsError:
+            continue
+        except OSError:
+            return False
+    return False
 
 
 def user_cache_home() -> Path:

@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.errors import UsageError
-from harness.inputs import yamlpath
 from harness.report.model import Finding
 
 
@@ -30,6 +29,8 @@ class Policy:
 
 def load(path: str) -> Policy:
     """Read a policy YAML file; errors name the file and key (exit 2)."""
+    from harness.inputs import yamlpath  # (YAML, ~10 ms of imports, only where a policy is given)
+
     try:
         doc = yamlpath.safe_load(Path(path).read_text(encoding="utf-8"), f"--policy {path}") or {}
     except FileNotFoundError:

@@ -53,10 +53,11 @@ def _summary_only(s: Section) -> Section:
 
 
 def _block(
-    s: Section, is_open: bool, findings: int | None = None, lines: Lines = markdown.section
+    s: Section, is_open: bool, findings: int | None = None, lines: Lines | None = None
 ) -> str:
     """The section as Markdown (folded unless it has open findings), listing at most ``findings``
     (``lines``: a section's Markdown lines, made once for report.md and this file)."""
+    lines = lines or markdown.section
     more = 0 if findings is None else max(0, len(s.findings) - findings)
     # Trimmed, a section lists its most severe findings first (P1 before P2 before info).
     by_severity = sorted(s.findings, key=lambda f: -SEVERITY_RANK[f.severity])

@@ -87,7 +87,44 @@ def test_steps_marked_ahead_run_beside_the_others_and_keep_their_place() -> None
     with pytest.raises(UsageError, match="no such ref"):
         run_plan(plan, progress=lambda _: None)
     gate.set()
+    for thread in threading.enumerate():  # the thread ends with the step it was running
+        if thread.name == "harness-ahead":
+            thread.join(10)
+            assert not thread.is_alive()
     assert "never" not in started
+
+
+def test_a_run_that_ends_does_not_wait_for_the_step_ahead_it_is_running(tmp_path: Path) -> None:
+    """SIGTERM while a step ahead runs: the run exits at once (the step's thread is a daemon),
+    as a step in line would have been given up."""
+    script = tmp_path / "run.py"
+    script.write_text(
+        "import time, sys\n"
+        "from harness.cli import _terminate\n"
+        "import signal\n"
+        "signal.signal(signal.SIGTERM, _terminate)\n"
+        "from harness.compare import Plan, run_plan\n"
+        "from harness.report.model import Section\n"
+        "def slow():\n"
+        "    time.sleep(30)\n"
+        "    return Section('slow', 'slow')\n"
+        "def first():\n"
+        "    print('ready', flush=True)\n"
+        "    time.sleep(30)\n"
+        "    return Section('first', 'first')\n"
+        "plan = Plan()\n"
+        "plan.add('first', 'first', first)\n"
+        "plan.add('slow', 'slow', slow, ahead=True)\n"
+        "run_plan(plan, progress=lambda _: None)\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    began = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=20)
+    assert time.monotonic() - began < 10 and proc.returncode == 128 + signal.SIGTERM
 
 
 def test_output_under_a_file_is_a_usage_error(builder, run_cli, tmp_path: Path) -> None:

@@ -419,6 +419,31 @@ def test_a_run_served_whole_imports_no_check(builder, tmp_path):
     assert loaded[1] == [], runs[1].stderr
 
 
+# What a warm compare with no scenario and no policy does without: YAML, tar and the columns'
+# trees, the thread pool with logging, tempfile and shutil.
+_HEAVY_COMPARE = ("concurrent.futures", "logging", "shutil", "tarfile", "tempfile", "yaml")
+
+
+def test_a_warm_compare_imports_no_yaml_pool_or_tree_machinery(builder, tmp_path):
+    base, _ = _history(builder)
+    argv = ["compare", f"{base}..release", "--source", "main", "--repo", str(builder.path)]
+    argv += ["--no-tests", "--output-dir", str(tmp_path / "out"), "--format", "none"]
+    argv += ["--fail-on", "never"]
+    env = {**os.environ, "HARNESS_CACHE_DIR": str(tmp_path / "cache")}
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", _WARM, *argv, ",".join(_HEAVY_COMPARE)],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    loaded = [json.loads(r.stdout.split("\n")[-2]) for r in runs]
+    assert "concurrent.futures" in loaded[0], runs[0].stderr  # the control: a cold run's pool
+    assert loaded[1] == [], runs[1].stderr
+
+
 def test_compare_uses_the_index_unless_no_cache(builder, tmp_path, monkeypatch, run_cli):
     base, _ = _history(builder)
     cache = tmp_path / "cache"

@@ -81,5 +81,26 @@ def test_report_md_and_comment_md_share_each_sections_lines_to_the_same_bytes(li
     text = comment.render(shared, limit=limit, escaped=True, made=made)
     assert text == comment.render(big(), limit=limit)
     assert ("first 15" in text) == (limit == 12000)  # the trimmed copies were shown
-    # The control: the lines were made once (served to comment.md), the same list each time.
-    assert made(shared.sections[1]) is made(shared.sections[1])
+
+
+def test_each_section_is_laid_out_once_for_report_md_and_comment_md(monkeypatch):
+    from harness.report import markdown
+
+    report = _report()
+    printable(report)
+    calls: list[object] = []
+    real = markdown._section
+
+    def counted(s: Section) -> list[str]:
+        calls.append(s)
+        return real(s)
+
+    monkeypatch.setattr(markdown, "_section", counted)
+    monkeypatch.setattr(markdown, "section", counted)  # (what comment.md uses on its own)
+    made = markdown.Sections()
+    markdown.render(report, made)
+    comment.render(report, escaped=True, made=made)
+    assert [sum(c is s for c in calls) for s in report.sections] == [1]
+    # The control: without ``made`` comment.md lays the section out again.
+    comment.render(report, escaped=True, made=markdown.Sections())
+    assert [sum(c is s for c in calls) for s in report.sections] == [2]

@@ -11,6 +11,7 @@ import hashlib
 import importlib.util
 import json
 import sys
+import threading
 import types
 from pathlib import Path
 from typing import Any
@@ -19,22 +20,28 @@ from harness.errors import HarnessError, UsageError
 from harness.infra import workarea
 from harness.infra.atomic import write_atomic
 
+# One thread at a time: ``_yacc`` puts a stub package in ``sys.modules`` while it loads, and the
+# real package is there before its ``__init__`` has run (its parser built).
+_LOADING = threading.Lock()
+
 
 def load() -> Any:
     """The ``bashlex`` module (imported once; its tables kept or built)."""
-    if "bashlex" in sys.modules:
-        return sys.modules["bashlex"]
-    spec = importlib.util.find_spec("bashlex")
-    if spec is None or not spec.submodule_search_locations:
-        import bashlex  # (raises as a plain import would)
+    with _LOADING:
+        loaded = sys.modules.get("bashlex")
+        if loaded is not None and hasattr(loaded, "parse"):
+            return loaded
+        spec = importlib.util.find_spec("bashlex")
+        if spec is None or not spec.submodule_search_locations:
+            import bashlex  # (raises as a plain import would)
+
+            return bashlex
+        yacc = _yacc(spec)
+        if yacc is not None:
+            yacc.LRTable = _kept_table(yacc.LRTable)
+        import bashlex
 
         return bashlex
-    yacc = _yacc(spec)
-    if yacc is not None:
-        yacc.LRTable = _kept_table(yacc.LRTable)
-    import bashlex
-
-    return bashlex
 
 
 def _yacc(spec: Any) -> Any:

@@ -65,3 +65,33 @@ def test_a_damaged_table_is_built_again(tmp_path: Path) -> None:
     table.write_text(json.dumps(data))
     assert _parse(tmp_path, kept=True) == plain
     assert json.loads(table.read_text())["action"][state][token] != 10**6  # kept again, whole
+
+
+RACE = """import sys, threading
+sys.path.insert(0, {root!r})
+from harness.checks.lanes.bashlex_tables import load
+start, got = threading.Barrier(4), []
+def one():
+    start.wait()
+    try:
+        got.append(hasattr(load(), "parse"))
+    except Exception as exc:
+        got.append(repr(exc))
+threads = [threading.Thread(target=one) for _ in range(4)]
+[t.start() for t in threads]
+[t.join() for t in threads]
+print(got)
+"""
+
+
+def test_threads_loading_bashlex_at_once_each_get_the_parser(tmp_path: Path) -> None:
+    """compare's steps run in two threads (the tests section's lanes beside a section ahead):
+    while one builds the package, another must not be handed its stub or a half-run package."""
+    root = str(Path(__file__).resolve().parents[3])
+    for i in range(3):  # each in a fresh interpreter, the first with no kept table
+        env = {**os.environ, "HARNESS_WORK_DIR": str(tmp_path / f"work{i % 2}")}
+        out = subprocess.run(
+            [sys.executable, "-c", RACE.format(root=root)], env=env, capture_output=True, text=True
+        )
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.strip() == "[True, True, True, True]", out.stdout
