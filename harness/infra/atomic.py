@@ -3,6 +3,7 @@ same folder, then a rename over the target."""
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -49,4 +50,4 @@ def create_unique(folder: str | os.PathLike[str], prefix: str) -> tuple[int, str
             return os.open(name, _FLAGS, 0o600), name
         except FileExistsError:
             continue
-    raise FileExistsError(f"no unused temporary name in {folder}")
+    raise FileExistsError(errno.EEXIST, "no unused temporary name", str(folder))

@@ -63,5 +63,6 @@ def _stamps(top: str, rel: str, out: list[Stamp]) -> None:
                 st = e.stat()
                 # The change time too: a copy that keeps size and mtime (``cp -p``, ``rsync -a``,
                 # a tar over an install) over a reused inode still changes it.
-                stamp = (rel + e.name, st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
-                out.append((*stamp, st.st_dev))
+                out.append(
+                    (rel + e.name, st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns, st.st_dev)
+                )
