@@ -11,6 +11,7 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -395,6 +396,21 @@ print(json.dumps(sorted(m for m in sys.argv[-1].split(",") if m in sys.modules))
 _HEAVY = ("harness.checks.fidelity.check", "concurrent.futures", "logging", "tempfile", "shutil")
 
 
+def _cold_then_warm(argv: list[str], watched: tuple[str, ...], env: dict[str, str]) -> list[Any]:
+    """Which of ``watched`` a first run of ``argv`` (cold) and a second (warm) imported."""
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", _WARM, *argv, ",".join(watched)],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    assert all(r.returncode == 0 for r in runs), [r.stderr for r in runs]
+    return [json.loads(r.stdout.split("\n")[-2]) for r in runs]
+
+
 def test_a_run_served_whole_imports_no_check(builder, tmp_path):
     base, _ = _history(builder)
     argv = ["fidelity", f"{base}..release", "--source", "main", "--repo", str(builder.path)]
@@ -404,19 +420,10 @@ def test_a_run_served_whole_imports_no_check(builder, tmp_path):
     env.pop("HARNESS_WORK_DIR", None)
     env["TMPDIR"] = str(tmp_path / "tmp")
     (tmp_path / "tmp").mkdir()
-    runs = [
-        subprocess.run(
-            [sys.executable, "-c", _WARM, *argv, ",".join(_HEAVY)],
-            env=env,
-            capture_output=True,
-            text=True,
-        )
-        for _ in range(2)
-    ]
-    loaded = [json.loads(r.stdout.split("\n")[-2]) for r in runs]
+    cold, warm = _cold_then_warm(argv, _HEAVY, env)
     # The cold run is the control: the probe sees what a run that builds the answer loads.
-    assert loaded[0][:2] == ["concurrent.futures", "harness.checks.fidelity.check"], runs[0].stderr
-    assert loaded[1] == [], runs[1].stderr
+    assert cold[:2] == ["concurrent.futures", "harness.checks.fidelity.check"]
+    assert warm == []
 
 
 # What a warm compare with no scenario and no policy does without: YAML, tar and the columns'
@@ -430,18 +437,9 @@ def test_a_warm_compare_imports_no_yaml_pool_or_tree_machinery(builder, tmp_path
     argv += ["--no-tests", "--output-dir", str(tmp_path / "out"), "--format", "none"]
     argv += ["--fail-on", "never"]
     env = {**os.environ, "HARNESS_CACHE_DIR": str(tmp_path / "cache")}
-    runs = [
-        subprocess.run(
-            [sys.executable, "-c", _WARM, *argv, ",".join(_HEAVY_COMPARE)],
-            env=env,
-            capture_output=True,
-            text=True,
-        )
-        for _ in range(2)
-    ]
-    loaded = [json.loads(r.stdout.split("\n")[-2]) for r in runs]
-    assert "concurrent.futures" in loaded[0], runs[0].stderr  # the control: a cold run's pool
-    assert loaded[1] == [], runs[1].stderr
+    cold, warm = _cold_then_warm(argv, _HEAVY_COMPARE, env)
+    assert "concurrent.futures" in cold  # the control: a cold run's pool
+    assert warm == []
 
 
 def test_compare_uses_the_index_unless_no_cache(builder, tmp_path, monkeypatch, run_cli):
