@@ -26,6 +26,8 @@ from harness.report.model import Finding, Report, Section
 
 @dataclass
 class CompareInputs:
+    """What a compare is asked: the range, the source, the scenarios and the run's options."""
+
     base: str
     head: str
     source: str | None = None

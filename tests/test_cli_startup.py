@@ -182,3 +182,33 @@ def test_each_verbs_imports_stay_within_their_budget():
         if got["n"] > budget or set(got["heavy"]) - allowed:
             over[verb] = got
     assert over == {}, over
+
+
+LEAN = """
+import json, sys
+from harness.infra.lean import dataclasses_without_inspect
+dataclasses_without_inspect()
+import dataclasses
+loaded = ["inspect" in sys.modules]
+@dataclasses.dataclass(frozen=True)
+class Documented:
+    "A class with its own docstring."
+    a: int
+loaded.append("inspect" in sys.modules)
+@dataclasses.dataclass
+class Bare:
+    a: int
+    b: str = "x"
+import inspect
+print(json.dumps([loaded, Bare.__doc__, type(inspect).__name__, hasattr(inspect, "signature")]))
+"""
+
+
+def test_dataclasses_load_without_inspect_until_a_class_needs_it():
+    """infra/lean.py: ``inspect`` is imported at the first class without a docstring, whose
+    ``__doc__`` is then what dataclasses always wrote; ``import inspect`` is the real module."""
+    out = subprocess.run([sys.executable, "-c", LEAN], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    loaded, doc, kind, real = json.loads(out.stdout)
+    assert loaded == [False, False]
+    assert doc == "Bare(a: int, b: str = 'x')" and kind == "module" and real

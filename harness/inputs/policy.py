@@ -13,6 +13,8 @@ from harness.report.model import Finding
 
 @dataclass
 class Waiver:
+    """A finding (by id or kind) that does not block until ``expires``, and why."""
+
     match: str  # a finding id or a kind
     reason: str
     expires: dt.date
@@ -20,6 +22,8 @@ class Waiver:
 
 @dataclass
 class Policy:
+    """The gate's policy file: its threshold, kinds that always block, waivers, release paths."""
+
     fail_on: str | None = None
     block_kinds: list[str] = field(default_factory=list)  # these block whatever their severity
     waivers: list[Waiver] = field(default_factory=list)

@@ -183,6 +183,8 @@ def _picks(report: Report) -> dict[str, PickFacts]:
 
 @dataclass
 class _Context:
+    """What grouping reads once: HEAD's name, the missing commits and the picks."""
+
     head: str
     missing: list[MissingCommit]
     picks: dict[str, PickFacts]

@@ -393,7 +393,14 @@ print(json.dumps(sorted(m for m in sys.argv[-1].split(",") if m in sys.modules))
 """
 # What a run served whole does without (issue 42: ~15 ms of a ~90 ms warm run): the check's modules,
 # the thread pool (with logging), tempfile and shutil (with random and the compression modules).
-_HEAVY = ("harness.checks.fidelity.check", "concurrent.futures", "logging", "tempfile", "shutil")
+_HEAVY = (
+    "harness.checks.fidelity.check",
+    "concurrent.futures",
+    "logging",
+    "tempfile",
+    "shutil",
+    "inspect",  # (dataclasses' own: infra/lean.py)
+)
 
 
 def _cold_then_warm(argv: list[str], watched: tuple[str, ...], env: dict[str, str]) -> list[Any]:
@@ -427,8 +434,16 @@ def test_a_run_served_whole_imports_no_check(builder, tmp_path):
 
 
 # What a warm compare with no scenario and no policy does without: YAML, tar and the columns'
-# trees, the thread pool with logging, tempfile and shutil.
-_HEAVY_COMPARE = ("concurrent.futures", "logging", "shutil", "tarfile", "tempfile", "yaml")
+# trees, the thread pool with logging, tempfile, shutil and inspect.
+_HEAVY_COMPARE = (
+    "concurrent.futures",
+    "inspect",
+    "logging",
+    "shutil",
+    "tarfile",
+    "tempfile",
+    "yaml",
+)
 
 
 def test_a_warm_compare_imports_no_yaml_pool_or_tree_machinery(builder, tmp_path):

@@ -35,6 +35,8 @@ AHEAD_PATHS = 4096  # HEAD ids asked ahead at most (past it, each row's paths as
 
 @dataclass
 class EndState:
+    """Whether a pick's change to one file still holds at HEAD, and its lines by class."""
+
     path: str
     # same, pre-existing, other-picks, introduced, binary-differs (binary, or over the size limit
     # on one side), newline-differs

@@ -69,6 +69,8 @@ def issues_fixed(text: str) -> set[int]:
 
 @dataclass
 class FollowUp:
+    """A later source commit that follows up a picked source and is not picked."""
+
     unit: tuple[str, ...]  # the source (a PR: one or more commits) it follows
     sha: str
     subject: str

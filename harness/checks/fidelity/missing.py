@@ -21,6 +21,8 @@ CONTAINED = 0.8  # share of a branch commit's signed lines the pick must carry
 
 @dataclass
 class BranchCommit:
+    """A commit of the source PR branch and how much of it the pick contains."""
+
     sha: str
     subject: str
     author_time: int
@@ -51,6 +53,8 @@ def iso(ts: int) -> str:
 
 @dataclass
 class MissingResult:
+    """The PR branch's commits against the pick: where the pick was cut, and what it lacks."""
+
     pick: str | None
     cut_point: str | None
     commits: list[BranchCommit] = field(default_factory=list)

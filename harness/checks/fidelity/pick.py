@@ -15,6 +15,8 @@ from harness.git import Commit
 
 @dataclass
 class PickResult:
+    """One pick of the range: its sources, its files compared with theirs, its end states."""
+
     commit: Commit
     resolution: Resolution
     files: list[FileResult]
