@@ -233,12 +233,13 @@ def _internal_errors() -> tuple[type[Exception], ...]:
 def _main(argv: Sequence[str] | None, on_main: bool = False) -> int:
     argv = list(argv) if argv is not None else sys.argv[1:]
     verb = next((a for a in argv if not a.startswith("-")), None)
-    if verb in commands.names():
+    named = verb in commands.names()
+    if named:
         # Of what a verb imports, inspect (~4 ms) serves only dataclasses' docstrings (infra/lean.py).
         from harness.infra.lean import dataclasses_without_inspect
 
         dataclasses_without_inspect()
-    parser = build_parser(verb if verb in commands.names() else None)
+    parser = build_parser(verb if named else None)
     args = parser.parse_args(argv)
     if not getattr(args, "_run", None):
         parser.print_help(sys.stderr)

@@ -409,14 +409,17 @@ def _add_traces(
 def _add_pins(
     plan: Plan, repo: GitRepo, scenarios: list[Scenario], refs: _Refs, cached: _GitCache
 ) -> None:
-    for v in [x for group in _all(scenarios, "pins") for x in group.list()]:
+    pins = [x for group in _all(scenarios, "pins") for x in group.list()]
+    if not pins:
+        return
+    from harness.inputs import yamlpath  # (YAML: only where a scenario asks for pins)
+
+    for v in pins:
         f = v.map(_EXTRA_FIELDS["pins"], required=("file", "key"))
         prefs = (
             [refs.ref(x.str(), x) for x in f.req("refs").list()] if "refs" in f else refs.defaults()
         )
         path, key = _repo_path(f.req("file")), f.req("key").str()
-        from harness.inputs import yamlpath
-
         try:
             yamlpath.parse_keypath(key)  # a bad key path is input: its file:line, before any work
         except UsageError as exc:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import IO
 
 from harness.errors import UsageError
+from harness.infra.atomic import create_unique
 from harness.infra.removal import remove_tree
 
 _state: dict[str, object] = {}
@@ -72,25 +73,20 @@ def temp_root() -> str:
 
 
 def _writable(folder: str) -> bool:
-    """``tempfile``'s probe: a new file created, written and removed in ``folder`` (another
-    name where one exists; any other error: not this folder)."""
-    for _ in range(100):
-        probe = os.path.join(folder, ".harness-" + os.urandom(6).hex())
+    """``tempfile``'s probe: a new file created, written and removed in ``folder`` (any error:
+    not this folder)."""
+    try:
+        fd, probe = create_unique(folder, ".harness-")
         try:
-            fd = os.open(probe, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
             try:
-                try:
-                    os.write(fd, b"blat")
-                finally:
-                    os.close(fd)
+                os.write(fd, b"blat")
             finally:
-                os.unlink(probe)
-            return True
-        except FileExistsError:
-            continue
-        except OSError:
-            return False
-    return False
+                os.close(fd)
+        finally:
+            os.unlink(probe)
+    except OSError:
+        return False
+    return True
 
 
 def user_cache_home() -> Path:
