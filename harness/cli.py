@@ -182,7 +182,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _outcome(argv: Sequence[str] | None, on_main: bool, as_cli: bool) -> int:
     try:
         try:
-            return _main(argv, on_main)
+            return _main(argv, on_main, as_cli)
         finally:
             if as_cli:
                 # The outcome is decided: a Ctrl-C during interpreter shutdown (when Python restores
@@ -202,9 +202,9 @@ def _outcome(argv: Sequence[str] | None, on_main: bool, as_cli: bool) -> int:
 def _end_process(code: int) -> NoReturn:
     """End the process as the interpreter's shutdown would (its threads joined, its ``atexit``
     callbacks run: workers, zygotes and git processes ended; stdout and stderr flushed, a failure
-    to exit 120 as Python does), less its teardown of every object: ~50 ms at the end of a large
-    run, ~0.2 s after the history index's writer was forked (``infra/detach.py``: each object
-    freed would copy the page the writer shares)."""
+    to exit 120 as Python does), less its teardown of every object (~50 ms at the end of a large
+    run). The history index's writer, held until now (``infra/detach.py``), is forked last: no
+    page of the heap it shares is written after it."""
     import atexit
 
     threading = sys.modules.get("threading")  # (``--help`` never loads it)
@@ -220,6 +220,9 @@ def _end_process(code: int) -> NoReturn:
         except (OSError, ValueError, AttributeError):
             if stream is sys.stdout:
                 code = 120
+    detach = sys.modules.get("harness.infra.detach")
+    if detach is not None:
+        detach.end_process(code)  # the history index's writer, forked now: the last act
     os._exit(code)
 
 
@@ -230,7 +233,7 @@ def _internal_errors() -> tuple[type[Exception], ...]:
     return (HarnessError,) if repo is None else (HarnessError, repo.GitError)
 
 
-def _main(argv: Sequence[str] | None, on_main: bool = False) -> int:
+def _main(argv: Sequence[str] | None, on_main: bool = False, as_cli: bool = False) -> int:
     argv = list(argv) if argv is not None else sys.argv[1:]
     verb = next((a for a in argv if not a.startswith("-")), None)
     named = verb in commands.names()
@@ -239,6 +242,10 @@ def _main(argv: Sequence[str] | None, on_main: bool = False) -> int:
         from harness.infra.lean import dataclasses_without_inspect
 
         dataclasses_without_inspect()
+        if as_cli:
+            from harness.infra import detach
+
+            detach.hold()  # a writer is forked by ``_end_process``, once the rest is over
     parser = build_parser(verb if named else None)
     args = parser.parse_args(argv)
     if not getattr(args, "_run", None):
@@ -252,7 +259,9 @@ def _main(argv: Sequence[str] | None, on_main: bool = False) -> int:
     # A run builds large structures that are garbage only at its end (histories, diffs, report
     # parts): the cyclic collector's default thresholds walk them again and again (~8 % of a
     # cold fidelity run on pytest's history, one full collection ~0.1 s). Collections are made
-    # rarer for the run, and the process's own thresholds restored after it.
+    # rarer for the run, and the caller's thresholds restored after it. The command line's own
+    # process stops collecting instead: restored, they would start a full collection at once
+    # (~5 ms of a run's end, in a process about to exit).
     thresholds = gc.get_threshold()
     gc.set_threshold(RUN_GC_THRESHOLD, *thresholds[1:])
     from harness.commands._validate import validate
@@ -294,5 +303,8 @@ def _main(argv: Sequence[str] | None, on_main: bool = False) -> int:
         )
         return EXIT_INTERNAL
     finally:
-        gc.set_threshold(*thresholds)
+        if as_cli:
+            gc.disable()
+        else:
+            gc.set_threshold(*thresholds)
         workarea.end_run()

@@ -694,10 +694,12 @@ class HistoryIndex:
             self._held = None
             os.close(fd)  # this process's copy: the writer's keeps the lock until it is done
 
-    def _after_fork(self) -> None:
-        """In the detached writer: the locks other threads of the run may have held are new."""
+    def _after_fork(self, fd: int) -> None:
+        """In the detached writer: the locks other threads of the run may have held are new; the
+        index's lock is held by ``fd`` (taken before the writer was forked)."""
         self._lock = threading.RLock()
         self._walk_lock = threading.Lock()
+        self._held = fd
 
     def save(self) -> None:
         """Write what this run learned, merged with what another run wrote meanwhile. The index

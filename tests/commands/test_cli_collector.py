@@ -29,3 +29,28 @@ def test_a_run_raises_the_threshold_and_restores_it(monkeypatch, tmp_path, fails
         gc.set_threshold(700, 10, 10)
     assert seen == [(cli.RUN_GC_THRESHOLD, 10, 10)]
     assert (code == 3) if fails else (code in (0, 2))
+
+
+_ENDING = r"""
+import atexit, gc, sys
+atexit.register(lambda: print("collector", gc.isenabled(), gc.get_threshold()[0], file=sys.stderr))
+sys.argv = ["harness", "cache", "info"]
+from harness.cli import main
+main()
+"""
+
+
+def test_the_command_line_s_own_process_stops_collecting_at_its_end(tmp_path) -> None:
+    """The command line's own process (``main()``) does not restore the thresholds after the verb:
+    restored, they would start a full collection of the run's heap as it is about to exit. The
+    collector is off for its end instead (an ``atexit`` callback sees it)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "HARNESS_CACHE_DIR": str(tmp_path / "cache")}
+    proc = subprocess.run(
+        [sys.executable, "-c", _ENDING], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert f"collector False {cli.RUN_GC_THRESHOLD}" in proc.stderr

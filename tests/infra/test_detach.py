@@ -32,8 +32,8 @@ from harness.infra import history_index
 
 gate, real = Path(sys.argv[1]), history_index.HistoryIndex._after_fork
 
-def after_fork(self):
-    real(self)
+def after_fork(self, fd):
+    real(self, fd)
     deadline = time.monotonic() + 120
     while not gate.exists() and time.monotonic() < deadline:
         time.sleep(0.01)
@@ -290,3 +290,76 @@ def test_a_harness_error_after_the_history_was_read_keeps_what_it_read(
     assert code == 3 and "a harness bug in the section" in err, err
     wait_for_writers(cache)
     assert _index_files(cache) == ["index.json"]  # the history; no answer was built
+
+
+# The command line again, its end watched: an ``atexit`` callback of the run marks its turn, the
+# writer notes whether the run's end (its ``atexit`` callbacks, its threads joined) was over when
+# it was forked, and whether it was the only thread forked.
+_LAST = r"""
+import atexit, os, sys, threading
+from pathlib import Path
+from harness.infra import detach, history_index
+
+marks, real = Path(sys.argv[1]), history_index.HistoryIndex._after_fork
+if os.environ.get("REFUSE_FORK"):
+    import errno
+
+    def refused():
+        raise OSError(errno.EAGAIN, os.strerror(errno.EAGAIN))
+
+    detach.os.fork = refused
+
+def after_fork(self, fd):
+    real(self, fd)
+    ended = (marks / "atexit").exists()
+    (marks / "writer").write_text(f"{ended} {threading.active_count()}")
+
+history_index.HistoryIndex._after_fork = after_fork
+atexit.register(lambda: (marks / "atexit").write_text("ran"))
+sys.argv = ["harness", *sys.argv[2:]]
+from harness.cli import main
+main()
+"""
+
+
+def test_the_writer_is_forked_once_the_run_s_end_is_over(tmp_path: Path) -> None:
+    """A command line run forks its writer as its last act (``detach.hold``/``end_process``):
+    after its ``atexit`` callbacks ran and its threads were joined, so that no page of the heap
+    the writer shares is written after it. The exit code and the report are the run's."""
+    b, base = _repo(tmp_path / "repo")
+    cache, marks = tmp_path / "cache", tmp_path / "marks"
+    marks.mkdir()
+    env = {**os.environ, "HARNESS_CACHE_DIR": str(cache)}
+    env.pop("HARNESS_CACHE_WRITES", None)
+    out = tmp_path / "out.json"
+    argv = [sys.executable, "-c", _LAST, str(marks), *_argv(b.path, base, out)]
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    first = json.loads(out.read_text())["sections"]
+    assert first[0]["id"] == "fidelity"
+    wait_for_writers(cache)
+    assert (marks / "writer").read_text() == "True 1"
+    assert _index_files(cache) == ["index.json", ".json", ".txt"]
+    # The second run is served whole by what the writer kept, and says the same.
+    (marks / "writer").unlink()
+    again = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert not (marks / "writer").exists()
+    assert json.loads(out.read_text())["sections"] == first
+
+
+def test_a_fork_refused_at_the_end_writes_in_the_run(tmp_path: Path) -> None:
+    """With no process to be had at the command line's end, the held writer's jobs run in the
+    run itself before it exits (the index is there when it has ended), and its code stands."""
+    b, base = _repo(tmp_path / "repo")
+    cache, marks = tmp_path / "cache", tmp_path / "marks"
+    marks.mkdir()
+    env = {**os.environ, "HARNESS_CACHE_DIR": str(cache), "REFUSE_FORK": "1"}
+    env.pop("HARNESS_CACHE_WRITES", None)
+    out = tmp_path / "out.json"
+    argv = [sys.executable, "-c", _LAST, str(marks), *_argv(b.path, base, out)]
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "internal error" not in proc.stderr, proc.stderr
+    assert _index_files(cache) == ["index.json", ".json", ".txt"]  # no wait: written already
+    assert not (marks / "writer").exists()  # (no child: the jobs ran here)
+    assert not list(cache.rglob(".tmp-*"))
