@@ -258,12 +258,16 @@ class _MadeBy:
         return "other-picks" if makers - {pick} else None
 
 
-def pick_lines(patches: dict[str, list]) -> dict[str, dict[str, Counter[bytes]]]:
-    """Per pick, per path: the signed lines it changes (b"+x"/b"-y")."""
+def pick_lines(
+    patches: dict[str, list], paths: set[str] | None = None
+) -> dict[str, dict[str, Counter[bytes]]]:
+    """Per pick, per path (of ``paths``, where given): the signed lines it changes (b"+x"/b"-y")."""
     out: dict[str, dict[str, Counter[bytes]]] = {}
     for pick, files in patches.items():
         per: dict[str, Counter[bytes]] = {}
         for f in files:
+            if paths is not None and f.path not in paths:
+                continue
             c = per.setdefault(f.path, Counter())
             c.update(map(b"+".__add__, f.added))
             c.update(map(b"-".__add__, f.removed))
@@ -492,6 +496,7 @@ class EndStateJobs:
         self.jobs: list[Future[dict[str, list[EndState]]]] = []
         self._patches: dict[str, list[FilePatch]] | None = None  # every pick's, once given
         self._lines: dict[str, dict[str, Counter[bytes]]] | None = None
+        self._counted: set[str] = set()  # the paths whose lines ``_lines`` holds
         self.renamed: dict[str, str] = {}
         self.kept: dict[str, list[EndState]] = {}  # picks answered by the memo (their last row)
         self.keys: dict[str, list[str]] = {}  # a computed pick's row keys, to keep its answer
@@ -504,18 +509,27 @@ class EndStateJobs:
         """Whether every pick's diff was given (``picks``)."""
         return self._patches is not None
 
-    @property
-    def lines(self) -> dict[str, dict[str, Counter[bytes]]] | None:
-        """The lines each pick changes, per path (counted once some row must be computed: a run
-        whose rows are all kept never needs them)."""
-        if self._lines is None and self._patches is not None:
-            self._lines = pick_lines(self._patches)
-        return self._lines
+    def lines(self, wanted: set[str]) -> dict[str, dict[str, Counter[bytes]]]:
+        """The lines each pick changes at the ``wanted`` paths, per path: what the rows at those
+        paths read (a row reads the picks' lines at its own path and where HEAD holds it). Each
+        path's are counted once, when a row there must first be computed: rows kept by the memo
+        never need them, nor do the other picks' paths."""
+        assert self._patches is not None  # (the picks were given)
+        counted = self._lines = self._lines if self._lines is not None else {}
+        todo = wanted - self._counted
+        if todo:
+            for pick, per in pick_lines(self._patches, todo).items():
+                counted.setdefault(pick, {}).update(per)
+            self._counted |= todo
+        return {
+            pick: {p: c for p, c in counted.get(pick, {}).items() if p in wanted}
+            for pick in self._patches
+        }
 
     def picks(self, patches: dict[str, list[FilePatch]]) -> None:
         """Every pick's full diff (before any ``add``): the lines each pick changes and the paths
         later picks moved."""
-        self._patches, self._lines = patches, None
+        self._patches, self._lines, self._counted = patches, None, set()
         self._touching.clear()
         self.renamed = {
             f.old_path: f.path
@@ -554,18 +568,14 @@ class EndStateJobs:
         self.computed += len(new)
         if self.worker is None and self.spawn is not None and self.computed >= self.offload_at:
             self.worker = self.spawn()
-        every = self.lines
-        assert every is not None  # (the picks were given)
-        if self.worker is None:
-            args = (self.repo, self.fork, self.head, new, every, self.renamed)
-            self.jobs.append(_JOBS.submit(end_states, *args))
-            return
-        # A row reads the picks' lines at its own path and where HEAD holds it, no others: the
-        # worker is sent those (a pick vendoring thousands of files is not pickled for every job).
+        # A row reads the picks' lines at its own path and where HEAD holds it, no others: a job
+        # is given those (a worker is not sent, for every job, a pick vendoring thousands of files).
         wanted = {x for r in new for f in r[1] for x in (f[0], _at_head(f[0], self.renamed))}
-        lines = {pick: {p: c for p, c in per.items() if p in wanted} for pick, per in every.items()}
-        args = (self.repo, self.fork, self.head, new, lines, self.renamed)
-        self.jobs.append(self.worker.submit(*args))
+        args = (self.repo, self.fork, self.head, new, self.lines(wanted), self.renamed)
+        if self.worker is None:
+            self.jobs.append(_JOBS.submit(end_states, *args))
+        else:
+            self.jobs.append(self.worker.submit(*args))
 
     def _recall(self, rows: Sequence[Row]) -> list[Row]:
         """The rows the memo does not answer (the others' answers are kept in ``kept``)."""

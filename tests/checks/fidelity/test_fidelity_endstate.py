@@ -98,7 +98,7 @@ def test_end_states_started_early_are_the_answer_of_one_call_and_stale_rows_are_
     """Jobs started as sources are found give what one call over the final rows gives; a pick
     started with a row it no longer has (other sources) is computed again from its final row."""
     from harness.checks.fidelity.compare import compare_files
-    from harness.checks.fidelity.endstate import EndStateJobs, end_states, file_paths
+    from harness.checks.fidelity.endstate import EndStateJobs, end_states, file_paths, pick_lines
     from harness.git.patch import diff_many
 
     builder.commit("base", {"f.py": BODY, "g.py": BODY})
@@ -124,7 +124,8 @@ def test_end_states_started_early_are_the_answer_of_one_call_and_stale_rows_are_
     final = [row(p, s) for p, s in zip(picks, srcs, strict=True)]
     jobs = EndStateJobs(repo, fork, head)
     jobs.picks({p: full[p] for p in picks})
-    whole = end_states(repo, fork, head, final, jobs.lines, jobs.renamed)
+    every = pick_lines({p: full[p] for p in picks})  # (a job is given only its rows' paths)
+    whole = end_states(repo, fork, head, final, every, jobs.renamed)
     jobs.add([row(picks[0], srcs[1])])  # started with a source it will not keep
     jobs.add(final[1:2])
     jobs.finish(final, {p: full[p] for p in picks})
@@ -134,7 +135,7 @@ def test_end_states_started_early_are_the_answer_of_one_call_and_stale_rows_are_
         k: [e.as_dict() for e in v] for k, v in whole.items()
     }
     # The stale start would have answered differently: the redo is what made them equal.
-    stale = end_states(repo, fork, head, [row(picks[0], srcs[1])], jobs.lines, jobs.renamed)
+    stale = end_states(repo, fork, head, [row(picks[0], srcs[1])], every, jobs.renamed)
     assert [e.as_dict() for e in stale[picks[0]]] != [e.as_dict() for e in got[picks[0]]]
 
 
@@ -299,3 +300,35 @@ def test_head_ids_asked_ahead_are_gits_and_the_memo_keys_need_no_other_lookup(bu
         # With the lookahead, no HEAD id is asked again for the keys; without it, each path once.
         assert sorted(asked) == ([] if ahead else [f"{head}:{p}" for p in ("f.py", "moved.py")])
     assert keys[0] == keys[1] and keys[0]
+
+
+def test_a_job_is_given_the_lines_of_its_rows_paths_each_counted_once(builder, monkeypatch):
+    """``EndStateJobs.lines(paths)``: every pick's lines at those paths as ``pick_lines`` counts
+    them over all paths, no others; a path counted for one job is not counted again."""
+    from harness.checks.fidelity import endstate
+    from harness.checks.fidelity.endstate import EndStateJobs, pick_lines
+    from harness.git.patch import diff_many
+
+    builder.commit("base", {"f.py": BODY, "g.py": BODY})
+    builder.branch("release")
+    builder.checkout("release")
+    fork = builder.rev("HEAD")
+    one = builder.commit("one", {"f.py": "# one\n" + BODY, "g.py": BODY + "# one\n"})
+    two = builder.commit("two", {"g.py": "# two\n" + BODY + "# one\n"})
+    repo = GitRepo(builder.path)
+    full = {p.commit: p.files for p in diff_many(repo, [(c, None) for c in (one, two)])}
+    every = pick_lines(full)
+    jobs = EndStateJobs(repo, fork, builder.rev("release"))
+    jobs.picks(full)
+    counted: list[set[str] | None] = []
+    real = endstate.pick_lines
+
+    def counting(patches, paths=None):
+        counted.append(paths)
+        return real(patches, paths)
+
+    monkeypatch.setattr(endstate, "pick_lines", counting)
+    assert jobs.lines({"g.py"}) == {p: {"g.py": every[p]["g.py"]} for p in (one, two)}
+    assert jobs.lines({"f.py", "g.py"}) == every
+    assert jobs.lines({"f.py"}) == {one: {"f.py": every[one]["f.py"]}, two: {}}
+    assert counted == [{"g.py"}, {"f.py"}]
