@@ -146,8 +146,9 @@ def _judge(
             loading.join()
         from harness.checks.fidelity.check import fidelity_section
 
+        # Its renderers escape what is not UTF-8 as they write (the JSON writer in one scan).
         section = fidelity_section(
-            repo, base, head, args.source, args.source_branch, mapping, index=index
+            repo, base, head, args.source, args.source_branch, mapping, index=index, escaped=False
         )
     inputs = {
         "range": f"{base_name}..{head_name}",

@@ -83,10 +83,18 @@ def kept_fidelity(
 
 
 def keep_fidelity(
-    index: HistoryIndex, parts: Sequence[Any], checked: Checked[FidelityResult]
+    index: HistoryIndex,
+    parts: Sequence[Any],
+    checked: Checked[FidelityResult],
+    escaped: bool = True,
 ) -> None:
-    """Keep a fidelity answer for ``parts`` (not kept: a section the encoding does not know)."""
+    """Keep a fidelity answer for ``parts`` (not kept: a section the encoding does not know),
+    its text that is not UTF-8 escaped (``report.printable``) where it was not (``escaped``)."""
     section = checked.section
+    if not escaped:  # (by the index's writer, after the run: off the run's time)
+        from harness.report.printable import printable
+
+        printable(section)
     try:
         head = pack(replace(section, **{k: type(getattr(section, k))() for k in _BODY}))
         body = pack({k: getattr(section, k) for k in _BODY})

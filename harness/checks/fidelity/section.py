@@ -39,7 +39,6 @@ from harness.report.model import (
     Table,
     bounded,
 )
-from harness.report.printable import printable
 from harness.report.safe import line_shown
 
 SECTION_ID = "fidelity"
@@ -139,8 +138,8 @@ def build_section(
         judged=judged(results, findings),
     )
     # Paths and subjects that are not UTF-8 reach us with surrogate escapes: each byte is shown
-    # as ``\xNN`` before the section is cached or rendered.
-    return printable(section)
+    # as ``\xNN`` by ``check.fidelity_check`` (``escaped``), else as the section is rendered or kept.
+    return section
 
 
 def _pick_row(i: int, r: PickResult) -> list[Cell]:

@@ -187,6 +187,63 @@ def test_non_utf8_file_name_and_subject(builder, run_cli, tmp_path):
     )  # escaped, not U+FFFD
 
 
+def test_a_section_left_unescaped_renders_and_is_kept_as_an_escaped_one(
+    builder, tmp_path, monkeypatch
+):
+    """The fidelity command asks for its section unescaped (``fidelity_check(escaped=False)``:
+    its renderers escape as they write): its JSON is the bytes an escaped section gives, the
+    answer it keeps is escaped (a later run served whole renders ``\\xe9`` in Markdown), and
+    compare's callers still get an escaped section."""
+    import os
+    import subprocess
+    import sys
+
+    from harness.checks.fidelity.check import fidelity_check
+    from harness.git import GitRepo
+    from harness.infra.history_index import open_index, wait_for_writers
+    from harness.report.json import section_text
+
+    name = b"caf\xe9.txt".decode("utf-8", "surrogateescape")
+    builder.commit("base", {"a.txt": "a\n"})
+    builder.branch("release")
+    src = builder.commit(b"caf\xe9 (#7)".decode("utf-8", "surrogateescape"), {name: b"x \xff\n"})
+    builder.checkout("release")
+    base = builder.rev("HEAD")
+    builder.cherry_pick(src, "-x")
+    repo = GitRepo(builder.path)
+    raw = fidelity_check(repo, base, "release", "main", escaped=False).section
+    done = fidelity_check(repo, base, "release", "main").section
+    assert raw.data["picks"][0]["files"][0]["path"] == name  # (the control: left as it came)
+    assert done.data["picks"][0]["files"][0]["path"] == "caf\\xe9.txt"
+    assert section_text(raw) == section_text(done)
+
+    env = {**os.environ, "HARNESS_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("HARNESS_CACHE_WRITES", None)
+
+    def cli(*extra: str) -> str:
+        argv = ["fidelity", f"{base}..release", "--source", "main", "--repo", str(builder.path)]
+        proc = subprocess.run(
+            [sys.executable, "-m", "harness", *argv, *extra],
+            env=env,
+            capture_output=True,
+            timeout=120,
+        )
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.decode("utf-8")
+
+    cold = json.loads(cli("--format", "json"))["sections"][0]
+    assert cold == json.loads(section_text(done))
+    wait_for_writers(tmp_path / "cache")
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    index = open_index(repo)
+    kept = fidelity_check(repo, base, "release", "main", index=index).section
+    assert index is not None and index.served["answers"] == 1
+    assert kept.data["picks"][0]["files"][0]["path"] == "caf\\xe9.txt"
+    served, fresh = cli("--format", "md"), cli("--format", "md", "--no-cache")
+    assert "caf\\xe9.txt" in served and name not in served
+    assert served.splitlines()[3:] == fresh.splitlines()[3:]
+
+
 def test_two_picks_resolving_to_one_source_are_flagged(builder, run_cli):
     builder.commit("init", {"v.py": "VERSION = '1.0.dev'\n", "a.py": "x = 1\n"})
     builder.branch("release")
