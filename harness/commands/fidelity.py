@@ -178,12 +178,25 @@ def _rendered(
     if index is None or parts is None or fmt != "json":
         return None
     if kept_text is None:
-        from harness.report.json import section_text
-
-        rendering = section_text(section)
-        index.later(index.keep_text, parts, rendering)
-        kept_text = rendering.encode("utf-8")
+        kept_text = _section_utf8(index, section)
+        index.later(index.keep_text, parts, kept_text)
     return {id(section): kept_text}
+
+
+def _section_utf8(index: HistoryIndex, section: Section) -> bytes:
+    """The section's JSON text (``section_text``, UTF-8), each entry of ``data.picks`` written as
+    the text an earlier run kept for an equal entry (``report/json_items.py``), else rendered now;
+    this run's entries are kept for the next (``HistoryIndex.keep_fragments``)."""
+    from harness.report.json import section_utf8
+    from harness.report.json_items import item_key, items_text, with_items
+
+    picks = section.data.get("picks")
+    if not isinstance(picks, list) or not picks:
+        return section_utf8(section)
+    keys = list(map(item_key, picks))
+    items, texts = items_text(picks, keys, index.fragments([k for k in keys if k is not None]))
+    index.later(index.keep_fragments, texts)
+    return section_utf8(with_items(section, "picks", items))
 
 
 def _parts(repo: GitRepo, base: str, head: str, args: argparse.Namespace) -> tuple[Any, ...] | None:

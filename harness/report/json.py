@@ -26,6 +26,12 @@ def section_text(section: Section) -> str:
     return dumps_at(section, SECTION_NL)
 
 
+def section_utf8(section: Section) -> bytes:
+    """``section_text(section).encode()``, text rendered before (``Rendered`` at its depth)
+    written as it is."""
+    return b"".join(dump_utf8(section, nl=SECTION_NL))
+
+
 def _document(report: Report, rendered: Mapping[int, bytes] | None = None) -> dict[str, object]:
     sections: list[object] = list(report.sections)
     if rendered:

@@ -22,12 +22,13 @@ from harness.report.model import Code, Sha
 
 
 class Rendered:
-    """An object's JSON text as ``dumps_at(obj, nl)`` wrote it, UTF-8: written in its place as it
-    is (an answer kept whole is not rendered again); re-indented where it sits deeper or higher."""
+    """An object's JSON text as ``dumps_at(obj, nl)`` wrote it, UTF-8 (or as text): written in its
+    place as it is (an answer kept whole is not rendered again); re-indented where it sits deeper
+    or higher."""
 
     __slots__ = ("data", "nl")
 
-    def __init__(self, data: bytes, nl: str) -> None:
+    def __init__(self, data: bytes | str, nl: str) -> None:
         self.data, self.nl = data, nl
 
 
@@ -74,12 +75,13 @@ def dumps_at(obj: Any, nl: str) -> str:
     return _UNSAFE.sub(_unsafe, "".join(out))
 
 
-def dump_utf8(obj: Any, end: str = "") -> list[bytes]:
-    """``(dumps(obj) + end).encode()`` in pieces: the parts are escaped and encoded a few thousand
-    at a time, so a report of megabytes never holds its whole text (and its parts, and its bytes)
-    at once. A short run pays more for fresh memory than for copies (~3 µs a page on a VM)."""
+def dump_utf8(obj: Any, end: str = "", nl: str = "\n") -> list[bytes]:
+    """``(dumps_at(obj, nl) + end).encode()`` in pieces: the parts are escaped and encoded a few
+    thousand at a time, so a report of megabytes never holds its whole text (and its parts, and
+    its bytes) at once; text rendered before at its depth (``Rendered``) is a piece as it is, not
+    scanned again. A short run pays more for fresh memory than for copies (~3 µs a page on a VM)."""
     sink = _Sink()
-    _write(obj, sink, "\n")
+    _write(obj, sink, nl)
     sink.append(end)
     sink.flush()
     return sink.pieces
@@ -143,11 +145,12 @@ def _write(o: Any, out: list[str], nl: str) -> None:
 def _rendered(o: Rendered, out: list[str], nl: str) -> None:
     """Text rendered before (and escaped: escaping it again changes nothing): as a piece of its own
     where the depth is the same, else re-indented (every line of it starts with its ``nl``)."""
+    data = o.data
     if nl == o.nl and type(out) is _Sink:
         out.flush()
-        out.pieces.append(o.data)
+        out.pieces.append(data if isinstance(data, bytes) else data.encode("utf-8"))
         return
-    text = o.data.decode("utf-8")
+    text = data.decode("utf-8") if isinstance(data, bytes) else data
     out.append(text if nl == o.nl else text.replace(o.nl, nl))
 
 

@@ -704,3 +704,80 @@ def test_an_answer_is_served_whole_or_by_its_head(builder, tmp_path):
     assert head.section.not_verified == built.section.not_verified
     assert head.section.summary == built.section.summary
     assert not head.section.tables and not head.section.data and not head.section.details
+
+
+def test_fragments_round_trip_and_bytes_that_are_not_the_kept_ones_are_left_out(builder, tmp_path):
+    """``keep_fragments`` keeps one run's texts in place of the last run's; ``fragments`` gives
+    back the ones asked for that are kept, each only with the very bytes kept."""
+    _history(builder)
+    repo, root = GitRepo(builder.path), tmp_path / "index"
+    idx = HistoryIndex(repo, root)
+    assert idx.fragments(["k1"]) == {}  # (nothing kept yet)
+    texts = {"k1": b'{\n  "a": 1\n}', "k2": '{"\u00e9": "\\\\xe9"}'.encode(), "k3": b""}
+    idx.keep_fragments(texts)
+    again = HistoryIndex(repo, root)
+    assert again.fragments(["k2", "k1", "k9", "k1"]) == {"k1": texts["k1"], "k2": texts["k2"]}
+    assert again.served["fragments"] == 2 and again.fragments([]) == {}
+    (pack,) = root.rglob("fragments-*.pack")
+    raw = pack.read_bytes()
+    pack.write_bytes(raw.replace(b'"a": 1', b'"a": 2'))  # same length, other bytes
+    assert HistoryIndex(repo, root).fragments(["k1", "k2"]) == {"k2": texts["k2"]}
+    # The next run's texts replace the last run's (their pack too).
+    HistoryIndex(repo, root).keep_fragments({"k4": b"[]"})
+    assert HistoryIndex(repo, root).fragments(["k1", "k2", "k4"]) == {"k4": b"[]"}
+    assert [p.name for p in root.rglob("fragments-*.pack")] != [pack.name]
+    assert len(list(root.rglob("fragments-*.pack"))) == 1
+    # Another harness's table (its stamp) is not read.
+    (table,) = root.rglob("fragments.json")
+    data = json.loads(table.read_bytes())
+    data.pop("digest")
+    _reseal(table, {**data, "stamp": "another"})
+    assert HistoryIndex(repo, root).fragments(["k4"]) == {}
+
+
+def test_a_new_pick_s_report_writes_the_kept_picks_entries_as_kept(builder, tmp_path, monkeypatch):
+    """A re-run after a new pick (``fidelity --format json``) writes each kept pick's unchanged
+    entry of ``data.picks`` from the text the last run kept, and its report is the bytes of a run
+    without the cache; a pick whose entry changed is rendered again."""
+    base, rest = _history(builder)
+    env = {**os.environ, "HARNESS_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("HARNESS_CACHE_WRITES", None)
+
+    def report(*extra: str) -> str:
+        out = tmp_path / "r.json"
+        argv = ["fidelity", f"{base}..release", "--source", "main", "--repo", str(builder.path)]
+        argv += ["--format", "json", "--output", str(out), "--fail-on", "never", *extra]
+        proc = subprocess.run([sys.executable, "-m", "harness", *argv], env=env)
+        assert proc.returncode == 0
+        wait_for_writers(tmp_path / "cache")
+        doc = json.loads(out.read_bytes())
+        doc.pop("command")
+        return json.dumps(doc)
+
+    first = report()
+    assert first == report("--no-cache")  # (cold: every entry rendered and kept)
+    before = json.loads(first)["sections"][0]["data"]["picks"]
+    builder.cherry_pick(rest[0], "-x")  # one new pick
+    served: list[int] = []
+    real = hi.HistoryIndex.fragments
+
+    def counted(self, keys):
+        got = real(self, keys)
+        served.append(len(got))
+        return got
+
+    from harness.cli import main
+
+    monkeypatch.setattr(hi.HistoryIndex, "fragments", counted)  # (the in-process run below)
+    monkeypatch.setenv("HARNESS_CACHE_DIR", env["HARNESS_CACHE_DIR"])
+    out = tmp_path / "n.json"
+    argv = ["fidelity", f"{base}..release", "--source", "main", "--repo", str(builder.path)]
+    assert main([*argv, "--format", "json", "--output", str(out), "--fail-on", "never"]) == 0
+    doc = json.loads(out.read_bytes())
+    doc.pop("command")
+    assert json.dumps(doc) == report("--no-cache")
+    picks = doc["sections"][0]["data"]["picks"]
+    # The picks of a.py, which the new pick changes too, have new end states (other picks):
+    # their entries are rendered again, with the new pick's; the others are the kept text.
+    unchanged = [p for p in picks if p in before]
+    assert len(picks) == 5 and len(unchanged) == 2 and served == [2]

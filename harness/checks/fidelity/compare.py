@@ -119,15 +119,22 @@ class Side:
 
 
 def side_of(fps: Sequence[FilePatch]) -> Side:
-    """Merge one or more patches of the same file (in history order) into one side."""
+    """Merge one or more patches of the same file (in history order) into one side. A side of one
+    patch holds the patch's own lists (neither is changed after parsing: no copy is made)."""
     first, last = fps[0], fps[-1]
+    if len(fps) == 1:
+        added, removed, body = first.added, first.removed, first.body
+    else:
+        added = [ln for f in fps for ln in f.added]
+        removed = [ln for f in fps for ln in f.removed]
+        body = [ln for f in fps for ln in f.body]
     return Side(
         path=last.path,
         old_path=first.old_path,
         status=first.status if len(fps) == 1 else "M",
-        added=[ln for f in fps for ln in f.added],
-        removed=[ln for f in fps for ln in f.removed],
-        body=[ln for f in fps for ln in f.body],
+        added=added,
+        removed=removed,
+        body=body,
         binary=any(f.binary for f in fps),
         new_blob=last.new_blob,
         joined=len(fps) > 1,
