@@ -415,10 +415,15 @@ def _range_picks(
     every = range_commits(repo, base, head)
     # A merge whose tree is its first parent's ("-s ours", an old release branch joined in)
     # carried nothing here: the commits it brought are history only.
-    joined = [c.sha for c in every if c.is_merge]
-    trees = object_ids(repo, [f"{m}^1^{{tree}}" for m in joined])
     tree_of = {c.sha: c.tree for c in every}
-    empty = {m for m, t in zip(joined, trees, strict=True) if t == tree_of[m]}
+    # A first parent's tree: read from the range where the parent is in it (HEAD's own line,
+    # nearly always), else asked of git.
+    firsts = {c.sha: c.parents[0] for c in every if c.is_merge}
+    asked = [m for m, p in firsts.items() if p not in tree_of]
+    trees = dict(zip(asked, object_ids(repo, [f"{m}^1^{{tree}}" for m in asked]), strict=True))
+    empty = {
+        m for m, p in firsts.items() if (tree_of[p] if p in tree_of else trees[m]) == tree_of[m]
+    }
     own = own_commits(walk, head, line, empty)
     by_line = own_commits(walk, head, line)  # without the empty merges
     left = Counter(

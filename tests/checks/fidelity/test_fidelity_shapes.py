@@ -264,6 +264,26 @@ def test_an_old_release_joined_with_an_ours_merge_brings_no_picks(builder):
     assert not _blocking(s)
 
 
+def test_an_ours_merge_onto_the_base_itself_is_told_by_its_first_parent_s_tree(builder):
+    """The merge's first parent is the range's base (outside the range): its tree is asked of
+    git, where a first parent inside the range is read from the range itself (the case above)."""
+    builder.commit("base", {"a.py": A, "b.py": B})
+    builder.branch("old")
+    builder.branch("release")
+    fix = builder.commit("Fix a_6 (#110)", {"a.py": A.replace("a_6 = 6", "a_6 = 66")})
+    builder.checkout("old")
+    old_pick = builder.commit("Old fix of b_8 (#111)", {"b.py": B.replace("b_8 = 8", "b_8 = 88")})
+    builder.checkout("release")
+    base = builder.rev("HEAD")
+    builder.repo.git.merge(
+        "-s", "ours", "--no-ff", "-q", "-m", "Merge branch 'old' into release", "old"
+    )
+    pick = builder.cherry_pick(fix, "-x")
+    s, picks = _picks(builder, base)
+    assert list(picks) == [pick] and old_pick not in picks
+    assert "1 commit(s) brought by a merge that changed nothing on this branch" in s.summary
+
+
 def test_the_subject_names_a_source_the_pick_squashed_with_another(builder):
     builder.commit("base", {"a.py": A, "b.py": B, "docs.txt": "old git:// url\n"})
     builder.branch("release")
