@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Sequence
+from json.encoder import encode_basestring_ascii as _enc  # (C: what json.dumps calls)
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -23,13 +24,19 @@ class Memo:
 
     def __init__(self, index: HistoryIndex | None, scope: Sequence[Any]) -> None:
         self.index, self.scope = index, list(scope)
+        self._texts = all(type(x) is str for x in self.scope)  # (a scope of strings: text kept)
+        self._scope_text = json.dumps(self.scope) if self._texts else ""
 
     def __bool__(self) -> bool:
         return self.index is not None
 
     def _key(self, kind: str, parts: Sequence[Any]) -> str:
         # ASCII JSON: paths that are not UTF-8 travel as surrogate escapes, which have no UTF-8.
-        text = json.dumps([kind, self.scope, list(parts)], ensure_ascii=True, default=str)
+        if self._texts and type(kind) is str and all(type(x) is str for x in parts):
+            # The text json.dumps writes of strings alone, in C (~440 end-state rows a run).
+            text = f"[{_enc(kind)}, {self._scope_text}, [{', '.join(map(_enc, parts))}]]"
+        else:
+            text = json.dumps([kind, self.scope, list(parts)], ensure_ascii=True, default=str)
         return hashlib.sha256(text.encode("ascii")).hexdigest()
 
     def get(self, kind: str, parts: Sequence[Any], valid: Callable[[Any], bool]) -> Any | None:

@@ -14,7 +14,13 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, cast
 
 from harness.checks.fidelity.changeid import CHANGE_ID_GREP, landed
-from harness.checks.fidelity.compare import FileResult, compare_files, is_release_path, pick_status
+from harness.checks.fidelity.compare import (
+    PICK_STATUSES,
+    FileResult,
+    compare_files,
+    is_release_path,
+    pick_status,
+)
 from harness.checks.fidelity.endstate import EndStateJobs, Row, file_paths
 from harness.checks.fidelity.followups import GREP
 from harness.checks.fidelity.lines import (
@@ -25,7 +31,7 @@ from harness.checks.fidelity.lines import (
     release_merges,
     source_own,
 )
-from harness.checks.fidelity.memo import Memo
+from harness.checks.fidelity.memo import NO_MEMO, Memo
 from harness.checks.fidelity.merges import brought_by, pr_commits
 from harness.checks.fidelity.patches import PatchStore, read_early
 from harness.checks.fidelity.pick import PickResult
@@ -255,6 +261,7 @@ class _Sources:
         self.order, self.merge_shas = facts.order, facts.merges
         first = {c.sha: c.parents[0] for c in history if c.sha in facts.merges}
         self.store = PatchStore(repo, first, index)
+        self.index = index
         self.brought = brought_by(history, source)
         self._by_merge: dict[str, list[str]] | None = None
         # (pick, its sources in history order) → its files compared, made once for both uses
@@ -312,7 +319,15 @@ class _Sources:
         )
         facts = self.facts  # the history's maps, built once in C
         results = _pick_results(
-            picks, res, store, self.order, reached, inner, facts.subjects, self.compared
+            picks,
+            res,
+            store,
+            self.order,
+            reached,
+            inner,
+            facts.subjects,
+            self.compared,
+            Memo(self.index, []),
         )
         _later_copies(results, facts.committed, facts.authored)
         self.jobs.finish(
@@ -446,9 +461,12 @@ def _pick_results(
     inner: Mapping[str, Sequence[str]],
     subjects: Mapping[str, str],
     compared: Mapping[tuple[str, tuple[str, ...]], list[FileResult]] | None = None,
+    memo: Memo = NO_MEMO,
 ) -> list[PickResult]:
     """Each pick compared file by file with its sources (ordered as the history is; ``compared``:
-    comparisons already made, by pick and sources)."""
+    comparisons already made, by pick and sources). A pick's status is a function of its full
+    diff and its sources' alone: kept in ``memo`` by those commits (superset and subset count
+    every line of both sides)."""
     results, compared = [], compared or {}
     for p in picks:
         r = res.get(p.sha) or Resolution()
@@ -456,7 +474,7 @@ def _pick_results(
         files = compared.get((p.sha, tuple(r.sources)))
         if files is None:
             files = compare_files(store.full[p.sha].files, store.files(r.sources))
-        status = pick_status(files, bool(r.sources))
+        status = _status(files, p.sha, r.sources, memo)
         if status == "no-source" and p.sha in reached:
             status = "forward-merged"  # made on this branch; the commit itself reached the source
         results.append(
@@ -470,6 +488,22 @@ def _pick_results(
             )
         )
     return results
+
+
+def _status(files: list[FileResult], pick: str, sources: Sequence[str], memo: Memo) -> str:
+    """``pick_status`` of a pick's files, kept by the pick and its sources."""
+    if not sources:
+        return pick_status(files, False)
+    kept = memo.get("status", [pick, *sources], _valid_status)
+    if kept is not None:
+        return str(kept)
+    status = pick_status(files, True)
+    memo.put("status", [pick, *sources], status)
+    return status
+
+
+def _valid_status(v: Any) -> bool:
+    return v in PICK_STATUSES
 
 
 def _history(
