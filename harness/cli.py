@@ -238,10 +238,12 @@ def _main(argv: Sequence[str] | None, on_main: bool = False, as_cli: bool = Fals
     verb = next((a for a in argv if not a.startswith("-")), None)
     named = verb in commands.names()
     if named:
-        # Of what a verb imports, inspect (~4 ms) serves only dataclasses' docstrings (infra/lean.py).
-        from harness.infra.lean import dataclasses_without_inspect
+        # Of what a verb imports, inspect (~4 ms) serves only dataclasses' docstrings, and the
+        # methods dataclasses compiles but ``__init__`` can be closures (~3.5 ms): infra/lean.py.
+        from harness.infra.lean import dataclass_methods_uncompiled, dataclasses_without_inspect
 
         dataclasses_without_inspect()
+        dataclass_methods_uncompiled()
         if as_cli:
             from harness.infra import detach
 
