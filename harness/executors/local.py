@@ -31,8 +31,7 @@ class LocalExecutor:
         workers = max(1, min(jobs or len(tasks) or 1, len(tasks) or 1))
         if workers == 1:
             return [_call(t) for t in tasks]
-        from concurrent.futures import ThreadPoolExecutor
-
+        from harness.infra.futures import ThreadPoolExecutor
         from harness.probes.subproc import STOP
 
         pool = ThreadPoolExecutor(max_workers=workers)

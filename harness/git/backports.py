@@ -20,7 +20,6 @@ import os
 import shutil
 import zlib
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +29,7 @@ from harness.git.picks import object_ids, objects
 from harness.git.records import log_records
 from harness.git.repo import GitError, GitRepo
 from harness.infra import workarea
+from harness.infra.futures import ThreadPoolExecutor
 
 
 @dataclass(frozen=True)

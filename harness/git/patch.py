@@ -7,11 +7,11 @@ import os
 import re
 import subprocess
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from harness.git.capture import capture_file, read_file
 from harness.git.repo import EMPTY_TREE, GitError, GitRepo
+from harness.infra.futures import ThreadPoolExecutor
 
 _HEADER = b"\x00@@harness@@ "
 

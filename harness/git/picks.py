@@ -12,7 +12,7 @@ from harness.git.records import git_time, log_format, log_records, records, stre
 from harness.git.repo import GitError, GitRepo
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future
+    from harness.infra.futures import Future
 
 
 def object_ids(repo: GitRepo, specs: Sequence[str]) -> list[str | None]:
@@ -64,7 +64,7 @@ def entries_at(repo: GitRepo, wanted: Sequence[tuple[str, str]]) -> dict[tuple[s
         return repo.run(args + [f":(literal){p}" for p in dict.fromkeys(by_rev[rev])])
 
     # The processes mostly start and wait: a few at a time (a release's picks: ~8 ms each).
-    from concurrent.futures import ThreadPoolExecutor  # (a warm run asks for none)
+    from harness.infra.futures import ThreadPoolExecutor  # (a warm run asks for none)
 
     with ThreadPoolExecutor(min(4, len(by_rev)), "harness-ls-tree") as pool:
         for rev, text in zip(by_rev, pool.map(listing, by_rev), strict=True):
@@ -329,7 +329,9 @@ class _Union:
                 _prefilter(self.patterns)
             except ValueError:
                 return None
-            from concurrent.futures import Future  # a warm run, which feeds none, never pays for it
+            from harness.infra.futures import (
+                Future,  # a warm run, which feeds none, never pays for it
+            )
 
             self._fed = Future()
             return self._fed

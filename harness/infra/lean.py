@@ -144,3 +144,43 @@ def _values(names: tuple[str, ...]) -> Any:
     if len(names) == 1:
         return lambda obj: (get(obj),)
     return get
+
+
+class _LazyLogger:
+    """``logging.getLogger(name)``, looked up (``logging`` imported then) at its first use."""
+
+    def __init__(self, name: str | None) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        import logging
+
+        return getattr(logging.getLogger(self._name), attr)
+
+
+class _LoggingStandIn(types.ModuleType):
+    """``logging`` as ``concurrent.futures`` holds it: ``getLogger`` gives a ``_LazyLogger``,
+    anything else is the real module's."""
+
+    def getLogger(self, name: str | None = None) -> Any:  # noqa: N802 - (logging's name)
+        return _LazyLogger(name)
+
+    def __getattr__(self, name: str) -> Any:
+        if sys.modules.get("logging") is self:
+            del sys.modules["logging"]
+        return getattr(importlib.import_module("logging"), name)
+
+
+def futures_without_logging() -> None:
+    """Import ``concurrent.futures`` (with its thread pool) now, ``logging`` deferred: it imports
+    ``logging`` (with ``traceback``, ``string``, ``tokenize``: ~4 ms here) only to log a callback
+    or worker that raised, through one module-level logger, which is looked up at its first use.
+    Nothing where either is loaded; every later ``import logging`` gets the real module."""
+    if "concurrent.futures" in sys.modules or "logging" in sys.modules:
+        return
+    sys.modules["logging"] = _LoggingStandIn("logging")
+    try:
+        import concurrent.futures.thread  # noqa: F401
+    finally:
+        if isinstance(sys.modules.get("logging"), _LoggingStandIn):
+            del sys.modules["logging"]

@@ -26,10 +26,10 @@ import struct
 import sys
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future
 from typing import IO, Any
 
 from harness.infra import process
+from harness.infra.futures import Future
 
 _SIZE = struct.Struct(">Q")
 

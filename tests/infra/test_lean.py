@@ -105,3 +105,33 @@ def test_a_verb_run_makes_its_dataclasses_with_the_closures(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split()[-2:] == ["True", "True"]
+
+
+_FUTURES = r"""
+import sys
+from harness.infra.futures import Future, ThreadPoolExecutor
+assert "logging" not in sys.modules, "logging imported with concurrent.futures"
+with ThreadPoolExecutor(2) as pool:
+    assert pool.submit(pow, 2, 10).result() == 1024
+f = Future()
+def bad(_):
+    raise RuntimeError("a callback that raises")
+f.add_done_callback(bad)
+f.set_result(1)  # logged by concurrent.futures' logger: logging is imported now, for real
+import logging, logging.handlers
+assert type(logging).__name__ == "module" and logging.handlers.RotatingFileHandler
+assert sys.modules["concurrent.futures._base"].LOGGER.name == "concurrent.futures"
+print("ok")
+"""
+
+
+def test_concurrent_futures_without_logging_until_something_is_logged():
+    """``infra/futures.py``: the pool works without ``logging``; a callback that raises is
+    logged as ``concurrent.futures`` logs it (the message on stderr), with the real module."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _FUTURES], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "ok"
+    assert "exception calling callback for <Future" in proc.stderr
+    assert "RuntimeError: a callback that raises" in proc.stderr

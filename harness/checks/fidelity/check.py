@@ -14,7 +14,6 @@ import os
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
 from harness.checks.fidelity.endstate import EndStateJobs, NoEndStates, end_states
@@ -32,6 +31,7 @@ from harness.checks.result import Checked, FidelityResult
 from harness.git import GitRepo
 from harness.git.history import count_commits, fork_point
 from harness.git.picks import entries_at
+from harness.infra.futures import Future
 from harness.report.model import Finding, Section
 from harness.report.printable import printable
 

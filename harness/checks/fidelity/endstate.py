@@ -14,7 +14,6 @@ import bisect
 import difflib
 from collections import Counter
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +23,7 @@ from harness.git import GitRepo
 from harness.git.patch import FilePatch, Patch
 from harness.git.picks import objects
 from harness.infra.background import Background
+from harness.infra.futures import Future, ThreadPoolExecutor
 from harness.report.safe import line_shown
 
 if TYPE_CHECKING:

@@ -7,12 +7,12 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from harness.checks.fidelity.compare import norm, signed_keys
 from harness.git import GitRepo
 from harness.git.patch import FilePatch, Patch, diff_many
+from harness.infra.futures import Future, ThreadPoolExecutor
 
 if TYPE_CHECKING:
     from harness.infra.history_index import HistoryIndex

@@ -10,7 +10,6 @@ import functools
 import hashlib
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, cast
 
 from harness.checks.fidelity.changeid import CHANGE_ID_GREP, landed
@@ -48,6 +47,7 @@ from harness.git.history import range_commits, range_parents
 from harness.git.picks import ENTRY_SHA, LogEntry, greps_ahead, object_ids
 from harness.git.picks import bodies as read_bodies
 from harness.git.picks import history as read_history
+from harness.infra.futures import Future, ThreadPoolExecutor
 
 if TYPE_CHECKING:
     from harness.infra.history_index import HistoryIndex

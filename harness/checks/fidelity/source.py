@@ -16,7 +16,6 @@ import operator
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from harness.checks.fidelity.changeid import change_ids
@@ -36,6 +35,7 @@ from harness.git.picks import (
     patch_paths,
     paths_per_commit,
 )
+from harness.infra.futures import Future
 
 CONFIRM_OVERLAP = 0.5  # PR-number candidates must share this fraction of signed lines
 # Below this a similarity match is not reported as a source: on real release branches, version bumps

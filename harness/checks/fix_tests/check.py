@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from harness.checks.fix_tests.cells import ColumnRun, Options, Plan, run_columns
@@ -42,6 +41,7 @@ from harness.git.patch import diff_many
 from harness.git.repo import GitRepo
 from harness.infra import zygote
 from harness.infra.cache import Cache
+from harness.infra.futures import ThreadPoolExecutor
 from harness.infra.progress import phase
 
 MAX_SCOPE_FILES = 200  # a suite this small runs whole to look for a missing commit's pins

@@ -13,7 +13,6 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +36,7 @@ from harness.git.repo import GitRepo
 from harness.git.tree import export_tree
 from harness.infra import process, workarea, zygote
 from harness.infra.cache import Cache, content_key, provenance_text
+from harness.infra.futures import Future, ThreadPoolExecutor, wait
 from harness.infra.progress import phase
 from harness.report.model import Cell, Code, Control, Finding, Section, Table
 
