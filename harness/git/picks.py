@@ -6,8 +6,16 @@ import re
 import threading
 from collections.abc import Iterable, Sequence
 from operator import itemgetter
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
+from harness.git.entry import (  # noqa: F401 - (re-exported: the history's callers name them here)
+    ENTRY_COMMITTED,
+    ENTRY_PARENTS,
+    ENTRY_SHA,
+    ENTRY_SHA_PARENTS,
+    ENTRY_SUBJECT,
+    LogEntry,
+)
 from harness.git.records import git_time, log_format, log_records, records, streamed_log_records
 from harness.git.repo import GitError, GitRepo
 
@@ -128,30 +136,6 @@ def patch_paths(repo: GitRepo, shas: Sequence[str]) -> dict[str, frozenset[str]]
             i += 3 if two else 2
         result[sha] = frozenset(named)
     return result
-
-
-class LogEntry(NamedTuple):
-    """The little a source-history scan needs of a commit (no body: cheaper to read and parse). A
-    named tuple: a history holds one per commit (100k), built four times faster than a frozen
-    dataclass."""
-
-    sha: str
-    parents: tuple[str, ...]
-    author_time: int
-    subject: str
-    paths: tuple[str, ...] | None = None  # changed paths (vs first parent) when asked for
-    commit_time: int = 0
-
-    @property
-    def is_merge(self) -> bool:
-        # A loop over a whole history tests ``len(c.parents) > 1`` itself: this call, 100k times
-        # over, was a tenth of a run after one new pick.
-        return len(self.parents) > 1
-
-
-# A LogEntry's columns, for C-level maps over a whole history (``set(map(ENTRY_SHA, history))``).
-ENTRY_SHA, ENTRY_PARENTS, ENTRY_SUBJECT, ENTRY_COMMITTED = (itemgetter(i) for i in (0, 1, 3, 5))
-ENTRY_SHA_PARENTS = itemgetter(0, 1)
 
 
 def history(
