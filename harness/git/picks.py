@@ -18,6 +18,7 @@ from harness.git.entry import (  # noqa: F401 - (re-exported: the history's call
 )
 from harness.git.records import git_time, log_format, log_records, records, streamed_log_records
 from harness.git.repo import GitError, GitRepo
+from harness.infra.lean import lazy_re
 
 if TYPE_CHECKING:
     from harness.infra.futures import Future
@@ -272,7 +273,7 @@ def _together(
 
 # What Python's ``re`` reads otherwise than a POSIX extended regex: bracket classes and equivalence
 # classes, word boundaries, back-references (numbered anew once the patterns are joined).
-_NOT_PYTHON = re.compile(r"\[\[[:.=]|\\[<>bBwWsSdD1-9]")
+_NOT_PYTHON = lazy_re(r"\[\[[:.=]|\\[<>bBwWsSdD1-9]")
 
 
 def _prefilter(patterns: Sequence[str]) -> re.Pattern[str]:
@@ -369,7 +370,7 @@ def _bodies_options(merges: bool, grep: Sequence[str]) -> list[str]:
     return args
 
 
-_BACKREFERENCE = re.compile(r"\\[1-9]")
+_BACKREFERENCE = lazy_re(r"\\[1-9]")
 
 
 def _one_pattern(grep: Sequence[str]) -> list[str]:

@@ -8,15 +8,15 @@ four characters ``\\xNN``, so every renderer can encode the report and the same 
 from __future__ import annotations
 
 import dataclasses
-import re
 from itertools import chain
 from typing import Any, TypeVar
 
+from harness.infra.lean import lazy_re
 from harness.report.model import Code, Sha
 
 T = TypeVar("T")
-_LONE = re.compile("[\udc80-\udcff]")
-_OTHER = re.compile("[\ud800-\udfff]")
+_LONE = lazy_re("[\udc80-\udcff]")
+_OTHER = lazy_re("[\ud800-\udfff]")
 
 
 def escape(text: str) -> str:

@@ -5,15 +5,15 @@ passes every such string through ``clean`` (and ``quiet`` where GitHub would not
 
 from __future__ import annotations
 
-import re
+from harness.infra.lean import lazy_re
 
 # CSI (ESC [ … final), OSC (ESC ] … BEL or ST), other two-byte escapes, then lone control characters
 # (tab and newline stay), DEL, C1 controls, and bidi overrides that reorder what a reviewer reads.
-_ESCAPES = re.compile(
+_ESCAPES = lazy_re(
     r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[ -~]?|\x9b[0-?]*[ -/]*[@-~]"
 )
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-_MENTION = re.compile(r"@(?=[A-Za-z0-9])")
+_CONTROLS = lazy_re(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_MENTION = lazy_re(r"@(?=[A-Za-z0-9])")
 ZWJ = "\u200d"
 
 

@@ -23,6 +23,7 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass
 
+from harness.infra.lean import lazy_re
 from harness.report.model import (
     SEVERITY_RANK,
     Cause,
@@ -34,7 +35,7 @@ from harness.report.model import (
     open_findings,
 )
 
-_SHA = re.compile(r"\b[0-9a-f]{10,40}\b")
+_SHA = lazy_re(r"\b[0-9a-f]{10,40}\b")
 _TEXT = 200  # characters of a title or action before "…"
 
 # kind → (title, action) for findings grouped by kind; {shas} lists the commits they name.

@@ -135,3 +135,33 @@ def test_concurrent_futures_without_logging_until_something_is_logged():
     assert proc.stdout.strip() == "ok"
     assert "exception calling callback for <Future" in proc.stderr
     assert "RuntimeError: a callback that raises" in proc.stderr
+
+
+def test_a_lazy_pattern_is_compiled_at_its_first_use_and_behaves_as_compiled(monkeypatch):
+    import re
+
+    from harness.infra import lean
+
+    compiled: list[object] = []
+    real = re.compile
+
+    def counting(*args):
+        compiled.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(re, "compile", counting)
+    lazy = lean.lazy_re(r"(\d+)-(?P<b>x)", re.IGNORECASE)
+    assert compiled == []  # (nothing compiled at definition)
+    plain = real(r"(\d+)-(?P<b>x)", re.IGNORECASE)
+    for text in ("12-X 3-x", "none", "7-x"):
+        assert lazy.findall(text) == plain.findall(text)
+        assert lazy.sub("#", text) == plain.sub("#", text)
+        assert bool(lazy.search(text)) == bool(plain.search(text))
+    assert (lazy.pattern, lazy.flags, lazy.groups, lazy.groupindex) == (
+        plain.pattern,
+        plain.flags,
+        plain.groups,
+        plain.groupindex,
+    )
+    assert len(compiled) == 1 and "search" in vars(lazy)  # compiled once, then held
+    assert lean.lazy_re(rb"a+").match(b"aaa").group(0) == b"aaa"  # (bytes patterns too)

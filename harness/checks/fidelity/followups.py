@@ -29,6 +29,7 @@ from harness.checks.fidelity.patches import PatchStore
 from harness.checks.fidelity.subjects import numbered, pr_numbers
 from harness.git import GitRepo
 from harness.git.picks import LogEntry, paths_per_commit
+from harness.infra.lean import lazy_re
 from harness.report.model import Severity
 
 WINDOW = 30 * 86_400  # content-only follow-ups: changes to the source's lines within 30 days
@@ -49,17 +50,15 @@ GREP = (
 _FIXES = re.compile(r"^[^\S\n]*fixes:\s*([0-9a-f]{7,64})\b", re.IGNORECASE | re.MULTILINE)
 _REVERTS = re.compile(r"reverts commit ([0-9a-f]{7,64})", re.IGNORECASE)
 # A removed line that is a version pin or a pinned sha changes with every bump: no evidence of a fix.
-_VERSIONISH = re.compile(rb"\bv?\d+\.\d+(?:\.\d+)?\b|\b[0-9a-f]{40,64}\b")
+_VERSIONISH = lazy_re(rb"\bv?\d+\.\d+(?:\.\d+)?\b|\b[0-9a-f]{40,64}\b")
 _FOLLOW = re.compile(r"follow.?up(?: (?:to|of|for|on))?:?\s*(?:PR\s*)?#(\d+)", re.IGNORECASE)
 _ISSUE = re.compile(
     r"\b(?:fix(?:es|ed)?|close[sd]?|resolve[sd]?):?\s+(?:gh-|#)(\d+)\b", re.IGNORECASE
 )
 # A subject that says it fixes something: ranks a content-only candidate higher.
-_FIXLIKE = re.compile(
-    r"\b(fix(es|ed)?|bug|regression|crash|revert(s|ed)?|BUG|REV)\b", re.IGNORECASE
-)
+_FIXLIKE = lazy_re(r"\b(fix(es|ed)?|bug|regression|crash|revert(s|ed)?|BUG|REV)\b", re.IGNORECASE)
 # A merge of the mainline into a PR's branch: its first-parent diff is the mainline's lines.
-_MERGE_IN = re.compile(r"^Merge (?:remote-tracking )?branch '[^']*' into ", re.IGNORECASE)
+_MERGE_IN = lazy_re(r"^Merge (?:remote-tracking )?branch '[^']*' into ", re.IGNORECASE)
 
 
 def issues_fixed(text: str) -> set[int]:

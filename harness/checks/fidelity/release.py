@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from harness.checks.fidelity.compare import is_release_path
+from harness.infra.lean import lazy_re
 
 # Release notes, changelogs, what's-new pages (numpy doc/source/release/2.3.2-notes.rst,
 # doc/changelog/…, ipython docs/source/whatsnew/version8.rst, pytest doc/en/changelog.rst).
@@ -26,7 +27,7 @@ _NOTES = re.compile(
     r"|(^|/)(CHANGELOG|CHANGES|NEWS|HISTORY|RELEASE[-_]?NOTES)[^/]*$",
     re.IGNORECASE,
 )
-_TRIGGER = re.compile(
+_TRIGGER = lazy_re(
     r"\[(wheel build|build wheels?|ci|ci run|run ci|skip ci|ci skip|build)\]|\b(trigger|re-?run|rebuild)\b",
     re.IGNORECASE,
 )

@@ -5,15 +5,15 @@ keeps that configuration elsewhere) are an adaptation to look at (P2), not a par
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 
 from harness.checks.fidelity.compare import FileResult, is_test_path, norm
+from harness.infra.lean import lazy_re
 from harness.report.model import Severity
 
 # CI and repository tooling: workflows, CI folders, top-level tools/ and dotfiles (.clang-format,
 # .coveragerc, .pre-commit-config.yaml), tox/nox files. None of it ships.
-_NOT_SHIPPED = re.compile(
+_NOT_SHIPPED = lazy_re(
     r"^(\.github|\.circleci|\.gitlab|\.azure-pipelines|\.ci|ci|tools)/|^\.[^/]+$"
     r"|(^|/)(azure-pipelines[^/]*|\.gitlab-ci\.yml|tox\.ini|noxfile\.py)$"
 )

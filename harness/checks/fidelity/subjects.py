@@ -10,27 +10,28 @@ from collections.abc import Sequence
 
 from harness.git import Commit
 from harness.git.picks import LogEntry
+from harness.infra.lean import lazy_re
 
 _PARENS = re.compile(r"\(([^()]*)\)")
 _NUMBER = re.compile(r"#(\d+)\b")
 # Bot and GitHub conventions outside parentheses: "Backport PR #N: …", "Merge pull request #N from …".
 # "PR 123" and "Backport PR 123 onto v2.x" without the "#" too.
-_NAMED_PR = re.compile(r"\b(?:PR|pull request)\s*#?(\d+)\b", re.IGNORECASE)
+_NAMED_PR = lazy_re(r"\b(?:PR|pull request)\s*#?(\d+)\b", re.IGNORECASE)
 # The PR a backport branch is named after: "Merge pull request #N from bot/auto-backport-of-pr-M-on-8.x".
-_BACKPORT_BRANCH = re.compile(
+_BACKPORT_BRANCH = lazy_re(
     r"^Merge pull request #\d+ from \S*?backport[-_/]?(?:of[-_/]?)?(?:pr[-_/]?)?(\d+)",
     re.IGNORECASE,
 )
-_BARE_PR = re.compile(r"\bPR\s*\d", re.IGNORECASE)
-BACKPORT = re.compile(r"\bbackport", re.IGNORECASE)
+_BARE_PR = lazy_re(r"\bPR\s*\d", re.IGNORECASE)
+BACKPORT = lazy_re(r"\bbackport", re.IGNORECASE)
 # Prow's cherry-pick robot: "Automated cherry pick of #11011: Title. #11081: Title (#11118)".
 # And by hand: "[release-0.13] Cherry Pick #7024, #7040 (#7042)".
-_PICK_OF = re.compile(r"\bcherry[- ]?pick(?:ed)?(?:\s+of)?\s+#\d", re.IGNORECASE)
+_PICK_OF = lazy_re(r"\bcherry[- ]?pick(?:ed)?(?:\s+of)?\s+#\d", re.IGNORECASE)
 # Leading tags: "[release/x] ", "[PR #1/abc backport][3.12] ", "[3.13 backport] ".
 _TAGS = re.compile(r"^\s*(?:\[[^\]]*\]\s*)+")
 # A message line naming the PR a backport carries: "Backport PR #13999 on branch 8.x (…)".
 # "Backport PR 123 onto v2.x" (no "#") too.
-_BACKPORT_LINE = re.compile(r"^\s*Backport(?: of)? PR #?(\d+)\b", re.IGNORECASE | re.MULTILINE)
+_BACKPORT_LINE = lazy_re(r"^\s*Backport(?: of)? PR #?(\d+)\b", re.IGNORECASE | re.MULTILINE)
 
 
 @functools.lru_cache(maxsize=1 << 16)
