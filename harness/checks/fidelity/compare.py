@@ -9,6 +9,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
+from typing import Any, cast
 
 from harness.checks.paths import is_test_path
 from harness.git.patch import FilePatch
@@ -353,3 +354,121 @@ def dice(a: Counter[tuple[str, bytes]], b: Counter[tuple[str, bytes]]) -> float:
     """2·|a∩b| / (|a|+|b|) over multisets (1.0 only when equal)."""
     total = sum(a.values()) + sum(b.values())
     return 2 * sum((a & b).values()) / total if total else 0.0
+
+
+class LinesNotKept(Sequence[bytes]):
+    """The lines of a source's side whose comparison was kept (``kept_files``): their count alone
+    (``len``); reading a line is a harness bug, raised at once rather than answered empty."""
+
+    __slots__ = ("n",)
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i: object) -> bytes:  # type: ignore[override]
+        raise RuntimeError("a kept comparison's source lines were read: they are not kept")
+
+
+def kept_form(files: Sequence[FileResult], status: str) -> list[object] | None:
+    """A pick's comparison as the memo keeps it (JSON): its status and, per file, what the
+    check reads of it. The pick's sides are made again from its diff (``from_kept``); a source's
+    side keeps its paths, blob and figures, not its lines. None: a side the form cannot hold."""
+    rows: list[object] = []
+    for f in files:
+        s = f.source
+        source: list[object] | None = None
+        if s is not None:
+            fig = s.figures()
+            source = [s.path, s.old_path, s.status, s.binary, s.new_blob, s.joined]
+            source += [fig["added"], fig["removed"], fig["added_sha1"], fig["removed_sha1"]]
+        rows.append(
+            [
+                f.path,
+                f.status,
+                f.same,
+                f.note,
+                [x.decode("latin-1") for x in f.only_pick],
+                [x.decode("latin-1") for x in f.only_source],
+                f.pick.path if f.pick is not None else None,
+                source,
+            ]
+        )
+    return [status, rows]
+
+
+def from_kept(value: list[Any], pick_files: Sequence[FilePatch]) -> tuple[list[FileResult], str]:
+    """``kept_form``'s comparison again: the pick's sides from its diff, the sources' from what
+    was kept (``LinesNotKept``), and the status. KeyError where the pick's diff has no file the
+    form names (then it is compared again)."""
+    status, rows = value
+    picks = {k: side_of(v) for k, v in _group(pick_files).items()}
+    out = []
+    for path, st, same, note, only_pick, only_source, pick_path, source in rows:
+        side = None
+        if source is not None:
+            sp, old, sst, binary, blob, joined, n_add, n_rem, add_sha, rem_sha = source
+            side = Side(
+                sp, old, sst, cast(list, LinesNotKept(n_add)), cast(list, LinesNotKept(n_rem)),
+                cast(list, LinesNotKept(0)), binary, blob, joined,
+            )  # fmt: skip
+            side.__dict__["_figures"] = {
+                "added": n_add, "removed": n_rem, "added_sha1": add_sha, "removed_sha1": rem_sha,
+            }  # fmt: skip
+        out.append(
+            FileResult(
+                path,
+                st,
+                picks[pick_path] if pick_path is not None else None,
+                side,
+                same,
+                note,
+                [x.encode("latin-1") for x in only_pick],
+                [x.encode("latin-1") for x in only_source],
+            )
+        )
+    return out, status
+
+
+def valid_kept(value: Any) -> bool:
+    """Whether ``value`` has ``kept_form``'s shape (a memo read back is checked before use)."""
+    if not (isinstance(value, list) and len(value) == 2 and value[0] in PICK_STATUSES):
+        return False
+    rows = value[1]
+    return isinstance(rows, list) and all(_valid_row(r) for r in rows)
+
+
+def _valid_row(r: Any) -> bool:
+    if not (isinstance(r, list) and len(r) == 8):
+        return False
+    path, st, same, note, only_pick, only_source, pick_path, source = r
+    texts = [path, st, note]
+    if not (
+        all(type(x) is str for x in texts)
+        and type(same) is bool
+        and isinstance(only_pick, list)
+        and isinstance(only_source, list)
+        and all(type(x) is str for x in (*only_pick, *only_source))
+        and (pick_path is None or type(pick_path) is str)
+    ):
+        return False
+    if source is None:
+        return True
+    return (
+        isinstance(source, list)
+        and len(source) == 10
+        and type(source[0]) is str
+        and (source[1] is None or type(source[1]) is str)
+        and type(source[2]) is str
+        and type(source[3]) is bool
+        and (source[4] is None or type(source[4]) is str)
+        and type(source[5]) is bool
+        and type(source[6]) is int
+        and type(source[7]) is int
+        and source[6] >= 0
+        and source[7] >= 0
+        and type(source[8]) is str
+        and type(source[9]) is str
+    )

@@ -14,11 +14,13 @@ from typing import TYPE_CHECKING, Any, cast
 
 from harness.checks.fidelity.changeid import CHANGE_ID_GREP, landed
 from harness.checks.fidelity.compare import (
-    PICK_STATUSES,
     FileResult,
     compare_files,
+    from_kept,
     is_release_path,
+    kept_form,
     pick_status,
+    valid_kept,
 )
 from harness.checks.fidelity.endstate import EndStateJobs, Row, file_paths
 from harness.checks.fidelity.followups import GREP
@@ -30,7 +32,7 @@ from harness.checks.fidelity.lines import (
     release_merges,
     source_own,
 )
-from harness.checks.fidelity.memo import NO_MEMO, Memo
+from harness.checks.fidelity.memo import Memo
 from harness.checks.fidelity.merges import brought_by, pr_commits
 from harness.checks.fidelity.patches import PatchStore, read_early
 from harness.checks.fidelity.pick import PickResult
@@ -235,7 +237,9 @@ def compare_picks(
         res = finder(picks=picks, mapping=forced).resolve()
     else:
         scope = Memo(index, [source, fork, history_id(history), branch_tip])
-        res = _resolve(picks, finder, side.store, side.found, scope, touched is not None)
+        res = _resolve(
+            picks, finder, side.store, side.found, scope, touched is not None, side.unkept
+        )
     _name_origins(res, copies(repo, history, copied.result()))
     results = side.results(res, reached)
     paths: dict[str, Sequence[str]] | None = facts.paths(touched) if touched is not None else None
@@ -261,11 +265,13 @@ class _Sources:
         self.order, self.merge_shas = facts.order, facts.merges
         first = {c.sha: c.parents[0] for c in history if c.sha in facts.merges}
         self.store = PatchStore(repo, first, index)
-        self.index = index
         self.brought = brought_by(history, source)
         self._by_merge: dict[str, list[str]] | None = None
-        # (pick, its sources in history order) → its files compared, made once for both uses
+        # (pick, its sources in history order) → its files compared, made once for both uses, and
+        # its status where the comparison was kept by an earlier run (``_kept``)
         self.compared: dict[tuple[str, tuple[str, ...]], list[FileResult]] = {}
+        self.statuses: dict[tuple[str, tuple[str, ...]], str] = {}
+        self.memo = Memo(index, [])
 
     def _pr_commits(self, merges: set[str]) -> dict[str, list[str]]:
         """``pr_commits`` of these merges, from one pass over the history for all of them."""
@@ -278,31 +284,72 @@ class _Sources:
         store = self.store
         for sha, r in found.items():
             sources = sorted(r.sources, key=lambda s: self.order.get(s, len(self.order)))
-            if not all(s in store.full or s in store.lines for s in sources):
-                continue  # not read yet: its end states start with the last job
-            # Files pair by path and signed lines: the sources' -U0 diffs pair as their full ones.
-            # Which diffs are full is decided once (a prefetch may complete one meanwhile): only a
-            # comparison of full diffs is the one ``results`` makes.
-            full = [store.full.get(s) for s in sources]
-            if all(full):
-                theirs = [f for p in full if p is not None for f in p.files]
-            else:
-                theirs = [f for s in sources for f in store.changed(s)]
-            files = compare_files(store.full[sha].files, theirs)
-            if all(full):
-                self.compared[(sha, tuple(sources))] = files
+            files = self._kept(sha, sources)
+            if files is None:
+                if not all(s in store.full or s in store.lines for s in sources):
+                    continue  # not read yet: its end states start with the last job
+                # Files pair by path and signed lines: the sources' -U0 diffs pair as their full
+                # ones. Which diffs are full is decided once (a prefetch may complete one
+                # meanwhile): only a comparison of full diffs is the one ``results`` makes.
+                full = [store.full.get(s) for s in sources]
+                if all(full):
+                    theirs = [f for p in full if p is not None for f in p.files]
+                else:
+                    theirs = [f for s in sources for f in store.changed(s)]
+                files = compare_files(store.full[sha].files, theirs)
+                if all(full):
+                    self.compared[(sha, tuple(sources))] = files
+                    self._keep(sha, sources, files)
             out.append((sha, file_paths(files), sources))
         return out
+
+    def _kept(self, sha: str, sources: Sequence[str]) -> list[FileResult] | None:
+        """The pick's files compared with these sources (in history order): made in this run, or
+        kept by an earlier one (a function of the two diffs alone: kept by the commits; the
+        sources' lines are not kept, nor read again), else None."""
+        key = (sha, tuple(sources))
+        files = self.compared.get(key)
+        if files is not None or not sources or not self.memo:
+            return files
+        value = self.memo.get("compared", [sha, *sources], valid_kept)
+        if value is None:
+            return None
+        try:
+            files, status = from_kept(value, self.store.full[sha].files)
+        except KeyError:  # (the pick's diff has no file it names: compared again)
+            return None
+        self.compared[key], self.statuses[key] = files, status
+        return files
+
+    def _keep(
+        self, sha: str, sources: Sequence[str], files: list[FileResult], status: str | None = None
+    ) -> None:
+        """Keep the comparison of full diffs for the next run, with its status."""
+        if self.memo and sources:
+            if status is None:
+                status = pick_status(files, True)
+            self.statuses[(sha, tuple(sources))] = status
+            self.memo.put("compared", [sha, *sources], kept_form(files, status))
+
+    def unkept(self, res: Mapping[str, Resolution]) -> list[str]:
+        """The sources whose diffs these picks' comparisons still need (none where kept)."""
+        out: set[str] = set()
+        for sha, r in res.items():
+            sources = sorted(r.sources, key=lambda s: self.order.get(s, len(self.order)))
+            if sources and self._kept(sha, sources) is None:
+                out.update(sources)
+        return sorted(out)
 
     def found(self, res: dict[str, Resolution]) -> None:
         """Sources found for these picks: their end states start now."""
         if not self.jobs.given:
             self.jobs.picks({p.sha: self.store.full[p.sha].files for p in self.picks})
         self.jobs.add(self._rows(res))
-        # Their full diffs (and a merge source's PR commits) are read while the search goes on.
+        # Their full diffs (and a merge source's PR commits) are read while the search goes on:
+        # a comparison kept by an earlier run reads none of its sources.
         sources = {s for r in res.values() for s in r.sources}
         inner = self._pr_commits(sources & self.merge_shas)
-        self.store.prefetch(sorted(sources) + [c for cs in inner.values() for c in cs])
+        self.store.prefetch(self.unkept(res) + [c for cs in inner.values() for c in cs])
 
     def results(
         self, res: Mapping[str, Resolution], reached: Mapping[str, str]
@@ -312,11 +359,8 @@ class _Sources:
         merged = {s for r in res.values() if r.via == "merge" for s in r.sources}
         inner = self._pr_commits(merged)
         # The PR commits of merge sources are read with them: the follow-ups need their changes.
-        store.ensure(
-            [s for r in res.values() for s in r.sources]
-            + [p.sha for p in picks]
-            + [c for cs in inner.values() for c in cs]
-        )
+        store.ensure([p.sha for p in picks])
+        store.ensure(self.unkept(res) + [c for cs in inner.values() for c in cs])
         facts = self.facts  # the history's maps, built once in C
         results = _pick_results(
             picks,
@@ -327,8 +371,14 @@ class _Sources:
             inner,
             facts.subjects,
             self.compared,
-            Memo(self.index, []),
+            self.statuses,
         )
+        for r in results:  # (compared here, of full diffs: kept as the ones ``_rows`` made)
+            if (
+                r.resolution.sources
+                and (r.commit.sha, tuple(r.resolution.sources)) not in self.statuses
+            ):
+                self._keep(r.commit.sha, r.resolution.sources, r.files, r.status)
         _later_copies(results, facts.committed, facts.authored)
         self.jobs.finish(
             [(r.commit.sha, file_paths(r.files), r.resolution.sources) for r in results],
@@ -358,6 +408,7 @@ def _resolve(
     found: Callable[[dict[str, Resolution]], None],
     memo: Memo,
     listed: bool,
+    unkept: Callable[[Mapping[str, Resolution]], list[str]] | None = None,
 ) -> dict[str, Resolution]:
     """Each pick's source: kept answers from ``memo`` (scoped by the source history), the rest
     from a ``SourceFinder`` (``finder(picks=..., mapping=...)``). A pick searched by content was
@@ -374,8 +425,9 @@ def _resolve(
             if v[5] is not None:
                 similar[p.sha] = v[5]
     if known:  # the kept picks' end states start now (their diffs read with the picks')
+        store.ensure([p.sha for p in picks])
         store.ensure(
-            [p.sha for p in picks] + sorted({s for r in known.values() for s in r.sources})
+            unkept(known) if unkept else sorted({s for r in known.values() for s in r.sources})
         )
         found({k: r for k, r in known.items() if r != Resolution()})
     todo = [p for p in picks if p.sha not in known]
@@ -461,20 +513,19 @@ def _pick_results(
     inner: Mapping[str, Sequence[str]],
     subjects: Mapping[str, str],
     compared: Mapping[tuple[str, tuple[str, ...]], list[FileResult]] | None = None,
-    memo: Memo = NO_MEMO,
+    statuses: Mapping[tuple[str, tuple[str, ...]], str] | None = None,
 ) -> list[PickResult]:
     """Each pick compared file by file with its sources (ordered as the history is; ``compared``:
-    comparisons already made, by pick and sources). A pick's status is a function of its full
-    diff and its sources' alone: kept in ``memo`` by those commits (superset and subset count
-    every line of both sides)."""
-    results, compared = [], compared or {}
+    comparisons already made, by pick and sources, ``statuses`` their statuses where known)."""
+    results, compared, statuses = [], compared or {}, statuses or {}
     for p in picks:
         r = res.get(p.sha) or Resolution()
         r.sources = sorted(r.sources, key=lambda s: order.get(s, len(order)))
-        files = compared.get((p.sha, tuple(r.sources)))
+        key = (p.sha, tuple(r.sources))
+        files = compared.get(key)
         if files is None:
             files = compare_files(store.full[p.sha].files, store.files(r.sources))
-        status = _status(files, p.sha, r.sources, memo)
+        status = statuses.get(key) or pick_status(files, bool(r.sources))
         if status == "no-source" and p.sha in reached:
             status = "forward-merged"  # made on this branch; the commit itself reached the source
         results.append(
@@ -488,22 +539,6 @@ def _pick_results(
             )
         )
     return results
-
-
-def _status(files: list[FileResult], pick: str, sources: Sequence[str], memo: Memo) -> str:
-    """``pick_status`` of a pick's files, kept by the pick and its sources."""
-    if not sources:
-        return pick_status(files, False)
-    kept = memo.get("status", [pick, *sources], _valid_status)
-    if kept is not None:
-        return str(kept)
-    status = pick_status(files, True)
-    memo.put("status", [pick, *sources], status)
-    return status
-
-
-def _valid_status(v: Any) -> bool:
-    return v in PICK_STATUSES
 
 
 def _history(
