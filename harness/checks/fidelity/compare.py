@@ -122,20 +122,30 @@ class Side:
 def side_of(fps: Sequence[FilePatch]) -> Side:
     """Merge one or more patches of the same file (in history order) into one side. A side of one
     patch holds the patch's own lists (neither is changed after parsing: no copy is made)."""
+    return side_of_lines(fps, body=True)
+
+
+def side_of_lines(fps: Sequence[FilePatch], body: bool = False) -> Side:
+    """``side_of``; without ``body``, the side's body is counted (``LinesNotKept``), not listed."""
     first, last = fps[0], fps[-1]
     if len(fps) == 1:
-        added, removed, body = first.added, first.removed, first.body
+        added, removed = first.added, first.removed
     else:
         added = [ln for f in fps for ln in f.added]
         removed = [ln for f in fps for ln in f.removed]
-        body = [ln for f in fps for ln in f.body]
+    if not body:
+        lines: list[bytes] = cast(list, LinesNotKept(sum(len(h) for f in fps for h in f.hunks)))
+    elif len(fps) == 1:
+        lines = first.body
+    else:
+        lines = [ln for f in fps for ln in f.body]
     return Side(
         path=last.path,
         old_path=first.old_path,
         status=first.status if len(fps) == 1 else "M",
         added=added,
         removed=removed,
-        body=body,
+        body=lines,
         binary=any(f.binary for f in fps),
         new_blob=last.new_blob,
         joined=len(fps) > 1,
@@ -357,8 +367,9 @@ def dice(a: Counter[tuple[str, bytes]], b: Counter[tuple[str, bytes]]) -> float:
 
 
 class LinesNotKept(Sequence[bytes]):
-    """The lines of a source's side whose comparison was kept (``kept_files``): their count alone
-    (``len``); reading a line is a harness bug, raised at once rather than answered empty."""
+    """Lines of a side whose comparison was kept (``kept_form``): a source's lines, a pick's
+    ``body``. Their count alone (``len``); reading a line is a harness bug, raised at once rather
+    than answered empty."""
 
     __slots__ = ("n",)
 
@@ -369,7 +380,7 @@ class LinesNotKept(Sequence[bytes]):
         return self.n
 
     def __getitem__(self, i: object) -> bytes:  # type: ignore[override]
-        raise RuntimeError("a kept comparison's source lines were read: they are not kept")
+        raise RuntimeError("lines of a kept comparison were read: they are not kept")
 
 
 def kept_form(files: Sequence[FileResult], status: str) -> list[object] | None:
@@ -404,7 +415,8 @@ def from_kept(value: list[Any], pick_files: Sequence[FilePatch]) -> tuple[list[F
     was kept (``LinesNotKept``), and the status. KeyError where the pick's diff has no file the
     form names (then it is compared again)."""
     status, rows = value
-    picks = {k: side_of(v) for k, v in _group(pick_files).items()}
+    # (a side's body is read by a comparison alone: counted here, not listed)
+    picks = {k: side_of_lines(v) for k, v in _group(pick_files).items()}
     out = []
     for path, st, same, note, only_pick, only_source, pick_path, source in rows:
         side = None
