@@ -82,3 +82,31 @@ def test_patch_paths_name_what_the_patch_names(builder):
     (patch,) = diff_many(repo, [(change, None)])
     assert named[change] == {f.path for f in patch.files}  # the same as the patch itself
     assert named[builder.rev("HEAD~1")] == {"a.py", "gone.py", "kept.py"}  # a root commit
+
+
+def test_keys_of_files_is_the_sum_of_each_file_s_signed_lines():
+    """``keys_of`` (and the follow-ups' keys of many commits, one pass over their files) counts
+    what ``signed_keys`` counts file by file, a binary or line-less file as one token."""
+    import random
+    from collections import Counter
+
+    from harness.checks.fidelity.compare import signed_keys
+    from harness.checks.fidelity.patches import keys_of
+    from harness.git.patch import FilePatch
+
+    r = random.Random(11)
+    words = [b"x = 1", b"  x  =  1", b"", b"   ", b"\t", b"y", b"caf\xe9", b"y "]
+
+    def patch(i: int) -> FilePatch:
+        lines = [r.choice([b"+", b"-", b" "]) + r.choice(words) for _ in range(r.randint(0, 6))]
+        return FilePatch(f"p{i}.py", f"p{i}.py", binary=r.random() < 0.1, hunks=[lines])
+
+    for _ in range(300):
+        files = [patch(i % 3) for i in range(r.randint(0, 5))]
+        want: Counter[tuple[str, bytes]] = Counter()
+        for f in files:
+            keys = signed_keys(f.added, f.removed)
+            if f.binary or not keys:
+                keys[("bin" if f.binary else "file", f.path.encode())] += 1
+            want += keys
+        assert keys_of(files) == want
