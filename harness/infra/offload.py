@@ -18,6 +18,7 @@ raised here by that in-process call, with this process's traceback.
 
 from __future__ import annotations
 
+import atexit
 import importlib
 import os
 import pickle
@@ -25,6 +26,7 @@ import queue
 import struct
 import sys
 import threading
+import weakref
 from collections.abc import Callable
 from typing import IO, Any
 
@@ -32,6 +34,23 @@ from harness.infra import process
 from harness.infra.futures import Future
 
 _SIZE = struct.Struct(">Q")
+_open: weakref.WeakSet[Worker] = weakref.WeakSet()  # workers started by this process
+_hooked: list[bool] = []
+
+
+def _at_exit_once() -> None:
+    """At exit, before the watchdog is told to end (``atexit`` runs the last registered first:
+    the watchdog's was registered as the first worker started), wait for the workers closed but
+    not yet reaped: a worker exits at its input's end, and one still registered then is what the
+    watchdog kills, after which it waits half a second."""
+    if not _hooked:
+        _hooked.append(True)
+        atexit.register(_workers_ended)
+
+
+def _workers_ended() -> None:
+    for worker in list(_open):
+        worker._ended(5)
 
 
 def _send(pipe: IO[bytes], obj: object) -> None:
@@ -74,11 +93,12 @@ class Worker:
         # Calls are written by a thread of their own: the worker reads the next one only when it
         # has answered the last, and the caller must not wait for that.
         self._outbox: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
-        for target, name in (
-            (self._read, "harness-offload-read"),
-            (self._write, "harness-offload-write"),
-        ):
-            threading.Thread(target=target, name=name, daemon=True).start()
+        self._closed = False
+        self._reader = threading.Thread(target=self._read, name="harness-offload-read", daemon=True)
+        self._reader.start()
+        threading.Thread(target=self._write, name="harness-offload-write", daemon=True).start()
+        _at_exit_once()
+        _open.add(self)
 
     def submit(self, *args: Any) -> Future[Any]:
         """``function(*args)``, answered by the worker (here when it cannot answer)."""
@@ -94,7 +114,13 @@ class Worker:
     def close(self) -> None:
         """No more calls: the worker exits once it has answered the ones sent."""
         if self._proc is not None:
+            self._closed = True
             self._outbox.put(None)
+
+    def _ended(self, timeout: float) -> None:
+        """Once closed: wait (at most ``timeout``) until the worker is reaped and unregistered."""
+        if self._closed:
+            self._reader.join(timeout)
 
     def _write(self) -> None:
         proc = self._proc

@@ -139,3 +139,37 @@ def test_a_worker_starts_only_for_rows_the_index_does_not_keep(builder, monkeypa
         data["entries"] = {k: [v[0], "not a row"] for k, v in data["entries"].items()}
         memo.write_text(json.dumps(data))
     assert run().data == plain.data and len(started) == 3  # rows to compute: started for them
+
+
+_CLOSED_AT_EXIT = r"""
+import atexit, sys
+from pathlib import Path
+from harness.infra.offload import Worker
+
+out = Path(sys.argv[1])
+worker = None
+# Registered first, so run last: what became of the worker once every other callback ran.
+atexit.register(lambda: out.write_text(repr(worker._proc.returncode)))
+worker = Worker("harness.checks.fidelity.endstate", "diff_at")
+assert worker.submit([b"a"], [b"b"]).result(timeout=60)
+worker.close()  # and the process ends at once
+"""
+
+
+def test_a_worker_closed_as_the_process_ends_exits_on_its_own(tmp_path):
+    """A process that closes its worker and ends at once waits (``atexit``) for the worker to
+    leave on its input's end: it is not left registered for the watchdog to kill (SIGTERM, then
+    half a second) as the process ends."""
+    import subprocess
+    import sys
+
+    for i in range(3):
+        out = tmp_path / f"code-{i}"
+        proc = subprocess.run(
+            [sys.executable, "-c", _CLOSED_AT_EXIT, str(out)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert out.read_text() == "0"
