@@ -748,8 +748,26 @@ class GitRepo:
             self._batch = self._checker = None
 
 
+_leaving = False  # the command line's verb is over and its process ends next (``leaving``)
+
+
+def leaving() -> None:
+    """The process ends next: a kept batch process is given the end of its input and not waited
+    for (it exits at once, and init reaps it), as the command line's end need not wait."""
+    global _leaving
+    _leaving = True
+
+
 def _end(proc: subprocess.Popen[bytes]) -> None:
     """End a kept batch process: EOF on its input, then reaped (killed if it does not stop)."""
+    if _leaving:
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+            if pipe is not None:
+                try:
+                    pipe.close()
+                except OSError:
+                    pass
+        return
     if proc.poll() is None:
         try:
             proc.stdin.close()  # type: ignore[union-attr]
