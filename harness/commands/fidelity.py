@@ -73,6 +73,11 @@ def run(args: argparse.Namespace) -> int:
     repo = repo_of(args)
     from harness.infra.history_index import open_index
 
+    if not args.no_cache:
+        from harness.git.history import ask_git_version
+
+        ask_git_version(repo)  # (the index's stamp names it: answered beside the refs below)
+
     base_name, head_name = range_of(args)
     # Every ref the run names, resolved in one process (a bad one is left to ``resolve``'s error).
     repo.preresolve([base_name, head_name, args.source, args.source_branch or ""], ("commit",))

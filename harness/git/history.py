@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Sequence
 
 from harness.git.repo import Commit, GitRepo
@@ -61,11 +62,27 @@ def fork_point(repo: GitRepo, base: str, head: str) -> str:
 
 
 _VERSION: dict[str, str] = {}
+_ASKED: list[subprocess.Popen[bytes]] = []  # ``git version`` started by ``ask_git_version``
+
+
+def ask_git_version(repo: GitRepo) -> None:
+    """Start ``git version`` now, its answer read by ``git_version``: it runs beside the run's
+    first questions to git instead of after them (~1.5 ms of a run's start)."""
+    if "v" not in _VERSION and not _ASKED:
+        try:
+            _ASKED.append(repo.popen(["version"]))
+        except OSError:
+            pass
 
 
 def git_version(repo: GitRepo) -> str:
     """``git version`` (part of content keys: another git may diff or rename-detect differently);
     asked once per run."""
+    if "v" not in _VERSION and _ASKED:
+        proc = _ASKED.pop()
+        out, _ = proc.communicate()
+        if proc.returncode == 0 and out.strip():
+            _VERSION["v"] = out.decode("utf-8", "surrogateescape").strip()
     if "v" not in _VERSION:
         _VERSION["v"] = repo.run_text(["version"]).strip()
     return _VERSION["v"]

@@ -126,3 +126,22 @@ def test_only_the_command_line_s_own_process_leaves(builder, run_cli):
     code, _, err = run_cli("shape", "HEAD~1..HEAD", "--repo", str(builder.path))
     assert code == 0, err
     assert repo_module._leaving is False
+
+
+def test_git_version_asked_ahead_is_the_one_asked_in_place(builder, monkeypatch):
+    """``ask_git_version`` starts ``git version`` early; ``git_version`` reads that answer: the
+    same text as asking in place (the index's stamp names it), one process either way."""
+    from harness.git import history
+
+    builder.commit("one", {"a.py": "x = 1\n"})
+    repo = GitRepo(builder.path)
+    monkeypatch.setattr(history, "_VERSION", {})
+    monkeypatch.setattr(history, "_ASKED", [])
+    in_place = history.git_version(repo)
+    assert in_place == repo.run_text(["version"]).strip() and in_place.startswith("git version")
+    monkeypatch.setattr(history, "_VERSION", {})
+    history.ask_git_version(repo)
+    assert len(history._ASKED) == 1
+    history.ask_git_version(repo)  # (asked once)
+    assert len(history._ASKED) == 1
+    assert history.git_version(repo) == in_place and history._ASKED == []
