@@ -307,9 +307,9 @@ def _main(argv: Sequence[str] | None, on_main: bool = False, as_cli: bool = Fals
     finally:
         if as_cli:
             gc.disable()
-            repo = sys.modules.get("harness.git.repo")
-            if repo is not None:  # (its git processes end as the verb's objects go, next)
-                repo.leaving()
+            kept = sys.modules.get("harness.git.kept")
+            if kept is not None:  # (its git processes end as the verb's objects go, next)
+                kept.leaving()
         else:
             gc.set_threshold(*thresholds)
         workarea.end_run()

@@ -184,14 +184,19 @@ def _rendered(
         return None
     if kept_text is None:
         kept_text = _section_utf8(index, section)
-        index.later(index.keep_text, parts, kept_text)
+        index.later(_keep_text, index, parts, kept_text)
     return {id(section): kept_text}
+
+
+def _keep_text(index: HistoryIndex, parts: Sequence[Any], text: bytes) -> None:
+    index.keep_text(parts, text.decode("utf-8"))  # (decoded by the index's writer: after the run)
 
 
 def _section_utf8(index: HistoryIndex, section: Section) -> bytes:
     """The section's JSON text (``section_text``, UTF-8), each entry of ``data.picks`` written as
     the text an earlier run kept for an equal entry (``report/json_items.py``), else rendered now;
-    this run's entries are kept for the next (``HistoryIndex.keep_fragments``)."""
+    this run's entries are kept for the next (``infra/history_fragments.py``)."""
+    from harness.infra.history_fragments import fragments, keep_fragments
     from harness.report.json import section_utf8
     from harness.report.json_items import item_key, items_text, with_items
 
@@ -199,8 +204,8 @@ def _section_utf8(index: HistoryIndex, section: Section) -> bytes:
     if not isinstance(picks, list) or not picks:
         return section_utf8(section)
     keys = list(map(item_key, picks))
-    items, texts = items_text(picks, keys, index.fragments([k for k in keys if k is not None]))
-    index.later(index.keep_fragments, texts)
+    items, texts = items_text(picks, keys, fragments(index, [k for k in keys if k is not None]))
+    index.later(keep_fragments, index, texts)
     return section_utf8(with_items(section, "picks", items))
 
 

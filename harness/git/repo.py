@@ -19,6 +19,7 @@ from typing import Any
 
 from harness.errors import UsageError
 from harness.git.capture import capture_file, read_file
+from harness.git.kept import end_kept
 from harness.git.records import git_time, log_records
 from harness.infra.process import GIT_LOCATING_ENV
 
@@ -737,47 +738,15 @@ class GitRepo:
             env=self._env(),
             cwd=str(self.git_dir),
         )
-        weakref.finalize(self, _end, proc)
+        weakref.finalize(self, end_kept, proc)
         return proc
 
     def close(self) -> None:
         with self._check_lock, self._batch_lock:
             for proc in (self._batch, self._checker):
                 if proc is not None:
-                    _end(proc)
+                    end_kept(proc)
             self._batch = self._checker = None
-
-
-_leaving = False  # the command line's verb is over and its process ends next (``leaving``)
-
-
-def leaving() -> None:
-    """The process ends next: a kept batch process is given the end of its input and not waited
-    for (it exits at once, and init reaps it), as the command line's end need not wait."""
-    global _leaving
-    _leaving = True
-
-
-def _end(proc: subprocess.Popen[bytes]) -> None:
-    """End a kept batch process: EOF on its input, then reaped (killed if it does not stop)."""
-    if _leaving:
-        for pipe in (proc.stdin, proc.stdout, proc.stderr):
-            if pipe is not None:
-                try:
-                    pipe.close()
-                except OSError:
-                    pass
-        return
-    if proc.poll() is None:
-        try:
-            proc.stdin.close()  # type: ignore[union-attr]
-            proc.wait(timeout=5)
-        except (OSError, subprocess.TimeoutExpired):
-            proc.kill()
-            proc.wait()
-    for pipe in (proc.stdout, proc.stderr):
-        if pipe is not None:
-            pipe.close()
 
 
 def run_git(

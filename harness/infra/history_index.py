@@ -14,8 +14,8 @@ Layout, under ``<cache>/history/<repo key>/`` (the cache folder is private: 0700
   one pack of what it diffed, not a rewrite of every diff) with the chunk's length and sha1,
   checked on every read; ``memo-<kind>.json``: per-pick memos; ``results/<key>.json``: whole
   answers (``<key>.txt``: an answer's JSON rendering, written as it is); ``fragments-<sha1>.pack``
-  with ``fragments.json``: the last run's rendered JSON of report items by the digest of their
-  content (``report/json_items.py``), each checked by its sha1 as a chunk is. Each JSON file names the
+  with ``fragments.json``: the last run's rendered report items (``history_fragments.py``). Each
+  JSON file names the
   format, the harness code digest, the git version and the repository it describes (``stamp``)
   and ends with a digest of every byte before it
   (``harness/infra/digest.py``); a file that fails its digest (cut short, bit rot, an edit: said
@@ -39,7 +39,7 @@ import hashlib
 import json
 import os
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import partial
 from itertools import compress
@@ -56,7 +56,7 @@ from harness.infra.detach import detachable, run_detached, wait_unlocked
 from harness.infra.digest import TRAILER, opened, say_mismatch, seal, unwritable
 from harness.infra.history_code import kept_code_digest
 from harness.infra.history_codec import hook
-from harness.infra.history_packs import PACK_NAME, keep_table, read_chunks, valid_table
+from harness.infra.history_packs import keep_table, read_chunks, valid_table
 from harness.infra.history_rows import (
     COLUMNS,
     FULL_ID,
@@ -80,6 +80,7 @@ MAX_MEMO = 50_000  # memo entries per kind (a resolution, a unit's follow-ups, a
 # A walk is a whole history's commit ids (~0.9 MB at 20k commits); a range its commits' messages.
 _MEMO_LIMITS = {"walk": 8, "range": 16, "range-heads": 64}
 MAX_FILE_BYTES = 512 << 20  # a larger file is not read: it is not one this code wrote
+_SERVED = "commits read diffs diffed answers built recalled remembered fragments".split()
 _REST = 0.5  # past this share of commits missing, one walking log is cheaper than the gaps
 
 # (a Row's columns, for C-level maps over many rows)
@@ -131,10 +132,7 @@ class HistoryIndex:
         self.rebuilt: list[str] = []  # why a stored file was not used (tests read it)
         # What came from the index and what from git (tests and bench read it): commit rows,
         # diffs, whole answers.
-        self.served = {
-            "commits": 0, "read": 0, "diffs": 0, "diffed": 0, "answers": 0, "built": 0,
-            "recalled": 0, "remembered": 0, "fragments": 0,
-        }  # fmt: skip
+        self.served = dict.fromkeys(_SERVED, 0)
 
     # -- files -------------------------------------------------------------------------------
     def _read(
@@ -540,14 +538,11 @@ class HistoryIndex:
         head = self._text_head(key).encode()
         return raw[len(head) : len(raw) - TRAILER] if raw.startswith(head) else None
 
-    def keep_text(self, parts: Sequence[Any], text: str | bytes) -> None:
-        """Keep ``text`` (a JSON value, or its UTF-8) beside the answer kept for ``parts``, where
-        there is one."""
+    def keep_text(self, parts: Sequence[Any], text: str) -> None:
+        """Keep ``text`` (a JSON value) beside the answer kept for ``parts``, where there is one."""
         key, path = self._answer_path(parts)
         if not path.is_file():
             return
-        if isinstance(text, bytes):
-            text = text.decode("utf-8")
         try:
             with self._locked():
                 sealed = seal([self._text_head(key), text, "}"])
@@ -567,57 +562,6 @@ class HistoryIndex:
             for old in kept[MAX_RESULTS:]:
                 old.unlink(missing_ok=True)
                 old.with_suffix(".txt").unlink(missing_ok=True)  # its rendered text (answers)
-
-    # -- rendered fragments ------------------------------------------------------------------
-    # The JSON text of report items by the digest of their content (``report/json_items.py``):
-    # the last run's, end to end in ``fragments-<sha1>.pack`` (named by its bytes) and its table
-    # ``fragments.json`` (the pack; key → offset, length, sha1), replaced by the next run that
-    # renders any.
-    def fragments(self, keys: Sequence[str]) -> dict[str, bytes]:
-        """The texts kept for these keys (UTF-8); a key not kept, or whose bytes are not the
-        ones kept, is left out (a damaged pack is said, as a diff pack is)."""
-        data = self._read("fragments.json") if keys else None
-        table = data.get("fragments") if data is not None else None
-        pack = data.get("pack") if data is not None else None
-        if not isinstance(table, dict) or not isinstance(pack, str) or not PACK_NAME.match(pack):
-            return {}
-        spans = {k: table[k] for k in dict.fromkeys(keys) if _valid_span(table.get(k))}
-        name = f"fragments-{pack}.pack"
-        got = read_chunks(self.dir / name, list(spans.values()))
-        out = {k: chunk for k, chunk in zip(spans, got, strict=True) if chunk is not None}
-        if len(out) < len(spans):
-            self.rebuilt.append(f"{name}: a fragment not as kept")
-            self._say_damaged(name)
-        self.served["fragments"] += len(out)
-        return out
-
-    def keep_fragments(self, texts: Mapping[str, bytes]) -> None:
-        """Keep ``texts`` (this run's, by key) in place of the last run's."""
-        if not texts:
-            return
-        named = hashlib.sha1()
-        table: dict[str, list[Any]] = {}
-        at = 0
-        for k, text in texts.items():
-            named.update(text)
-            table[k] = [at, len(text), hashlib.sha1(text).hexdigest()]
-            at += len(text)
-        pack = named.hexdigest()
-        try:
-            with self._locked():
-                write_atomic(
-                    self.dir / f"fragments-{pack}.pack",
-                    list(texts.values()),
-                    prefix=".tmp-",
-                    shared=False,
-                )
-                head = {"stamp": self.stamp, "pack": pack, "fragments": table}
-                self._write("fragments.json", json.dumps(head, separators=(",", ":")))
-                for old in self.dir.glob("fragments-*.pack"):
-                    if old.name != f"fragments-{pack}.pack":
-                        old.unlink(missing_ok=True)
-        except OSError as e:
-            self.rebuilt.append(f"fragments not written: {e.strerror or e}")
 
     # -- memos -------------------------------------------------------------------------------
     # Per-pick work kept by the content it is a function of (fidelity's resolutions, a unit's
@@ -751,11 +695,8 @@ class HistoryIndex:
             os.close(fd)  # this process's copy: the writer's keeps the lock until it is done
 
     def _after_fork(self, fd: int) -> None:
-        """In the detached writer: the locks other threads of the run may have held are new; the
-        index's lock is held by ``fd`` (taken before the writer was forked)."""
-        self._lock = threading.RLock()
-        self._walk_lock = threading.Lock()
-        self._held = fd
+        """In the detached writer: new locks (the run's threads may have held its own); ``fd``'s."""
+        self._lock, self._walk_lock, self._held = threading.RLock(), threading.Lock(), fd
 
     def save(self) -> None:
         """Write what this run learned, merged with what another run wrote meanwhile. The index
@@ -841,20 +782,6 @@ def wait_for_writers(cache: Path, limit_s: float = 60.0) -> None:
     an index does for its own): ``harness cache`` before it reads or clears, tests, benches."""
     for lock in sorted((cache / "history").glob("*/lock")):
         wait_unlocked(lock, limit_s)
-
-
-def _valid_span(v: Any) -> bool:
-    """[offset, length, sha1] of a chunk of ``fragments.pack``."""
-    return (
-        isinstance(v, list)
-        and len(v) == 3
-        and type(v[0]) is int
-        and type(v[1]) is int
-        and 0 <= v[0] <= MAX_FILE_BYTES
-        and 0 <= v[1] <= MAX_FILE_BYTES
-        and isinstance(v[2], str)
-        and len(v[2]) == 40
-    )
 
 
 def _stamp(st: os.stat_result) -> tuple[int, ...]:

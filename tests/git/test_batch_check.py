@@ -93,18 +93,18 @@ def test_a_failed_merge_base_is_not_kept(builder, specs):
 _LEAVING = r"""
 import sys
 from harness.git import GitRepo
-from harness.git import repo as repo_module
+from harness.git import kept
 repo = GitRepo(sys.argv[1])
 assert repo.batch_check(["HEAD"], "%(objectname) %(objecttype)")[0].endswith(" commit")
 proc = repo._checker
-repo_module.leaving()
+kept.leaving()
 repo.close()  # given the end of its input, not waited for
 print(proc.returncode, proc.wait(timeout=30))
 """
 
 
 def test_a_process_leaving_gives_its_batch_processes_their_input_s_end_without_waiting(builder):
-    """Once the command line's verb is over (``repo.leaving``), a kept batch process is not waited
+    """Once the command line's verb is over (``kept.leaving``), a kept batch process is not waited
     for: its input ends and it exits on its own (exit 0), which the run's end need not wait for."""
     builder.commit("one", {"a.py": "x = 1\n"})
     out = subprocess.run(
@@ -119,13 +119,13 @@ def test_a_process_leaving_gives_its_batch_processes_their_input_s_end_without_w
 
 def test_only_the_command_line_s_own_process_leaves(builder, run_cli):
     """``main(argv)`` in a caller's process leaves its git processes waited for, as before."""
-    from harness.git import repo as repo_module
+    from harness.git import kept
 
     builder.commit("one", {"a.py": "x = 1\n"})
     builder.commit("two", {"a.py": "x = 2\n"})
     code, _, err = run_cli("shape", "HEAD~1..HEAD", "--repo", str(builder.path))
     assert code == 0, err
-    assert repo_module._leaving is False
+    assert kept._leaving is False
 
 
 def test_git_version_asked_ahead_is_the_one_asked_in_place(builder, monkeypatch):

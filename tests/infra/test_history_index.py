@@ -711,22 +711,24 @@ def test_an_answer_is_served_whole_or_by_its_head(builder, tmp_path):
 def test_fragments_round_trip_and_bytes_that_are_not_the_kept_ones_are_left_out(builder, tmp_path):
     """``keep_fragments`` keeps one run's texts in place of the last run's; ``fragments`` gives
     back the ones asked for that are kept, each only with the very bytes kept."""
+    from harness.infra.history_fragments import fragments, keep_fragments
+
     _history(builder)
     repo, root = GitRepo(builder.path), tmp_path / "index"
     idx = HistoryIndex(repo, root)
-    assert idx.fragments(["k1"]) == {}  # (nothing kept yet)
+    assert fragments(idx, ["k1"]) == {}  # (nothing kept yet)
     texts = {"k1": b'{\n  "a": 1\n}', "k2": '{"\u00e9": "\\\\xe9"}'.encode(), "k3": b""}
-    idx.keep_fragments(texts)
+    keep_fragments(idx, texts)
     again = HistoryIndex(repo, root)
-    assert again.fragments(["k2", "k1", "k9", "k1"]) == {"k1": texts["k1"], "k2": texts["k2"]}
-    assert again.served["fragments"] == 2 and again.fragments([]) == {}
+    assert fragments(again, ["k2", "k1", "k9", "k1"]) == {"k1": texts["k1"], "k2": texts["k2"]}
+    assert again.served["fragments"] == 2 and fragments(again, []) == {}
     (pack,) = root.rglob("fragments-*.pack")
     raw = pack.read_bytes()
     pack.write_bytes(raw.replace(b'"a": 1', b'"a": 2'))  # same length, other bytes
-    assert HistoryIndex(repo, root).fragments(["k1", "k2"]) == {"k2": texts["k2"]}
+    assert fragments(HistoryIndex(repo, root), ["k1", "k2"]) == {"k2": texts["k2"]}
     # The next run's texts replace the last run's (their pack too).
-    HistoryIndex(repo, root).keep_fragments({"k4": b"[]"})
-    assert HistoryIndex(repo, root).fragments(["k1", "k2", "k4"]) == {"k4": b"[]"}
+    keep_fragments(HistoryIndex(repo, root), {"k4": b"[]"})
+    assert fragments(HistoryIndex(repo, root), ["k1", "k2", "k4"]) == {"k4": b"[]"}
     assert [p.name for p in root.rglob("fragments-*.pack")] != [pack.name]
     assert len(list(root.rglob("fragments-*.pack"))) == 1
     # Another harness's table (its stamp) is not read.
@@ -734,7 +736,7 @@ def test_fragments_round_trip_and_bytes_that_are_not_the_kept_ones_are_left_out(
     data = json.loads(table.read_bytes())
     data.pop("digest")
     _reseal(table, {**data, "stamp": "another"})
-    assert HistoryIndex(repo, root).fragments(["k4"]) == {}
+    assert fragments(HistoryIndex(repo, root), ["k4"]) == {}
 
 
 def test_a_new_pick_s_report_writes_the_kept_picks_entries_as_kept(builder, tmp_path, monkeypatch):
@@ -760,17 +762,19 @@ def test_a_new_pick_s_report_writes_the_kept_picks_entries_as_kept(builder, tmp_
     assert first == report("--no-cache")  # (cold: every entry rendered and kept)
     before = json.loads(first)["sections"][0]["data"]["picks"]
     builder.cherry_pick(rest[0], "-x")  # one new pick
-    served: list[int] = []
-    real = hi.HistoryIndex.fragments
+    from harness.infra import history_fragments
 
-    def counted(self, keys):
-        got = real(self, keys)
+    served: list[int] = []
+    real = history_fragments.fragments
+
+    def counted(index, keys):
+        got = real(index, keys)
         served.append(len(got))
         return got
 
     from harness.cli import main
 
-    monkeypatch.setattr(hi.HistoryIndex, "fragments", counted)  # (the in-process run below)
+    monkeypatch.setattr(history_fragments, "fragments", counted)  # (the in-process run below)
     monkeypatch.setenv("HARNESS_CACHE_DIR", env["HARNESS_CACHE_DIR"])
     out = tmp_path / "n.json"
     argv = ["fidelity", f"{base}..release", "--source", "main", "--repo", str(builder.path)]
