@@ -26,14 +26,21 @@ class _Deferred(types.ModuleType):
 
 def dataclasses_without_inspect() -> None:
     """Import ``dataclasses`` now, its ``inspect`` deferred (nothing where either is loaded)."""
-    if "dataclasses" in sys.modules or "inspect" in sys.modules:
+    _import_with_stand_in("dataclasses", _Deferred("inspect"))
+
+
+def _import_with_stand_in(module: str, stand_in: types.ModuleType) -> None:
+    """Import ``module`` with ``stand_in`` as the module of its name, for that import alone
+    (nothing where either is loaded already): every later import gets the real one."""
+    name = stand_in.__name__
+    if module in sys.modules or name in sys.modules:
         return
-    sys.modules["inspect"] = _Deferred("inspect")
+    sys.modules[name] = stand_in
     try:
-        import dataclasses  # noqa: F401
+        importlib.import_module(module)
     finally:
-        if isinstance(sys.modules.get("inspect"), _Deferred):
-            del sys.modules["inspect"]
+        if sys.modules.get(name) is stand_in:
+            del sys.modules[name]
 
 
 def dataclass_methods_uncompiled() -> None:
@@ -180,14 +187,8 @@ def futures_without_logging() -> None:
     ``logging`` (with ``traceback``, ``string``, ``tokenize``: ~4 ms here) only to log a callback
     or worker that raised, through one module-level logger, which is looked up at its first use.
     Nothing where either is loaded; every later ``import logging`` gets the real module."""
-    if "concurrent.futures" in sys.modules or "logging" in sys.modules:
-        return
-    sys.modules["logging"] = _LoggingStandIn("logging")
-    try:
-        import concurrent.futures.thread  # noqa: F401
-    finally:
-        if isinstance(sys.modules.get("logging"), _LoggingStandIn):
-            del sys.modules["logging"]
+    if "concurrent.futures" not in sys.modules:
+        _import_with_stand_in("concurrent.futures.thread", _LoggingStandIn("logging"))
 
 
 class _LazyPattern:

@@ -624,6 +624,22 @@ def test_a_diff_entry_out_of_bounds_rebuilds_the_table(builder, tmp_path, bad):
     assert idx is not None and "diffs.json: records of the wrong shape" in idx.rebuilt
 
 
+def _json_report(builder: RepoBuilder, base: str, tmp_path: Path, *extra: str) -> str:
+    """``fidelity base..release --format json`` on the command line (its cache under ``tmp_path``,
+    its writer waited for: the next run reads what it kept), less its command line."""
+    env = {**os.environ, "HARNESS_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("HARNESS_CACHE_WRITES", None)
+    out = tmp_path / "r.json"
+    argv = ["fidelity", f"{base}..release", "--source", "main", "--repo", str(builder.path)]
+    argv += ["--format", "json", "--output", str(out), "--fail-on", "never", *extra]
+    proc = subprocess.run([sys.executable, "-m", "harness", *argv], env=env)
+    assert proc.returncode == 0
+    wait_for_writers(tmp_path / "cache")
+    doc = json.loads(out.read_bytes())
+    doc.pop("command")
+    return json.dumps(doc)
+
+
 def test_a_kept_answer_is_written_as_its_kept_text_and_a_bad_text_is_rendered_again(
     builder, tmp_path
 ):
@@ -631,20 +647,9 @@ def test_a_kept_answer_is_written_as_its_kept_text_and_a_bad_text_is_rendered_ag
     answer writes that text, bytes equal to a run without the index. A text that fails its digest,
     another key's, or one whose answer is gone is not used."""
     base, _ = _history(builder)
-    env = {**os.environ, "HARNESS_CACHE_DIR": str(tmp_path / "cache")}
 
     def report(*extra: str) -> bytes:
-        out = tmp_path / "r.json"
-        argv = ["fidelity", f"{base}..release", "--source", "main", "--repo", str(builder.path)]
-        argv += ["--format", "json", "--output", str(out), "--fail-on", "never", *extra]
-        proc = subprocess.run([sys.executable, "-m", "harness", *argv], env=env)
-        assert proc.returncode == 0
-        # the index is written by a process of its own once the report is out: what the next
-        # line reads of the cache is there once it ends
-        wait_for_writers(tmp_path / "cache")
-        doc = json.loads(out.read_bytes())
-        doc.pop("command")
-        return json.dumps(doc).encode()
+        return _json_report(builder, base, tmp_path, *extra).encode()
 
     plain = report("--no-cache")
     assert report() == plain  # cold: rendered, kept
@@ -744,19 +749,9 @@ def test_a_new_pick_s_report_writes_the_kept_picks_entries_as_kept(builder, tmp_
     entry of ``data.picks`` from the text the last run kept, and its report is the bytes of a run
     without the cache; a pick whose entry changed is rendered again."""
     base, rest = _history(builder)
-    env = {**os.environ, "HARNESS_CACHE_DIR": str(tmp_path / "cache")}
-    env.pop("HARNESS_CACHE_WRITES", None)
 
     def report(*extra: str) -> str:
-        out = tmp_path / "r.json"
-        argv = ["fidelity", f"{base}..release", "--source", "main", "--repo", str(builder.path)]
-        argv += ["--format", "json", "--output", str(out), "--fail-on", "never", *extra]
-        proc = subprocess.run([sys.executable, "-m", "harness", *argv], env=env)
-        assert proc.returncode == 0
-        wait_for_writers(tmp_path / "cache")
-        doc = json.loads(out.read_bytes())
-        doc.pop("command")
-        return json.dumps(doc)
+        return _json_report(builder, base, tmp_path, *extra)
 
     first = report()
     assert first == report("--no-cache")  # (cold: every entry rendered and kept)
@@ -775,7 +770,7 @@ def test_a_new_pick_s_report_writes_the_kept_picks_entries_as_kept(builder, tmp_
     from harness.cli import main
 
     monkeypatch.setattr(history_fragments, "fragments", counted)  # (the in-process run below)
-    monkeypatch.setenv("HARNESS_CACHE_DIR", env["HARNESS_CACHE_DIR"])
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
     out = tmp_path / "n.json"
     argv = ["fidelity", f"{base}..release", "--source", "main", "--repo", str(builder.path)]
     assert main([*argv, "--format", "json", "--output", str(out), "--fail-on", "never"]) == 0
