@@ -26,6 +26,8 @@ ENV = "HARNESS_CACHE_WRITES"  # "inline": write in the run's own process
 # A writer: its jobs, what it runs first in the child (given the descriptor it keeps), that one.
 _Writer = tuple[Sequence[Callable[[], object]], Callable[[int], None], int]
 _held: list[_Writer] | None = None  # writers held back by ``hold`` until ``end_process``
+# Signals that would unwind a child through the run's own code before it takes its own handlers.
+_HELD_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT}
 
 
 def detachable() -> bool:
@@ -102,7 +104,7 @@ def _fork() -> int:
     """``os.fork()``, the signals that would unwind the child through the run's own code before
     it takes its own handlers blocked until it has them (the parent's are delivered once it is
     forked)."""
-    held = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT}
+    held = _HELD_SIGNALS
     signal.pthread_sigmask(signal.SIG_BLOCK, held)
     try:
         with warnings.catch_warnings():  # (3.12+: "multi-threaded, fork() may deadlock": _writer)
@@ -121,9 +123,6 @@ def _child(writers: Sequence[_Writer]) -> None:
         _writer(writers, _HELD_SIGNALS)
     finally:
         os._exit(0)  # never the caller's atexit handlers, never its buffered output
-
-
-_HELD_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT}
 
 
 def _open_fds() -> set[int]:
