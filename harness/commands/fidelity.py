@@ -151,10 +151,14 @@ def _judge(
             loading.join()
         from harness.checks.fidelity.check import fidelity_section
 
-        # Its renderers escape what is not UTF-8 as they write (the JSON writer in one scan).
+        # Its renderers escape what is not UTF-8 as they write (the JSON writer in one scan); its
+        # findings are escaped now: the verdict's causes word and clip them before any renderer.
         section = fidelity_section(
             repo, base, head, args.source, args.source_branch, mapping, index=index, escaped=False
         )
+        from harness.report.printable import printable
+
+        printable(section.findings)  # (dataclasses: escaped in place)
     inputs = {
         "range": f"{base_name}..{head_name}",
         "base": base,

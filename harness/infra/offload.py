@@ -118,9 +118,16 @@ class Worker:
             self._outbox.put(None)
 
     def _ended(self, timeout: float) -> None:
-        """Once closed: wait (at most ``timeout``) until the worker is reaped and unregistered."""
-        if self._closed:
-            self._reader.join(timeout)
+        """Once closed: wait (at most ``timeout``) until the worker is reaped and unregistered;
+        a worker with calls still unanswered (a run that failed or was interrupted) is killed
+        first, as the watchdog would kill it, rather than waited for."""
+        if not self._closed:
+            return
+        with self._lock:
+            pending = bool(self._pending) and not self._failed
+        if pending and self._proc is not None and self._proc.poll() is None:
+            process.kill_group(self._proc)
+        self._reader.join(timeout)
 
     def _write(self) -> None:
         proc = self._proc

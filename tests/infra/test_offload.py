@@ -173,3 +173,34 @@ def test_a_worker_closed_as_the_process_ends_exits_on_its_own(tmp_path):
         )
         assert proc.returncode == 0, proc.stderr
         assert out.read_text() == "0"
+
+
+_UNANSWERED_AT_EXIT = r"""
+import atexit, sys
+from pathlib import Path
+from harness.infra.offload import Worker
+
+out = Path(sys.argv[1])
+worker = None
+atexit.register(lambda: out.write_text(repr(worker._proc.returncode)))  # (runs last)
+worker = Worker("time", "sleep")
+worker.submit(120)  # a call still unanswered when the process ends (a run that failed)
+worker.close()
+"""
+
+
+def test_a_worker_with_calls_unanswered_at_exit_is_killed_not_waited_for(tmp_path):
+    """A run that fails or is interrupted closes its worker with calls still queued: at exit it
+    is killed (its group, as the watchdog would) and reaped, not waited for."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "code"
+    proc = subprocess.run(
+        [sys.executable, "-c", _UNANSWERED_AT_EXIT, str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert out.read_text() == str(-signal.SIGKILL)

@@ -311,7 +311,7 @@ class _Sources:
         files = self.compared.get(key)
         if files is not None or not sources or not self.memo:
             return files
-        value = self.memo.get("compared", [sha, *sources], valid_kept)
+        value = self.memo.get("compared", self._compared_key(sha, sources), valid_kept)
         if value is None:
             return None
         try:
@@ -329,7 +329,10 @@ class _Sources:
             if status is None:
                 status = pick_status(files, True)
             self.statuses[(sha, tuple(sources))] = status
-            self.memo.put("compared", [sha, *sources], kept_form(files, status))
+            self.memo.put("compared", self._compared_key(sha, sources), kept_form(files, status))
+
+    def _compared_key(self, sha: str, sources: Sequence[str]) -> list[str]:
+        return compared_key(self.store.merge_parents, sha, sources)
 
     def unkept(self, res: Mapping[str, Resolution]) -> list[str]:
         """The sources whose diffs these picks' comparisons still need (none where kept)."""
@@ -385,6 +388,13 @@ class _Sources:
             {p.sha: store.full[p.sha].files for p in picks},
         )
         return results
+
+
+def compared_key(parents: Mapping[str, str], sha: str, sources: Sequence[str]) -> list[str]:
+    """What a pick's comparison reads, as its memo names it: the pick, its sources and what each
+    source's diff is against (``parents``: a merge's first parent where the history names it;
+    else its own parent, "")."""
+    return [sha, *sources, *(parents.get(s, "") for s in sources)]
 
 
 def _by_change_id(

@@ -244,6 +244,46 @@ def test_a_section_left_unescaped_renders_and_is_kept_as_an_escaped_one(
     assert served.splitlines()[3:] == fresh.splitlines()[3:]
 
 
+def test_a_long_path_that_is_not_utf8_gives_the_same_causes_cold_and_warm(builder, tmp_path):
+    """The verdict's causes word and clip what the findings name (200 characters) before any
+    renderer runs: they read it escaped (``\\xNN``) whether the section was built now or served
+    whole from the index, so the report is the same bytes either way."""
+    import os
+    import subprocess
+    import sys
+
+    from harness.infra.history_index import wait_for_writers
+
+    name = (b"caf\xe9_" * 30 + b".py").decode("utf-8", "surrogateescape")  # 30 bytes not UTF-8
+    body = "".join(f"v_{i} = {i}\n" for i in range(20))
+    builder.commit("base", {name: body})
+    builder.branch("release")
+    src = builder.commit("Set v_3 (#12)", {name: body.replace("v_3 = 3", "v_3 = 33")})
+    builder.checkout("release")
+    base = builder.rev("HEAD")
+    msg = f"Set v_3 (#12)\n\n(cherry picked from commit {src})"
+    builder.commit(msg, {name: body.replace("v_3 = 3", "v_3 = 34")})  # adapted: a finding
+    env = {**os.environ, "HARNESS_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("HARNESS_CACHE_WRITES", None)
+
+    def report(*extra: str) -> dict:
+        argv = ["fidelity", f"{base}..release", "--source", "main", "--repo", str(builder.path)]
+        argv += ["--format", "json", "--fail-on", "never", *extra]
+        proc = subprocess.run(
+            [sys.executable, "-m", "harness", *argv], env=env, capture_output=True, timeout=120
+        )
+        assert proc.returncode == 0, proc.stderr
+        wait_for_writers(tmp_path / "cache")
+        doc = json.loads(proc.stdout)
+        doc.pop("command")
+        return doc
+
+    cold, warm, plain = report(), report(), report("--no-cache")
+    actions = [c["action"] for c in cold["causes"]]
+    assert any("caf\\xe9_" in a and a.endswith("…") for a in actions), actions  # (clipped)
+    assert cold == warm == plain
+
+
 def test_two_picks_resolving_to_one_source_are_flagged(builder, run_cli):
     builder.commit("init", {"v.py": "VERSION = '1.0.dev'\n", "a.py": "x = 1\n"})
     builder.branch("release")

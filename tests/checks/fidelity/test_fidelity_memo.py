@@ -136,3 +136,16 @@ def test_a_kept_comparison_is_the_comparison_less_the_source_s_lines(builder):
             assert isinstance(b.source.added, LinesNotKept)
             with pytest.raises(RuntimeError, match="not kept"):
                 list(b.source.added)
+
+
+def test_a_kept_comparison_is_named_by_what_each_source_was_diffed_against():
+    """A merge source diffed against its first parent (the history names it) and the same commit
+    diffed against nothing (a ``--map`` source outside that history) are other comparisons."""
+    from harness.checks.fidelity.resolve import compared_key
+
+    pick, merge, other = "a" * 40, "b" * 40, "c" * 40
+    plain = compared_key({}, pick, [merge, other])
+    first = compared_key({merge: "d" * 40}, pick, [merge, other])
+    memo = Memo(None, [])
+    assert plain != first and memo._key("compared", plain) != memo._key("compared", first)
+    assert compared_key({merge: "d" * 40}, pick, [other]) == compared_key({}, pick, [other])
