@@ -160,19 +160,21 @@ def test_a_worker_closed_as_the_process_ends_exits_on_its_own(tmp_path):
     """A process that closes its worker and ends at once waits (``atexit``) for the worker to
     leave on its input's end: it is not left registered for the watchdog to kill (SIGTERM, then
     half a second) as the process ends."""
+    for i in range(3):
+        assert _worker_code_at_exit(_CLOSED_AT_EXIT, tmp_path / f"code-{i}") == "0"
+
+
+def _worker_code_at_exit(script: str, out) -> str:
+    """Run ``script`` (it writes its worker's exit status at its process's very end into ``out``)
+    in a process of its own; that status."""
     import subprocess
     import sys
 
-    for i in range(3):
-        out = tmp_path / f"code-{i}"
-        proc = subprocess.run(
-            [sys.executable, "-c", _CLOSED_AT_EXIT, str(out)],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert proc.returncode == 0, proc.stderr
-        assert out.read_text() == "0"
+    proc = subprocess.run(
+        [sys.executable, "-c", script, str(out)], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    return out.read_text()
 
 
 _UNANSWERED_AT_EXIT = r"""
@@ -192,15 +194,4 @@ worker.close()
 def test_a_worker_with_calls_unanswered_at_exit_is_killed_not_waited_for(tmp_path):
     """A run that fails or is interrupted closes its worker with calls still queued: at exit it
     is killed (its group, as the watchdog would) and reaped, not waited for."""
-    import subprocess
-    import sys
-
-    out = tmp_path / "code"
-    proc = subprocess.run(
-        [sys.executable, "-c", _UNANSWERED_AT_EXIT, str(out)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert out.read_text() == str(-signal.SIGKILL)
+    assert _worker_code_at_exit(_UNANSWERED_AT_EXIT, tmp_path / "code") == str(-signal.SIGKILL)
