@@ -22,13 +22,12 @@ from harness.report.model import Code, Sha
 
 
 class Rendered:
-    """An object's JSON text as ``dumps_at(obj, nl)`` wrote it, UTF-8 (or as text): written in its
-    place as it is (an answer kept whole is not rendered again); re-indented where it sits deeper
-    or higher."""
+    """An object's JSON text as ``dumps_at(obj, nl)`` wrote it, UTF-8: written in its place as it
+    is (an answer kept whole is not rendered again); re-indented where it sits deeper or higher."""
 
     __slots__ = ("data", "nl")
 
-    def __init__(self, data: bytes | str, nl: str) -> None:
+    def __init__(self, data: bytes, nl: str) -> None:
         self.data, self.nl = data, nl
 
 
@@ -145,12 +144,11 @@ def _write(o: Any, out: list[str], nl: str) -> None:
 def _rendered(o: Rendered, out: list[str], nl: str) -> None:
     """Text rendered before (and escaped: escaping it again changes nothing): as a piece of its own
     where the depth is the same, else re-indented (every line of it starts with its ``nl``)."""
-    data = o.data
     if nl == o.nl and type(out) is _Sink:
         out.flush()
-        out.pieces.append(data if isinstance(data, bytes) else data.encode("utf-8"))
+        out.pieces.append(o.data)
         return
-    text = data.decode("utf-8") if isinstance(data, bytes) else data
+    text = o.data.decode("utf-8")
     out.append(text if nl == o.nl else text.replace(o.nl, nl))
 
 

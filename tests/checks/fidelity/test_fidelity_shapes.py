@@ -4,6 +4,8 @@ candidates whose content the pick regenerated."""
 
 from __future__ import annotations
 
+import pytest
+
 from harness.checks.fidelity.check import fidelity_section
 from harness.git import GitRepo
 
@@ -245,7 +247,10 @@ def test_a_release_merged_both_ways_judges_only_its_own_line(builder):
     assert not _blocking(s)
 
 
-def test_an_old_release_joined_with_an_ours_merge_brings_no_picks(builder):
+@pytest.mark.parametrize("pick_first", [True, False], ids=["merge-after-pick", "merge-on-base"])
+def test_an_old_release_joined_with_an_ours_merge_brings_no_picks(builder, pick_first):
+    """Whether the merge's first parent is in the range (its tree read from the range) or is the
+    range's base (its tree asked of git), the commits the empty merge brought are no picks."""
     builder.commit("base", {"a.py": A, "b.py": B})
     builder.branch("old")
     builder.branch("release")
@@ -254,34 +259,15 @@ def test_an_old_release_joined_with_an_ours_merge_brings_no_picks(builder):
     old_pick = builder.commit("Old fix of b_8 (#111)", {"b.py": B.replace("b_8 = 8", "b_8 = 88")})
     builder.checkout("release")
     base = builder.rev("HEAD")
-    pick = builder.cherry_pick(fix, "-x")
+    pick = builder.cherry_pick(fix, "-x") if pick_first else None
     builder.repo.git.merge(
         "-s", "ours", "--no-ff", "-q", "-m", "Merge branch 'old' into release", "old"
     )
+    pick = pick or builder.cherry_pick(fix, "-x")
     s, picks = _picks(builder, base)
     assert list(picks) == [pick] and old_pick not in picks
     assert "1 commit(s) brought by a merge that changed nothing on this branch" in s.summary
     assert not _blocking(s)
-
-
-def test_an_ours_merge_onto_the_base_itself_is_told_by_its_first_parent_s_tree(builder):
-    """The merge's first parent is the range's base (outside the range): its tree is asked of
-    git, where a first parent inside the range is read from the range itself (the case above)."""
-    builder.commit("base", {"a.py": A, "b.py": B})
-    builder.branch("old")
-    builder.branch("release")
-    fix = builder.commit("Fix a_6 (#110)", {"a.py": A.replace("a_6 = 6", "a_6 = 66")})
-    builder.checkout("old")
-    old_pick = builder.commit("Old fix of b_8 (#111)", {"b.py": B.replace("b_8 = 8", "b_8 = 88")})
-    builder.checkout("release")
-    base = builder.rev("HEAD")
-    builder.repo.git.merge(
-        "-s", "ours", "--no-ff", "-q", "-m", "Merge branch 'old' into release", "old"
-    )
-    pick = builder.cherry_pick(fix, "-x")
-    s, picks = _picks(builder, base)
-    assert list(picks) == [pick] and old_pick not in picks
-    assert "1 commit(s) brought by a merge that changed nothing on this branch" in s.summary
 
 
 def test_the_subject_names_a_source_the_pick_squashed_with_another(builder):
